@@ -1,0 +1,19 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// bloomery.h: the umbrella header; includes every public header of the library.
+//
+//   #include <bloomery/bloomery.h>
+//   bloomery::FilterOptions opts;
+//   opts.capacity = 1'000'000;
+//   opts.fpr = 0.01;
+//   auto filter = bloomery::BlockedFilter::Create(opts);
+#ifndef BLOOMERY_BLOOMERY_H_
+#define BLOOMERY_BLOOMERY_H_
+
+#include "bloomery/blocked_filter.h"  // IWYU pragma: export
+#include "bloomery/key.h"             // IWYU pragma: export
+#include "bloomery/options.h"         // IWYU pragma: export
+#include "bloomery/plan.h"            // IWYU pragma: export
+#include "bloomery/storage.h"         // IWYU pragma: export
+
+#endif  // BLOOMERY_BLOOMERY_H_

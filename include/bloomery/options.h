@@ -1,0 +1,49 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// options.h: FilterOptions, how every filter kind is sized and configured.
+//
+// A filter is sized in one of two ways:
+//   - by promise: capacity (keys) and fpr; the planner (plan.h) picks the bits and, unless `hashes`
+//     is set, k;
+//   - by geometry: bits (and hashes, or a capacity to choose hashes for), e.g. "2^30 bits, 6 hashes",
+//     the configuration Redis- and Scrapy-based de-duplicators use.
+// Setting both `bits` and an fpr-based plan is resolved in favour of `bits`.
+//
+//   bloomery::FilterOptions opts;
+//   opts.capacity = 1'000'000;
+//   opts.fpr = 0.01;
+//   opts.concurrent = true;
+#ifndef BLOOMERY_OPTIONS_H_
+#define BLOOMERY_OPTIONS_H_
+
+#include <cstdint>
+
+#include "bloomery/key.h"
+#include "bloomery/storage.h"
+
+namespace bloomery {
+
+struct FilterOptions {
+  // Keys the filter is planned for. Required unless `bits` and `hashes` are both set.
+  uint64_t capacity = 0;
+  // Target false-positive rate at `capacity` keys, in (0, 1).
+  double fpr = 0.01;
+  // Explicit size in bits (0: planned from capacity and fpr). Rounded up to the layout's unit.
+  uint64_t bits = 0;
+  // Explicit number of probes per key, 1..16 (0: chosen by the planner).
+  uint32_t hashes = 0;
+  // Hash seed; part of the filter's identity (filters with different seeds cannot be merged).
+  uint64_t seed = kDefaultSeed;
+  // false: single writer (plain stores; the fastest; the caller serialises writers).
+  // true: any number of threads may insert and look up at once; inserts use atomic fetch_or.
+  bool concurrent = false;
+  // Refuse to allocate more than this many bytes (0: no cap). Exceeding it is ResourceExhausted.
+  uint64_t max_memory_bytes = 0;
+  HugePages huge_pages = HugePages::kAuto;
+  // Fault all memory in at creation (no page faults on the hot path later).
+  bool populate = false;
+};
+
+}  // namespace bloomery
+
+#endif  // BLOOMERY_OPTIONS_H_

@@ -1,0 +1,124 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+#include "bloomery/storage.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+
+namespace bloomery {
+namespace {
+
+uint64_t RoundUp(uint64_t x, uint64_t unit) { return (x + unit - 1) / unit * unit; }
+
+}  // namespace
+
+absl::StatusOr<Storage> Storage::Allocate(uint64_t bytes, const StorageOptions& options) {
+  if (options.max_bytes != 0 && bytes > options.max_bytes) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "filter needs %d bytes, over the %d-byte memory cap", bytes, options.max_bytes));
+  }
+  if (bytes == 0) return Storage();
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const bool huge = options.huge_pages == HugePages::kAuto && bytes >= kHugePageBytes;
+  const uint64_t align = huge ? kHugePageBytes : page;
+  const uint64_t mapped = RoundUp(bytes, align);
+  // Over-map by one alignment unit, then trim the head and tail so the region starts on a 2 MiB
+  // boundary: that is what lets the kernel back it with whole huge pages.
+  const uint64_t reserve = huge ? mapped + align : mapped;
+  if (reserve < bytes || reserve > (uint64_t{1} << 56)) {
+    return absl::ResourceExhaustedError(absl::StrFormat("%d bytes cannot be mapped", bytes));
+  }
+  const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+  void* raw = mmap(nullptr, reserve, PROT_READ | PROT_WRITE, flags, -1, 0);
+  if (raw == MAP_FAILED) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("mmap of %d bytes failed: %s", reserve, std::strerror(errno)));
+  }
+  auto* base = static_cast<uint8_t*>(raw);
+  uint8_t* aligned = base;
+  if (huge) {
+    const auto addr = reinterpret_cast<uintptr_t>(base);
+    aligned = base + (RoundUp(addr, align) - addr);
+    const uint64_t head = static_cast<uint64_t>(aligned - base);
+    const uint64_t tail = reserve - head - mapped;
+    if (head) munmap(base, head);
+    if (tail) munmap(aligned + mapped, tail);
+  }
+  bool advised = false;
+  if (huge) advised = madvise(aligned, mapped, MADV_HUGEPAGE) == 0;
+  // With THP in "always" mode the kernel would use huge pages unasked; kNever means never.
+  if (options.huge_pages == HugePages::kNever) madvise(aligned, mapped, MADV_NOHUGEPAGE);
+  if (options.populate) {
+    // MADV_POPULATE_WRITE (Linux 5.14) faults everything in with huge pages where granted; on older
+    // kernels touch one byte per page instead.
+#ifdef MADV_POPULATE_WRITE
+    if (madvise(aligned, mapped, MADV_POPULATE_WRITE) != 0)
+#endif
+    {
+      for (uint64_t off = 0; off < mapped; off += page) {
+        reinterpret_cast<volatile uint8_t*>(aligned)[off] = 0;
+      }
+    }
+  }
+  return Storage(aligned, bytes, mapped, advised);
+}
+
+Storage::Storage(Storage&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      mapped_(std::exchange(other.mapped_, 0)),
+      huge_pages_requested_(std::exchange(other.huge_pages_requested_, false)) {}
+
+Storage& Storage::operator=(Storage&& other) noexcept {
+  if (this != &other) {
+    Release();
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    mapped_ = std::exchange(other.mapped_, 0);
+    huge_pages_requested_ = std::exchange(other.huge_pages_requested_, false);
+  }
+  return *this;
+}
+
+Storage::~Storage() { Release(); }
+
+void Storage::Release() noexcept {
+  if (data_ != nullptr) munmap(data_, mapped_);
+  data_ = nullptr;
+  size_ = mapped_ = 0;
+}
+
+uint64_t Storage::HugePageBytes() const {
+  if (data_ == nullptr) return 0;
+  FILE* smaps = std::fopen("/proc/self/smaps", "re");
+  if (smaps == nullptr) return 0;
+  const auto lo = reinterpret_cast<uintptr_t>(data_);
+  const uintptr_t hi = lo + mapped_;
+  uint64_t total = 0;
+  bool inside = false;
+  char line[512];
+  while (std::fgets(line, sizeof(line), smaps) != nullptr) {
+    uintptr_t start = 0;
+    uintptr_t end = 0;
+    // A mapping's header line is "start-end perms ..."; attribute lines are "Name: value kB", and
+    // no attribute name is a hex number followed by '-'.
+    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &start, &end) == 2) {
+      inside = start < hi && end > lo;
+      continue;
+    }
+    unsigned long long kib = 0;
+    if (inside && std::sscanf(line, "AnonHugePages: %llu kB", &kib) == 1) total += kib * 1024;
+  }
+  std::fclose(smaps);
+  return total;
+}
+
+}  // namespace bloomery

@@ -1,0 +1,99 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+#include "bloomery/key.h"
+
+#include <doctest/doctest.h>
+#include <xxhash.h>
+
+#include <bit>
+#include <cstring>
+#include <set>
+#include <vector>
+
+#include "internal/block_layout.h"
+#include "test_util.h"
+
+namespace bloomery {
+namespace {
+
+using internal::BlockIndex;
+using internal::LineMask;
+using internal::MakeMaskScalar;
+
+TEST_CASE("HashKey is XXH3-128 with the seed") {
+  for (const char* text : {"", "a", "https://example.com/a", "a fairly long key of 40+ bytes......."}) {
+    const XXH128_hash_t want = XXH3_128bits_withSeed(text, std::strlen(text), 42);
+    const KeyHash got = HashKey(std::string_view(text), 42);
+    CHECK(got.lo == want.low64);
+    CHECK(got.hi == want.high64);
+  }
+  CHECK(HashKey("x", 1) != HashKey("x", 2));
+}
+
+TEST_CASE("an integer key hashes as its 8 little-endian bytes") {
+  const uint64_t value = 0x0123456789ABCDEFull;
+  char bytes[8];
+  std::memcpy(bytes, &value, 8);
+  CHECK(HashKey(value, kDefaultSeed) == HashKey(std::string_view(bytes, 8), kDefaultSeed));
+  std::vector<uint64_t> keys = {1, 2, 3};
+  std::vector<KeyHash> out(3);
+  HashKeys(keys.data(), keys.size(), 7, out.data());
+  for (size_t i = 0; i < keys.size(); ++i) CHECK(out[i] == HashKey(keys[i], 7));
+}
+
+TEST_CASE("fastrange block index is uniform far past 2^32 blocks") {
+  const uint64_t blocks = (uint64_t{3} << 32) + 7;  // 1.5 TiB worth of lines
+  testing::SplitMix64 rng(1);
+  constexpr int kBuckets = 64;
+  std::vector<int> histogram(kBuckets, 0);
+  constexpr int kDraws = 640'000;
+  for (int i = 0; i < kDraws; ++i) {
+    const uint64_t b = BlockIndex(KeyHash{rng.Next(), rng.Next()}, blocks);
+    REQUIRE(b < blocks);
+    ++histogram[static_cast<size_t>(static_cast<unsigned __int128>(b) * kBuckets / blocks)];
+  }
+  // Chi-square with 63 degrees of freedom: 120 is far in the tail (p ~ 1e-5).
+  double chi2 = 0;
+  for (int count : histogram) chi2 += (count - 10'000.0) * (count - 10'000.0) / 10'000.0;
+  CHECK(chi2 < 120);
+  CHECK(BlockIndex(KeyHash{0, ~uint64_t{0}}, blocks) == blocks - 1);
+  CHECK(BlockIndex(KeyHash{0, 0}, blocks) == 0);
+}
+
+TEST_CASE("a key's mask has exactly k bits, one in each of k consecutive slices") {
+  testing::SplitMix64 rng(2);
+  for (uint32_t k = 1; k <= 16; ++k) {
+    const uint32_t slices = k <= 8 ? 8 : 16;
+    const uint32_t slice_bits = 512 / slices;
+    for (int trial = 0; trial < 2000; ++trial) {
+      const KeyHash h{rng.Next(), rng.Next()};
+      LineMask mask;
+      MakeMaskScalar(h, k, mask);
+      std::set<uint32_t> used;
+      for (uint32_t bit = 0; bit < 512; ++bit) {
+        if (mask.word[bit / 64] >> (bit % 64) & 1) used.insert(bit / slice_bits);
+      }
+      int total = 0;
+      for (uint64_t w : mask.word) total += std::popcount(w);
+      REQUIRE(total == static_cast<int>(k));
+      REQUIRE(used.size() == k);
+      const uint32_t start = static_cast<uint32_t>(h.hi % slices);
+      for (uint32_t i = 0; i < k; ++i) REQUIRE(used.count((start + i) % slices) == 1);
+    }
+  }
+}
+
+TEST_CASE("probe positions within a slice are uniform") {
+  testing::SplitMix64 rng(3);
+  std::vector<int> per_bit(64, 0);
+  for (int trial = 0; trial < 64'000; ++trial) {
+    LineMask mask;
+    MakeMaskScalar(KeyHash{rng.Next(), rng.Next()}, 8, mask);
+    per_bit[std::countr_zero(mask.word[5])]++;  // slice 5 is always used when k == 8
+  }
+  double chi2 = 0;
+  for (int count : per_bit) chi2 += (count - 1000.0) * (count - 1000.0) / 1000.0;
+  CHECK(chi2 < 120);  // 63 degrees of freedom
+}
+
+}  // namespace
+}  // namespace bloomery
