@@ -68,18 +68,46 @@ absl::StatusOr<Storage> Storage::Allocate(uint64_t bytes, const StorageOptions& 
       }
     }
   }
-  return Storage(aligned, bytes, mapped, advised);
+  return Storage(aligned, mapped, aligned, bytes, advised, /*file_shared=*/false);
+}
+
+absl::StatusOr<Storage> Storage::MapFile(int fd, uint64_t file_bytes, uint64_t data_offset,
+                                         uint64_t data_bytes, bool shared_write) {
+  if (data_offset > file_bytes || data_bytes > file_bytes - data_offset) {
+    return absl::InvalidArgumentError("mapped range lies outside the file");
+  }
+  if (file_bytes == 0) return Storage();
+  const int flags = shared_write ? MAP_SHARED : MAP_PRIVATE;
+  void* raw = mmap(nullptr, file_bytes, PROT_READ | PROT_WRITE, flags, fd, 0);
+  if (raw == MAP_FAILED) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("mmap of a %d-byte file failed: %s", file_bytes, std::strerror(errno)));
+  }
+  auto* base = static_cast<uint8_t*>(raw);
+  return Storage(base, file_bytes, base + data_offset, data_bytes, false, shared_write);
+}
+
+absl::Status Storage::Sync() const {
+  if (!file_shared_ || base_ == nullptr) return absl::OkStatus();
+  if (msync(base_, mapped_, MS_SYNC) != 0) {
+    return absl::DataLossError(absl::StrFormat("msync failed: %s", std::strerror(errno)));
+  }
+  return absl::OkStatus();
 }
 
 Storage::Storage(Storage&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)),
+    : base_(std::exchange(other.base_, nullptr)),
+      data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
       mapped_(std::exchange(other.mapped_, 0)),
-      huge_pages_requested_(std::exchange(other.huge_pages_requested_, false)) {}
+      huge_pages_requested_(std::exchange(other.huge_pages_requested_, false)),
+      file_shared_(std::exchange(other.file_shared_, false)) {}
 
 Storage& Storage::operator=(Storage&& other) noexcept {
   if (this != &other) {
     Release();
+    base_ = std::exchange(other.base_, nullptr);
+    file_shared_ = std::exchange(other.file_shared_, false);
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     mapped_ = std::exchange(other.mapped_, 0);
@@ -91,8 +119,8 @@ Storage& Storage::operator=(Storage&& other) noexcept {
 Storage::~Storage() { Release(); }
 
 void Storage::Release() noexcept {
-  if (data_ != nullptr) munmap(data_, mapped_);
-  data_ = nullptr;
+  if (base_ != nullptr) munmap(base_, mapped_);
+  base_ = data_ = nullptr;
   size_ = mapped_ = 0;
 }
 
@@ -100,7 +128,7 @@ uint64_t Storage::HugePageBytes() const {
   if (data_ == nullptr) return 0;
   FILE* smaps = std::fopen("/proc/self/smaps", "re");
   if (smaps == nullptr) return 0;
-  const auto lo = reinterpret_cast<uintptr_t>(data_);
+  const auto lo = reinterpret_cast<uintptr_t>(base_);
   const uintptr_t hi = lo + mapped_;
   uint64_t total = 0;
   bool inside = false;

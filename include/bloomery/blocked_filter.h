@@ -41,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -104,6 +105,29 @@ class BlockedFilter {
   absl::Status IntersectWith(const BlockedFilter& other);
   // Whether UnionWith/IntersectWith would accept `other`.
   [[nodiscard]] absl::Status CheckCompatible(const BlockedFilter& other) const;
+
+  // Persistence (docs/FORMAT.md). Save writes the filter to `path` atomically: a temp file in the
+  // same directory, fsync, rename over `path`, fsync of the directory; on any failure (disk full,
+  // fsync error: ResourceExhausted / DataLoss / PermissionDenied) the old file is left intact.
+  // Must not overlap with inserts (single-writer contract; in concurrent mode the bits written are
+  // some state between the inserts that overlapped it).
+  [[nodiscard]] absl::Status Save(const std::string& path) const;
+  // Reads a saved blocked filter into fresh memory. Errors: NotFound / PermissionDenied for the
+  // file; InvalidArgument if it is not a bloomery file; Unimplemented for a newer format version;
+  // FailedPrecondition for another filter kind; ResourceExhausted over options.max_bytes; DataLoss
+  // for truncation, checksum mismatch or inconsistent parameters. Never crashes and never allocates
+  // beyond options.max_bytes, whatever the file holds.
+  [[nodiscard]] static absl::StatusOr<BlockedFilter> Load(const std::string& path,
+                                                          const LoadOptions& options = {});
+  // Maps a saved filter without copying it (see MapMode in options.h). The file must stay the same
+  // size while mapped (truncating a mapped file kills the process with SIGBUS, as with any mmap).
+  // kReadWrite: inserts reach the file; what survives a crash is every bit the kernel wrote back,
+  // and the file is marked DIRTY until Flush() (Load then needs allow_dirty). Same errors as Load.
+  [[nodiscard]] static absl::StatusOr<BlockedFilter> Map(const std::string& path, MapMode mode,
+                                                         const LoadOptions& options = {});
+  // For a kReadWrite mapping: recomputes checksums, clears DIRTY and msyncs. FailedPrecondition for
+  // a filter that is not a read-write mapping. Not concurrent with inserts.
+  [[nodiscard]] absl::Status Flush();
 
   // Removes every key. O(bytes).
   void Clear() noexcept;

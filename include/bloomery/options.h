@@ -44,6 +44,30 @@ struct FilterOptions {
   bool populate = false;
 };
 
+// How a saved filter is read back (docs/FORMAT.md). Load copies the file into fresh memory.
+struct LoadOptions {
+  // Refuse files whose filter would need more than this many bytes of memory (0: no cap). Checked
+  // against the validated header before anything is allocated: a hostile file cannot make Load
+  // allocate more than this.
+  uint64_t max_bytes = 0;
+  // Verify the payload's XXH3-64 chunk checksums (the header's checksum is always verified).
+  bool verify_checksums = true;
+  // Accept a file left DIRTY by a read-write mapping that was not flushed (after a crash). Its
+  // payload checksums are then not verified, since they are stale by definition.
+  bool allow_dirty = false;
+  // Mode of the loaded filter (see FilterOptions::concurrent).
+  bool concurrent = false;
+  HugePages huge_pages = HugePages::kAuto;
+};
+
+enum class MapMode : uint8_t {
+  // Copy-on-write mapping: processes share the file's pages; this process's inserts stay private
+  // and never reach the file.
+  kReadOnly = 0,
+  // Shared writable mapping: inserts go to the file; Flush() makes them durable and checksummed.
+  kReadWrite = 1,
+};
+
 }  // namespace bloomery
 
 #endif  // BLOOMERY_OPTIONS_H_

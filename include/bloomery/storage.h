@@ -43,6 +43,14 @@ class Storage {
   [[nodiscard]] static absl::StatusOr<Storage> Allocate(uint64_t bytes,
                                                         const StorageOptions& options = {});
 
+  // Maps the whole of the open file `fd` (`file_bytes` long); data() is the file's byte
+  // `data_offset` (a multiple of the page size) and size() is `data_bytes`. `shared_write`: a
+  // MAP_SHARED writable mapping whose writes reach the file; otherwise MAP_PRIVATE copy-on-write.
+  // The fd may be closed afterwards.
+  [[nodiscard]] static absl::StatusOr<Storage> MapFile(int fd, uint64_t file_bytes,
+                                                       uint64_t data_offset, uint64_t data_bytes,
+                                                       bool shared_write);
+
   Storage() = default;
   Storage(Storage&& other) noexcept;
   Storage& operator=(Storage&& other) noexcept;
@@ -59,15 +67,30 @@ class Storage {
   // Cost: one read of /proc/self/smaps, O(number of mappings in the process).
   [[nodiscard]] uint64_t HugePageBytes() const;
 
+  // For file mappings: the start of the whole mapping (the file's byte 0) and its length.
+  [[nodiscard]] uint8_t* mapping_base() const noexcept { return base_; }
+  [[nodiscard]] uint64_t mapping_size() const noexcept { return mapped_; }
+  [[nodiscard]] bool file_shared() const noexcept { return file_shared_; }
+  // msync(MS_SYNC) of the whole mapping; a no-op for anonymous memory.
+  [[nodiscard]] absl::Status Sync() const;
+
  private:
-  Storage(uint8_t* data, uint64_t size, uint64_t mapped, bool huge) noexcept
-      : data_(data), size_(size), mapped_(mapped), huge_pages_requested_(huge) {}
+  Storage(uint8_t* base, uint64_t mapped, uint8_t* data, uint64_t size, bool huge,
+          bool file_shared) noexcept
+      : base_(base),
+        data_(data),
+        size_(size),
+        mapped_(mapped),
+        huge_pages_requested_(huge),
+        file_shared_(file_shared) {}
   void Release() noexcept;
 
+  uint8_t* base_ = nullptr;  // what munmap releases
   uint8_t* data_ = nullptr;
   uint64_t size_ = 0;    // bytes the caller asked for
-  uint64_t mapped_ = 0;  // bytes mapped (size_ rounded up to the page size used)
+  uint64_t mapped_ = 0;  // bytes mapped from base_
   bool huge_pages_requested_ = false;
+  bool file_shared_ = false;
 };
 
 }  // namespace bloomery

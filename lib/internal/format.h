@@ -1,0 +1,112 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// format.h (internal): the one container every filter kind is saved in (docs/FORMAT.md).
+//
+// Filters describe themselves as a FileHeader plus one payload per stage; this module writes that
+// crash-safely, reads and validates it against hostile input, and maps it. One validator
+// (ValidateHeader) serves the writer and every reader.
+#ifndef BLOOMERY_LIB_INTERNAL_FORMAT_H_
+#define BLOOMERY_LIB_INTERNAL_FORMAT_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "bloomery/options.h"
+#include "bloomery/storage.h"
+
+namespace bloomery::internal {
+
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint64_t kFixedHeaderBytes = 256;
+inline constexpr uint64_t kStageEntryBytes = 32;
+inline constexpr uint32_t kMaxStages = 64;
+inline constexpr uint64_t kPayloadAlignment = 4096;
+inline constexpr uint32_t kDefaultChunkShift = 20;
+inline constexpr uint32_t kFlagDirty = 1;
+
+enum class FilterKind : uint32_t { kBlocked = 1, kClassic = 2, kScalable = 3, kCounting = 4 };
+
+[[nodiscard]] std::string_view KindName(FilterKind kind);
+
+struct StageInfo {
+  uint64_t bits = 0;
+  uint32_t hashes = 0;
+  uint64_t capacity = 0;
+  uint64_t insert_count = 0;
+  friend bool operator==(const StageInfo&, const StageInfo&) = default;
+};
+
+// Everything in a file but the payload. The derived fields (payload_offset, payload_bytes,
+// chunk_shift) are filled in by ValidateHeader / ComputeLayout.
+struct FileHeader {
+  FilterKind kind = FilterKind::kBlocked;
+  uint32_t flags = 0;
+  uint32_t hash_id = 0;
+  uint64_t seed = 0;
+  uint32_t hashes = 0;
+  uint32_t counter_bits = 0;
+  uint64_t bits = 0;
+  uint64_t capacity = 0;
+  double fpr = 0;
+  uint64_t insert_count = 0;
+  uint64_t param0 = 0;
+  uint64_t param1 = 0;
+  uint64_t param2 = 0;
+  std::vector<StageInfo> stages;
+  uint32_t chunk_shift = kDefaultChunkShift;
+  uint64_t payload_offset = 0;
+  uint64_t payload_bytes = 0;
+};
+
+// Bytes of a stage's payload: bits/8 rounded up to a multiple of 64.
+[[nodiscard]] uint64_t StagePayloadBytes(uint64_t bits);
+
+// Writes `header` and the stages' payloads (payloads[i] must hold StagePayloadBytes of stage i)
+// to `path` crash-safely: temp file in the same directory, fsync, rename, fsync of the directory.
+// On failure the previous file at `path` is untouched.
+[[nodiscard]] absl::Status SaveFilterFile(const std::string& path, FileHeader header,
+                                          std::span<const std::span<const uint8_t>> payloads);
+
+// Reads and validates a file of kind `expected`; each stage's payload lands in its own Storage
+// (aligned, huge pages per `options`). Never allocates more than options.max_bytes.
+struct LoadedFile {
+  FileHeader header;
+  std::vector<Storage> stages;
+};
+[[nodiscard]] absl::StatusOr<LoadedFile> LoadFilterFile(const std::string& path,
+                                                        FilterKind expected,
+                                                        const LoadOptions& options);
+
+// Maps a validated file of kind `expected`: the Storage spans the whole file, data() is the
+// payload. Read-write mode sets the DIRTY flag (synced) before returning.
+struct MappedFile {
+  FileHeader header;
+  Storage mapping;
+};
+[[nodiscard]] absl::StatusOr<MappedFile> MapFilterFile(const std::string& path,
+                                                       FilterKind expected, MapMode mode,
+                                                       const LoadOptions& options);
+
+// For a read-write mapping: recompute the checksums, clear DIRTY, msync.
+[[nodiscard]] absl::Status FlushMappedFile(const Storage& mapping);
+
+// The validator: parses the header region `bytes` (at least the first kFixedHeaderBytes of the
+// file; the whole [0, payload_offset) for a full check) of a file of `file_size` bytes.
+// With a region shorter than payload_offset only the fixed header is checked (stage table and
+// checksum are not).
+[[nodiscard]] absl::StatusOr<FileHeader> ValidateHeader(std::span<const uint8_t> bytes,
+                                                        uint64_t file_size);
+
+// Serialises `header` (derived fields computed here) into its header region, checksums filled in
+// from `chunk_checksums` (one per payload chunk).
+[[nodiscard]] absl::StatusOr<std::vector<uint8_t>> EncodeHeader(
+    FileHeader& header, std::span<const uint64_t> chunk_checksums);
+
+}  // namespace bloomery::internal
+
+#endif  // BLOOMERY_LIB_INTERNAL_FORMAT_H_

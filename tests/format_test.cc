@@ -1,0 +1,367 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The file format: round trips, pinned bytes, hostile and corrupted files, crash-safe saves.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "bloomery/blocked_filter.h"
+#include "internal/format.h"
+#include "test_util.h"
+
+namespace bloomery {
+namespace {
+
+namespace fs = std::filesystem;
+using internal::FileHeader;
+using internal::FilterKind;
+
+// A fresh directory per test case, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "bloomery_test_XXXXXX").string();
+    REQUIRE(mkdtemp(pattern.data()) != nullptr);
+    path_ = pattern;
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string File(const std::string& name) const { return (path_ / name).string(); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::vector<uint8_t> ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void WriteBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+BlockedFilter SmallFilter(uint64_t keys, uint64_t bits = 1024, uint32_t hashes = 4) {
+  FilterOptions o;
+  o.bits = bits;
+  o.hashes = hashes;
+  o.capacity = keys;
+  o.seed = 0x5EED;
+  absl::StatusOr<BlockedFilter> f = BlockedFilter::Create(o);
+  REQUIRE(f.ok());
+  for (uint64_t i = 0; i < keys; ++i) f->Insert(i);
+  return *std::move(f);
+}
+
+bool SameBits(const BlockedFilter& a, const BlockedFilter& b) {
+  return a.bytes().size() == b.bytes().size() &&
+         std::equal(a.bytes().begin(), a.bytes().end(), b.bytes().begin());
+}
+
+TEST_CASE("save and load round-trip: same bits, same answers, same identity") {
+  TempDir dir;
+  FilterOptions o;
+  o.capacity = 100'000;
+  o.fpr = 0.01;
+  o.seed = 99;
+  absl::StatusOr<BlockedFilter> f = BlockedFilter::Create(o);
+  REQUIRE(f.ok());
+  f->InsertMany(std::span<const uint64_t>(testing::DistinctInts(100'000, 0)));
+  const std::string path = dir.File("f.bloom");
+  REQUIRE(f->Save(path).ok());
+  absl::StatusOr<BlockedFilter> loaded = BlockedFilter::Load(path);
+  REQUIRE(loaded.ok());
+  CHECK(SameBits(*f, *loaded));
+  CHECK(loaded->seed() == 99);
+  CHECK(loaded->hashes() == f->hashes());
+  CHECK(loaded->plan().capacity == 100'000);
+  CHECK(loaded->CheckCompatible(*f).ok());
+  for (uint64_t i = 0; i < 100'000; ++i) REQUIRE(loaded->MayContain(i * 2));
+  CHECK(fs::file_size(path) == 4096 + f->bytes().size());  // one 4096-byte header region + payload
+  // Nothing but the file is left behind in the directory (the temp file was renamed).
+  CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("golden: fixed keys and seed pin the filter bytes and the file bytes") {
+  // A change to hashing, the layout or the format changes these digests: that must be a deliberate
+  // format version bump, never an accident.
+  TempDir dir;
+  BlockedFilter f = SmallFilter(100, 4096, 6);
+  const uint64_t filter_digest = XXH3_64bits(f.bytes().data(), f.bytes().size());
+  REQUIRE(f.Save(dir.File("g")).ok());
+  const std::vector<uint8_t> file = ReadBytes(dir.File("g"));
+  const uint64_t file_digest = XXH3_64bits(file.data(), file.size());
+  MESSAGE("filter digest " << std::hex << filter_digest << ", file digest " << file_digest);
+  CHECK(filter_digest == 0x24a48f2a4ee76bf2ull);
+  CHECK(file_digest == 0x3ba87dd3933773c4ull);
+  CHECK(file.size() == 4096 + 512);
+}
+
+TEST_CASE("map read-only shares the file copy-on-write; read-write persists after Flush") {
+  TempDir dir;
+  const std::string path = dir.File("m");
+  BlockedFilter original = SmallFilter(200, 1 << 16);
+  REQUIRE(original.Save(path).ok());
+  const std::vector<uint8_t> before = ReadBytes(path);
+  {
+    absl::StatusOr<BlockedFilter> ro = BlockedFilter::Map(path, MapMode::kReadOnly);
+    REQUIRE(ro.ok());
+    CHECK(SameBits(*ro, original));
+    CHECK(ro->Insert(uint64_t{1'000'000}));  // private copy-on-write: allowed, never reaches the file
+    CHECK(ro->Flush().code() == absl::StatusCode::kFailedPrecondition);
+  }
+  CHECK(ReadBytes(path) == before);
+  {
+    absl::StatusOr<BlockedFilter> rw = BlockedFilter::Map(path, MapMode::kReadWrite);
+    REQUIRE(rw.ok());
+    for (uint64_t i = 5000; i < 5100; ++i) rw->Insert(i);
+    // Not flushed yet: the file is marked DIRTY, so a verifying load refuses it...
+    CHECK(BlockedFilter::Load(path).status().code() == absl::StatusCode::kDataLoss);
+    LoadOptions dirty_ok;
+    dirty_ok.allow_dirty = true;
+    CHECK(BlockedFilter::Load(path, dirty_ok).ok());
+    REQUIRE(rw->Flush().ok());
+  }
+  absl::StatusOr<BlockedFilter> loaded = BlockedFilter::Load(path);
+  REQUIRE(loaded.ok());
+  for (uint64_t i = 0; i < 200; ++i) REQUIRE(loaded->MayContain(i));
+  for (uint64_t i = 5000; i < 5100; ++i) REQUIRE(loaded->MayContain(i));
+}
+
+TEST_CASE("merging filters saved by several workers is the distributed de-dup") {
+  TempDir dir;
+  FilterOptions o;
+  o.capacity = 30'000;
+  o.fpr = 0.001;
+  for (int worker = 0; worker < 3; ++worker) {
+    absl::StatusOr<BlockedFilter> f = BlockedFilter::Create(o);
+    REQUIRE(f.ok());
+    for (uint64_t i = worker; i < 30'000; i += 3) f->Insert(i);
+    REQUIRE(f->Save(dir.File(absl::StrCat("w", worker))).ok());
+  }
+  absl::StatusOr<BlockedFilter> merged = BlockedFilter::Load(dir.File("w0"));
+  REQUIRE(merged.ok());
+  for (int worker = 1; worker < 3; ++worker) {
+    absl::StatusOr<BlockedFilter> f = BlockedFilter::Load(dir.File(absl::StrCat("w", worker)));
+    REQUIRE(f.ok());
+    REQUIRE(merged->UnionWith(*f).ok());
+  }
+  for (uint64_t i = 0; i < 30'000; ++i) REQUIRE(merged->MayContain(i));
+  absl::StatusOr<BlockedFilter> all = BlockedFilter::Create(o);
+  for (uint64_t i = 0; i < 30'000; ++i) all->Insert(i);
+  CHECK(SameBits(*merged, *all));
+}
+
+TEST_CASE("every single-byte change and every truncation of a saved file is rejected") {
+  TempDir dir;
+  const std::string path = dir.File("c");
+  BlockedFilter f = SmallFilter(50);
+  REQUIRE(f.Save(path).ok());
+  const std::vector<uint8_t> good = ReadBytes(path);
+  REQUIRE(good.size() == 4096 + 128);
+  const std::string bad = dir.File("bad");
+  LoadOptions unchecked;
+  unchecked.verify_checksums = false;
+  size_t payload_loads_unchecked = 0;
+  for (size_t i = 0; i < good.size(); ++i) {
+    for (uint8_t flip : {uint8_t{0x01}, uint8_t{0x80}, uint8_t{0xFF}}) {
+      std::vector<uint8_t> changed = good;
+      changed[i] ^= flip;
+      WriteBytes(bad, changed);
+      absl::StatusOr<BlockedFilter> loaded = BlockedFilter::Load(bad);
+      CAPTURE(i);
+      REQUIRE_FALSE(loaded.ok());
+      CHECK_FALSE(BlockedFilter::Map(bad, MapMode::kReadOnly).ok());
+      // With checksums off a payload change loads (the header is still checked) without crashing.
+      absl::StatusOr<BlockedFilter> lenient = BlockedFilter::Load(bad, unchecked);
+      if (i >= 4096) {
+        REQUIRE(lenient.ok());
+        ++payload_loads_unchecked;
+        (void)lenient->MayContain(uint64_t{1});
+      } else {
+        REQUIRE_FALSE(lenient.ok());
+      }
+    }
+  }
+  CHECK(payload_loads_unchecked == 128 * 3);
+  for (size_t size = 0; size < good.size(); ++size) {
+    WriteBytes(bad, std::vector<uint8_t>(good.begin(), good.begin() + size));
+    CAPTURE(size);
+    REQUIRE_FALSE(BlockedFilter::Load(bad).ok());
+    REQUIRE_FALSE(BlockedFilter::Load(bad, unchecked).ok());
+  }
+  std::vector<uint8_t> longer = good;
+  longer.push_back(0);
+  WriteBytes(bad, longer);
+  CHECK(BlockedFilter::Load(bad).status().code() == absl::StatusCode::kDataLoss);
+}
+
+// Writes a file whose header is `header` (checksums valid) followed by `payload_bytes` zero bytes.
+void WriteCrafted(const std::string& path, FileHeader header, uint64_t payload_bytes,
+                  uint32_t version = internal::kFormatVersion) {
+  header.hash_id = 1;
+  uint64_t chunks = 0;
+  for (const auto& s : header.stages) chunks += internal::StagePayloadBytes(s.bits);
+  chunks = (chunks + (uint64_t{1} << header.chunk_shift) - 1) >> header.chunk_shift;
+  std::vector<uint64_t> sums(chunks, 0);
+  absl::StatusOr<std::vector<uint8_t>> region = internal::EncodeHeader(header, sums);
+  REQUIRE(region.ok());
+  if (version != internal::kFormatVersion) {
+    std::memcpy(region->data() + 8, &version, 4);
+  }
+  region->resize(region->size() + payload_bytes, 0);
+  WriteBytes(path, *region);
+}
+
+FileHeader BlockedHeader(uint64_t bits) {
+  FileHeader h;
+  h.kind = FilterKind::kBlocked;
+  h.hashes = 6;
+  h.bits = bits;
+  h.stages.push_back({bits, 6, 0, 0});
+  return h;
+}
+
+TEST_CASE("hostile headers get the right code and never an oversized allocation") {
+  TempDir dir;
+  const std::string path = dir.File("h");
+  // A header that claims 2^47 bits (16 TiB) over a 4 KiB payload: rejected from the file size,
+  // before any allocation.
+  WriteCrafted(path, BlockedHeader(uint64_t{1} << 47), 4096);
+  CHECK(BlockedFilter::Load(path).status().code() == absl::StatusCode::kDataLoss);
+  // A consistent file over the caller's cap.
+  WriteCrafted(path, BlockedHeader(uint64_t{1} << 23), uint64_t{1} << 20);
+  LoadOptions capped;
+  capped.max_bytes = 1 << 19;
+  capped.verify_checksums = false;
+  absl::Status s = BlockedFilter::Load(path, capped).status();
+  CHECK(s.code() == absl::StatusCode::kResourceExhausted);
+  CHECK(s.message().find("cap") != absl::string_view::npos);
+  // A newer version.
+  WriteCrafted(path, BlockedHeader(1024), 128, 2);
+  s = BlockedFilter::Load(path).status();
+  CHECK(s.code() == absl::StatusCode::kUnimplemented);
+  CHECK(s.message().find("newer") != absl::string_view::npos);
+  // Another kind.
+  FileHeader counting = BlockedHeader(1024);
+  counting.kind = FilterKind::kCounting;
+  counting.counter_bits = 4;
+  WriteCrafted(path, counting, 128);
+  s = BlockedFilter::Load(path).status();
+  CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(s.message().find("counting") != absl::string_view::npos);
+  // Parameters that contradict each other: stage bits not a whole number of blocks.
+  FileHeader odd = BlockedHeader(1000);
+  WriteCrafted(path, odd, 128);
+  CHECK(BlockedFilter::Load(path, capped).status().code() == absl::StatusCode::kDataLoss);
+  // Not a bloomery file at all; a missing file; a directory.
+  WriteBytes(path, std::vector<uint8_t>(8192, 'x'));
+  CHECK(BlockedFilter::Load(path).status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(BlockedFilter::Load(dir.File("missing")).status().code() == absl::StatusCode::kNotFound);
+  CHECK(BlockedFilter::Load(dir.path().string()).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("a failed save (file size limit: like a full disk) leaves the old file intact") {
+  TempDir dir;
+  const std::string path = dir.File("keep");
+  BlockedFilter small = SmallFilter(10);
+  REQUIRE(small.Save(path).ok());
+  const std::vector<uint8_t> before = ReadBytes(path);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    signal(SIGXFSZ, SIG_IGN);  // write() then fails with EFBIG instead of killing the process
+    struct rlimit limit = {16384, 16384};
+    setrlimit(RLIMIT_FSIZE, &limit);
+    BlockedFilter big = SmallFilter(10, 1 << 20);  // 128 KiB payload: cannot fit
+    const absl::Status s = big.Save(path);
+    _exit(s.ok() ? 1 : 0);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);  // the save reported its failure
+  CHECK(ReadBytes(path) == before);
+  CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("kill test: SIGKILL during repeated saves never leaves a broken or mixed file") {
+  TempDir dir;
+  const std::string path = dir.File("crawl");
+  constexpr uint64_t kKeysPerState = 40;
+  constexpr uint64_t kMaxStates = 4000;
+  // Digest of state j: keys [0, j * kKeysPerState) inserted into SmallFilter's geometry.
+  std::vector<uint64_t> state_digest;
+  {
+    BlockedFilter f = SmallFilter(0, 1 << 15);
+    for (uint64_t j = 0; j <= kMaxStates; ++j) {
+      if (j > 0) {
+        for (uint64_t i = (j - 1) * kKeysPerState; i < j * kKeysPerState; ++i) f.Insert(i);
+      }
+      state_digest.push_back(XXH3_64bits(f.bytes().data(), f.bytes().size()));
+    }
+  }
+  auto state_of = [&](const BlockedFilter& f) -> int64_t {
+    const uint64_t d = XXH3_64bits(f.bytes().data(), f.bytes().size());
+    for (size_t j = 0; j < state_digest.size(); ++j) {
+      if (state_digest[j] == d) return static_cast<int64_t>(j);
+    }
+    return -1;
+  };
+  REQUIRE(SmallFilter(0, 1 << 15).Save(path).ok());
+  testing::SplitMix64 rng(7);
+  int64_t last = 0;
+  int kills = 0;
+  while (kills < 100 && last < static_cast<int64_t>(kMaxStates) - 50) {
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      // The "crawler": resume from the file, then save state after state until killed.
+      absl::StatusOr<BlockedFilter> f = BlockedFilter::Load(path);
+      if (!f.ok()) _exit(3);
+      int64_t j = state_of(*f);
+      if (j < 0) _exit(4);
+      for (++j; j <= static_cast<int64_t>(kMaxStates); ++j) {
+        for (uint64_t i = (j - 1) * kKeysPerState; i < j * kKeysPerState; ++i) f->Insert(i);
+        if (!f->Save(path).ok()) _exit(5);
+      }
+      _exit(0);
+    }
+    usleep(static_cast<useconds_t>(1000 + rng.Below(15000)));
+    kill(child, SIGKILL);
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    if (WIFEXITED(status)) REQUIRE(WEXITSTATUS(status) == 0);
+    ++kills;
+    absl::StatusOr<BlockedFilter> f = BlockedFilter::Load(path);
+    REQUIRE(f.ok());
+    const int64_t state = state_of(*f);
+    CAPTURE(kills);
+    REQUIRE(state >= last);  // the previous state or a newer one, never older, never a mixture
+    last = state;
+  }
+  MESSAGE(kills << " kills, reached state " << last);
+  CHECK(kills >= 100);
+  // No temp files survive in the long run beyond those of killed writers (at most one per kill).
+  size_t entries = static_cast<size_t>(
+      std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()));
+  CHECK(entries <= 1 + static_cast<size_t>(kills));
+}
+
+}  // namespace
+}  // namespace bloomery
