@@ -352,6 +352,27 @@ absl::StatusOr<FileHeader> ValidateHeader(std::span<const uint8_t> bytes, uint64
   return h;
 }
 
+bool RecomputeChecksums(std::span<uint8_t> file) {
+  if (file.size() < kFixedHeaderBytes) return false;
+  uint8_t* p = file.data();
+  const uint64_t stages = Get32(p + kStageCount);
+  const uint32_t chunk_shift = Get32(p + kChunkShift);
+  const uint64_t offset = Get64(p + kPayloadOffset);
+  if (stages > kMaxStages || chunk_shift < 12 || chunk_shift > 30 || offset > file.size()) {
+    return false;
+  }
+  const uint64_t payload_bytes = file.size() - offset;
+  const uint64_t chunks = ChunkCount(payload_bytes, chunk_shift);
+  const uint64_t table_offset = kFixedHeaderBytes + kStageEntryBytes * stages;
+  if (table_offset + 8 * chunks > offset) return false;
+  const std::span<const uint8_t> payload[] = {file.subspan(offset)};
+  const std::vector<uint64_t> sums = HashChunks(payload, chunk_shift);
+  for (uint64_t i = 0; i < chunks; ++i) Put64(p + table_offset + 8 * i, sums[i]);
+  Put64(p + kPayloadChecksumOffset, XXH3_64bits(p + table_offset, 8 * chunks));
+  Put64(p + kHeaderChecksumOffset, HeaderChecksum(file.first(offset)));
+  return true;
+}
+
 absl::StatusOr<std::vector<uint8_t>> EncodeHeader(FileHeader& h,
                                                   std::span<const uint64_t> chunk_checksums) {
   h.payload_bytes = 0;

@@ -102,6 +102,12 @@ struct MappedFile {
 [[nodiscard]] absl::StatusOr<FileHeader> ValidateHeader(std::span<const uint8_t> bytes,
                                                         uint64_t file_size);
 
+// Rewrites the chunk checksums, the checksum table's checksum and the header checksum of a whole
+// file image in place, whatever else it holds, where its stage count, chunk size and payload offset
+// are in range (returns false otherwise). For fuzzers and tests: it lets mutated files reach the
+// validation that sits behind the checksums.
+bool RecomputeChecksums(std::span<uint8_t> file);
+
 // Serialises `header` (derived fields computed here) into its header region, checksums filled in
 // from `chunk_checksums` (one per payload chunk).
 [[nodiscard]] absl::StatusOr<std::vector<uint8_t>> EncodeHeader(
