@@ -26,7 +26,7 @@
 // BlockedFilter at the same P (3.2x at 10M keys from C = 1,000, where the 14th stage is 22% full;
 // tests/scalable_filter_test.cc prints the ratio). Each lookup of an absent key costs one cache
 // line per stage (~log_s(n/C) lines), all prefetched at once, and it is memory-bound: batch
-// lookups over 2^23 keys took 3.0x (4 stages) and 3.3-3.9x (8 stages) the time of one
+// lookups over 2^23 keys took 3.0x (4 stages) and 3.3-4.0x (8 stages) the time of one
 // BlockedFilter of the same bytes (BM_Scalable_MayContainMany; caching the line mask across
 // stages with equal k changed nothing measurable). Give a good initial capacity.
 //
