@@ -1,0 +1,434 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+#include "bloomery/scalable_filter.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "bloomery/plan.h"
+#include "internal/block_layout.h"
+#include "internal/filter_ops.h"
+
+namespace bloomery {
+namespace {
+
+using internal::HashBatch;
+using internal::LoadRelaxed;
+
+// Keys per batch. Each key prefetches one line per stage, so 16 keys put 16-128 lines in flight
+// for 1-8 stages: enough to overlap the misses, and the hashes stay in L1.
+constexpr size_t kBatch = 16;
+
+struct Stage {
+  Stage(BlockedFilter f, uint64_t cap) : filter(std::move(f)), capacity(cap) {}
+  BlockedFilter filter;
+  const uint64_t capacity;
+  // Keys counted into this stage. In concurrent mode a slot is reserved (incremented) before the
+  // key's bits are set, so the count never exceeds `capacity`.
+  std::atomic<uint64_t> count{0};
+};
+
+void PrefetchLine(const BlockedFilter& filter, const KeyHash& hash) noexcept {
+  __builtin_prefetch(
+      filter.bytes().data() + internal::BlockIndex(hash, filter.blocks()) * kBlockBytes, 0, 3);
+}
+
+// Takes one slot of `stage`'s capacity; false if it is full.
+bool Reserve(Stage& stage, bool concurrent) noexcept {
+  uint64_t count = stage.count.load(std::memory_order_relaxed);
+  if (!concurrent) {
+    if (count >= stage.capacity) return false;
+    stage.count.store(count + 1, std::memory_order_relaxed);
+    return true;
+  }
+  do {
+    if (count >= stage.capacity) return false;
+  } while (!stage.count.compare_exchange_weak(count, count + 1, std::memory_order_relaxed));
+  return true;
+}
+
+// Keys in a BlockedFilter estimated from its fill, as BlockedFilter::EstimatedCount does, for
+// `set` bits out of `bits`.
+double CountFromFill(uint64_t set, uint64_t bits, uint32_t hashes) {
+  const double fill = static_cast<double>(set) / static_cast<double>(bits);
+  if (fill >= 1.0) return std::numeric_limits<double>::infinity();
+  return std::log1p(-fill) / std::log1p(-static_cast<double>(hashes) / static_cast<double>(bits));
+}
+
+}  // namespace
+
+struct ScalableFilter::Chain {
+  // Slots below `stage_count` are written once, before the count that covers them is published
+  // (release), and then only read; readers acquire the count. Slots are freed only by Clear and
+  // the destructor, which overlap no other call.
+  std::array<std::unique_ptr<Stage>, kMaxScalableStages> stages;
+  std::atomic<uint32_t> stage_count{0};
+  std::atomic<bool> full{false};
+  std::atomic<uint64_t> memory_bytes{0};
+  std::atomic<uint64_t> capacity{0};
+  absl::Mutex mutex;
+  absl::Status full_status ABSL_GUARDED_BY(mutex);
+};
+
+double ScalableFilter::StageFpr(const ScalableOptions& options, uint32_t stage) noexcept {
+  if (!options.scaling) return options.fpr;
+  return options.fpr * (1 - options.tightening) * std::pow(options.tightening, stage);
+}
+
+absl::StatusOr<ScalableFilter> ScalableFilter::Create(const ScalableOptions& options) {
+  if (options.initial_capacity == 0) {
+    return absl::InvalidArgumentError("initial_capacity must be at least 1 key");
+  }
+  if (!(options.fpr > 0.0 && options.fpr < 1.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("fpr (the bound on the total FPR) must be in (0, 1), got %g", options.fpr));
+  }
+  if (options.growth != 2 && options.growth != 4) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "growth must be 2 or 4 (each stage planned for 2x or 4x the keys of the one before), "
+        "got %d",
+        options.growth));
+  }
+  if (!(options.tightening > 0.0 && options.tightening < 1.0)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "tightening ratio r must be in (0, 1) (stage i gets fpr P*(1-r)*r^i), got %g",
+        options.tightening));
+  }
+  if (options.max_stages < 1 || options.max_stages > kMaxScalableStages) {
+    return absl::InvalidArgumentError(absl::StrFormat("max_stages must be in [1, %d], got %d",
+                                                      kMaxScalableStages, options.max_stages));
+  }
+  ScalableFilter filter(options);
+  absl::Status status;
+  {
+    absl::MutexLock lock(&filter.chain_->mutex);
+    status = filter.AddStage(0);
+  }
+  if (!status.ok()) return status;
+  return filter;
+}
+
+ScalableFilter::ScalableFilter(const ScalableOptions& options)
+    : options_(options), chain_(std::make_unique<Chain>()) {}
+
+ScalableFilter::ScalableFilter(ScalableFilter&&) noexcept = default;
+ScalableFilter& ScalableFilter::operator=(ScalableFilter&&) noexcept = default;
+ScalableFilter::~ScalableFilter() = default;
+
+absl::Status ScalableFilter::AddStage(uint32_t index) {
+  Chain& chain = *chain_;
+  if (!options_.scaling && index >= 1) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "non-scaling filter is full: it holds its capacity of %d keys", options_.initial_capacity));
+  }
+  if (index >= options_.max_stages) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("filter is full: it reached max_stages (%d stages, %d keys)",
+                        options_.max_stages, chain.capacity.load(std::memory_order_relaxed)));
+  }
+  uint64_t capacity = options_.initial_capacity;
+  for (uint32_t i = 0; i < index; ++i) {
+    if (capacity > std::numeric_limits<uint64_t>::max() / options_.growth) {
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("filter is full: stage %d's capacity would overflow 64 bits", index));
+    }
+    capacity *= options_.growth;
+  }
+  const double fpr = StageFpr(options_, index);
+  absl::StatusOr<Plan> plan = PlanFor(capacity, fpr, Layout::kBlocked);
+  if (!plan.ok()) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("filter is full: stage %d (%d keys at fpr %g) cannot be planned: %s", index,
+                        capacity, fpr, plan.status().message()));
+  }
+  const uint64_t used = chain.memory_bytes.load(std::memory_order_relaxed);
+  if (options_.max_memory_bytes != 0 && plan->bytes() > options_.max_memory_bytes - used) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "filter is full: stage %d needs %d bytes, and with the %d bytes of the stages before it "
+        "that exceeds the memory cap of %d bytes",
+        index, plan->bytes(), used, options_.max_memory_bytes));
+  }
+  FilterOptions stage_options;
+  stage_options.capacity = capacity;
+  stage_options.fpr = fpr;
+  stage_options.seed = options_.seed;
+  stage_options.concurrent = options_.concurrent;
+  stage_options.huge_pages = options_.huge_pages;
+  absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(stage_options);
+  if (!filter.ok()) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "filter is full: stage %d could not be created: %s", index, filter.status().message()));
+  }
+  chain.stages[index] = std::make_unique<Stage>(*std::move(filter), capacity);
+  chain.memory_bytes.fetch_add(chain.stages[index]->filter.memory_bytes(),
+                               std::memory_order_relaxed);
+  chain.capacity.fetch_add(capacity, std::memory_order_relaxed);
+  // Publishes the stage: a reader that sees the new count also sees the stage's pointer and
+  // its zeroed bits.
+  chain.stage_count.store(index + 1, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+bool ScalableFilter::Grow(uint32_t seen_count) noexcept {
+  Chain& chain = *chain_;
+  // Once full, stay full without taking the mutex: refusals must not serialise the inserters.
+  if (chain.full.load(std::memory_order_acquire)) return false;
+  absl::MutexLock lock(&chain.mutex);
+  const uint32_t count = chain.stage_count.load(std::memory_order_relaxed);
+  if (count != seen_count) return true;  // another thread grew the chain
+  const Stage& newest = *chain.stages[count - 1];
+  // A reservation may have been given back since the caller saw the stage full: retry there.
+  if (newest.count.load(std::memory_order_relaxed) < newest.capacity) return true;
+  if (chain.full.load(std::memory_order_relaxed)) return false;
+  if (absl::Status s = AddStage(count); !s.ok()) {
+    chain.full_status = std::move(s);
+    chain.full.store(true, std::memory_order_release);
+    return false;
+  }
+  return true;
+}
+
+InsertResult ScalableFilter::Insert(const KeyHash& hash) noexcept {
+  Chain& chain = *chain_;
+  for (;;) {
+    const uint32_t count = chain.stage_count.load(std::memory_order_acquire);
+    if (count > 1) {
+      for (uint32_t i = 0; i < count; ++i) PrefetchLine(chain.stages[i]->filter, hash);
+    }
+    // Newest first: with growth s it holds a fraction (s-1)/s of the keys.
+    for (uint32_t i = count; i-- > 0;) {
+      if (chain.stages[i]->filter.MayContain(hash)) return InsertResult::kPresent;
+    }
+    Stage& newest = *chain.stages[count - 1];
+    if (!Reserve(newest, options_.concurrent)) {
+      if (!Grow(count)) return InsertResult::kRefused;
+      continue;
+    }
+    if (newest.filter.Insert(hash)) return InsertResult::kAdded;
+    // Only a concurrent inserter of the same key can have set all its bits since the lookup
+    // above; that thread was told kAdded and holds its own slot, so give this one back.
+    newest.count.fetch_sub(1, std::memory_order_relaxed);
+    return InsertResult::kPresent;
+  }
+}
+
+absl::StatusOr<bool> ScalableFilter::TryInsert(const KeyHash& hash) {
+  switch (Insert(hash)) {
+    case InsertResult::kAdded:
+      return true;
+    case InsertResult::kPresent:
+      return false;
+    case InsertResult::kRefused:
+      break;
+  }
+  return FullStatus();
+}
+
+bool ScalableFilter::MayContain(const KeyHash& hash) const noexcept {
+  const Chain& chain = *chain_;
+  const uint32_t count = chain.stage_count.load(std::memory_order_acquire);
+  if (count > 1) {
+    for (uint32_t i = 0; i < count; ++i) PrefetchLine(chain.stages[i]->filter, hash);
+  }
+  for (uint32_t i = count; i-- > 0;) {
+    if (chain.stages[i]->filter.MayContain(hash)) return true;
+  }
+  return false;
+}
+
+template <typename Key>
+InsertCounts ScalableFilter::InsertKeys(std::span<const Key> keys,
+                                        std::span<InsertResult> results) noexcept {
+  KeyHash hashes[kBatch];
+  InsertCounts counts;
+  for (size_t base = 0; base < keys.size(); base += kBatch) {
+    const size_t n = std::min(kBatch, keys.size() - base);
+    HashBatch(keys.data() + base, n, options_.seed, hashes);
+    const uint32_t stages = chain_->stage_count.load(std::memory_order_acquire);
+    for (uint32_t s = 0; s < stages; ++s) {
+      for (size_t i = 0; i < n; ++i) PrefetchLine(chain_->stages[s]->filter, hashes[i]);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const InsertResult result = Insert(hashes[i]);
+      counts.added += result == InsertResult::kAdded;
+      counts.refused += result == InsertResult::kRefused;
+      if (base + i < results.size()) results[base + i] = result;
+    }
+  }
+  return counts;
+}
+
+template <typename Key>
+size_t ScalableFilter::LookupKeys(std::span<const Key> keys,
+                                  std::span<bool> results) const noexcept {
+  const Chain& chain = *chain_;
+  KeyHash hashes[kBatch];
+  size_t found = 0;
+  for (size_t base = 0; base < keys.size(); base += kBatch) {
+    const size_t n = std::min(kBatch, keys.size() - base);
+    HashBatch(keys.data() + base, n, options_.seed, hashes);
+    const uint32_t stages = chain.stage_count.load(std::memory_order_acquire);
+    for (uint32_t s = 0; s < stages; ++s) {
+      for (size_t i = 0; i < n; ++i) PrefetchLine(chain.stages[s]->filter, hashes[i]);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      bool hit = false;
+      for (uint32_t s = stages; s-- > 0 && !hit;)
+        hit = chain.stages[s]->filter.MayContain(hashes[i]);
+      found += hit;
+      if (base + i < results.size()) results[base + i] = hit;
+    }
+  }
+  return found;
+}
+
+InsertCounts ScalableFilter::InsertMany(std::span<const std::string_view> keys,
+                                        std::span<InsertResult> results) noexcept {
+  return InsertKeys(keys, results);
+}
+InsertCounts ScalableFilter::InsertMany(std::span<const uint64_t> keys,
+                                        std::span<InsertResult> results) noexcept {
+  return InsertKeys(keys, results);
+}
+InsertCounts ScalableFilter::InsertMany(std::span<const KeyHash> hashes,
+                                        std::span<InsertResult> results) noexcept {
+  return InsertKeys(hashes, results);
+}
+size_t ScalableFilter::MayContainMany(std::span<const std::string_view> keys,
+                                      std::span<bool> results) const noexcept {
+  return LookupKeys(keys, results);
+}
+size_t ScalableFilter::MayContainMany(std::span<const uint64_t> keys,
+                                      std::span<bool> results) const noexcept {
+  return LookupKeys(keys, results);
+}
+size_t ScalableFilter::MayContainMany(std::span<const KeyHash> hashes,
+                                      std::span<bool> results) const noexcept {
+  return LookupKeys(hashes, results);
+}
+
+absl::Status ScalableFilter::CheckCompatible(const ScalableFilter& other) const {
+  const ScalableOptions& a = options_;
+  const ScalableOptions& b = other.options_;
+  if (a.initial_capacity != b.initial_capacity || a.fpr != b.fpr || a.growth != b.growth ||
+      a.tightening != b.tightening || a.seed != b.seed || a.scaling != b.scaling) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "incompatible scalable filters: (initial capacity %d, fpr %g, growth %d, tightening %g, "
+        "seed %#x, scaling %s) vs (initial capacity %d, fpr %g, growth %d, tightening %g, seed "
+        "%#x, scaling %s)",
+        a.initial_capacity, a.fpr, a.growth, a.tightening, a.seed, a.scaling ? "on" : "off",
+        b.initial_capacity, b.fpr, b.growth, b.tightening, b.seed, b.scaling ? "on" : "off"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ScalableFilter::UnionWith(const ScalableFilter& other) {
+  if (absl::Status s = CheckCompatible(other); !s.ok()) return s;
+  if (&other == this) return absl::OkStatus();
+  Chain& chain = *chain_;
+  const Chain& theirs = *other.chain_;
+  absl::MutexLock lock(&chain.mutex);
+  const uint32_t mine = chain.stage_count.load(std::memory_order_relaxed);
+  const uint32_t their_count = theirs.stage_count.load(std::memory_order_acquire);
+  // First decide, without writing anything, what each merged stage would hold.
+  std::array<uint64_t, kMaxScalableStages> merged{};
+  for (uint32_t i = 0; i < their_count; ++i) {
+    const BlockedFilter& b = theirs.stages[i]->filter;
+    const uint64_t their_keys = theirs.stages[i]->count.load(std::memory_order_relaxed);
+    if (i >= mine) {
+      merged[i] = their_keys;
+      continue;
+    }
+    const BlockedFilter& a = chain.stages[i]->filter;
+    const auto* wa = reinterpret_cast<const uint64_t*>(a.bytes().data());
+    const auto* wb = reinterpret_cast<const uint64_t*>(b.bytes().data());
+    uint64_t set = 0;
+    for (uint64_t w = 0; w < a.bytes().size() / 8; ++w) {
+      set += std::popcount(LoadRelaxed(wa + w) | LoadRelaxed(wb + w));
+    }
+    const double estimate = CountFromFill(set, a.bits(), a.hashes());
+    const uint64_t capacity = chain.stages[i]->capacity;
+    if (!(estimate <= static_cast<double>(capacity))) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "union refused: stage %d would hold ~%.0f keys, over its capacity of %d, and the FPR "
+          "bound would no longer hold",
+          i, estimate, capacity));
+    }
+    const uint64_t my_keys = chain.stages[i]->count.load(std::memory_order_relaxed);
+    merged[i] = std::max({my_keys, their_keys, static_cast<uint64_t>(std::llround(estimate))});
+  }
+  for (uint32_t i = mine; i < their_count; ++i) {
+    if (absl::Status s = AddStage(i); !s.ok()) return s;
+  }
+  for (uint32_t i = 0; i < their_count; ++i) {
+    Stage& stage = *chain.stages[i];
+    if (absl::Status s = stage.filter.UnionWith(theirs.stages[i]->filter); !s.ok()) return s;
+    stage.count.store(std::min(merged[i], stage.capacity), std::memory_order_relaxed);
+  }
+  return absl::OkStatus();
+}
+
+void ScalableFilter::Clear() noexcept {
+  Chain& chain = *chain_;
+  absl::MutexLock lock(&chain.mutex);
+  const uint32_t count = chain.stage_count.load(std::memory_order_relaxed);
+  for (uint32_t i = 1; i < count; ++i) chain.stages[i].reset();
+  Stage& first = *chain.stages[0];
+  first.filter.Clear();
+  first.count.store(0, std::memory_order_relaxed);
+  chain.memory_bytes.store(first.filter.memory_bytes(), std::memory_order_relaxed);
+  chain.capacity.store(first.capacity, std::memory_order_relaxed);
+  chain.full_status = absl::OkStatus();
+  chain.full.store(false, std::memory_order_relaxed);
+  chain.stage_count.store(1, std::memory_order_release);
+}
+
+bool ScalableFilter::full() const noexcept { return chain_->full.load(std::memory_order_acquire); }
+
+absl::Status ScalableFilter::FullStatus() const {
+  absl::MutexLock lock(&chain_->mutex);
+  return chain_->full_status;
+}
+
+double ScalableFilter::EstimatedCount() const noexcept {
+  const uint32_t count = stage_count();
+  double total = 0;
+  for (uint32_t i = 0; i < count; ++i) total += static_cast<double>(stage_keys(i));
+  return total;
+}
+
+double ScalableFilter::EstimatedFpr() const noexcept {
+  const uint32_t count = stage_count();
+  double none = 1.0;  // probability that no stage answers "maybe"
+  for (uint32_t i = 0; i < count; ++i) none *= 1.0 - stage(i).EstimatedFpr();
+  return 1.0 - none;
+}
+
+uint32_t ScalableFilter::stage_count() const noexcept {
+  return chain_->stage_count.load(std::memory_order_acquire);
+}
+
+const BlockedFilter& ScalableFilter::stage(uint32_t i) const noexcept {
+  return chain_->stages[i]->filter;
+}
+
+uint64_t ScalableFilter::stage_keys(uint32_t i) const noexcept {
+  return chain_->stages[i]->count.load(std::memory_order_relaxed);
+}
+
+uint64_t ScalableFilter::capacity() const noexcept {
+  return chain_->capacity.load(std::memory_order_relaxed);
+}
+
+uint64_t ScalableFilter::memory_bytes() const noexcept {
+  return chain_->memory_bytes.load(std::memory_order_relaxed);
+}
+
+}  // namespace bloomery

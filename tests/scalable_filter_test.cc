@@ -1,0 +1,430 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+#include "bloomery/scalable_filter.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bloomery/blocked_filter.h"
+#include "test_util.h"
+
+namespace bloomery {
+namespace {
+
+using testing::DistinctInts;
+using testing::DistinctStrings;
+using testing::WithinBinomialBound;
+
+ScalableFilter MakeFilter(const ScalableOptions& options) {
+  absl::StatusOr<ScalableFilter> f = ScalableFilter::Create(options);
+  REQUIRE(f.ok());
+  return *std::move(f);
+}
+
+ScalableOptions Options(uint64_t initial_capacity, double fpr, bool concurrent = false) {
+  ScalableOptions o;
+  o.initial_capacity = initial_capacity;
+  o.fpr = fpr;
+  o.concurrent = concurrent;
+  return o;
+}
+
+uint64_t RightSizedBytes(uint64_t keys, double fpr) {
+  FilterOptions o;
+  o.capacity = keys;
+  o.fpr = fpr;
+  absl::StatusOr<BlockedFilter> f = BlockedFilter::Create(o);
+  REQUIRE(f.ok());
+  return f->memory_bytes();
+}
+
+// Grows a chain from `initial` keys to `n` keys at total FPR `fpr`, then checks what a user relies
+// on: no false negatives, the measured FPR under the bound (and within a binomial bound of the
+// exact FPR of the stages' bits), every stage planned within its share, and the memory it took
+// relative to one BlockedFilter right-sized for n keys at the same FPR.
+void GrowAndCheck(uint64_t initial, uint64_t n, double fpr, uint32_t growth) {
+  ScalableOptions o = Options(initial, fpr);
+  o.growth = growth;
+  ScalableFilter f = MakeFilter(o);
+  constexpr uint64_t kChunk = 1 << 20;
+  std::vector<uint64_t> keys(kChunk);
+  InsertCounts counts;
+  uint64_t memory_when_exactly_full = 0;  // memory at the last point where every stage was full
+  uint64_t keys_when_exactly_full = 0;
+  for (uint64_t base = 0; base < n; base += kChunk) {
+    const uint64_t len = std::min(kChunk, n - base);
+    for (uint64_t i = 0; i < len; ++i) keys[i] = (base + i) * 2;
+    const InsertCounts c = f.InsertMany(std::span<const uint64_t>(keys.data(), len));
+    counts.added += c.added;
+    counts.refused += c.refused;
+  }
+  CHECK(counts.refused == 0);
+  CHECK_FALSE(f.full());
+  CHECK(f.EstimatedCount() == static_cast<double>(counts.added));
+  // Keys not added were false positives of the chain at the time; their share is below P.
+  CHECK(static_cast<double>(n - counts.added) <= fpr * static_cast<double>(n));
+  uint64_t capacity = 0;
+  uint64_t stage_capacity = initial;
+  double budget = 0;
+  for (uint32_t i = 0; i < f.stage_count(); ++i, stage_capacity *= growth) {
+    CAPTURE(i);
+    CHECK(f.stage(i).plan().capacity == stage_capacity);
+    CHECK(f.stage(i).plan().expected_fpr <= ScalableFilter::StageFpr(o, i));
+    CHECK(f.stage_keys(i) <= f.stage(i).plan().capacity);
+    if (i + 1 < f.stage_count()) CHECK(f.stage_keys(i) == f.stage(i).plan().capacity);
+    budget += ScalableFilter::StageFpr(o, i);
+    capacity += f.stage(i).plan().capacity;
+    if (i + 1 < f.stage_count()) {
+      memory_when_exactly_full += f.stage(i).memory_bytes();
+      keys_when_exactly_full = capacity;
+    }
+  }
+  CHECK(budget < fpr);
+  CHECK(f.capacity() == capacity);
+
+  uint64_t missing = 0;
+  for (uint64_t base = 0; base < n; base += kChunk) {
+    const uint64_t len = std::min(kChunk, n - base);
+    for (uint64_t i = 0; i < len; ++i) keys[i] = (base + i) * 2;
+    missing += len - f.MayContainMany(std::span<const uint64_t>(keys.data(), len));
+  }
+  CHECK(missing == 0);
+
+  const uint64_t queries = std::max<uint64_t>(n, static_cast<uint64_t>(1000 / fpr));
+  uint64_t hits = 0;
+  for (uint64_t base = 0; base < queries; base += kChunk) {
+    const uint64_t len = std::min(kChunk, queries - base);
+    for (uint64_t i = 0; i < len; ++i) keys[i] = (base + i) * 2 + 1;
+    hits += f.MayContainMany(std::span<const uint64_t>(keys.data(), len));
+  }
+  const double measured = static_cast<double>(hits) / static_cast<double>(queries);
+  const double exact_now = f.EstimatedFpr();
+  const double ratio =
+      static_cast<double>(f.memory_bytes()) / static_cast<double>(RightSizedBytes(n, fpr));
+  MESSAGE("growth " << growth << ", " << initial << " -> " << n << " keys at P = " << fpr << ": "
+                    << f.stage_count() << " stages, measured FPR " << measured << ", exact now "
+                    << exact_now << ", memory " << f.memory_bytes() << " bytes = " << ratio
+                    << "x a right-sized BlockedFilter");
+  CHECK(measured <= fpr);
+  CHECK(WithinBinomialBound(hits, queries, exact_now));
+  if (keys_when_exactly_full != 0) {
+    const double full_ratio = static_cast<double>(memory_when_exactly_full) /
+                              static_cast<double>(RightSizedBytes(keys_when_exactly_full, fpr));
+    MESSAGE("  when its first " << f.stage_count() - 1 << " stages were exactly full ("
+                                << keys_when_exactly_full << " keys): " << full_ratio << "x");
+    // The price of the tightening alone (no half-empty stage): ~1.9x at r = 0.9, growth 2.
+    if (growth == 2) CHECK(full_ratio < 2.0);
+  }
+}
+
+TEST_CASE("grows from 1,000 to 1,000,000 keys at P = 1%: no false negatives, FPR <= P") {
+  GrowAndCheck(1000, 1'000'000, 0.01, 2);
+  GrowAndCheck(1000, 1'000'000, 0.01, 4);
+}
+
+TEST_CASE("grows from 1,000 to 10,000,000 keys at P = 1%" * doctest::test_suite("slow")) {
+  GrowAndCheck(1000, 10'000'000, 0.01, 2);
+}
+
+TEST_CASE("Insert is a test-and-set over the whole chain") {
+  ScalableFilter f = MakeFilter(Options(1000, 1e-4));
+  CHECK(f.Insert("a") == InsertResult::kAdded);
+  CHECK(f.Insert("a") == InsertResult::kPresent);
+  CHECK(f.MayContain("a"));
+  const std::vector<uint64_t> first = DistinctInts(999, 0);
+  CHECK(f.InsertMany(std::span<const uint64_t>(first)).added >= 998);
+  CHECK(f.stage_count() == 1);
+  const std::vector<uint64_t> more = DistinctInts(5000, 1);
+  f.InsertMany(std::span<const uint64_t>(more));
+  REQUIRE(f.stage_count() == 3);  // 1000 + 2000 + 4000 >= 6000
+  std::vector<uint64_t> keys_per_stage;
+  for (uint32_t i = 0; i < f.stage_count(); ++i) keys_per_stage.push_back(f.stage_keys(i));
+  // Keys that live in older stages are found there and not added to the newest one.
+  CHECK(f.InsertMany(std::span<const uint64_t>(first)).added == 0);
+  CHECK(f.Insert("a") == InsertResult::kPresent);
+  CHECK(f.TryInsert("a").value() == false);
+  CHECK(f.TryInsert("b").value() == true);
+  CHECK(f.stage_keys(0) == keys_per_stage[0]);
+  CHECK(f.stage_keys(1) == keys_per_stage[1]);
+  CHECK(f.stage_keys(2) == keys_per_stage[2] + 1);
+}
+
+TEST_CASE("batch answers equal single-key answers, across growth, for strings and integers") {
+  for (bool concurrent : {false, true}) {
+    CAPTURE(concurrent);
+    ScalableFilter single = MakeFilter(Options(500, 0.01, concurrent));
+    ScalableFilter batch = MakeFilter(Options(500, 0.01, concurrent));
+    const std::vector<std::string> strings = DistinctStrings(20'000, "url-");
+    std::vector<std::string_view> keys(strings.begin(), strings.end());
+    keys.insert(keys.end(), keys.begin(), keys.begin() + 3000);  // duplicates, some in one batch
+    keys.push_back(keys[7]);
+    std::vector<InsertResult> results(keys.size());
+    const InsertCounts counts = batch.InsertMany(std::span<const std::string_view>(keys), results);
+    size_t single_added = 0;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const InsertResult r = single.Insert(keys[i]);
+      single_added += r == InsertResult::kAdded;
+      REQUIRE(r == results[i]);
+    }
+    CHECK(counts.added == single_added);
+    CHECK(counts.refused == 0);
+    CHECK(batch.stage_count() == single.stage_count());
+    CHECK(batch.stage_count() >= 5);
+    for (uint32_t s = 0; s < batch.stage_count(); ++s) {
+      CHECK(std::equal(batch.stage(s).bytes().begin(), batch.stage(s).bytes().end(),
+                       single.stage(s).bytes().begin()));
+    }
+    const std::vector<uint64_t> probes = DistinctInts(50'000, 0);
+    std::unique_ptr<bool[]> found(new bool[probes.size()]);
+    const size_t hits = batch.MayContainMany(std::span<const uint64_t>(probes),
+                                             std::span<bool>(found.get(), probes.size()));
+    size_t single_hits = 0;
+    for (size_t i = 0; i < probes.size(); ++i) {
+      REQUIRE(found[i] == single.MayContain(probes[i]));
+      single_hits += found[i];
+    }
+    CHECK(hits == single_hits);
+    for (std::string_view key : keys) REQUIRE(batch.MayContain(key));
+  }
+}
+
+TEST_CASE("non-scaling mode refuses new keys past its capacity, with a clear status") {
+  ScalableOptions o = Options(10'000, 0.01);
+  o.scaling = false;
+  ScalableFilter f = MakeFilter(o);
+  CHECK(f.stage(0).plan().expected_fpr <= 0.01);
+  CHECK(f.stage(0).plan().expected_fpr > 0.009);  // planned at P itself, no tightening
+  const std::vector<uint64_t> keys = DistinctInts(20'000, 0);
+  std::vector<InsertResult> results(keys.size());
+  const InsertCounts counts = f.InsertMany(std::span<const uint64_t>(keys), results);
+  CHECK(counts.added == 10'000);
+  CHECK(counts.refused > 9'500);  // the rest, less the false positives reported kPresent
+  CHECK(counts.added + counts.refused <= keys.size());
+  CHECK(f.full());
+  CHECK(f.stage_count() == 1);
+  // Every key told kAdded is there; the refused ones are a known set, not silent losses.
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (results[i] == InsertResult::kAdded) REQUIRE(f.MayContain(keys[i]));
+  }
+  CHECK(f.Insert(keys[0]) == InsertResult::kPresent);  // present keys still answer present
+  const absl::StatusOr<bool> refused = f.TryInsert("never seen");
+  CHECK(refused.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK(refused.status().message().find("non-scaling") != std::string_view::npos);
+  CHECK(f.FullStatus().code() == absl::StatusCode::kResourceExhausted);
+  // The FPR stays within the promise because nothing past the capacity went in.
+  const uint64_t queries = 1'000'000;
+  const size_t hits = f.MayContainMany(std::span<const uint64_t>(DistinctInts(queries, 1)));
+  CHECK(static_cast<double>(hits) / queries <= 0.01);
+  CHECK(WithinBinomialBound(hits, queries, f.stage(0).EstimatedFpr()));
+  f.Clear();
+  CHECK_FALSE(f.full());
+  CHECK(f.FullStatus().ok());
+  CHECK(f.Insert("never seen") == InsertResult::kAdded);
+}
+
+TEST_CASE("max_stages and the memory cap stop growth with a clear status, never an FPR blow-up") {
+  SUBCASE("max_stages") {
+    ScalableOptions o = Options(100, 0.01);
+    o.max_stages = 3;
+    ScalableFilter f = MakeFilter(o);
+    const InsertCounts counts = f.InsertMany(std::span<const uint64_t>(DistinctInts(2000, 0)));
+    CHECK(counts.added == 700);  // 100 + 200 + 400
+    CHECK(f.full());
+    CHECK(f.stage_count() == 3);
+    CHECK(f.FullStatus().code() == absl::StatusCode::kResourceExhausted);
+    CHECK(f.FullStatus().message().find("max_stages") != std::string_view::npos);
+    CHECK(f.EstimatedFpr() < 0.01);
+  }
+  SUBCASE("memory cap") {
+    ScalableOptions o = Options(10'000, 0.01);
+    const uint64_t first_two = [&] {
+      ScalableFilter probe = MakeFilter(o);
+      probe.InsertMany(std::span<const uint64_t>(DistinctInts(10'001, 0)));
+      REQUIRE(probe.stage_count() == 2);
+      return probe.memory_bytes();
+    }();
+    o.max_memory_bytes = first_two + 1000;  // room for stages 0 and 1, not for stage 2
+    ScalableFilter f = MakeFilter(o);
+    const InsertCounts counts = f.InsertMany(std::span<const uint64_t>(DistinctInts(100'000, 0)));
+    CHECK(counts.added == 30'000);
+    CHECK(counts.refused > 60'000);
+    CHECK(f.full());
+    CHECK(f.memory_bytes() == first_two);
+    CHECK(f.memory_bytes() <= o.max_memory_bytes);
+    CHECK(f.FullStatus().message().find("memory cap") != std::string_view::npos);
+    uint64_t absent = uint64_t{1} << 40;
+    while (f.MayContain(absent)) ++absent;
+    CHECK(f.Insert(absent) == InsertResult::kRefused);
+    CHECK_FALSE(f.MayContain(absent));
+    CHECK(f.EstimatedFpr() < 0.01);
+
+    o.max_memory_bytes = 100;  // not even the first stage
+    const absl::StatusOr<ScalableFilter> tiny = ScalableFilter::Create(o);
+    CHECK(tiny.status().code() == absl::StatusCode::kResourceExhausted);
+  }
+}
+
+TEST_CASE("bad options: InvalidArgument with a message naming the option") {
+  auto message_for = [](const ScalableOptions& o) {
+    const absl::StatusOr<ScalableFilter> f = ScalableFilter::Create(o);
+    CHECK(f.status().code() == absl::StatusCode::kInvalidArgument);
+    return std::string(f.status().message());
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  ScalableOptions o = Options(1000, 0.01);
+  for (uint32_t growth : {0u, 1u, 3u, 5u, 8u}) {
+    CAPTURE(growth);
+    o.growth = growth;
+    CHECK(message_for(o).find("growth") != std::string::npos);
+  }
+  o.growth = 2;
+  for (double r : {0.0, 1.0, -0.5, 1.5, nan}) {
+    CAPTURE(r);
+    o.tightening = r;
+    CHECK(message_for(o).find("tightening") != std::string::npos);
+  }
+  o.tightening = kDefaultTightening;
+  for (double p : {0.0, 1.0, -0.1, 2.0, nan}) {
+    CAPTURE(p);
+    o.fpr = p;
+    CHECK(message_for(o).find("fpr") != std::string::npos);
+  }
+  o.fpr = 0.01;
+  o.initial_capacity = 0;
+  CHECK(message_for(o).find("initial_capacity") != std::string::npos);
+  o.initial_capacity = 1000;
+  for (uint32_t stages : {0u, kMaxScalableStages + 1}) {
+    o.max_stages = stages;
+    CHECK(message_for(o).find("max_stages") != std::string::npos);
+  }
+}
+
+TEST_CASE("UnionWith merges stage by stage, refuses what would break the FPR bound") {
+  const ScalableOptions o = Options(10'000, 0.01);
+  ScalableFilter a = MakeFilter(o);
+  ScalableFilter b = MakeFilter(o);
+  const std::vector<uint64_t> evens = DistinctInts(3000, 0);
+  const std::vector<uint64_t> odds = DistinctInts(4000, 1);
+  a.InsertMany(std::span<const uint64_t>(evens));
+  b.InsertMany(std::span<const uint64_t>(odds));
+  REQUIRE(a.UnionWith(b).ok());
+  for (uint64_t key : evens) REQUIRE(a.MayContain(key));
+  for (uint64_t key : odds) REQUIRE(a.MayContain(key));
+  CHECK(a.EstimatedCount() == doctest::Approx(7000).epsilon(0.03));
+
+  // A fresh filter takes over a grown one's stages.
+  ScalableFilter grown = MakeFilter(o);
+  const std::vector<uint64_t> many = DistinctInts(25'000, 0);
+  grown.InsertMany(std::span<const uint64_t>(many));
+  REQUIRE(grown.stage_count() == 2);
+  ScalableFilter fresh = MakeFilter(o);
+  REQUIRE(fresh.UnionWith(grown).ok());
+  CHECK(fresh.stage_count() == 2);
+  for (uint64_t key : many) REQUIRE(fresh.MayContain(key));
+
+  // Two full first stages would overfill the merged one: refused, nothing changed.
+  ScalableFilter c = MakeFilter(o);
+  c.InsertMany(std::span<const uint64_t>(DistinctInts(8000, 1)));
+  const std::vector<uint8_t> before(a.stage(0).bytes().begin(), a.stage(0).bytes().end());
+  const absl::Status s = a.UnionWith(c);
+  CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(s.message().find("capacity") != std::string_view::npos);
+  CHECK(std::equal(before.begin(), before.end(), a.stage(0).bytes().begin()));
+
+  ScalableOptions other = o;
+  other.seed = 7;
+  ScalableFilter d = MakeFilter(other);
+  CHECK(a.UnionWith(d).code() == absl::StatusCode::kFailedPrecondition);
+  other = o;
+  other.growth = 4;
+  CHECK(a.CheckCompatible(MakeFilter(other)).code() == absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_CASE("Clear goes back to one empty stage") {
+  ScalableFilter f = MakeFilter(Options(1000, 0.01));
+  const uint64_t one_stage = f.memory_bytes();
+  f.InsertMany(std::span<const uint64_t>(DistinctInts(10'000, 0)));
+  CHECK(f.stage_count() == 4);
+  CHECK(f.memory_bytes() > 10 * one_stage);
+  f.Clear();
+  CHECK(f.stage_count() == 1);
+  CHECK(f.memory_bytes() == one_stage);
+  CHECK(f.EstimatedCount() == 0);
+  CHECK(f.EstimatedFpr() == 0);
+  CHECK(f.MayContainMany(std::span<const uint64_t>(DistinctInts(10'000, 0))) == 0);
+}
+
+TEST_CASE("concurrent inserts and lookups while the chain grows lose nothing" *
+          doctest::test_suite("concurrency")) {
+  constexpr int kThreads = 4;
+  constexpr uint64_t kPerThread = 40'000;
+  constexpr uint64_t kStride = 20'000;
+  constexpr uint64_t kDistinct = kStride * (kThreads - 1) + kPerThread;
+  // P = 1e-8: a key nobody was told was added would be a lost insert, not a false positive
+  // (expected false positives over the whole run: ~0.001).
+  ScalableFilter f = MakeFilter(Options(1000, 1e-8, /*concurrent=*/true));
+  std::unique_ptr<std::atomic<int>[]> added_reports(new std::atomic<int>[kDistinct]);
+  for (uint64_t i = 0; i < kDistinct; ++i) added_reports[i] = 0;
+  std::atomic<uint64_t> refused{0};
+  std::atomic<uint64_t> found_after_insert{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    // Thread t inserts [t * kStride, t * kStride + kPerThread): every key by one or two threads,
+    // often at the same moment; a quarter of them through the batch path.
+    threads.emplace_back([&, t] {
+      std::vector<uint64_t> batch;
+      std::vector<InsertResult> results(16);
+      auto record = [&](uint64_t key, InsertResult r) {
+        added_reports[key] += r == InsertResult::kAdded;
+        refused += r == InsertResult::kRefused;
+      };
+      for (uint64_t key = t * kStride; key < t * kStride + kPerThread; ++key) {
+        if (key % 4 == 0) {
+          batch.push_back(key);
+          if (batch.size() == results.size()) {
+            f.InsertMany(std::span<const uint64_t>(batch), results);
+            for (size_t i = 0; i < batch.size(); ++i) record(batch[i], results[i]);
+            found_after_insert += f.MayContainMany(std::span<const uint64_t>(batch));
+            batch.clear();
+          }
+        } else {
+          record(key, f.Insert(key));
+          found_after_insert += f.MayContain(key);
+        }
+        (void)f.MayContain(key + kStride);  // races with another thread's insert and growth
+      }
+      for (uint64_t key : batch) {
+        record(key, f.Insert(key));
+        found_after_insert += f.MayContain(key);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  CHECK(refused.load() == 0);
+  CHECK(found_after_insert.load() == kThreads * kPerThread);  // found once its insert returned
+  CHECK(f.stage_count() >= 7);                                // 1000 * (2^7 - 1) < 140,000 keys
+  uint64_t missing = 0;
+  uint64_t nobody_told_added = 0;
+  uint64_t added_total = 0;
+  for (uint64_t key = 0; key < kDistinct; ++key) {
+    missing += !f.MayContain(key);
+    nobody_told_added += added_reports[key].load() == 0;
+    added_total += added_reports[key].load();
+  }
+  CHECK(missing == 0);
+  CHECK(nobody_told_added == 0);
+  // Each kAdded holds exactly one slot of a stage's count, and no stage overfills.
+  CHECK(f.EstimatedCount() == static_cast<double>(added_total));
+  for (uint32_t i = 0; i < f.stage_count(); ++i)
+    CHECK(f.stage_keys(i) <= f.stage(i).plan().capacity);
+}
+
+}  // namespace
+}  // namespace bloomery
