@@ -461,6 +461,13 @@ TEST_CASE("table --layout classic is theory only, and says so") {
   REQUIRE(text.exit_code == 0);
   CHECK(Contains(text.out, "theory only"));
   CHECK_FALSE(Contains(text.out, "measured  "));
+
+  const std::string svg_path = Scratch().File("classic.svg");
+  REQUIRE(Run({"table", "--keys", "5000", "--layout", "classic", "--svg", svg_path}).exit_code ==
+          0);
+  const std::string svg = ReadFile(svg_path);
+  CHECK(Contains(svg, "no measurement"));
+  CHECK_FALSE(Contains(svg, "<circle"));  // nothing measured, nothing drawn as measured
 }
 
 TEST_CASE("table --csv has one line per (m/n, k)") {

@@ -301,9 +301,10 @@ std::string RenderText(const BenchConfig& config, const std::vector<SizeReport>&
   add("hashes (k)", [](const SizeReport& r) { return absl::StrCat(r.plan.hashes); });
   add("bits/key", [](const SizeReport& r) { return absl::StrFormat("%.2f", r.plan.bits_per_key); });
   add("huge pages", [](const SizeReport& r) {
-    return r.huge_page_bytes
-               ? absl::StrCat("yes, ", FormatBytes(static_cast<double>(r.huge_page_bytes)))
-               : std::string("no");
+    if (r.huge_page_bytes) {
+      return absl::StrCat("yes, ", FormatBytes(static_cast<double>(r.huge_page_bytes)));
+    }
+    return std::string(r.plan.bytes() < Storage::kHugePageBytes ? "no (under 2 MiB)" : "no");
   });
   add("FPR planned", [](const SizeReport& r) { return FormatFpr(r.plan.expected_fpr); });
   add("FPR measured", [](const SizeReport& r) {

@@ -208,11 +208,13 @@ std::string RenderLogChart(const LogChart& chart) {
     absl::StrAppendFormat(
         &svg,
         R"(<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/>)"
-        R"(<circle cx="%.1f" cy="%.1f" r="3.6" fill="%s"/>)"
-        R"(<text x="%.1f" y="%.1f" class="legend">%s</text>)"
-        "\n",
-        lx, ly, lx + 28, ly, color, lx + 14, ly, color, lx + 38, ly + 4.5,
-        XmlEscape(chart.series[i].label));
+        R"(<text x="%.1f" y="%.1f" class="legend">%s</text>)",
+        lx, ly, lx + 28, ly, color, lx + 38, ly + 4.5, XmlEscape(chart.series[i].label));
+    if (!chart.points_legend.empty()) {
+      absl::StrAppendFormat(&svg, R"(<circle cx="%.1f" cy="%.1f" r="3.6" fill="%s"/>)", lx + 14, ly,
+                            color);
+    }
+    svg += '\n';
     ly += 22;
   }
   ly += 14;
