@@ -42,7 +42,8 @@ Prints the lines of B that are probably lines of A, in B's order: every line of 
 is printed; a line of B that is not in A is printed with probability about the expected FPR,
 which goes to stderr before B is read. A is loaded into a Bloom filter that fits the memory
 budget, so two files far larger than memory can be intersected in two passes over A and one
-over B. B may be "-" (stdin).
+over B. B may be "-" (stdin). The expected rate counts every line of A as a key: when A repeats
+lines, the real rate is lower.
 
 options:
   --memory SIZE  memory for the filter (default 1G): 4G, 512M, 2^30 (K, M, G, T: powers of 1024);
