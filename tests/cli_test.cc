@@ -1,0 +1,742 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// cli_test.cc: drives the real `bloomery` binary (path in $BLOOMERY_CLI, set by tests/meson.build)
+// with posix_spawn and checks its output, its JSON, its exit codes and its error messages. Figures
+// are checked against the library itself (the planner, the FPR formulas), never against copies.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "bloomery/bloomery.h"
+#include "test_util.h"
+
+extern char** environ;
+
+namespace bloomery {
+namespace {
+
+using testing::SplitMix64;
+using testing::WithinBinomialBound;
+
+// ---------------------------------------------------------------------------------------------
+// Running the binary.
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "bloomery_cli_XXXXXX").string();
+    REQUIRE(mkdtemp(pattern.data()) != nullptr);
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] std::string File(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+TempDir& Scratch() {
+  static TempDir dir;
+  return dir;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+void WriteFile(const std::string& path, const std::string& contents) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << contents;
+  REQUIRE(out.good());
+}
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `bloomery args...` with `input` on stdin. stdin, stdout and stderr are files, so no pipe
+// can fill up and stall the child.
+RunResult Run(const std::vector<std::string>& args, const std::string& input = "") {
+  const char* exe = std::getenv("BLOOMERY_CLI");
+  REQUIRE_MESSAGE(exe != nullptr, "set BLOOMERY_CLI to the bloomery binary");
+  static int counter = 0;
+  const std::string base = Scratch().File("run" + std::to_string(counter++));
+  WriteFile(base + ".in", input);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, (base + ".in").c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, (base + ".out").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, (base + ".err").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> storage = {exe};
+  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : storage) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, exe, &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  REQUIRE(spawned == 0);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  RunResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = ReadFile(base + ".out");
+  result.err = ReadFile(base + ".err");
+  return result;
+}
+
+std::vector<std::string> SplitLines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::istringstream in(text);
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+std::string JoinLines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& line : lines) out += line + "\n";
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A small strict JSON reader: enough to prove the output is JSON and to read fields from it.
+
+struct Json {
+  enum class Type { kNull, kBool, kNumber, kString, kArray, kObject } type = Type::kNull;
+  bool boolean = false;
+  double number = 0;
+  std::string string;
+  std::vector<Json> items;
+  std::vector<std::pair<std::string, Json>> members;
+
+  [[nodiscard]] const Json& operator[](std::string_view key) const {
+    for (const auto& [name, value] : members) {
+      if (name == key) return value;
+    }
+    FAIL("JSON has no member \"" << std::string(key) << "\"");
+    return *this;
+  }
+  [[nodiscard]] const Json& operator[](size_t i) const {
+    REQUIRE(i < items.size());
+    return items[i];
+  }
+  [[nodiscard]] bool Has(std::string_view key) const {
+    return std::any_of(members.begin(), members.end(),
+                       [&](const auto& m) { return m.first == key; });
+  }
+  [[nodiscard]] double Num() const {
+    REQUIRE(type == Type::kNumber);
+    return number;
+  }
+  [[nodiscard]] uint64_t U64() const { return static_cast<uint64_t>(Num()); }
+};
+
+class JsonParser {
+ public:
+  explicit JsonParser(std::string_view text) : text_(text) {}
+
+  std::optional<Json> ParseDocument() {
+    std::optional<Json> value = ParseValue();
+    SkipSpace();
+    if (!value || pos_ != text_.size()) return std::nullopt;
+    return value;
+  }
+
+ private:
+  void SkipSpace() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool Consume(std::string_view word) {
+    if (text_.substr(pos_, word.size()) != word) return false;
+    pos_ += word.size();
+    return true;
+  }
+  std::optional<std::string> ParseString() {
+    if (!Consume("\"")) return std::nullopt;
+    std::string out;
+    while (pos_ < text_.size() && text_[pos_] != '"') {
+      char c = text_[pos_++];
+      if (c == '\\') {
+        if (pos_ >= text_.size()) return std::nullopt;
+        c = text_[pos_++];
+        if (c == 'n') c = '\n';
+        if (c == 't') c = '\t';
+        if (c == 'r') c = '\r';
+        if (c == 'u') {
+          if (pos_ + 4 > text_.size()) return std::nullopt;
+          c = static_cast<char>(std::stoi(std::string(text_.substr(pos_, 4)), nullptr, 16));
+          pos_ += 4;
+        }
+      }
+      out += c;
+    }
+    if (!Consume("\"")) return std::nullopt;
+    return out;
+  }
+  std::optional<Json> ParseValue() {
+    SkipSpace();
+    Json value;
+    if (pos_ >= text_.size()) return std::nullopt;
+    const char c = text_[pos_];
+    if (c == '{') {
+      ++pos_;
+      value.type = Json::Type::kObject;
+      SkipSpace();
+      if (Consume("}")) return value;
+      do {
+        SkipSpace();
+        std::optional<std::string> key = ParseString();
+        SkipSpace();
+        if (!key || !Consume(":")) return std::nullopt;
+        std::optional<Json> member = ParseValue();
+        if (!member) return std::nullopt;
+        value.members.emplace_back(*key, *std::move(member));
+        SkipSpace();
+      } while (Consume(","));
+      return Consume("}") ? std::optional<Json>(value) : std::nullopt;
+    }
+    if (c == '[') {
+      ++pos_;
+      value.type = Json::Type::kArray;
+      SkipSpace();
+      if (Consume("]")) return value;
+      do {
+        std::optional<Json> item = ParseValue();
+        if (!item) return std::nullopt;
+        value.items.push_back(*std::move(item));
+        SkipSpace();
+      } while (Consume(","));
+      return Consume("]") ? std::optional<Json>(value) : std::nullopt;
+    }
+    if (c == '"') {
+      std::optional<std::string> s = ParseString();
+      if (!s) return std::nullopt;
+      value.type = Json::Type::kString;
+      value.string = *s;
+      return value;
+    }
+    if (Consume("true") || Consume("false")) {
+      value.type = Json::Type::kBool;
+      value.boolean = text_[pos_ - 1] == 'e' && text_[pos_ - 2] == 'u';
+      return value;
+    }
+    if (Consume("null")) return value;
+    const size_t start = pos_;
+    while (pos_ < text_.size() &&
+           (std::isdigit(static_cast<unsigned char>(text_[pos_])) ||
+            std::string_view("+-.eE").find(text_[pos_]) != std::string_view::npos)) {
+      ++pos_;
+    }
+    if (start == pos_) return std::nullopt;
+    value.type = Json::Type::kNumber;
+    size_t used = 0;
+    const std::string number(text_.substr(start, pos_ - start));
+    value.number = std::stod(number, &used);
+    if (used != number.size()) return std::nullopt;
+    return value;
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
+};
+
+Json ParseJson(const std::string& text) {
+  std::optional<Json> json = JsonParser(text).ParseDocument();
+  REQUIRE_MESSAGE(json.has_value(), "not valid JSON: " << text.substr(0, 300));
+  return *std::move(json);
+}
+
+bool Contains(const std::string& haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Usage and help.
+
+TEST_CASE("no command, an unknown command or an unknown flag is a usage error (exit 2)") {
+  RunResult none = Run({});
+  CHECK(none.exit_code == 2);
+  CHECK(Contains(none.err, "usage: bloomery"));
+
+  RunResult unknown = Run({"frobnicate"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(Contains(unknown.err, "unknown command \"frobnicate\""));
+
+  RunResult flag = Run({"plan", "--capacity", "100", "--fpr", "0.01", "--frob"});
+  CHECK(flag.exit_code == 2);
+  CHECK(Contains(flag.err, "unknown option --frob"));
+
+  RunResult help = Run({"--help"});
+  CHECK(help.exit_code == 0);
+  for (const char* command : {"plan", "table", "bench", "dedupe", "intersect"}) {
+    CHECK(Contains(help.out, command));
+  }
+}
+
+TEST_CASE("every subcommand has --help on stdout, exit 0") {
+  for (const std::string command : {"plan", "table", "bench", "dedupe", "intersect"}) {
+    CAPTURE(command);
+    RunResult r = Run({command, "--help"});
+    CHECK(r.exit_code == 0);
+    CHECK(Contains(r.out, "usage: bloomery " + command));
+    CHECK(r.err.empty());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// plan
+
+TEST_CASE("plan --json reports what the library's planner says, for both layouts") {
+  RunResult r = Run({"plan", "--capacity", "1e6", "--fpr", "0.01", "--json"});
+  REQUIRE(r.exit_code == 0);
+  const Json json = ParseJson(r.out);
+  CHECK(json["capacity"].U64() == 1'000'000);
+  CHECK(json["target_fpr"].Num() == doctest::Approx(0.01));
+  for (const auto& [name, layout] :
+       {std::pair{"blocked", Layout::kBlocked}, std::pair{"partitioned", Layout::kPartitioned}}) {
+    CAPTURE(name);
+    absl::StatusOr<Plan> plan = PlanFor(1'000'000, 0.01, layout);
+    REQUIRE(plan.ok());
+    const Json& got = json[name];
+    CHECK(got["bits"].U64() == plan->bits);
+    CHECK(got["bytes"].U64() == plan->bytes());
+    CHECK(got["hashes"].U64() == plan->hashes);
+    CHECK(got["bits_per_key"].Num() == doctest::Approx(plan->bits_per_key));
+    CHECK(got["expected_fpr"].Num() == doctest::Approx(plan->expected_fpr).epsilon(1e-6));
+    CHECK(got["expected_fpr"].Num() <= 0.01);
+  }
+  CHECK(json["blocked"]["cache_lines_per_lookup"].U64() == 1);
+
+  RunResult text = Run({"plan", "--capacity", "1e6", "--fpr", "0.01"});
+  REQUIRE(text.exit_code == 0);
+  CHECK(Contains(text.out, "blocked"));
+  CHECK(Contains(text.out, "partitioned"));
+  CHECK(Contains(text.out, "1,000,000 keys"));
+}
+
+TEST_CASE("plan --bits 2^30 --hashes 6 describes that geometry at a capacity") {
+  RunResult r = Run({"plan", "--bits", "2^30", "--hashes", "6", "--capacity", "1e8", "--json"});
+  REQUIRE(r.exit_code == 0);
+  const Json json = ParseJson(r.out);
+  absl::StatusOr<Plan> blocked = PlanForSize(uint64_t{1} << 30, 6, 100'000'000, Layout::kBlocked);
+  REQUIRE(blocked.ok());
+  CHECK(json["blocked"]["bits"].U64() == uint64_t{1} << 30);
+  CHECK(json["blocked"]["hashes"].U64() == 6);
+  CHECK(json["blocked"]["expected_fpr"].Num() ==
+        doctest::Approx(blocked->expected_fpr).epsilon(1e-6));
+  CHECK(json["partitioned"]["hashes"].U64() == 6);
+
+  RunResult no_capacity = Run({"plan", "--bits", "2^30", "--hashes", "6", "--json"});
+  REQUIRE(no_capacity.exit_code == 0);
+  CHECK(ParseJson(no_capacity.out)["blocked"]["expected_fpr"].type == Json::Type::kNull);
+}
+
+uint64_t PlannedBlockedBits(const std::vector<std::string>& args) {
+  std::vector<std::string> full = {"plan", "--json"};
+  full.insert(full.end(), args.begin(), args.end());
+  RunResult r = Run(full);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  return ParseJson(r.out)["blocked"]["bits"].U64();
+}
+
+TEST_CASE("numbers may be written as 1e6, 1M, 2^20, 4G, 1%") {
+  const uint64_t plain = PlannedBlockedBits({"--capacity", "1000000", "--fpr", "0.01"});
+  CHECK(PlannedBlockedBits({"--capacity", "1e6", "--fpr", "0.01"}) == plain);
+  CHECK(PlannedBlockedBits({"--capacity", "1M", "--fpr", "1%"}) == plain);
+  CHECK(PlannedBlockedBits({"--capacity=1000k", "--fpr=1e-2"}) == plain);
+  CHECK(PlannedBlockedBits({"--capacity", "1048576", "--fpr", "0.01"}) ==
+        PlannedBlockedBits({"--capacity", "2^20", "--fpr", "0.01"}));
+  for (const char* bits : {"1G", "1GiB", "1GB", "2^30"}) {
+    CAPTURE(bits);
+    CHECK(PlannedBlockedBits({"--bits", bits, "--hashes", "6"}) == uint64_t{1} << 30);
+  }
+}
+
+TEST_CASE("bad numbers and bad combinations are usage errors (exit 2) naming the flag") {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"--capacity", "12x"},  {"--capacity", "-5"}, {"--capacity", " 5"}, {"--capacity", "1.5"},
+      {"--capacity", "1e30"}, {"--capacity", ""},   {"--capacity", "0"},  {"--capacity", "2^99"},
+      {"--fpr", "1.5"},       {"--fpr", "0"},       {"--fpr", "nan"},     {"--fpr", "abc"},
+      {"--fpr", "-0.1"},      {"--hashes", "17"},   {"--hashes", "0"},    {"--hashes", "6x"}};
+  for (const auto& [flag, value] : bad) {
+    CAPTURE(flag);
+    CAPTURE(value);
+    std::vector<std::string> args = {"plan", "--capacity", "1000", "--fpr",
+                                     "0.01", "--hashes",   "4"};
+    const auto at = std::find(args.begin(), args.end(), flag);
+    REQUIRE(at != args.end());
+    *(at + 1) = value;
+    RunResult r = Run(args);
+    CHECK(r.exit_code == 2);
+    CHECK(Contains(r.err, flag));
+  }
+  CHECK(Run({"plan", "--bits", "4Q", "--hashes", "6"}).exit_code == 2);
+  CHECK(Run({"plan", "--capacity", "1000"}).exit_code == 2);  // no --fpr
+  CHECK(Run({"plan", "--bits", "2^20", "--fpr", "0.01"}).exit_code == 2);
+  CHECK(Run({"plan", "--bits", "2^20"}).exit_code == 2);  // neither hashes nor capacity
+  CHECK(Run({"plan", "--capacity", "1", "--capacity", "2", "--fpr", "0.1"}).exit_code == 2);
+  CHECK(Run({"plan", "--capacity", "10", "--fpr", "0.1", "extra"}).exit_code == 2);
+  CHECK(Run({"plan", "--capacity", "10", "--fpr", "0.1", "--json=yes"}).exit_code == 2);
+  CHECK(Run({"plan", "--capacity", "10", "--fpr"}).exit_code == 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// table
+
+TEST_CASE("table --json: blocked filters measured, and the measurements agree with the formula") {
+  constexpr uint64_t kKeys = 20'000;
+  RunResult r = Run({"table", "--keys", "20000", "--json"});
+  REQUIRE(r.exit_code == 0);
+  const Json json = ParseJson(r.out);
+  CHECK(json["layout"].string == "blocked");
+  CHECK(json["measured"].boolean);
+  CHECK(json["keys"].U64() == kKeys);
+  const Json& rows = json["rows"];
+  REQUIRE(rows.items.size() == 31);
+  for (size_t i = 0; i < rows.items.size(); ++i) {
+    const Json& row = rows[i];
+    const uint64_t m = row["bits_per_key"].U64();
+    CAPTURE(m);
+    CHECK(m == i + 2);
+    absl::StatusOr<Plan> best = PlanForSize(m * kKeys, 0, kKeys, Layout::kBlocked);
+    REQUIRE(best.ok());
+    CHECK(row["best_k"].U64() == best->hashes);
+    REQUIRE(row["cells"].items.size() == 8);
+    for (const Json& cell : row["cells"].items) {
+      const uint32_t k = static_cast<uint32_t>(cell["k"].U64());
+      CAPTURE(k);
+      absl::StatusOr<Plan> plan = PlanForSize(m * kKeys, k, kKeys, Layout::kBlocked);
+      REQUIRE(plan.ok());
+      CHECK(cell["bits"].U64() == plan->bits);
+      CHECK(cell["predicted_fpr"].Num() == doctest::Approx(plan->expected_fpr).epsilon(1e-6));
+      const uint64_t fp = cell["false_positives"].U64();
+      CHECK(cell["measured_fpr"].Num() == doctest::Approx(static_cast<double>(fp) / kKeys));
+      // 248 cells: 6 sigmas keeps a correct filter from ever failing here by chance.
+      CHECK(WithinBinomialBound(fp, kKeys, plan->expected_fpr, 6.0));
+    }
+  }
+}
+
+TEST_CASE("table --layout classic is theory only, and says so") {
+  RunResult r = Run({"table", "--keys", "5000", "--layout", "classic", "--json"});
+  REQUIRE(r.exit_code == 0);
+  const Json json = ParseJson(r.out);
+  CHECK(json["layout"].string == "classic");
+  CHECK_FALSE(json["measured"].boolean);
+  const Json& cell = json["rows"][8]["cells"][3];  // m/n = 10, k = 4
+  CHECK(cell["measured_fpr"].type == Json::Type::kNull);
+  absl::StatusOr<Plan> plan = PlanForSize(10 * 5000, 4, 5000, Layout::kPartitioned);
+  REQUIRE(plan.ok());
+  CHECK(cell["predicted_fpr"].Num() == doctest::Approx(plan->expected_fpr).epsilon(1e-6));
+
+  RunResult text = Run({"table", "--keys", "5000", "--layout", "classic"});
+  REQUIRE(text.exit_code == 0);
+  CHECK(Contains(text.out, "theory only"));
+  CHECK_FALSE(Contains(text.out, "measured  "));
+
+  const std::string svg_path = Scratch().File("classic.svg");
+  REQUIRE(Run({"table", "--keys", "5000", "--layout", "classic", "--svg", svg_path}).exit_code ==
+          0);
+  const std::string svg = ReadFile(svg_path);
+  CHECK(Contains(svg, "no measurement"));
+  CHECK_FALSE(Contains(svg, "<circle"));  // nothing measured, nothing drawn as measured
+}
+
+TEST_CASE("table --csv has one line per (m/n, k)") {
+  RunResult r = Run({"table", "--keys", "3000", "--csv"});
+  REQUIRE(r.exit_code == 0);
+  const std::vector<std::string> lines = SplitLines(r.out);
+  REQUIRE(lines.size() == 1 + 31 * 8);
+  CHECK(lines[0].starts_with("layout,keys,bits_per_key,best_k,k,"));
+  for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 9);
+  CHECK(lines[1].starts_with("blocked,3000,2,"));
+}
+
+TEST_CASE("table --svg draws one dot per measurable cell, a curve and a legend entry per k") {
+  const std::string svg_path = Scratch().File("table.svg");
+  RunResult r = Run({"table", "--keys", "5000", "--json", "--svg", svg_path});
+  REQUIRE(r.exit_code == 0);
+  const std::string svg = ReadFile(svg_path);
+  CHECK(svg.starts_with("<svg"));
+  CHECK(Contains(svg, "</svg>"));
+  for (int k = 1; k <= 8; ++k) CHECK(Contains(svg, "k = " + std::to_string(k)));
+  CHECK(Contains(svg, "bits per key"));
+  size_t positive_cells = 0;
+  const Json json = ParseJson(r.out);
+  for (const Json& row : json["rows"].items) {
+    for (const Json& cell : row["cells"].items) positive_cells += cell["false_positives"].U64() > 0;
+  }
+  size_t circles = 0;
+  for (size_t at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1)) {
+    ++circles;
+  }
+  CHECK(circles == positive_cells + 8 + 1);  // + a dot per k and one for "measured" in the legend
+  size_t paths = 0;
+  for (size_t at = svg.find("<path"); at != std::string::npos; at = svg.find("<path", at + 1)) {
+    ++paths;
+  }
+  CHECK(paths == 8);
+
+  RunResult unwritable =
+      Run({"table", "--keys", "100", "--svg", Scratch().File("no/such/dir/x.svg")});
+  CHECK(unwritable.exit_code == 1);
+  CHECK(Contains(unwritable.err, "cannot write"));
+  CHECK(Run({"table", "--layout", "fancy"}).exit_code == 2);
+  CHECK(Run({"table", "--json", "--csv", "--keys", "10"}).exit_code == 2);
+  CHECK(Run({"table", "--keys", "0"}).exit_code == 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// bench
+
+TEST_CASE("bench --json reports every operation, the floor and an FPR that matches the plan") {
+  RunResult r = Run({"bench", "--keys", "10000", "--reps", "1", "--threads", "2", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const Json json = ParseJson(r.out);
+  CHECK_FALSE(json["simd_target"].string.empty());
+  CHECK(json["threads"].U64() == 2);
+  REQUIRE(json["sizes"].items.size() == 1);
+  const Json& size = json["sizes"][0];
+  CHECK(size["keys"].U64() == 10'000);
+  absl::StatusOr<Plan> plan = PlanForSize(100'000, 0, 10'000, Layout::kBlocked);
+  REQUIRE(plan.ok());
+  CHECK(size["bits"].U64() == plan->bits);
+  CHECK(size["hashes"].U64() == plan->hashes);
+  CHECK(size["bits_per_key"].Num() == doctest::Approx(plan->bits_per_key));
+  CHECK(size["planned_fpr"].Num() == doctest::Approx(plan->expected_fpr).epsilon(1e-6));
+  CHECK(WithinBinomialBound(size["false_positives"].U64(), size["lookups"].U64(),
+                            plan->expected_fpr));
+  CHECK(size["floor_ns_per_key"].Num() > 0);
+  CHECK(size["huge_pages"].type == Json::Type::kBool);
+  for (const char* op : {"insert", "insert_many", "may_contain_absent", "may_contain_present",
+                         "may_contain_many_absent", "may_contain_many_present",
+                         "concurrent_insert_many", "concurrent_may_contain_many_absent"}) {
+    CAPTURE(op);
+    const Json& timing = size["operations"][op];
+    CHECK(timing["ns_per_key"].Num() > 0);
+    CHECK(timing["ratio_to_floor"].Num() ==
+          doctest::Approx(timing["ns_per_key"].Num() / size["floor_ns_per_key"].Num()));
+  }
+}
+
+TEST_CASE("bench prints a table; --fpr sizes the filter; bad numbers exit 2") {
+  RunResult r = Run({"bench", "--keys", "10000", "--reps", "1"});
+  REQUIRE(r.exit_code == 0);
+  for (const char* row : {"MayContainMany, absent", "InsertMany", "memory floor", "x floor",
+                          "FPR measured", "huge pages", "SIMD target"}) {
+    CHECK(Contains(r.out, row));
+  }
+  RunResult fpr = Run({"bench", "--keys", "10000", "--reps", "1", "--fpr", "0.001", "--json"});
+  REQUIRE(fpr.exit_code == 0);
+  CHECK(ParseJson(fpr.out)["sizes"][0]["planned_fpr"].Num() <= 0.001);
+  CHECK(Run({"bench", "--threads", "0"}).exit_code == 2);
+  CHECK(Run({"bench", "--keys", "ten"}).exit_code == 2);
+  CHECK(Run({"bench", "--reps", "0"}).exit_code == 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// dedupe
+
+// Lines drawn with repetition from `distinct` values; some empty, some with spaces or '\r'.
+std::vector<std::string> RepeatingLines(size_t count, uint64_t distinct, uint64_t seed) {
+  SplitMix64 rng(seed);
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t v = rng.Below(distinct);
+    lines.push_back(v % 97 == 0   ? ""
+                    : v % 89 == 0 ? "with space " + std::to_string(v)
+                    : v % 83 == 0 ? "cr\r" + std::to_string(v)
+                                  : "https://example.com/" + std::to_string(v));
+  }
+  return lines;
+}
+
+std::vector<std::string> FirstOccurrences(const std::vector<std::string>& lines) {
+  std::unordered_set<std::string> seen;
+  std::vector<std::string> out;
+  for (const std::string& line : lines) {
+    if (seen.insert(line).second) out.push_back(line);
+  }
+  return out;
+}
+
+TEST_CASE("dedupe prints exactly the first occurrence of every line, in order") {
+  // 30,000 lines over 8,000 values: duplicates within one 4,096-line batch and across batches.
+  const std::vector<std::string> lines = RepeatingLines(30'000, 8'000, 7);
+  const std::string input = JoinLines(lines);
+  const std::string expected = JoinLines(FirstOccurrences(lines));
+  REQUIRE(SplitLines(expected).size() < lines.size());
+
+  RunResult from_stdin = Run({"dedupe", "--capacity", "10000", "--fpr", "1e-9"}, input);
+  CHECK(from_stdin.exit_code == 0);
+  CHECK(from_stdin.out == expected);
+  CHECK(from_stdin.err.empty());  // stderr is not a terminal: no progress bar
+
+  const std::string path = Scratch().File("dedupe_input.txt");
+  WriteFile(path, input);
+  RunResult from_file = Run({"dedupe", "--bits", "2^20", "--hashes", "7", path});
+  CHECK(from_file.exit_code == 0);
+  CHECK(from_file.out == expected);
+
+  RunResult stats = Run({"dedupe", "--capacity", "1e4", "--fpr", "1e-9", "--stats", "-"}, input);
+  CHECK(stats.out == expected);
+  CHECK(Contains(stats.err, "read 30,000 lines"));
+}
+
+TEST_CASE("dedupe: a last line without newline, empty input, and a filter far too small") {
+  CHECK(Run({"dedupe"}, "a\nb\na\nc").out == "a\nb\nc\n");
+  RunResult empty = Run({"dedupe"}, "");
+  CHECK(empty.exit_code == 0);
+  CHECK(empty.out.empty());
+
+  // 512 bits for 5,000 distinct lines: many wrong drops, but never a duplicate, never a line out
+  // of order, and a warning that the capacity was exceeded.
+  const std::vector<std::string> lines = RepeatingLines(10'000, 5'000, 11);
+  RunResult tiny =
+      Run({"dedupe", "--bits", "512", "--hashes", "2", "--capacity", "100"}, JoinLines(lines));
+  CHECK(tiny.exit_code == 0);
+  const std::vector<std::string> kept = SplitLines(tiny.out);
+  const std::vector<std::string> firsts = FirstOccurrences(lines);
+  CHECK(kept.size() < firsts.size());
+  size_t at = 0;
+  for (const std::string& line : kept) {  // kept is a subsequence of the first occurrences
+    while (at < firsts.size() && firsts[at] != line) ++at;
+    CHECK(at < firsts.size());
+    ++at;
+  }
+  CHECK(Contains(tiny.err, "over the planned capacity"));
+}
+
+TEST_CASE("dedupe errors: missing file (1), a directory (1), bad usage (2)") {
+  RunResult missing = Run({"dedupe", Scratch().File("does_not_exist.txt")});
+  CHECK(missing.exit_code == 1);
+  CHECK(Contains(missing.err, "does_not_exist.txt"));
+  CHECK(Run({"dedupe", std::filesystem::temp_directory_path().string()}).exit_code == 1);
+  CHECK(Run({"dedupe", "--bits", "2^20", "--fpr", "0.01"}).exit_code == 2);
+  CHECK(Run({"dedupe", "a.txt", "b.txt"}).exit_code == 2);
+  CHECK(Run({"dedupe", "--capacity", "1e6x"}).exit_code == 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// intersect
+
+struct IntersectCase {
+  std::string a_path;
+  std::string b_path;
+  std::vector<std::string> b_lines;
+  std::vector<std::string> common;  // lines of B that are in A, in B's order
+  size_t not_common = 0;
+};
+
+IntersectCase MakeIntersectCase() {
+  IntersectCase c;
+  std::vector<std::string> a;
+  for (int i = 0; i < 6000; ++i) a.push_back("https://a.example/" + std::to_string(i * 3));
+  std::unordered_set<std::string> in_a(a.begin(), a.end());
+  SplitMix64 rng(3);
+  for (int i = 0; i < 8000; ++i) {
+    c.b_lines.push_back("https://a.example/" + std::to_string(rng.Below(30'000)));
+    if (in_a.contains(c.b_lines.back())) {
+      c.common.push_back(c.b_lines.back());
+    } else {
+      ++c.not_common;
+    }
+  }
+  c.a_path = Scratch().File("a.txt");
+  c.b_path = Scratch().File("b.txt");
+  WriteFile(c.a_path, JoinLines(a));
+  WriteFile(c.b_path, JoinLines(c.b_lines));
+  return c;
+}
+
+// Checks that `out` is B's lines in order, with every common line; returns the false positives.
+size_t CheckIntersection(const IntersectCase& c, const std::string& out) {
+  const std::vector<std::string> printed = SplitLines(out);
+  std::unordered_set<std::string> common(c.common.begin(), c.common.end());
+  size_t at = 0;
+  size_t common_seen = 0;
+  size_t extra = 0;
+  for (const std::string& line : printed) {
+    while (at < c.b_lines.size() && c.b_lines[at] != line) {
+      CHECK_FALSE(common.contains(c.b_lines[at]));  // a common line was skipped
+      ++at;
+    }
+    REQUIRE(at < c.b_lines.size());  // printed line is not the next line of B
+    ++at;
+    common.contains(line) ? ++common_seen : ++extra;
+  }
+  CHECK(common_seen == c.common.size());
+  return extra;
+}
+
+double ReportedFpr(const std::string& err) {
+  const std::string marker = "expected false-positive rate ";
+  const size_t at = err.find(marker);
+  REQUIRE(at != std::string::npos);
+  return std::stod(err.substr(at + marker.size()));
+}
+
+TEST_CASE("intersect prints every line of B that is in A, and few others") {
+  const IntersectCase c = MakeIntersectCase();
+  REQUIRE(c.common.size() > 1000);
+  REQUIRE(c.not_common > 1000);
+
+  RunResult roomy = Run({"intersect", c.a_path, c.b_path});
+  REQUIRE_MESSAGE(roomy.exit_code == 0, roomy.err);
+  const size_t roomy_extra = CheckIntersection(c, roomy.out);
+  CHECK(WithinBinomialBound(roomy_extra, c.not_common, ReportedFpr(roomy.err)));
+  CHECK(Contains(roomy.err, "A has 6,000 lines"));
+
+  // 4 KiB for 6,000 lines: ~5.5 bits per line, a high FPR, printed and then honoured.
+  RunResult tight = Run({"intersect", c.a_path, "-", "--memory", "4K", "--capacity", "6000"},
+                        JoinLines(c.b_lines));
+  REQUIRE_MESSAGE(tight.exit_code == 0, tight.err);
+  const double fpr = ReportedFpr(tight.err);
+  CHECK(fpr > 0.01);
+  CHECK(WithinBinomialBound(CheckIntersection(c, tight.out), c.not_common, fpr));
+}
+
+TEST_CASE("intersect errors: missing files (1), bad usage (2)") {
+  const IntersectCase c = MakeIntersectCase();
+  RunResult missing_a = Run({"intersect", Scratch().File("nope_a"), c.b_path});
+  CHECK(missing_a.exit_code == 1);
+  CHECK(Contains(missing_a.err, "nope_a"));
+  RunResult missing_b = Run({"intersect", c.a_path, Scratch().File("nope_b")});
+  CHECK(missing_b.exit_code == 1);
+  CHECK(Contains(missing_b.err, "nope_b"));
+  CHECK(Run({"intersect", c.a_path}).exit_code == 2);
+  CHECK(Run({"intersect", c.a_path, c.b_path, "--memory", "4Q"}).exit_code == 2);
+  CHECK(Run({"intersect", c.a_path, c.b_path, "--memory", "8"}).exit_code == 2);
+  CHECK(Run({"intersect", "-", c.b_path}).exit_code == 2);  // A read twice needs a file
+}
+
+}  // namespace
+}  // namespace bloomery

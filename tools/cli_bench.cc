@@ -1,0 +1,455 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// `bloomery bench`: how fast a BlockedFilter is on this machine, measured against the physical
+// limit (one random cache-line read per key: internal/memory_floor.h) in the same run.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <numeric>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bloomery/bloomery.h"
+#include "cli_commands.h"
+#include "cli_common.h"
+#include "internal/memory_floor.h"
+
+namespace bloomery::cli {
+namespace {
+
+constexpr char kBenchHelp[] =
+    R"(usage: bloomery bench [--keys N] [--fpr P] [--threads T] [--reps R] [--json]
+
+Measures a BlockedFilter on this machine, in ns per key (median of R runs):
+  Insert, InsertMany                 adding keys to an empty filter, one at a time or in batches
+  MayContain, MayContainMany         looking up keys that are absent / present, single and batch
+  memory floor                       one random 64-byte line read per key with the same batching
+                                     and prefetching, over memory of the filter's size: the limit
+                                     a lookup cannot beat; "x floor" is each operation against it
+and the measured false-positive rate against the planned one, bits/key, whether the filter got
+transparent huge pages, and the SIMD target in use.
+
+Without --keys it runs an in-cache size (1M keys) and an out-of-cache size (32M keys, doubled
+until the filter is at least twice the last-level cache, at most 128M keys).
+
+options:
+  --keys N       one size of N keys instead of the two default sizes (1e6, 2^24, 10M); each
+                 operation is timed over min(N, 4M) keys, and the filter holds all N for lookups
+  --fpr P        size the filter for FPR P instead of 10 bits/key
+  --threads T    also measure T threads inserting and looking up at once (a concurrent filter)
+  --reps R       runs per measurement, 1..100 (default 3)
+  --json         print JSON instead of a table
+)";
+
+constexpr uint64_t kInCacheKeys = 1'000'000;
+constexpr uint64_t kOutOfCacheKeys = uint64_t{1} << 25;
+constexpr uint64_t kMaxDefaultKeys = uint64_t{1} << 27;
+// Each operation is timed over at most this many keys per run (the rest of the N keys are inserted
+// untimed): plenty for a stable median and an FPR measured to ~1%, and it keeps the default run
+// well under a minute on two cores.
+constexpr uint64_t kMaxTimedKeys = uint64_t{1} << 22;
+constexpr double kDefaultBitsPerKey = 10;
+
+struct Operation {
+  std::string name;       // for people
+  std::string json_name;  // for JSON
+  double ns_per_key = 0;  // median
+};
+
+struct SizeReport {
+  uint64_t keys = 0;
+  Plan plan;
+  uint64_t lookups = 0;
+  uint64_t false_positives = 0;
+  uint64_t huge_page_bytes = 0;
+  uint64_t floor_huge_page_bytes = 0;
+  double floor_ns_per_key = 0;
+  std::vector<Operation> operations;
+  std::vector<Operation> threaded;  // empty without --threads
+};
+
+struct BenchConfig {
+  std::vector<uint64_t> sizes;
+  double fpr = 0;  // 0: 10 bits/key
+  uint32_t reps = 3;
+  uint32_t threads = 0;
+};
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// Nanoseconds per key of one call of `body` over `count` keys.
+template <typename Body>
+double TimePerKey(uint64_t count, Body&& body) {
+  const auto start = std::chrono::steady_clock::now();
+  body();
+  const auto stop = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(stop - start).count() /
+         static_cast<double>(count);
+}
+
+// Runs body(begin, end) on `threads` threads over [0, count) split evenly; ns per key of wall time.
+template <typename Body>
+double TimeThreaded(uint32_t threads, uint64_t count, Body&& body) {
+  return TimePerKey(count, [&] {
+    std::vector<std::jthread> workers;
+    for (uint32_t t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] { body(count * t / threads, count * (t + 1) / threads); });
+    }
+  });
+}
+
+// Size of cpu0's largest unified cache, from sysfs: glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) reports
+// the whole package's (or host's) L3 on some machines, e.g. 256 MiB on a VM whose cpu0 sees 32 MiB.
+uint64_t LastLevelCacheBytes() {
+  uint64_t best = 0;
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = absl::StrCat("/sys/devices/system/cpu/cpu0/cache/index", index, "/");
+    std::FILE* type = std::fopen((dir + "type").c_str(), "re");
+    if (type == nullptr) break;
+    char kind[32] = {};
+    const bool unified =
+        std::fscanf(type, "%31s", kind) == 1 && std::string_view(kind) == "Unified";
+    std::fclose(type);
+    std::FILE* size = std::fopen((dir + "size").c_str(), "re");
+    if (size == nullptr) continue;
+    unsigned long long amount = 0;
+    char unit = 0;
+    if (unified && std::fscanf(size, "%llu%c", &amount, &unit) >= 1) {
+      const uint64_t scale = unit == 'K'   ? 1024
+                             : unit == 'M' ? 1024 * 1024
+                             : unit == 'G' ? 1 << 30
+                                           : 1;
+      best = std::max<uint64_t>(best, amount * scale);
+    }
+    std::fclose(size);
+  }
+  if (best != 0) return best;
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  return l3 > 0 ? static_cast<uint64_t>(l3) : 0;
+}
+
+uint64_t DefaultOutOfCacheKeys() {
+  const uint64_t cache = LastLevelCacheBytes();
+  uint64_t keys = kOutOfCacheKeys;
+  while (cache != 0 && keys * kDefaultBitsPerKey / 8 < 2 * cache && keys < kMaxDefaultKeys) {
+    keys *= 2;
+  }
+  return keys;
+}
+
+FilterOptions OptionsFor(const BenchConfig& config, uint64_t keys, bool concurrent) {
+  FilterOptions options;
+  options.capacity = keys;
+  if (config.fpr > 0) {
+    options.fpr = config.fpr;
+  } else {
+    options.bits = static_cast<uint64_t>(kDefaultBitsPerKey * static_cast<double>(keys));
+  }
+  options.concurrent = concurrent;
+  options.populate = true;  // page faults belong to creation, not to the timed inserts
+  return options;
+}
+
+absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys) {
+  SizeReport report;
+  report.keys = keys;
+  report.lookups = std::min(keys, kMaxTimedKeys);
+  // Inserted keys 0..n-1 and absent keys 2^63 + i: integers are hashed (XXH3) like any key, so
+  // their order says nothing about where they land.
+  std::vector<uint64_t> inserted(keys);
+  std::iota(inserted.begin(), inserted.end(), uint64_t{0});
+  std::vector<uint64_t> absent(report.lookups);
+  std::iota(absent.begin(), absent.end(), uint64_t{1} << 63);
+  const std::span<const uint64_t> present(inserted.data(), report.lookups);
+
+  absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(OptionsFor(config, keys, false));
+  if (!filter.ok()) return filter.status();
+  report.plan = filter->plan();
+
+  // The floor: the lines the absent lookups touch, read from memory of the same size, allocated
+  // the same way.
+  StorageOptions storage_options;
+  storage_options.populate = true;
+  absl::StatusOr<Storage> floor_memory = Storage::Allocate(filter->memory_bytes(), storage_options);
+  if (!floor_memory.ok()) return floor_memory.status();
+  std::vector<uint64_t> floor_lines(report.lookups);
+  for (uint64_t i = 0; i < report.lookups; ++i) {
+    const KeyHash hash = HashKey(absent[i], filter->seed());
+    floor_lines[i] =
+        static_cast<uint64_t>((static_cast<unsigned __int128>(hash.hi) * filter->blocks()) >> 64);
+  }
+  const auto* floor_base = reinterpret_cast<const uint64_t*>(floor_memory->data());
+
+  const char* const kNames[][2] = {
+      {"Insert", "insert"},
+      {"InsertMany", "insert_many"},
+      {"MayContain, absent", "may_contain_absent"},
+      {"MayContain, present", "may_contain_present"},
+      {"MayContainMany, absent", "may_contain_many_absent"},
+      {"MayContainMany, present", "may_contain_many_present"},
+  };
+  constexpr size_t kOps = std::size(kNames);
+  std::vector<std::vector<double>> samples(kOps);
+  std::vector<double> floor_samples;
+  uint64_t sink = 0;
+  for (uint32_t rep = 0; rep < config.reps; ++rep) {
+    // Inserts are timed over the first `lookups` keys of a cleared filter; the rest go in untimed
+    // so the lookups below see a full filter.
+    filter->Clear();
+    samples[0].push_back(TimePerKey(report.lookups, [&] {
+      for (const uint64_t key : present) sink += filter->Insert(key);
+    }));
+    filter->Clear();
+    samples[1].push_back(TimePerKey(report.lookups, [&] { sink += filter->InsertMany(present); }));
+    sink += filter->InsertMany(std::span(inserted).subspan(report.lookups));
+    samples[2].push_back(TimePerKey(report.lookups, [&] {
+      for (const uint64_t key : absent) sink += filter->MayContain(key);
+    }));
+    uint64_t found = 0;
+    samples[3].push_back(TimePerKey(report.lookups, [&] {
+      for (const uint64_t key : present) found += filter->MayContain(key);
+    }));
+    samples[4].push_back(TimePerKey(
+        report.lookups, [&] { report.false_positives = filter->MayContainMany(absent); }));
+    samples[5].push_back(
+        TimePerKey(report.lookups, [&] { found += filter->MayContainMany(present); }));
+    floor_samples.push_back(TimePerKey(report.lookups, [&] {
+      sink += internal::FloorReadLines(floor_base, floor_lines.data(), floor_lines.size());
+    }));
+    if (found != 2 * report.lookups) {
+      return absl::InternalError(absl::StrFormat("false negative: %d of %d inserted keys found",
+                                                 found, 2 * report.lookups));
+    }
+  }
+  for (size_t op = 0; op < kOps; ++op) {
+    report.operations.push_back({kNames[op][0], kNames[op][1], Median(samples[op])});
+  }
+  report.floor_ns_per_key = Median(floor_samples);
+  report.huge_page_bytes = filter->storage().HugePageBytes();
+  report.floor_huge_page_bytes = floor_memory->HugePageBytes();
+
+  if (config.threads > 0) {
+    absl::StatusOr<BlockedFilter> shared = BlockedFilter::Create(OptionsFor(config, keys, true));
+    if (!shared.ok()) return shared.status();
+    const uint32_t t = config.threads;
+    std::vector<double> insert_samples;
+    std::vector<double> lookup_samples;
+    std::atomic<uint64_t> shared_sink{0};
+    for (uint32_t rep = 0; rep < config.reps; ++rep) {
+      shared->Clear();
+      insert_samples.push_back(TimeThreaded(t, keys, [&](uint64_t begin, uint64_t end) {
+        shared_sink += shared->InsertMany(std::span(inserted).subspan(begin, end - begin));
+      }));
+      lookup_samples.push_back(TimeThreaded(t, report.lookups, [&](uint64_t begin, uint64_t end) {
+        shared_sink += shared->MayContainMany(std::span(absent).subspan(begin, end - begin));
+      }));
+    }
+    sink += shared_sink.load();
+    report.threaded.push_back({absl::StrCat("InsertMany, ", t, " threads"),
+                               "concurrent_insert_many", Median(insert_samples)});
+    report.threaded.push_back({absl::StrCat("MayContainMany, absent, ", t, " threads"),
+                               "concurrent_may_contain_many_absent", Median(lookup_samples)});
+  }
+  // A volatile store makes every result above observable, so no timed loop is optimised away.
+  [[maybe_unused]] volatile uint64_t observed = sink;
+  return report;
+}
+
+double MeasuredFpr(const SizeReport& r) {
+  return static_cast<double>(r.false_positives) / static_cast<double>(r.lookups);
+}
+
+std::string SizeLabel(const SizeReport& r, uint64_t cache_bytes) {
+  if (cache_bytes == 0) return FormatCount(r.keys) + " keys";
+  return r.plan.bytes() <= cache_bytes ? "in cache" : "out of cache";
+}
+
+std::string RenderText(const BenchConfig& config, const std::vector<SizeReport>& reports) {
+  const uint64_t cache = LastLevelCacheBytes();
+  std::string out = absl::StrFormat(
+      "bloomery bench: BlockedFilter at %s, SIMD target %s, median of %d run%s\n"
+      "last-level cache: %s\n\n",
+      config.fpr > 0 ? absl::StrCat("FPR ", FormatFpr(config.fpr))
+                     : absl::StrFormat("%g bits/key", kDefaultBitsPerKey),
+      SimdTargetName(), config.reps, config.reps == 1 ? "" : "s",
+      cache ? FormatBytes(static_cast<double>(cache)) : "unknown");
+  TextTable facts;
+  std::vector<std::string> row = {""};
+  for (const SizeReport& r : reports) row.push_back(SizeLabel(r, cache));
+  facts.AddRow(row);
+  auto add = [&](const std::string& name, auto&& cell) {
+    std::vector<std::string> cells = {name};
+    for (const SizeReport& r : reports) cells.push_back(cell(r));
+    facts.AddRow(std::move(cells));
+  };
+  add("keys", [](const SizeReport& r) { return FormatCount(r.keys); });
+  add("filter",
+      [](const SizeReport& r) { return FormatBytes(static_cast<double>(r.plan.bytes())); });
+  add("hashes (k)", [](const SizeReport& r) { return absl::StrCat(r.plan.hashes); });
+  add("bits/key", [](const SizeReport& r) { return absl::StrFormat("%.2f", r.plan.bits_per_key); });
+  add("huge pages", [](const SizeReport& r) {
+    if (r.huge_page_bytes) {
+      return absl::StrCat("yes, ", FormatBytes(static_cast<double>(r.huge_page_bytes)));
+    }
+    return std::string(r.plan.bytes() < Storage::kHugePageBytes ? "no (under 2 MiB)" : "no");
+  });
+  add("FPR planned", [](const SizeReport& r) { return FormatFpr(r.plan.expected_fpr); });
+  add("FPR measured", [](const SizeReport& r) {
+    return absl::StrCat(FormatFpr(MeasuredFpr(r)), " (", FormatCount(r.false_positives), " of ",
+                        FormatCount(r.lookups), ")");
+  });
+  absl::StrAppend(&out, facts.Render(), "\n");
+
+  TextTable times;
+  row = {"ns/key"};
+  for (const SizeReport& r : reports) {
+    row.push_back(SizeLabel(r, cache));
+    row.push_back("x floor");
+  }
+  times.AddRow(row);
+  auto add_op = [&](size_t index, bool threaded) {
+    std::vector<std::string> cells = {
+        (threaded ? reports[0].threaded : reports[0].operations)[index].name};
+    for (const SizeReport& r : reports) {
+      const Operation& op = (threaded ? r.threaded : r.operations)[index];
+      cells.push_back(absl::StrFormat("%.2f", op.ns_per_key));
+      cells.push_back(absl::StrFormat("%.2f", op.ns_per_key / r.floor_ns_per_key));
+    }
+    times.AddRow(std::move(cells));
+  };
+  for (size_t i = 0; i < reports[0].operations.size(); ++i) add_op(i, false);
+  for (size_t i = 0; i < reports[0].threaded.size(); ++i) add_op(i, true);
+  row = {"memory floor"};
+  for (const SizeReport& r : reports) {
+    row.push_back(absl::StrFormat("%.2f", r.floor_ns_per_key));
+    row.push_back("1.00");
+  }
+  times.AddRow(row);
+  absl::StrAppend(&out, times.Render());
+  if (config.threads > 0) {
+    absl::StrAppend(&out,
+                    "(threaded rows: wall-clock time divided by all keys, on a concurrent "
+                    "filter)\n");
+  }
+  return out;
+}
+
+std::string RenderJson(const BenchConfig& config, const std::vector<SizeReport>& reports) {
+  JsonWriter json;
+  json.BeginObject()
+      .Key("filter")
+      .String("BlockedFilter")
+      .Key("simd_target")
+      .String(SimdTargetName())
+      .Key("reps")
+      .Integer(config.reps)
+      .Key("threads")
+      .Integer(config.threads)
+      .Key("last_level_cache_bytes")
+      .Integer(LastLevelCacheBytes())
+      .Key("sizes")
+      .BeginArray();
+  for (const SizeReport& r : reports) {
+    json.BeginObject()
+        .Key("keys")
+        .Integer(r.keys)
+        .Key("bits")
+        .Integer(r.plan.bits)
+        .Key("bytes")
+        .Integer(r.plan.bytes())
+        .Key("hashes")
+        .Integer(r.plan.hashes)
+        .Key("bits_per_key")
+        .Number(r.plan.bits_per_key)
+        .Key("planned_fpr")
+        .Number(r.plan.expected_fpr)
+        .Key("measured_fpr")
+        .Number(MeasuredFpr(r))
+        .Key("false_positives")
+        .Integer(r.false_positives)
+        .Key("lookups")
+        .Integer(r.lookups)
+        .Key("huge_pages")
+        .Bool(r.huge_page_bytes > 0)
+        .Key("huge_page_bytes")
+        .Integer(r.huge_page_bytes)
+        .Key("floor_huge_page_bytes")
+        .Integer(r.floor_huge_page_bytes)
+        .Key("floor_ns_per_key")
+        .Number(r.floor_ns_per_key)
+        .Key("operations")
+        .BeginObject();
+    for (const auto* list : {&r.operations, &r.threaded}) {
+      for (const Operation& op : *list) {
+        json.Key(op.json_name)
+            .BeginObject()
+            .Key("ns_per_key")
+            .Number(op.ns_per_key)
+            .Key("ratio_to_floor")
+            .Number(op.ns_per_key / r.floor_ns_per_key)
+            .Key("million_keys_per_second")
+            .Number(1e3 / op.ns_per_key)
+            .EndObject();
+      }
+    }
+    json.EndObject().EndObject();
+  }
+  return json.EndArray().EndObject().Finish();
+}
+
+}  // namespace
+
+absl::Status BenchCommand(int argc, char* const* argv) {
+  absl::StatusOr<Args> args = Args::Parse(
+      argc, argv,
+      {{"keys", true}, {"fpr", true}, {"threads", true}, {"reps", true}, {"json", false}});
+  if (!args.ok()) return args.status();
+  if (args->help()) {
+    std::fputs(kBenchHelp, stdout);
+    return absl::OkStatus();
+  }
+  if (absl::Status s = args->ExpectPositional(0, 0); !s.ok()) return s;
+  BenchConfig config;
+  absl::StatusOr<uint64_t> keys = args->Count("keys", 0);
+  if (!keys.ok()) return keys.status();
+  if (args->Has("keys") && (*keys == 0 || *keys > (uint64_t{1} << 32))) {
+    return UsageError("--keys must be in [1, 2^32]");
+  }
+  config.sizes = *keys ? std::vector<uint64_t>{*keys}
+                       : std::vector<uint64_t>{kInCacheKeys, DefaultOutOfCacheKeys()};
+  absl::StatusOr<double> fpr = args->Fraction("fpr", 0);
+  if (!fpr.ok()) return fpr.status();
+  config.fpr = *fpr;
+  absl::StatusOr<uint32_t> threads = args->Integer("threads", 0, 1, 1024);
+  if (!threads.ok()) return threads.status();
+  config.threads = *threads;
+  absl::StatusOr<uint32_t> reps = args->Integer("reps", 3, 1, 100);
+  if (!reps.ok()) return reps.status();
+  config.reps = *reps;
+
+  std::vector<SizeReport> reports;
+  for (const uint64_t size : config.sizes) {
+    absl::StatusOr<SizeReport> report = BenchOneSize(config, size);
+    if (!report.ok()) return report.status();
+    reports.push_back(*std::move(report));
+  }
+  const std::string out =
+      args->Has("json") ? RenderJson(config, reports) : RenderText(config, reports);
+  std::fputs(out.c_str(), stdout);
+  return absl::OkStatus();
+}
+
+}  // namespace bloomery::cli

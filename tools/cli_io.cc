@@ -1,0 +1,178 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+#include "cli_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli_common.h"
+
+namespace bloomery::cli {
+namespace {
+
+constexpr size_t kReadBlock = size_t{1} << 20;
+constexpr size_t kWriteBlock = size_t{1} << 20;
+
+std::string FormatDuration(double seconds) {
+  const auto s = static_cast<uint64_t>(std::max(0.0, seconds));
+  if (s >= 3600) return absl::StrFormat("%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60);
+  return absl::StrFormat("%d:%02d", s / 60, s % 60);
+}
+
+}  // namespace
+
+absl::StatusOr<LineReader> LineReader::Open(const std::string& path) {
+  if (path == "-") return LineReader(STDIN_FILENO, false, "<stdin>", 0);
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const std::string message = absl::StrCat("cannot open ", path, ": ", std::strerror(errno));
+    return errno == ENOENT ? absl::NotFoundError(message) : InputError(message);
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    close(fd);
+    return InputError(absl::StrCat("cannot read ", path, ": is a directory"));
+  }
+  const uint64_t size = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
+  return LineReader(fd, true, path, size);
+}
+
+LineReader::LineReader(int fd, bool owned, std::string path, uint64_t total_bytes)
+    : fd_(fd), owned_(owned), path_(std::move(path)), total_bytes_(total_bytes) {
+  buffer_.resize(kReadBlock);
+}
+
+LineReader::LineReader(LineReader&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      owned_(std::exchange(other.owned_, false)),
+      eof_(other.eof_),
+      path_(std::move(other.path_)),
+      total_bytes_(other.total_bytes_),
+      bytes_read_(other.bytes_read_),
+      buffer_(std::move(other.buffer_)),
+      begin_(other.begin_),
+      end_(other.end_) {}
+
+LineReader::~LineReader() {
+  if (owned_ && fd_ >= 0) close(fd_);
+}
+
+absl::Status LineReader::Fill() {
+  // Keep the unfinished line, move it to the front, and make room behind it.
+  std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+  end_ -= begin_;
+  begin_ = 0;
+  if (end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);  // a line longer than the buffer
+  while (true) {
+    const ssize_t got = read(fd_, buffer_.data() + end_, buffer_.size() - end_);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      return absl::DataLossError(absl::StrCat("reading ", path_, ": ", std::strerror(errno)));
+    }
+    if (got == 0) eof_ = true;
+    end_ += static_cast<size_t>(got);
+    bytes_read_ += static_cast<uint64_t>(got);
+    return absl::OkStatus();
+  }
+}
+
+absl::Status LineReader::NextBatch(size_t max_lines, std::vector<std::string_view>& lines) {
+  lines.clear();
+  while (true) {
+    while (lines.size() < max_lines && begin_ < end_) {
+      const char* start = buffer_.data() + begin_;
+      const auto* newline = static_cast<const char*>(std::memchr(start, '\n', end_ - begin_));
+      if (newline == nullptr) break;
+      lines.emplace_back(start, static_cast<size_t>(newline - start));
+      begin_ += lines.back().size() + 1;
+    }
+    // Returning before Fill() keeps the views valid: Fill moves the buffer's contents.
+    if (!lines.empty()) return absl::OkStatus();
+    if (eof_) {
+      if (begin_ < end_) {  // a last line without '\n'
+        lines.emplace_back(buffer_.data() + begin_, end_ - begin_);
+        begin_ = end_;
+      }
+      return absl::OkStatus();
+    }
+    if (absl::Status s = Fill(); !s.ok()) return s;
+  }
+}
+
+LineWriter::LineWriter() { buffer_.reserve(kWriteBlock + 4096); }
+
+void LineWriter::Write(std::string_view line) {
+  buffer_.append(line);
+  buffer_.push_back('\n');
+  if (buffer_.size() >= kWriteBlock) failed_ |= !Flush().ok();
+}
+
+absl::Status LineWriter::Flush() {
+  size_t done = 0;
+  while (!failed_ && done < buffer_.size()) {
+    const ssize_t put = write(STDOUT_FILENO, buffer_.data() + done, buffer_.size() - done);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) {
+      failed_ = true;
+      buffer_.clear();
+      return absl::DataLossError(absl::StrCat("writing to stdout: ", std::strerror(errno)));
+    }
+    done += static_cast<size_t>(put);
+  }
+  buffer_.clear();
+  if (failed_) return absl::DataLossError("writing to stdout failed");
+  return absl::OkStatus();
+}
+
+Progress::Progress(std::string label, uint64_t total_bytes)
+    : enabled_(isatty(STDERR_FILENO) == 1),
+      label_(std::move(label)),
+      total_bytes_(total_bytes),
+      start_(std::chrono::steady_clock::now()),
+      last_draw_(start_) {}
+
+Progress::~Progress() {
+  if (drawn_) std::fputs("\r\x1b[K", stderr);
+}
+
+void Progress::Update(uint64_t bytes_done, uint64_t lines_done) {
+  if (!enabled_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_draw_ < std::chrono::milliseconds(200)) return;
+  last_draw_ = now;
+  drawn_ = true;
+  const double seconds = std::chrono::duration<double>(now - start_).count();
+  const double lines_per_s = seconds > 0 ? static_cast<double>(lines_done) / seconds : 0;
+  std::string line = absl::StrCat("\r\x1b[K", label_, "  ");
+  if (total_bytes_ > 0) {
+    const double fraction =
+        std::min(1.0, static_cast<double>(bytes_done) / static_cast<double>(total_bytes_));
+    constexpr int kWidth = 24;
+    const int filled = static_cast<int>(fraction * kWidth);
+    const double bytes_per_s = seconds > 0 ? static_cast<double>(bytes_done) / seconds : 0;
+    const double eta =
+        bytes_per_s > 0
+            ? static_cast<double>(total_bytes_ - std::min(total_bytes_, bytes_done)) / bytes_per_s
+            : 0;
+    absl::StrAppend(
+        &line, "[", std::string(filled, '#'), std::string(kWidth - filled, '-'), "] ",
+        absl::StrFormat("%5.1f%%  ", fraction * 100), FormatBytes(bytes_done), " / ",
+        FormatBytes(total_bytes_),
+        absl::StrFormat("  %.2f M lines/s  ETA %s", lines_per_s / 1e6, FormatDuration(eta)));
+  } else {
+    absl::StrAppend(
+        &line, FormatBytes(bytes_done), "  ", FormatCount(lines_done), " lines",
+        absl::StrFormat("  %.2f M lines/s  %s", lines_per_s / 1e6, FormatDuration(seconds)));
+  }
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace bloomery::cli

@@ -1,0 +1,330 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// `bloomery table`: the tuning table (m/n against k), predicted by the exact formulas of plan.h and
+// measured on real filters, as text, JSON, CSV and an SVG chart.
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <numbers>
+#include <numeric>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bloomery/bloomery.h"
+#include "cli_commands.h"
+#include "cli_common.h"
+#include "cli_svg.h"
+
+namespace bloomery::cli {
+namespace {
+
+constexpr char kTableHelp[] =
+    R"(usage: bloomery table [--keys N] [--layout blocked|classic] [--json | --csv] [--svg FILE]
+
+The tuning table: for m/n = 2..32 bits per key, the best number of hashes and the false-positive
+rate for k = 1..8, predicted by the layout's exact formula (plan.h) and measured on a real filter
+of that geometry holding N keys, queried with N keys that were never inserted.
+
+options:
+  --keys N        keys per filter (default 200000); measured FPRs below 1/N read as "<1/N"
+  --layout L      blocked (BlockedFilter, the default) or classic (partitioned, k slices)
+  --json          print JSON instead of a table
+  --csv           print CSV, one line per (m/n, k)
+  --svg FILE      also draw FPR (log scale) against bits/key for each k: theory lines, measured dots
+)";
+
+constexpr uint64_t kDefaultKeys = 200'000;
+constexpr uint32_t kMinBitsPerKey = 2;
+constexpr uint32_t kMaxBitsPerKey = 32;
+constexpr uint32_t kMaxTableHashes = 8;
+
+struct Cell {
+  uint32_t hashes = 0;
+  uint64_t bits = 0;  // after the layout's rounding
+  double predicted_fpr = 0;
+  std::optional<uint64_t> false_positives;  // absent when this layout cannot be measured yet
+};
+
+struct Row {
+  uint32_t bits_per_key = 0;
+  uint32_t optimal_hashes = 0;  // best k in 1..16 for this layout at this m/n
+  std::vector<Cell> cells;
+};
+
+struct Table {
+  Layout layout = Layout::kBlocked;
+  uint64_t keys = 0;
+  bool measured = false;
+  std::vector<Row> rows;
+};
+
+// False positives among `queries.size()` absent keys of a BlockedFilter with this geometry that
+// holds `inserted`.
+absl::StatusOr<uint64_t> MeasureBlocked(const Plan& plan, uint64_t seed,
+                                        std::span<const uint64_t> inserted,
+                                        std::span<const uint64_t> queries) {
+  FilterOptions options;
+  options.bits = plan.bits;
+  options.hashes = plan.hashes;
+  options.capacity = plan.capacity;
+  options.seed = seed;
+  absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(options);
+  if (!filter.ok()) return filter.status();
+  filter->InsertMany(inserted);
+  return filter->MayContainMany(queries);
+}
+
+// The classic (partitioned) layout cannot be measured until ClassicFilter exists.
+// TODO(lead): build a ClassicFilter with `plan`'s bits and hashes here, as MeasureBlocked does, and
+// return its false positives; the table, JSON, CSV and SVG then show classic measurements as well.
+std::optional<uint64_t> MeasureClassic(const Plan& /*plan*/, uint64_t /*seed*/,
+                                       std::span<const uint64_t> /*inserted*/,
+                                       std::span<const uint64_t> /*queries*/) {
+  return std::nullopt;
+}
+
+absl::StatusOr<Table> BuildTable(Layout layout, uint64_t keys) {
+  Table table;
+  table.layout = layout;
+  table.keys = keys;
+  // Inserted keys 0..n-1, queries 2^63 + i: disjoint, and hashed (XXH3) like any other key.
+  std::vector<uint64_t> inserted(keys);
+  std::iota(inserted.begin(), inserted.end(), uint64_t{0});
+  std::vector<uint64_t> queries(keys);
+  std::iota(queries.begin(), queries.end(), uint64_t{1} << 63);
+  table.measured = true;
+  for (uint32_t m = kMinBitsPerKey; m <= kMaxBitsPerKey; ++m) {
+    Row row;
+    row.bits_per_key = m;
+    absl::StatusOr<Plan> best = PlanForSize(uint64_t{m} * keys, 0, keys, layout);
+    if (!best.ok()) return best.status();
+    row.optimal_hashes = best->hashes;
+    for (uint32_t k = 1; k <= kMaxTableHashes; ++k) {
+      absl::StatusOr<Plan> plan = PlanForSize(uint64_t{m} * keys, k, keys, layout);
+      if (!plan.ok()) return plan.status();
+      Cell cell;
+      cell.hashes = k;
+      cell.bits = plan->bits;
+      cell.predicted_fpr = plan->expected_fpr;
+      // A seed per cell keeps the cells' measurement errors independent of each other.
+      const uint64_t seed = kDefaultSeed + m * 64 + k;
+      if (layout == Layout::kBlocked) {
+        absl::StatusOr<uint64_t> fp = MeasureBlocked(*plan, seed, inserted, queries);
+        if (!fp.ok()) return fp.status();
+        cell.false_positives = *fp;
+      } else {
+        cell.false_positives = MeasureClassic(*plan, seed, inserted, queries);
+      }
+      table.measured &= cell.false_positives.has_value();
+      row.cells.push_back(cell);
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+std::string LayoutName(Layout layout) { return layout == Layout::kBlocked ? "blocked" : "classic"; }
+
+double MeasuredFpr(const Cell& cell, uint64_t queries) {
+  return static_cast<double>(*cell.false_positives) / static_cast<double>(queries);
+}
+
+std::string RenderText(const Table& table) {
+  std::string out = absl::StrFormat(
+      "False-positive rate of %s holding %s keys\n"
+      "predicted: the exact formula of plan.h; measured: %s\n\n",
+      table.layout == Layout::kBlocked ? "BlockedFilter (blocked layout)"
+                                       : "ClassicFilter (partitioned layout)",
+      FormatCount(table.keys),
+      table.measured
+          ? absl::StrCat("a real filter queried with ", FormatCount(table.keys), " absent keys")
+          : "not available for this layout yet (theory only)");
+  TextTable text;
+  std::vector<std::string> header = {"m/n", "best k", ""};
+  for (uint32_t k = 1; k <= kMaxTableHashes; ++k) header.push_back(absl::StrCat("k=", k));
+  text.AddRow(header);
+  const std::string floor_text = absl::StrFormat("<%.0e", 1.0 / static_cast<double>(table.keys));
+  for (const Row& row : table.rows) {
+    std::vector<std::string> predicted = {absl::StrCat(row.bits_per_key),
+                                          absl::StrCat(row.optimal_hashes), "predicted"};
+    std::vector<std::string> measured = {"", "", "measured"};
+    for (const Cell& cell : row.cells) {
+      predicted.push_back(FormatFpr(cell.predicted_fpr));
+      if (!cell.false_positives) {
+        measured.push_back("-");
+      } else if (*cell.false_positives == 0) {
+        measured.push_back(floor_text);
+      } else {
+        measured.push_back(FormatFpr(MeasuredFpr(cell, table.keys)));
+      }
+    }
+    text.AddRow(std::move(predicted));
+    if (table.measured) text.AddRow(std::move(measured));
+  }
+  return out + text.Render();
+}
+
+std::string RenderCsv(const Table& table) {
+  std::string out =
+      "layout,keys,bits_per_key,best_k,k,bits,predicted_fpr,measured_fpr,false_positives,queries\n";
+  for (const Row& row : table.rows) {
+    for (const Cell& cell : row.cells) {
+      absl::StrAppendFormat(&out, "%s,%d,%d,%d,%d,%d,%.6g,", LayoutName(table.layout), table.keys,
+                            row.bits_per_key, row.optimal_hashes, cell.hashes, cell.bits,
+                            cell.predicted_fpr);
+      if (cell.false_positives) {
+        absl::StrAppendFormat(&out, "%.6g,%d,%d\n", MeasuredFpr(cell, table.keys),
+                              *cell.false_positives, table.keys);
+      } else {
+        absl::StrAppend(&out, ",,\n");
+      }
+    }
+  }
+  return out;
+}
+
+std::string RenderJson(const Table& table) {
+  JsonWriter json;
+  json.BeginObject()
+      .Key("layout")
+      .String(LayoutName(table.layout))
+      .Key("keys")
+      .Integer(table.keys)
+      .Key("queries")
+      .Integer(table.keys)
+      .Key("measured")
+      .Bool(table.measured)
+      .Key("rows")
+      .BeginArray();
+  for (const Row& row : table.rows) {
+    json.BeginObject()
+        .Key("bits_per_key")
+        .Integer(row.bits_per_key)
+        .Key("best_k")
+        .Integer(row.optimal_hashes)
+        .Key("optimal_k_standard")
+        .Number(OptimalHashes(row.bits_per_key))
+        .Key("cells")
+        .BeginArray();
+    for (const Cell& cell : row.cells) {
+      json.BeginObject()
+          .Key("k")
+          .Integer(cell.hashes)
+          .Key("bits")
+          .Integer(cell.bits)
+          .Key("predicted_fpr")
+          .Number(cell.predicted_fpr)
+          .Key("measured_fpr");
+      cell.false_positives ? json.Number(MeasuredFpr(cell, table.keys)) : json.Null();
+      json.Key("false_positives");
+      cell.false_positives ? json.Integer(*cell.false_positives) : json.Null();
+      json.EndObject();
+    }
+    json.EndArray().EndObject();
+  }
+  return json.EndArray().EndObject().Finish();
+}
+
+absl::StatusOr<std::string> RenderSvg(const Table& table) {
+  LogChart chart;
+  chart.title = absl::StrFormat("Bloom filter false-positive rate: %s layout",
+                                table.layout == Layout::kBlocked ? "blocked" : "classic");
+  chart.subtitle =
+      table.measured
+          ? absl::StrFormat(
+                "lines: exact formula; dots: measured with %s keys inserted and %s "
+                "absent keys queried",
+                FormatCount(table.keys), FormatCount(table.keys))
+          : absl::StrFormat("exact formula at %s keys (no measurement for this layout yet)",
+                            FormatCount(table.keys));
+  chart.x_label = "bits per key (m/n)";
+  chart.y_label = "false-positive rate (log scale)";
+  chart.curve_legend = "predicted";
+  chart.points_legend = table.measured ? "measured" : "";
+  chart.x_min = 0;
+  chart.x_max = kMaxBitsPerKey;
+  chart.x_tick = 4;
+  if (table.measured) {
+    chart.reference_y = 1.0 / static_cast<double>(table.keys);
+    chart.reference_label = "1 / queries: smallest measurable FPR";
+  }
+  for (uint32_t k = 1; k <= kMaxTableHashes; ++k) {
+    ChartSeries series;
+    series.label = absl::StrCat("k = ", k);
+    for (double x = kMinBitsPerKey; x <= kMaxBitsPerKey + 1e-9; x += 0.25) {
+      const auto bits = static_cast<uint64_t>(std::llround(x * static_cast<double>(table.keys)));
+      absl::StatusOr<Plan> plan = PlanForSize(bits, k, table.keys, table.layout);
+      if (!plan.ok()) return plan.status();
+      series.curve.emplace_back(x, plan->expected_fpr);
+    }
+    for (const Row& row : table.rows) {
+      const Cell& cell = row.cells[k - 1];
+      if (cell.false_positives && *cell.false_positives > 0) {
+        series.points.emplace_back(row.bits_per_key, MeasuredFpr(cell, table.keys));
+      }
+    }
+    chart.series.push_back(std::move(series));
+  }
+  return RenderLogChart(chart);
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& contents) {
+  std::FILE* file = std::fopen(path.c_str(), "wbe");
+  if (file == nullptr) {
+    return InputError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  }
+  const bool written = std::fwrite(contents.data(), 1, contents.size(), file) == contents.size();
+  const bool closed = std::fclose(file) == 0;
+  if (!written || !closed) return absl::DataLossError(absl::StrCat("writing ", path, " failed"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status TableCommand(int argc, char* const* argv) {
+  absl::StatusOr<Args> args = Args::Parse(
+      argc, argv,
+      {{"keys", true}, {"layout", true}, {"json", false}, {"csv", false}, {"svg", true}});
+  if (!args.ok()) return args.status();
+  if (args->help()) {
+    std::fputs(kTableHelp, stdout);
+    return absl::OkStatus();
+  }
+  if (absl::Status s = args->ExpectPositional(0, 0); !s.ok()) return s;
+  absl::StatusOr<uint64_t> keys = args->Count("keys", kDefaultKeys);
+  if (!keys.ok()) return keys.status();
+  if (*keys == 0 || *keys > (uint64_t{1} << 32)) return UsageError("--keys must be in [1, 2^32]");
+  Layout layout = Layout::kBlocked;
+  if (const auto name = args->Value("layout"); name && *name != "blocked") {
+    if (*name != "classic") {
+      return UsageError(
+          absl::StrCat("--layout must be blocked or classic, got \"", AsAbsl(*name), "\""));
+    }
+    layout = Layout::kPartitioned;
+  }
+  if (args->Has("json") && args->Has("csv"))
+    return UsageError("--json and --csv exclude each other");
+  const std::optional<std::string_view> svg_path = args->Value("svg");
+  if (svg_path && svg_path->empty()) return UsageError("--svg needs a file name");
+
+  absl::StatusOr<Table> table = BuildTable(layout, *keys);
+  if (!table.ok()) return table.status();
+  if (svg_path) {
+    absl::StatusOr<std::string> svg = RenderSvg(*table);
+    if (!svg.ok()) return svg.status();
+    if (absl::Status s = WriteFile(std::string(*svg_path), *svg); !s.ok()) return s;
+  }
+  const std::string out = args->Has("json")  ? RenderJson(*table)
+                          : args->Has("csv") ? RenderCsv(*table)
+                                             : RenderText(*table);
+  std::fputs(out.c_str(), stdout);
+  return absl::OkStatus();
+}
+
+}  // namespace bloomery::cli
