@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "internal/classic_layout.h"
+#include "internal/format.h"
 #include "internal/filter_ops.h"
 
 namespace bloomery {
@@ -26,7 +27,6 @@ using internal::SetBits;
 // positions (16 x 16 x 8 bytes) stay in L1.
 constexpr size_t kBatch = 16;
 
-uint64_t RoundUpToWords(uint64_t bits) { return (bits + 63) / 64; }
 
 }  // namespace
 
@@ -42,7 +42,7 @@ absl::StatusOr<ClassicFilter> ClassicFilter::Create(const FilterOptions& options
   storage_options.max_bytes = options.max_memory_bytes;
   // Whole 64-bit words, because the bits are read and written a word at a time.
   absl::StatusOr<Storage> storage =
-      Storage::Allocate(RoundUpToWords(plan->bits) * 8, storage_options);
+      Storage::Allocate(internal::StagePayloadBytes(plan->bits), storage_options);
   if (!storage.ok()) return storage.status();
   return ClassicFilter(*std::move(storage), *plan, options.seed, options.concurrent);
 }

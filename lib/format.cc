@@ -253,6 +253,27 @@ std::string_view KindName(FilterKind kind) {
 
 uint64_t StagePayloadBytes(uint64_t bits) { return RoundUp((bits + 7) / 8, 64); }
 
+FileHeader SingleStageHeader(FilterKind kind, const Plan& plan, uint64_t seed) {
+  FileHeader header;
+  header.kind = kind;
+  header.seed = seed;
+  header.hashes = plan.hashes;
+  header.bits = plan.bits;
+  header.capacity = plan.capacity;
+  header.fpr = plan.expected_fpr;
+  header.stages.push_back({plan.bits, plan.hashes, plan.capacity, 0});
+  return header;
+}
+
+absl::StatusOr<Plan> PlanFromHeader(const FileHeader& header, Layout layout) {
+  absl::StatusOr<Plan> plan = PlanForSize(header.bits, header.hashes, header.capacity, layout);
+  if (!plan.ok() || plan->bits != header.bits) {
+    return Corrupt(absl::StrFormat("bits %d with %d hashes is not a valid %s geometry", header.bits,
+                                   header.hashes, KindName(header.kind)));
+  }
+  return plan;
+}
+
 absl::StatusOr<FileHeader> ValidateHeader(std::span<const uint8_t> bytes, uint64_t file_size) {
   if (bytes.size() < kFixedHeaderBytes || file_size < kFixedHeaderBytes ||
       std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
@@ -542,6 +563,13 @@ absl::StatusOr<MappedFile> MapFilterFile(const std::string& path, FilterKind exp
     header->flags |= kFlagDirty;
   }
   return MappedFile{*std::move(header), *std::move(mapping)};
+}
+
+absl::Status FlushStorage(const Storage& storage) {
+  if (!storage.file_shared()) {
+    return absl::FailedPreconditionError("Flush needs a filter mapped with MapMode::kReadWrite");
+  }
+  return FlushMappedFile(storage);
 }
 
 absl::Status FlushMappedFile(const Storage& mapping) {

@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "bloomery/blocked_filter.h"
+#include "bloomery/classic_filter.h"
 #include "internal/format.h"
 #include "test_util.h"
 
@@ -94,6 +95,71 @@ TEST_CASE("save and load round-trip: same bits, same answers, same identity") {
   CHECK(fs::file_size(path) == 4096 + f->bytes().size());  // one 4096-byte header region + payload
   // Nothing but the file is left behind in the directory (the temp file was renamed).
   CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);
+}
+
+// What every kind must do with its files, whatever its layout.
+template <typename Filter>
+Filter MakeKind(uint64_t keys) {
+  FilterOptions o;
+  o.capacity = std::max<uint64_t>(keys, 1);
+  o.fpr = 0.01;
+  o.seed = 0xC0FFEE;
+  absl::StatusOr<Filter> f = Filter::Create(o);
+  REQUIRE(f.ok());
+  for (uint64_t i = 0; i < keys; ++i) f->Insert(i);
+  return *std::move(f);
+}
+
+template <typename Filter>
+bool SameKind(const Filter& a, const Filter& b) {
+  return a.bytes().size() == b.bytes().size() &&
+         std::equal(a.bytes().begin(), a.bytes().end(), b.bytes().begin());
+}
+
+TEST_CASE_TEMPLATE("every kind: round trip, map, corruption and truncation", Filter, BlockedFilter,
+                   ClassicFilter) {
+  TempDir dir;
+  const std::string path = dir.File("kind");
+  Filter f = MakeKind<Filter>(300);
+  REQUIRE(f.Save(path).ok());
+  absl::StatusOr<Filter> loaded = Filter::Load(path);
+  REQUIRE(loaded.ok());
+  CHECK(SameKind(f, *loaded));
+  CHECK(loaded->seed() == f.seed());
+  CHECK(loaded->hashes() == f.hashes());
+  CHECK(loaded->CheckCompatible(f).ok());
+  for (uint64_t i = 0; i < 300; ++i) REQUIRE(loaded->MayContain(i));
+  {
+    absl::StatusOr<Filter> rw = Filter::Map(path, MapMode::kReadWrite);
+    REQUIRE(rw.ok());
+    CHECK(SameKind(f, *rw));
+    for (uint64_t i = 1000; i < 1100; ++i) rw->Insert(i);
+    REQUIRE(rw->Flush().ok());
+  }
+  absl::StatusOr<Filter> after = Filter::Load(path);
+  REQUIRE(after.ok());
+  for (uint64_t i = 1000; i < 1100; ++i) REQUIRE(after->MayContain(i));
+  // A file of one kind is refused by another with FailedPrecondition.
+  if constexpr (!std::is_same_v<Filter, BlockedFilter>) {
+    CHECK(BlockedFilter::Load(path).status().code() == absl::StatusCode::kFailedPrecondition);
+  } else {
+    CHECK(ClassicFilter::Load(path).status().code() == absl::StatusCode::kFailedPrecondition);
+  }
+  // Every byte flipped, every truncation: an error, never a crash.
+  const std::vector<uint8_t> good = ReadBytes(path);
+  const std::string bad = dir.File("bad");
+  for (size_t i = 0; i < good.size(); i += (i < 4096 ? 1 : 7)) {
+    std::vector<uint8_t> changed = good;
+    changed[i] ^= 0x10;
+    WriteBytes(bad, changed);
+    CAPTURE(i);
+    REQUIRE_FALSE(Filter::Load(bad).ok());
+  }
+  for (size_t size = 0; size < good.size(); size += (size < 4096 ? 1 : 61)) {
+    WriteBytes(bad, std::vector<uint8_t>(good.begin(), good.begin() + size));
+    CAPTURE(size);
+    REQUIRE_FALSE(Filter::Load(bad).ok());
+  }
 }
 
 TEST_CASE("golden: fixed keys and seed pin the filter bytes and the file bytes") {

@@ -42,6 +42,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -106,6 +107,16 @@ class ClassicFilter {
   // Whether UnionWith would accept `other`.
   [[nodiscard]] absl::Status CheckCompatible(const ClassicFilter& other) const;
 
+  // Persistence, with the same contracts as BlockedFilter's (blocked_filter.h, docs/FORMAT.md):
+  // atomic Save; validating Load that never allocates past options.max_bytes; zero-copy Map
+  // (kReadOnly copy-on-write, kReadWrite shared with Flush).
+  [[nodiscard]] absl::Status Save(const std::string& path) const;
+  [[nodiscard]] static absl::StatusOr<ClassicFilter> Load(const std::string& path,
+                                                          const LoadOptions& options = {});
+  [[nodiscard]] static absl::StatusOr<ClassicFilter> Map(const std::string& path, MapMode mode,
+                                                         const LoadOptions& options = {});
+  [[nodiscard]] absl::Status Flush();
+
   // Removes every key. O(bytes).
   void Clear() noexcept;
 
@@ -130,7 +141,7 @@ class ClassicFilter {
   [[nodiscard]] uint64_t memory_bytes() const noexcept { return storage_.size(); }
   [[nodiscard]] const Storage& storage() const noexcept { return storage_; }
   // The filter's bits as little-endian 64-bit words: bit b is bit b % 64 of word b / 64.
-  // bytes().size() is bits() rounded up to whole words; the padding bits are always 0. Reading
+  // bytes().size() is bits() rounded up to whole 64-byte lines; the padding bits are always 0. Reading
   // them while another thread inserts is a data race; take them when writers are quiet.
   [[nodiscard]] std::span<const uint8_t> bytes() const noexcept {
     return {storage_.data(), storage_.size()};

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "bloomery/options.h"
+#include "bloomery/plan.h"
 #include "bloomery/storage.h"
 
 namespace bloomery::internal {
@@ -63,8 +64,16 @@ struct FileHeader {
   uint64_t payload_bytes = 0;
 };
 
-// Bytes of a stage's payload: bits/8 rounded up to a multiple of 64.
+// Bytes of a stage's payload: bits/8 rounded up to a multiple of 64. Filters allocate exactly this
+// much, so their memory is their payload.
 [[nodiscard]] uint64_t StagePayloadBytes(uint64_t bits);
+
+// The header of a one-stage filter of `kind` with geometry `plan` (counter_bits 0).
+[[nodiscard]] FileHeader SingleStageHeader(FilterKind kind, const Plan& plan, uint64_t seed);
+
+// A validated one-stage header's geometry as a Plan of `layout`: DataLoss unless the planner
+// accepts it unchanged (so a loaded filter is one Create could have made).
+[[nodiscard]] absl::StatusOr<Plan> PlanFromHeader(const FileHeader& header, Layout layout);
 
 // Writes `header` and the stages' payloads (payloads[i] must hold StagePayloadBytes of stage i)
 // to `path` crash-safely: temp file in the same directory, fsync, rename, fsync of the directory.
@@ -91,6 +100,32 @@ struct MappedFile {
 [[nodiscard]] absl::StatusOr<MappedFile> MapFilterFile(const std::string& path,
                                                        FilterKind expected, MapMode mode,
                                                        const LoadOptions& options);
+
+// Load and Map for a one-stage filter whose geometry is a Plan of `layout`: `make(storage, plan,
+// header)` builds the filter (a lambda in a member function can reach a private constructor).
+template <typename Make>
+auto LoadSingleStage(const std::string& path, FilterKind kind, Layout layout,
+                     const LoadOptions& options, Make make)
+    -> absl::StatusOr<decltype(make(Storage(), Plan(), FileHeader()))> {
+  absl::StatusOr<LoadedFile> file = LoadFilterFile(path, kind, options);
+  if (!file.ok()) return file.status();
+  absl::StatusOr<Plan> plan = PlanFromHeader(file->header, layout);
+  if (!plan.ok()) return plan.status();
+  return make(std::move(file->stages[0]), *plan, file->header);
+}
+template <typename Make>
+auto MapSingleStage(const std::string& path, FilterKind kind, Layout layout, MapMode mode,
+                    const LoadOptions& options, Make make)
+    -> absl::StatusOr<decltype(make(Storage(), Plan(), FileHeader()))> {
+  absl::StatusOr<MappedFile> file = MapFilterFile(path, kind, mode, options);
+  if (!file.ok()) return file.status();
+  absl::StatusOr<Plan> plan = PlanFromHeader(file->header, layout);
+  if (!plan.ok()) return plan.status();
+  return make(std::move(file->mapping), *plan, file->header);
+}
+
+// Flush for a filter's storage: FailedPrecondition unless it is a read-write mapping.
+[[nodiscard]] absl::Status FlushStorage(const Storage& storage);
 
 // For a read-write mapping: recompute the checksums, clear DIRTY, msync.
 [[nodiscard]] absl::Status FlushMappedFile(const Storage& mapping);

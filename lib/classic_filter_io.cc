@@ -1,0 +1,40 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// ClassicFilter's persistence: the filter as a one-stage file of kind "classic" (docs/FORMAT.md).
+#include <utility>
+
+#include "bloomery/classic_filter.h"
+#include "internal/format.h"
+
+namespace bloomery {
+
+using internal::FileHeader;
+using internal::FilterKind;
+
+absl::Status ClassicFilter::Save(const std::string& path) const {
+  const std::span<const uint8_t> payload[] = {bytes()};
+  return internal::SaveFilterFile(
+      path, internal::SingleStageHeader(FilterKind::kClassic, plan_, seed_), payload);
+}
+
+absl::StatusOr<ClassicFilter> ClassicFilter::Load(const std::string& path,
+                                                  const LoadOptions& options) {
+  return internal::LoadSingleStage(
+      path, FilterKind::kClassic, Layout::kPartitioned, options,
+      [&](Storage storage, const Plan& plan, const FileHeader& header) {
+        return ClassicFilter(std::move(storage), plan, header.seed, options.concurrent);
+      });
+}
+
+absl::StatusOr<ClassicFilter> ClassicFilter::Map(const std::string& path, MapMode mode,
+                                                 const LoadOptions& options) {
+  return internal::MapSingleStage(
+      path, FilterKind::kClassic, Layout::kPartitioned, mode, options,
+      [&](Storage storage, const Plan& plan, const FileHeader& header) {
+        return ClassicFilter(std::move(storage), plan, header.seed, options.concurrent);
+      });
+}
+
+absl::Status ClassicFilter::Flush() { return internal::FlushStorage(storage_); }
+
+}  // namespace bloomery
