@@ -4,16 +4,20 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <vector>
+#include <string>
 #include <bit>
 #include <cmath>
 #include <limits>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "bloomery/plan.h"
 #include "internal/block_layout.h"
+#include "internal/format.h"
 #include "internal/filter_ops.h"
 
 namespace bloomery {
@@ -77,12 +81,7 @@ struct ScalableFilter::Chain {
   absl::Status full_status ABSL_GUARDED_BY(mutex);
 };
 
-double ScalableFilter::StageFpr(const ScalableOptions& options, uint32_t stage) noexcept {
-  if (!options.scaling) return options.fpr;
-  return options.fpr * (1 - options.tightening) * std::pow(options.tightening, stage);
-}
-
-absl::StatusOr<ScalableFilter> ScalableFilter::Create(const ScalableOptions& options) {
+absl::Status ScalableFilter::CheckOptions(const ScalableOptions& options) {
   if (options.initial_capacity == 0) {
     return absl::InvalidArgumentError("initial_capacity must be at least 1 key");
   }
@@ -105,6 +104,16 @@ absl::StatusOr<ScalableFilter> ScalableFilter::Create(const ScalableOptions& opt
     return absl::InvalidArgumentError(absl::StrFormat("max_stages must be in [1, %d], got %d",
                                                       kMaxScalableStages, options.max_stages));
   }
+  return absl::OkStatus();
+}
+
+double ScalableFilter::StageFpr(const ScalableOptions& options, uint32_t stage) noexcept {
+  if (!options.scaling) return options.fpr;
+  return options.fpr * (1 - options.tightening) * std::pow(options.tightening, stage);
+}
+
+absl::StatusOr<ScalableFilter> ScalableFilter::Create(const ScalableOptions& options) {
+  if (absl::Status s = CheckOptions(options); !s.ok()) return s;
   ScalableFilter filter(options);
   absl::Status status;
   {
@@ -122,8 +131,8 @@ ScalableFilter::ScalableFilter(ScalableFilter&&) noexcept = default;
 ScalableFilter& ScalableFilter::operator=(ScalableFilter&&) noexcept = default;
 ScalableFilter::~ScalableFilter() = default;
 
-absl::Status ScalableFilter::AddStage(uint32_t index) {
-  Chain& chain = *chain_;
+absl::StatusOr<ScalableFilter::StagePlan> ScalableFilter::PlanStage(uint32_t index) const {
+  const Chain& chain = *chain_;
   if (!options_.scaling && index >= 1) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "non-scaling filter is full: it holds its capacity of %d keys", options_.initial_capacity));
@@ -155,9 +164,17 @@ absl::Status ScalableFilter::AddStage(uint32_t index) {
         "that exceeds the memory cap of %d bytes",
         index, plan->bytes(), used, options_.max_memory_bytes));
   }
-  FilterOptions stage_options;
+  return StagePlan{capacity, fpr, *plan};
+}
+
+absl::Status ScalableFilter::AddStage(uint32_t index) {
+  absl::StatusOr<StagePlan> stage_plan = PlanStage(index);
+  if (!stage_plan.ok()) return stage_plan.status();
+  const uint64_t capacity = stage_plan->capacity;
+  FilterOptions stage_options;  // the geometry PlanStage chose, without planning it again
   stage_options.capacity = capacity;
-  stage_options.fpr = fpr;
+  stage_options.bits = stage_plan->plan.bits;
+  stage_options.hashes = stage_plan->plan.hashes;
   stage_options.seed = options_.seed;
   stage_options.concurrent = options_.concurrent;
   stage_options.huge_pages = options_.huge_pages;
@@ -166,14 +183,21 @@ absl::Status ScalableFilter::AddStage(uint32_t index) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "filter is full: stage %d could not be created: %s", index, filter.status().message()));
   }
-  chain.stages[index] = std::make_unique<Stage>(*std::move(filter), capacity);
+  PublishStage(index, *std::move(filter), capacity, 0);
+  return absl::OkStatus();
+}
+
+void ScalableFilter::PublishStage(uint32_t index, BlockedFilter filter, uint64_t capacity,
+                                  uint64_t count) {
+  Chain& chain = *chain_;
+  chain.stages[index] = std::make_unique<Stage>(std::move(filter), capacity);
+  chain.stages[index]->count.store(count, std::memory_order_relaxed);
   chain.memory_bytes.fetch_add(chain.stages[index]->filter.memory_bytes(),
                                std::memory_order_relaxed);
   chain.capacity.fetch_add(capacity, std::memory_order_relaxed);
   // Publishes the stage: a reader that sees the new count also sees the stage's pointer and
-  // its zeroed bits.
+  // its bits.
   chain.stage_count.store(index + 1, std::memory_order_release);
-  return absl::OkStatus();
 }
 
 bool ScalableFilter::Grow(uint32_t seen_count) noexcept {
@@ -429,6 +453,72 @@ uint64_t ScalableFilter::capacity() const noexcept {
 
 uint64_t ScalableFilter::memory_bytes() const noexcept {
   return chain_->memory_bytes.load(std::memory_order_relaxed);
+}
+
+// Persistence (docs/FORMAT.md, kind "scalable"): one stage-table entry per stage, with its key
+// count; the chain's options in the fixed header (param0 growth, param1 tightening as f64 bits,
+// param2 max_stages | non-scaling << 32).
+absl::Status ScalableFilter::Save(const std::string& path) const {
+  internal::FileHeader header;
+  header.kind = internal::FilterKind::kScalable;
+  header.seed = options_.seed;
+  header.capacity = options_.initial_capacity;
+  header.fpr = options_.fpr;
+  header.param0 = options_.growth;
+  header.param1 = std::bit_cast<uint64_t>(options_.tightening);
+  header.param2 = options_.max_stages | (options_.scaling ? 0 : uint64_t{1} << 32);
+  std::vector<std::span<const uint8_t>> payloads;
+  const uint32_t count = stage_count();
+  for (uint32_t i = 0; i < count; ++i) {
+    const Stage& stage = *chain_->stages[i];
+    const uint64_t keys = stage.count.load(std::memory_order_relaxed);
+    header.stages.push_back({stage.filter.bits(), stage.filter.hashes(), stage.capacity, keys});
+    header.bits += stage.filter.bits();
+    header.insert_count += keys;
+    payloads.push_back(stage.filter.bytes());
+  }
+  header.hashes = header.stages[0].hashes;
+  return internal::SaveFilterFile(path, std::move(header), payloads);
+}
+
+absl::StatusOr<ScalableFilter> ScalableFilter::Load(const std::string& path,
+                                                    const LoadOptions& load_options) {
+  absl::StatusOr<internal::LoadedFile> file =
+      internal::LoadFilterFile(path, internal::FilterKind::kScalable, load_options);
+  if (!file.ok()) return file.status();
+  const internal::FileHeader& header = file->header;
+  ScalableOptions options;
+  options.initial_capacity = header.capacity;
+  options.fpr = header.fpr;
+  options.growth = static_cast<uint32_t>(std::min<uint64_t>(header.param0, 1u << 31));
+  options.tightening = std::bit_cast<double>(header.param1);
+  options.max_stages = static_cast<uint32_t>(header.param2 & 0xFFFFFFFFu);
+  options.scaling = (header.param2 >> 32) == 0;
+  options.seed = header.seed;
+  options.concurrent = load_options.concurrent;
+  options.max_memory_bytes = load_options.max_bytes;
+  options.huge_pages = load_options.huge_pages;
+  auto corrupt = [](absl::string_view what) {
+    return absl::DataLossError(absl::StrCat("corrupted bloomery file: scalable filter ", what));
+  };
+  if ((header.param2 >> 33) != 0) return corrupt("has unknown option bits");
+  if (absl::Status s = CheckOptions(options); !s.ok()) return corrupt(s.message());
+  ScalableFilter filter(options);
+  absl::MutexLock lock(&filter.chain_->mutex);
+  for (uint32_t i = 0; i < header.stages.size(); ++i) {
+    // Each stage must be exactly what this chain would have grown: same capacity and geometry.
+    absl::StatusOr<StagePlan> plan = filter.PlanStage(i);
+    const internal::StageInfo& saved = header.stages[i];
+    if (!plan.ok() || plan->capacity != saved.capacity || plan->plan.bits != saved.bits ||
+        plan->plan.hashes != saved.hashes || saved.insert_count > saved.capacity) {
+      return corrupt(absl::StrFormat("stage %d does not match the chain's options", i));
+    }
+    filter.PublishStage(i,
+                        BlockedFilter(std::move(file->stages[i]), plan->plan, options.seed,
+                                      options.concurrent),
+                        saved.capacity, saved.insert_count);
+  }
+  return filter;
 }
 
 }  // namespace bloomery

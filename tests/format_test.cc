@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "bloomery/blocked_filter.h"
 #include "bloomery/classic_filter.h"
+#include "bloomery/scalable_filter.h"
 #include "internal/format.h"
 #include "test_util.h"
 
@@ -160,6 +161,51 @@ TEST_CASE_TEMPLATE("every kind: round trip, map, corruption and truncation", Fil
     CAPTURE(size);
     REQUIRE_FALSE(Filter::Load(bad).ok());
   }
+}
+
+TEST_CASE("scalable filter: stages and counts survive a round trip; growth goes on after it") {
+  TempDir dir;
+  const std::string path = dir.File("chain");
+  ScalableOptions o;
+  o.initial_capacity = 1000;
+  o.fpr = 0.01;
+  o.seed = 3;
+  absl::StatusOr<ScalableFilter> chain = ScalableFilter::Create(o);
+  REQUIRE(chain.ok());
+  for (uint64_t i = 0; i < 10'000; ++i) chain->Insert(i);
+  REQUIRE(chain->stage_count() >= 3);
+  REQUIRE(chain->Save(path).ok());
+  absl::StatusOr<ScalableFilter> loaded = ScalableFilter::Load(path);
+  REQUIRE(loaded.ok());
+  REQUIRE(loaded->stage_count() == chain->stage_count());
+  for (uint32_t i = 0; i < chain->stage_count(); ++i) {
+    CHECK(loaded->stage_keys(i) == chain->stage_keys(i));
+    CHECK(SameBits(loaded->stage(i), chain->stage(i)));
+  }
+  CHECK(loaded->options().growth == o.growth);
+  CHECK(loaded->options().tightening == o.tightening);
+  CHECK(loaded->seed() == 3);
+  for (uint64_t i = 0; i < 10'000; ++i) REQUIRE(loaded->MayContain(i));
+  for (uint64_t i = 10'000; i < 40'000; ++i) loaded->Insert(i);
+  CHECK(loaded->stage_count() > chain->stage_count());
+  for (uint64_t i = 0; i < 40'000; ++i) REQUIRE(loaded->MayContain(i));
+  // Another kind's loader refuses it; any flipped byte is rejected.
+  CHECK(BlockedFilter::Load(path).status().code() == absl::StatusCode::kFailedPrecondition);
+  const std::vector<uint8_t> good = ReadBytes(path);
+  const std::string bad = dir.File("bad");
+  for (size_t i = 0; i < good.size(); i += (i < 4096 ? 1 : 13)) {
+    std::vector<uint8_t> changed = good;
+    changed[i] ^= 0x04;
+    WriteBytes(bad, changed);
+    CAPTURE(i);
+    REQUIRE_FALSE(ScalableFilter::Load(bad).ok());
+  }
+  // A stage that is not what the saved options grow (geometry edited, checksums re-sealed).
+  std::vector<uint8_t> edited = good;
+  edited[256 + 32 + 8] ^= 1;  // stage 1's hashes
+  REQUIRE(internal::RecomputeChecksums(edited));
+  WriteBytes(bad, edited);
+  CHECK(ScalableFilter::Load(bad).status().code() == absl::StatusCode::kDataLoss);
 }
 
 TEST_CASE("golden: fixed keys and seed pin the filter bytes and the file bytes") {

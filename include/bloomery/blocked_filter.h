@@ -160,6 +160,8 @@ class BlockedFilter {
   }
 
  private:
+  friend class ScalableFilter;  // builds its stages from loaded storage
+
   BlockedFilter(Storage storage, const Plan& plan, uint64_t seed, bool concurrent) noexcept;
 
   template <typename Key>

@@ -73,6 +73,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -205,6 +206,15 @@ class ScalableFilter {
   // Whether UnionWith's option check would accept `other`.
   [[nodiscard]] absl::Status CheckCompatible(const ScalableFilter& other) const;
 
+  // Persistence (docs/FORMAT.md): Save writes every stage and its key count atomically (temp file,
+  // fsync, rename, directory fsync); not concurrent with inserts. Load validates the file like
+  // BlockedFilter::Load (never allocating past options.max_bytes, which also becomes the loaded
+  // chain's max_memory_bytes) and checks that every stage is what the saved options would grow.
+  // There is no Map: a chain grows, and a mapping cannot.
+  [[nodiscard]] absl::Status Save(const std::string& path) const;
+  [[nodiscard]] static absl::StatusOr<ScalableFilter> Load(const std::string& path,
+                                                           const LoadOptions& options = {});
+
   // Back to one empty stage; a full filter accepts keys again. Frees the other stages.
   void Clear() noexcept;
 
@@ -238,7 +248,19 @@ class ScalableFilter {
  private:
   struct Chain;
 
+  struct StagePlan {
+    uint64_t capacity;
+    double fpr;
+    Plan plan;
+  };
+
   explicit ScalableFilter(const ScalableOptions& options);
+  // InvalidArgument for options Create refuses.
+  static absl::Status CheckOptions(const ScalableOptions& options);
+  // Capacity, FPR budget and geometry of stage `index`, or why it cannot be added.
+  absl::StatusOr<StagePlan> PlanStage(uint32_t index) const;
+  // Installs stage `index` holding `count` keys and publishes it to readers.
+  void PublishStage(uint32_t index, BlockedFilter filter, uint64_t capacity, uint64_t count);
   // Plans, allocates and publishes stage `index`; the caller holds the growth mutex or is Create.
   absl::Status AddStage(uint32_t index);
   // Called when stage `seen_count - 1` is full: true if the caller should retry (a stage was added
