@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "bloomery/file.h"
 #include "bloomery/plan.h"
 
 #define XXH_INLINE_ALL
@@ -578,3 +579,53 @@ absl::Status FlushMappedFile(const Storage& mapping) {
 }
 
 }  // namespace bloomery::internal
+
+namespace bloomery {
+
+absl::StatusOr<FileInfo> InspectFile(const std::string& path, bool verify_checksums) {
+  using namespace internal;  // NOLINT(google-build-using-namespace): this file's own namespace
+  absl::StatusOr<OpenFile> file = OpenAndCheckFixed(path, /*writable=*/false);
+  if (!file.ok()) return file.status();
+  std::vector<uint8_t> region(file->fixed.payload_offset);
+  if (absl::Status s = ReadAt(file->fd->get(), region.data(), region.size(), 0, path); !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<FileHeader> header = ValidateHeader(region, file->size);
+  if (!header.ok()) return header.status();
+  FileInfo info;
+  info.kind = std::string(KindName(header->kind));
+  info.version = kFormatVersion;
+  info.file_bytes = file->size;
+  info.payload_bytes = header->payload_bytes;
+  info.bits = header->bits;
+  info.hashes = header->hashes;
+  info.counter_bits = header->counter_bits;
+  info.stages = static_cast<uint32_t>(header->stages.size());
+  info.capacity = header->capacity;
+  info.fpr = header->fpr;
+  info.insert_count = header->insert_count;
+  info.seed = header->seed;
+  info.dirty = (header->flags & kFlagDirty) != 0;
+  if (verify_checksums && !info.dirty) {
+    // One chunk at a time: the checksum table is per chunk, so no more than a chunk is held.
+    const std::vector<uint64_t> want = ReadChunkTable(region, *header);
+    std::vector<uint8_t> chunk(uint64_t{1} << header->chunk_shift);
+    for (uint64_t i = 0; i < want.size(); ++i) {
+      const uint64_t begin = i << header->chunk_shift;
+      const uint64_t size = std::min<uint64_t>(chunk.size(), header->payload_bytes - begin);
+      if (absl::Status s = ReadAt(file->fd->get(), chunk.data(), size,
+                                  header->payload_offset + begin, path);
+          !s.ok()) {
+        return s;
+      }
+      if (XXH3_64bits(chunk.data(), size) != want[i]) {
+        return Corrupt(absl::StrFormat("payload checksum mismatch in chunk %d (bytes %d..)", i,
+                                       begin));
+      }
+    }
+    info.checksums_verified = true;
+  }
+  return info;
+}
+
+}  // namespace bloomery

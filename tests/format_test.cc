@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "bloomery/blocked_filter.h"
 #include "bloomery/classic_filter.h"
+#include "bloomery/file.h"
 #include "bloomery/scalable_filter.h"
 #include "internal/format.h"
 #include "test_util.h"
@@ -206,6 +207,33 @@ TEST_CASE("scalable filter: stages and counts survive a round trip; growth goes 
   REQUIRE(internal::RecomputeChecksums(edited));
   WriteBytes(bad, edited);
   CHECK(ScalableFilter::Load(bad).status().code() == absl::StatusCode::kDataLoss);
+}
+
+TEST_CASE("InspectFile describes a file without loading it and streams its checksums") {
+  TempDir dir;
+  const std::string path = dir.File("i");
+  BlockedFilter f = SmallFilter(100, 1 << 14, 5);
+  REQUIRE(f.Save(path).ok());
+  absl::StatusOr<FileInfo> info = InspectFile(path);
+  REQUIRE(info.ok());
+  CHECK(info->kind == "blocked");
+  CHECK(info->version == 1);
+  CHECK(info->bits == 1 << 14);
+  CHECK(info->hashes == 5);
+  CHECK(info->stages == 1);
+  CHECK(info->seed == 0x5EED);
+  CHECK(info->capacity == 100);
+  CHECK(info->file_bytes == fs::file_size(path));
+  CHECK(info->checksums_verified);
+  CHECK_FALSE(info->dirty);
+  std::vector<uint8_t> bytes = ReadBytes(path);
+  bytes.back() ^= 1;  // payload damage: only the checksum pass sees it
+  WriteBytes(path, bytes);
+  CHECK(InspectFile(path).status().code() == absl::StatusCode::kDataLoss);
+  absl::StatusOr<FileInfo> header_only = InspectFile(path, /*verify_checksums=*/false);
+  REQUIRE(header_only.ok());
+  CHECK_FALSE(header_only->checksums_verified);
+  CHECK(InspectFile(dir.File("none")).status().code() == absl::StatusCode::kNotFound);
 }
 
 TEST_CASE("golden: fixed keys and seed pin the filter bytes and the file bytes") {
