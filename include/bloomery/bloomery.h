@@ -11,6 +11,7 @@
 #define BLOOMERY_BLOOMERY_H_
 
 #include "bloomery/blocked_filter.h"  // IWYU pragma: export
+#include "bloomery/counting_filter.h" // IWYU pragma: export
 #include "bloomery/key.h"             // IWYU pragma: export
 #include "bloomery/options.h"         // IWYU pragma: export
 #include "bloomery/plan.h"            // IWYU pragma: export
