@@ -95,7 +95,7 @@ Loaded<Filter>* Setup(benchmark::State& state) {
 template <typename Filter>
 void Report(benchmark::State& state, const Loaded<Filter>& loaded) {
   const double n = static_cast<double>(state.range(0));
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kChunk);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kChunk));
   state.counters["bits_per_key"] = static_cast<double>(loaded.filter.memory_bytes()) * 8 / n;
   state.counters["fpr"] = loaded.fpr;
   state.counters["fpr_predicted"] = loaded.fpr_predicted;

@@ -122,6 +122,7 @@ bool ValidCounterBits(uint32_t counter_bits) { return counter_bits == 4 || count
 
 uint32_t CountersPerSlice(uint32_t counter_bits) { return 64 / counter_bits; }
 
+// C++20 has no atomic_ref<const T>; the const_cast only serves a load, which never writes.
 uint64_t LoadRelaxed(const uint64_t* word) noexcept {
   return std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(word)).load(std::memory_order_relaxed);
 }
@@ -310,9 +311,7 @@ bool CountingFilter::InsertAt(const KeyHash& hash, uint64_t* line) noexcept {
   return fresh;
 }
 
-bool CountingFilter::TestAt(const KeyHash& hash, const uint64_t* line) const noexcept {
-  CounterProbes probes;
-  MakeCounterProbes(hash, counter_shift_, probes);
+bool CountingFilter::AllNonZero(const CounterProbes& probes, const uint64_t* line) const noexcept {
   const uint32_t k = probe_count();
   bool all = true;
   for (uint32_t i = 0; i < k; ++i) {
@@ -322,10 +321,16 @@ bool CountingFilter::TestAt(const KeyHash& hash, const uint64_t* line) const noe
   return all;
 }
 
-EraseResult CountingFilter::EraseAt(const KeyHash& hash, uint64_t* line) noexcept {
-  if (!TestAt(hash, line)) return EraseResult::kNotFound;
+bool CountingFilter::TestAt(const KeyHash& hash, const uint64_t* line) const noexcept {
   CounterProbes probes;
   MakeCounterProbes(hash, counter_shift_, probes);
+  return AllNonZero(probes, line);
+}
+
+EraseResult CountingFilter::EraseAt(const KeyHash& hash, uint64_t* line) noexcept {
+  CounterProbes probes;
+  MakeCounterProbes(hash, counter_shift_, probes);
+  if (!AllNonZero(probes, line)) return EraseResult::kNotFound;
   const uint32_t k = probe_count();
   const uint64_t max = max_count_;
   for (uint32_t i = 0; i < k; ++i) {

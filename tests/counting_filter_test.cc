@@ -144,7 +144,7 @@ TEST_CASE("layout: Insert increments exactly the counters counting_layout.h name
       CAPTURE(counter_bits);
       CAPTURE(k);
       CountingOptions o;
-      o.bits = 64 * 512;
+      o.bits = uint64_t{64} * kBlockBits;
       o.hashes = k;
       o.counter_bits = counter_bits;
       CountingFilter f = MakeFilter(o);

@@ -22,9 +22,10 @@
 // leaves it there and Erase never decrements it again. Its true count is then unknown, so it
 // stays non-zero forever: overflow can never cause a false negative, it only keeps the counter
 // set (a slightly higher FPR). saturated_counters() says how many there are. With 4-bit counters
-// a counter saturates only when 15 insertions land on it: rare for distinct keys at the planned
-// load (Fan et al.: probability < 1.4e-15 per counter for a flat filter), common for keys
-// inserted many times; choose 8-bit counters when keys repeat.
+// a counter saturates only when 15 insertions land on it: for distinct keys at the planned load
+// that is negligible (at 1%, k = 6, a counter receives 0.55 keys on average and reaches 15 with
+// probability ~6e-17, over the Poisson line loads; Fan et al. give < 1.4e-15 for a flat filter),
+// but a key inserted 15 times saturates its own counters: choose 8-bit counters when keys repeat.
 //
 // Erasing. Erase a key only as many times as it was inserted. Erase refuses a key the filter
 // says is absent (nothing changes). But a key that was never inserted may still look present (a
@@ -75,6 +76,9 @@
 #include "bloomery/storage.h"
 
 namespace bloomery {
+namespace internal {
+struct CounterProbes;  // lib/internal/counting_layout.h
+}  // namespace internal
 
 // FilterOptions plus the counter width. `hashes` is limited to 1..8 (one slice per probe);
 // `bits` (explicit geometry) is the filter's memory in bits, counters times counter_bits.
@@ -240,6 +244,8 @@ class CountingFilter {
   bool InsertAt(const KeyHash& hash, uint64_t* line) noexcept;
   EraseResult EraseAt(const KeyHash& hash, uint64_t* line) noexcept;
   [[nodiscard]] bool TestAt(const KeyHash& hash, const uint64_t* line) const noexcept;
+  [[nodiscard]] bool AllNonZero(const internal::CounterProbes& probes,
+                                const uint64_t* line) const noexcept;
   void NoteSaturated(uint64_t count) noexcept;
   // plan_.hashes, which Create bounds to 1..8; the min lets the compiler see the bound too.
   [[nodiscard]] uint32_t probe_count() const noexcept {
