@@ -213,6 +213,29 @@ TEST_CASE("no false negatives; batch answers equal single-key answers; every k, 
   }
 }
 
+TEST_CASE("KeyHash batch forms equal the single-key calls") {
+  CountingFilter single = MakeFilter(Sized(10'000, 0.01));
+  CountingFilter batch = MakeFilter(Sized(10'000, 0.01));
+  std::vector<KeyHash> hashes;
+  for (uint64_t key : DistinctInts(5000, 0)) hashes.push_back(HashKey(key, batch.seed()));
+  hashes.push_back(hashes[7]);  // a duplicate inside the batch
+  std::unique_ptr<bool[]> answers(new bool[hashes.size()]);
+  const std::span<bool> results(answers.get(), hashes.size());
+  size_t single_new = 0;
+  for (const KeyHash& h : hashes) single_new += single.Insert(h);
+  CHECK(batch.InsertMany(std::span<const KeyHash>(hashes), results) == single_new);
+  CHECK_FALSE(answers[hashes.size() - 1]);
+  CHECK(std::ranges::equal(single.bytes(), batch.bytes()));
+  CHECK(batch.MayContainMany(std::span<const KeyHash>(hashes)) == hashes.size());
+  CHECK(batch.EraseMany(std::span<const KeyHash>(hashes), results) == hashes.size());
+  for (const KeyHash& h : hashes) REQUIRE(single.Erase(h) == EraseResult::kErased);
+  CHECK(std::ranges::equal(single.bytes(), batch.bytes()));
+  CHECK(batch.NonZeroCounters() == 0);
+  // Everything is gone now: a batch erase refuses every key and changes nothing.
+  CHECK(batch.EraseMany(std::span<const KeyHash>(hashes), results) == 0);
+  for (size_t i = 0; i < hashes.size(); ++i) CHECK_FALSE(answers[i]);
+}
+
 // Random insert / erase / lookup operations over a small universe, checked against an exact
 // multiset. The filter is planned for 1000 keys and the universe has 1500, so counters are shared
 // by several live keys, and a few hot keys saturate theirs.
