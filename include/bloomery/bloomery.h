@@ -10,13 +10,14 @@
 #ifndef BLOOMERY_BLOOMERY_H_
 #define BLOOMERY_BLOOMERY_H_
 
-#include "bloomery/blocked_filter.h"  // IWYU pragma: export
+#include "bloomery/blocked_filter.h"   // IWYU pragma: export
+#include "bloomery/classic_filter.h"   // IWYU pragma: export
+#include "bloomery/counting_filter.h"  // IWYU pragma: export
 #include "bloomery/file.h"             // IWYU pragma: export
-#include "bloomery/key.h"             // IWYU pragma: export
-#include "bloomery/options.h"         // IWYU pragma: export
-#include "bloomery/plan.h"            // IWYU pragma: export
-#include "bloomery/storage.h"         // IWYU pragma: export
-#include "bloomery/classic_filter.h"  // IWYU pragma: export
+#include "bloomery/key.h"              // IWYU pragma: export
+#include "bloomery/options.h"          // IWYU pragma: export
+#include "bloomery/plan.h"             // IWYU pragma: export
 #include "bloomery/scalable_filter.h"  // IWYU pragma: export
+#include "bloomery/storage.h"          // IWYU pragma: export
 
 #endif  // BLOOMERY_BLOOMERY_H_

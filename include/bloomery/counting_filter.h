@@ -1,0 +1,270 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// counting_filter.h: CountingFilter, a Bloom filter that can erase keys and count them, at one
+// cache line per key.
+//
+// A counting Bloom filter (Fan, Cao, Almeida, Broder, "Summary Cache: A Scalable Wide-Area Web
+// Cache Sharing Protocol", 2000) keeps a small counter where a Bloom filter keeps a bit: Insert
+// increments a key's k counters, Erase decrements them, and a key may be present while all of
+// them are non-zero. Unlike the flat original (k counters anywhere, k cache misses), the counters
+// here are laid out like BlockedFilter's bits: the key's 64-byte line is split into 8 slices of 16
+// four-bit counters (or 8 eight-bit counters), one slice per 64-bit word, and the key's k <= 8
+// counters lie in k consecutive slices from a hash-chosen start (block index, start slice and the
+// salted double hashing are BlockedFilter's; see lib/internal/counting_layout.h). Insert, Erase,
+// Count and MayContain touch exactly one cache line.
+//
+// Sizing. A counter is "set" when non-zero, so the FPR is the blocked formula with slices of 16
+// (or 8) counters instead of 64 bits; CountingFpr computes it exactly and the planner sizes for
+// it. Four-bit counters cost 4x the bits of a bit and the slices are 4x narrower, so at 1% a
+// counting filter needs about 4.4x the memory of a BlockedFilter (see PlanCountingFilter).
+//
+// Saturation. A counter that reaches its maximum (15, or 255) is saturated and sticky: Insert
+// leaves it there and Erase never decrements it again. Its true count is then unknown, so it
+// stays non-zero forever: overflow can never cause a false negative, it only keeps the counter
+// set (a slightly higher FPR). saturated_counters() says how many there are. With 4-bit counters
+// a counter saturates only when 15 insertions land on it: for distinct keys at the planned load
+// that is negligible (at 1%, k = 6, a counter receives 0.55 keys on average and reaches 15 with
+// probability ~6e-17, over the Poisson line loads; Fan et al. give < 1.4e-15 for a flat filter),
+// but a key inserted 15 times saturates its own counters: choose 8-bit counters when keys repeat.
+//
+// Erasing. Erase a key only as many times as it was inserted. Erase refuses a key the filter
+// says is absent (nothing changes). But a key that was never inserted may still look present (a
+// false positive, probability ~fpr): erasing it decrements counters that belong to other keys,
+// and those keys can then be reported absent: FALSE NEGATIVES FOR OTHER KEYS. The filter cannot
+// tell a false positive from a real member; only the caller can.
+//
+// Example:
+//   bloomery::CountingOptions opts;
+//   opts.capacity = 1'000'000;
+//   opts.fpr = 0.01;
+//   absl::StatusOr<bloomery::CountingFilter> f = bloomery::CountingFilter::Create(opts);
+//   if (!f.ok()) return f.status();
+//   f->Insert("session-42");
+//   f->Insert("session-42");
+//   uint32_t n = f->Count("session-42");                       // >= 2 (2 unless it collides)
+//   bloomery::EraseResult r = f->Erase("session-42");         // kErased
+//   bool maybe = f->MayContain("session-42");                  // true: inserted twice, erased once
+//
+// Thread safety. With `concurrent = false` (single writer) any number of const calls may run at
+// once, but Insert*, Erase*, Clear and UnionWith must not overlap with any other call. With
+// `concurrent = true`, Insert*, Erase*, MayContain*, Count and UnionWith may all run at once from
+// any number of threads: each counter update is a relaxed compare-and-swap loop on its 64-bit
+// word (a plain fetch_add could carry into the neighbouring counter when a racing insert
+// saturates it first), and lookups are relaxed atomic loads that never block or write. Relaxed is
+// enough: a counter's value is defined by its word's modification order, in which every
+// increment and decrement lands exactly once, and the filter publishes no other data through
+// these words. A lookup that overlaps an update of the same key may answer either way. An Erase
+// checks the key's counters and then decrements them one by one, so the concurrent contract is
+// the single-threaded one: every Erase of a key must follow (happen after) a completed Insert of
+// it that no other Erase has consumed. Clear is not atomic with respect to concurrent updates.
+//
+// Keys: std::string_view (bytes), uint64_t (its 8 little-endian bytes), or a KeyHash (key.h).
+// Hot-path calls are noexcept, allocate nothing and cannot fail.
+#ifndef BLOOMERY_COUNTING_FILTER_H_
+#define BLOOMERY_COUNTING_FILTER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "bloomery/key.h"
+#include "bloomery/options.h"
+#include "bloomery/plan.h"
+#include "bloomery/storage.h"
+
+namespace bloomery {
+namespace internal {
+struct CounterProbes;  // lib/internal/counting_layout.h
+}  // namespace internal
+
+// FilterOptions plus the counter width. `hashes` is limited to 1..8 (one slice per probe);
+// `bits` (explicit geometry) is the filter's memory in bits, counters times counter_bits.
+struct CountingOptions : FilterOptions {
+  // Bits per counter: 4 (saturates at 15; the default) or 8 (saturates at 255).
+  uint32_t counter_bits = 4;
+};
+
+inline constexpr uint32_t kMaxCountingHashes = 8;
+
+// A counting filter's geometry and what it promises.
+struct CountingPlan {
+  uint64_t capacity = 0;      // keys the promise is made for
+  uint64_t blocks = 0;        // 64-byte lines
+  uint32_t hashes = 0;        // counters per key, k
+  uint32_t counter_bits = 4;  // 4 or 8
+  double bits_per_key = 0;    // memory bits / capacity
+  double expected_fpr = 0;    // predicted FPR with `capacity` distinct keys present
+
+  [[nodiscard]] uint64_t bits() const { return blocks * kBlockBits; }
+  [[nodiscard]] uint64_t bytes() const { return blocks * kBlockBytes; }
+  [[nodiscard]] uint64_t counters() const { return bits() / counter_bits; }
+};
+
+// Exact FPR (ideal hashing) of a counting filter of `blocks` lines holding `keys` distinct keys
+// (and no saturated counter of an erased key): the blocked formula of plan.h with slices of 64 /
+// counter_bits counters. Returns 1 for hashes outside 1..8 or counter_bits not 4 or 8.
+[[nodiscard]] double CountingFpr(double keys, uint64_t blocks, uint32_t hashes,
+                                 uint32_t counter_bits);
+
+// Sizes a counting filter from `options`, as Create does: by promise (capacity, fpr; smallest
+// number of lines whose predicted FPR is <= fpr, k chosen to need the fewest lines unless
+// `hashes` is set) or by geometry (`bits` rounded up to whole lines; k chosen for `capacity`
+// unless set). Pure, thread-safe; O(k * log(lines)) evaluations of CountingFpr.
+// Errors: InvalidArgument for counter_bits not 4 or 8, hashes above 8, capacity 0 without bits
+// and hashes, fpr not in (0, 1) (NaN included), bits above 2^48; ResourceExhausted if the promise
+// needs more than 2^48 bits.
+[[nodiscard]] absl::StatusOr<CountingPlan> PlanCountingFilter(const CountingOptions& options);
+
+enum class EraseResult : uint8_t {
+  kErased = 0,    // the key looked present; its non-saturated counters were decremented
+  kNotFound = 1,  // some counter was 0: the key is certainly absent; nothing changed
+};
+
+class CountingFilter {
+ public:
+  // Creates an empty filter sized by `options` (see PlanCountingFilter).
+  // Errors: those of PlanCountingFilter; ResourceExhausted when the memory exceeds
+  // options.max_memory_bytes or the kernel refuses it.
+  [[nodiscard]] static absl::StatusOr<CountingFilter> Create(const CountingOptions& options);
+
+  CountingFilter(CountingFilter&&) noexcept = default;
+  CountingFilter& operator=(CountingFilter&&) noexcept = default;
+  CountingFilter(const CountingFilter&) = delete;
+  CountingFilter& operator=(const CountingFilter&) = delete;
+  ~CountingFilter() = default;
+
+  // Increments the key's k counters (a saturated counter stays saturated). Returns true if the
+  // key was new (one of its counters was 0), false if the filter already reported it present (it
+  // was inserted before and not erased since, or a false positive). Under concurrency, of several
+  // racing inserters of a new key at least one is told it was new.
+  bool Insert(std::string_view key) noexcept { return Insert(HashKey(key, seed_)); }
+  bool Insert(uint64_t key) noexcept { return Insert(HashKey(key, seed_)); }
+  bool Insert(const KeyHash& hash) noexcept;
+
+  // Removes one occurrence of the key: kNotFound (nothing changes) if the filter says it is
+  // absent, else its non-saturated counters are decremented and kErased is returned.
+  // Precondition (not checkable): the key was inserted more times than it was erased. Erasing a
+  // false positive can make OTHER keys disappear (false negatives); see the file comment.
+  EraseResult Erase(std::string_view key) noexcept { return Erase(HashKey(key, seed_)); }
+  EraseResult Erase(uint64_t key) noexcept { return Erase(HashKey(key, seed_)); }
+  EraseResult Erase(const KeyHash& hash) noexcept;
+
+  // False: the key is certainly not in the filter (never inserted, or erased as often as
+  // inserted, given the Erase precondition). True: it is, or it is a false positive.
+  [[nodiscard]] bool MayContain(std::string_view key) const noexcept {
+    return MayContain(HashKey(key, seed_));
+  }
+  [[nodiscard]] bool MayContain(uint64_t key) const noexcept {
+    return MayContain(HashKey(key, seed_));
+  }
+  [[nodiscard]] bool MayContain(const KeyHash& hash) const noexcept;
+
+  // The minimum of the key's counters. 0 means absent. A value below max_count() is an upper
+  // bound on the key's multiplicity (insertions minus erasures); other keys sharing all its
+  // counters can only raise it. max_count() means "saturated": the multiplicity is unknown.
+  [[nodiscard]] uint32_t Count(std::string_view key) const noexcept {
+    return Count(HashKey(key, seed_));
+  }
+  [[nodiscard]] uint32_t Count(uint64_t key) const noexcept { return Count(HashKey(key, seed_)); }
+  [[nodiscard]] uint32_t Count(const KeyHash& hash) const noexcept;
+
+  // Batch forms: the same answers as the single-key calls, in order, but hashed, located and
+  // prefetched many at a time, which hides memory latency. `results`, if not empty, receives one
+  // answer per key (only the first min(keys, results) are written). Return the number of keys
+  // that were new (InsertMany), erased (EraseMany: results[i] is true for kErased) or may be
+  // present (MayContainMany).
+  size_t InsertMany(std::span<const std::string_view> keys, std::span<bool> was_new = {}) noexcept;
+  size_t InsertMany(std::span<const uint64_t> keys, std::span<bool> was_new = {}) noexcept;
+  size_t InsertMany(std::span<const KeyHash> hashes, std::span<bool> was_new = {}) noexcept;
+  size_t EraseMany(std::span<const std::string_view> keys, std::span<bool> erased = {}) noexcept;
+  size_t EraseMany(std::span<const uint64_t> keys, std::span<bool> erased = {}) noexcept;
+  size_t EraseMany(std::span<const KeyHash> hashes, std::span<bool> erased = {}) noexcept;
+  size_t MayContainMany(std::span<const std::string_view> keys,
+                        std::span<bool> results = {}) const noexcept;
+  size_t MayContainMany(std::span<const uint64_t> keys,
+                        std::span<bool> results = {}) const noexcept;
+  size_t MayContainMany(std::span<const KeyHash> hashes,
+                        std::span<bool> results = {}) const noexcept;
+
+  // this += other, counter by counter, saturating at max_count() (a sum that reaches it is
+  // saturated and sticky). Afterwards each key's count is the sum of its counts in both, so
+  // per-worker filters merge into one. `other` may be this filter (doubles every count).
+  // Thread safety: in concurrent mode it may overlap updates of this filter; `other` must not be
+  // written meanwhile. O(bytes).
+  // Errors: FailedPrecondition unless both have the same lines, hashes, counter width and seed.
+  absl::Status UnionWith(const CountingFilter& other);
+  // Whether UnionWith would accept `other`.
+  [[nodiscard]] absl::Status CheckCompatible(const CountingFilter& other) const;
+
+  // Sets every counter to 0. O(bytes).
+  void Clear() noexcept;
+
+  // Number of counters that reached max_count() (inserts and UnionWith count each once, when it
+  // saturates; Clear resets). O(1).
+  [[nodiscard]] uint64_t saturated_counters() const noexcept;
+  // Number of non-zero counters. O(bytes).
+  [[nodiscard]] uint64_t NonZeroCounters() const noexcept;
+  // Insertions minus erasures (with multiplicity): the sum of all counters / k. Exact while
+  // saturated_counters() == 0 and no false positive was erased; a saturated counter stops
+  // counting, so beyond that it is an underestimate. O(bytes).
+  [[nodiscard]] double EstimatedCount() const noexcept;
+  // The FPR this filter has now: the exact probability, over a random key absent from the
+  // filter, that all its k counters are non-zero, computed from the actual counters (every
+  // line, every start slice, each slice's fraction of non-zero counters). O(bytes).
+  [[nodiscard]] double EstimatedFpr() const noexcept;
+
+  [[nodiscard]] const CountingPlan& plan() const noexcept { return plan_; }
+  [[nodiscard]] uint64_t blocks() const noexcept { return plan_.blocks; }
+  [[nodiscard]] uint64_t counters() const noexcept { return plan_.counters(); }
+  [[nodiscard]] uint32_t hashes() const noexcept { return plan_.hashes; }
+  [[nodiscard]] uint32_t counter_bits() const noexcept { return plan_.counter_bits; }
+  // The saturation value: 15 for 4-bit counters, 255 for 8-bit ones.
+  [[nodiscard]] uint32_t max_count() const noexcept { return max_count_; }
+  [[nodiscard]] uint64_t seed() const noexcept { return seed_; }
+  [[nodiscard]] bool concurrent() const noexcept { return concurrent_; }
+  [[nodiscard]] uint64_t memory_bytes() const noexcept { return storage_.size(); }
+  [[nodiscard]] const Storage& storage() const noexcept { return storage_; }
+  // The counters: blocks() lines of 8 little-endian 64-bit words, each word a slice of
+  // 64 / counter_bits() counters, counter c at bits [c * counter_bits, (c + 1) * counter_bits).
+  // Reading them while another thread writes is a data race; take them when writers are quiet.
+  [[nodiscard]] std::span<const uint8_t> bytes() const noexcept {
+    return {storage_.data(), storage_.size()};
+  }
+
+ private:
+  CountingFilter(Storage storage, const CountingPlan& plan, uint64_t seed,
+                 bool concurrent) noexcept;
+
+  // Runs `op(hash, line)` for every key, hashing, locating and prefetching a batch at a time.
+  template <bool kWrite, typename Key, typename Op>
+  size_t ForEachKey(std::span<const Key> keys, std::span<bool> results, Op op) const noexcept;
+  bool InsertAt(const KeyHash& hash, uint64_t* line) noexcept;
+  EraseResult EraseAt(const KeyHash& hash, uint64_t* line) noexcept;
+  [[nodiscard]] bool TestAt(const KeyHash& hash, const uint64_t* line) const noexcept;
+  [[nodiscard]] bool AllNonZero(const internal::CounterProbes& probes,
+                                const uint64_t* line) const noexcept;
+  void NoteSaturated(uint64_t count) noexcept;
+  // plan_.hashes, which Create bounds to 1..8; the min lets the compiler see the bound too.
+  [[nodiscard]] uint32_t probe_count() const noexcept {
+    return plan_.hashes < kMaxCountingHashes ? plan_.hashes : kMaxCountingHashes;
+  }
+  [[nodiscard]] uint64_t* line(uint64_t block) const noexcept { return words_ + block * 8; }
+
+  Storage storage_;
+  uint64_t* words_ = nullptr;
+  CountingPlan plan_;
+  uint32_t counter_shift_ = 2;  // log2(counter_bits)
+  uint32_t max_count_ = 15;
+  uint64_t seed_ = kDefaultSeed;
+  bool concurrent_ = false;
+  // Written through std::atomic_ref in concurrent mode; mutable only so that the const accessor
+  // can form one (const calls never write it).
+  mutable uint64_t saturated_ = 0;
+};
+
+}  // namespace bloomery
+
+#endif  // BLOOMERY_COUNTING_FILTER_H_

@@ -1,0 +1,538 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+#include "bloomery/counting_filter.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "internal/block_layout.h"
+#include "internal/counting_layout.h"
+
+namespace bloomery {
+
+static_assert(kMaxCountingHashes == internal::kCountingSlices, "one slice per probe");
+
+namespace internal {
+namespace {
+
+// The sliced-line formula as FPR(line holding L keys) = sum_j coef_j * value_j^L.
+//
+// Same derivation as the blocked formula in plan.cc, for 8 slices of w counters: a query uses
+// slices W = {0..k-1} (by symmetry), one counter each; with a = 1 - 1/w a given counter is still 0
+// after its slice received c probes with probability a^c, so by inclusion-exclusion
+//   FPR(L) = sum_{S subset W} (-1)^|S| g_S^L,   g_S = (1/8) sum_{start} a^{|S & window(start)|},
+// the L keys being independent. Subsets with the same histogram of overlap sizes share g_S; their
+// signs are summed as integers first, so no cancellation happens in floating point.
+// plan.cc holds the same computation for slices of 64 or 32 bits only (kBlockBits / slices);
+// ideally both would call one function parameterised by the slice width.
+struct SlicedTerms {
+  std::vector<double> value;
+  std::vector<double> coef;
+};
+
+SlicedTerms ComputeSlicedTerms(uint32_t k, uint32_t counters_per_slice) {
+  const double a = 1.0 - 1.0 / counters_per_slice;
+  std::array<uint32_t, kCountingSlices> windows{};
+  for (uint32_t start = 0; start < kCountingSlices; ++start) {
+    for (uint32_t i = 0; i < k; ++i) windows[start] |= 1u << ((start + i) % kCountingSlices);
+  }
+  std::map<std::array<uint8_t, kMaxCountingHashes + 1>, int64_t> grouped;
+  for (uint32_t subset = 0; subset < (1u << k); ++subset) {
+    std::array<uint8_t, kMaxCountingHashes + 1> histogram{};
+    for (uint32_t w : windows) ++histogram[std::popcount(subset & w)];
+    grouped[histogram] += (std::popcount(subset) % 2 == 0) ? 1 : -1;
+  }
+  SlicedTerms terms;
+  for (const auto& [histogram, coef] : grouped) {
+    if (coef == 0) continue;
+    double g = 0;
+    for (uint32_t c = 0; c <= k; ++c) g += histogram[c] * std::pow(a, c);
+    terms.value.push_back(g / kCountingSlices);
+    terms.coef.push_back(static_cast<double>(coef));
+  }
+  return terms;
+}
+
+// Computed once per (k, slice width) and kept: the planner evaluates the formula hundreds of
+// times. std::map nodes never move, so the returned reference stays valid.
+const SlicedTerms& TermsFor(uint32_t k, uint32_t counters_per_slice) {
+  static std::mutex mu;
+  static std::map<std::pair<uint32_t, uint32_t>, SlicedTerms> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, inserted] = cache.try_emplace({k, counters_per_slice});
+  if (inserted) it->second = ComputeSlicedTerms(k, counters_per_slice);
+  return it->second;
+}
+
+bool ValidSliced(uint32_t k, uint32_t counters_per_slice) {
+  return k >= 1 && k <= kMaxCountingHashes && counters_per_slice >= 1;
+}
+
+}  // namespace
+
+double SlicedFprAtLoad(double load, uint32_t hashes, uint32_t counters_per_slice) {
+  if (!ValidSliced(hashes, counters_per_slice)) return 1.0;
+  if (load <= 0) return 0.0;
+  const SlicedTerms& terms = TermsFor(hashes, counters_per_slice);
+  double fpr = 0;
+  for (size_t j = 0; j < terms.value.size(); ++j) {
+    fpr += terms.coef[j] * std::pow(terms.value[j], load);
+  }
+  return std::clamp(fpr, 0.0, 1.0);
+}
+
+double SlicedFpr(double keys, uint64_t blocks, uint32_t hashes, uint32_t counters_per_slice) {
+  if (!ValidSliced(hashes, counters_per_slice)) return 1.0;
+  if (keys <= 0) return 0.0;
+  if (blocks == 0) return 1.0;
+  if (blocks == 1) return SlicedFprAtLoad(keys, hashes, counters_per_slice);
+  // Line loads are Binomial(n, 1/B); E[v^L] = (1 - (1 - v)/B)^n is its generating function.
+  const SlicedTerms& terms = TermsFor(hashes, counters_per_slice);
+  const double b = static_cast<double>(blocks);
+  double fpr = 0;
+  for (size_t j = 0; j < terms.value.size(); ++j) {
+    fpr += terms.coef[j] * std::exp(keys * std::log1p(-(1.0 - terms.value[j]) / b));
+  }
+  return std::clamp(fpr, 0.0, 1.0);
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::BlockIndex;
+using internal::CounterProbes;
+using internal::kCountingSlices;
+using internal::kWordsPerBlock;
+using internal::MakeCounterProbes;
+
+// Keys per batch, as in BlockedFilter: enough independent misses in flight to saturate the memory
+// system, few enough that hashes and line pointers stay in L1.
+constexpr size_t kBatch = 32;
+
+bool ValidCounterBits(uint32_t counter_bits) { return counter_bits == 4 || counter_bits == 8; }
+
+uint32_t CountersPerSlice(uint32_t counter_bits) { return 64 / counter_bits; }
+
+// C++20 has no atomic_ref<const T>; the const_cast only serves a load, which never writes.
+uint64_t LoadRelaxed(const uint64_t* word) noexcept {
+  return std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(word)).load(std::memory_order_relaxed);
+}
+
+// Applies `update(old) -> new` to `*word` atomically (relaxed CAS loop); `update` returns `old`
+// itself to leave the word alone. Returns the value the update was computed from.
+template <typename Update>
+uint64_t UpdateWord(uint64_t* word, bool concurrent, Update update) noexcept {
+  if (!concurrent) {
+    const uint64_t old = *word;
+    *word = update(old);
+    return old;
+  }
+  std::atomic_ref<uint64_t> ref(*word);
+  uint64_t old = ref.load(std::memory_order_relaxed);
+  for (;;) {
+    const uint64_t desired = update(old);
+    if (desired == old || ref.compare_exchange_weak(old, desired, std::memory_order_relaxed,
+                                                    std::memory_order_relaxed)) {
+      return old;
+    }
+  }
+}
+
+// Number of non-zero counters of width 4 or 8 in `word`: OR each counter's bits into its lowest
+// bit, then count those.
+uint32_t NonZeroInWord(uint64_t word, uint32_t counter_bits) noexcept {
+  uint64_t x = word | (word >> 1);
+  x |= x >> 2;
+  if (counter_bits == 8) x |= x >> 4;
+  const uint64_t low_bits = counter_bits == 4 ? 0x1111111111111111ull : 0x0101010101010101ull;
+  return static_cast<uint32_t>(std::popcount(x & low_bits));
+}
+
+absl::Status ValidateOptions(const CountingOptions& options) {
+  if (!ValidCounterBits(options.counter_bits)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("counter_bits must be 4 or 8, got %d", options.counter_bits));
+  }
+  if (options.hashes > kMaxCountingHashes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "hashes must be in [1, %d] for a counting filter (one slice per probe), got %d",
+        kMaxCountingHashes, options.hashes));
+  }
+  if (options.bits != 0) {
+    if (options.bits > kMaxBits) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("bits must be in [1, 2^48], got %d", options.bits));
+    }
+    if (options.hashes == 0 && options.capacity == 0) {
+      return absl::InvalidArgumentError("choose hashes, or give a capacity to choose them for");
+    }
+    return absl::OkStatus();
+  }
+  if (options.capacity == 0) return absl::InvalidArgumentError("capacity must be at least 1 key");
+  if (!(options.fpr > 0.0 && options.fpr < 1.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("fpr must be in (0, 1), got %g", options.fpr));
+  }
+  return absl::OkStatus();
+}
+
+// Smallest block count in [1, max_blocks] whose FPR is <= target (FPR non-increasing in blocks),
+// or 0 if none.
+uint64_t SmallestBlocks(uint64_t max_blocks, double target, uint64_t capacity, uint32_t k,
+                        uint32_t counter_bits) {
+  auto fpr = [&](uint64_t blocks) {
+    return CountingFpr(static_cast<double>(capacity), blocks, k, counter_bits);
+  };
+  uint64_t hi = 1;
+  while (fpr(hi) > target) {
+    if (hi >= max_blocks) return 0;
+    hi = std::min(max_blocks, hi * 2);
+  }
+  uint64_t lo = hi / 2;
+  while (hi - lo > 1) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    (fpr(mid) <= target ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+template <typename Key>
+const KeyHash* HashBatch(const Key* keys, size_t n, uint64_t seed, KeyHash* buffer) noexcept {
+  if constexpr (std::is_same_v<Key, KeyHash>) {
+    return keys;
+  } else {
+    HashKeys(keys, n, seed, buffer);
+    return buffer;
+  }
+}
+
+}  // namespace
+
+double CountingFpr(double keys, uint64_t blocks, uint32_t hashes, uint32_t counter_bits) {
+  if (!ValidCounterBits(counter_bits)) return 1.0;
+  return internal::SlicedFpr(keys, blocks, hashes, CountersPerSlice(counter_bits));
+}
+
+absl::StatusOr<CountingPlan> PlanCountingFilter(const CountingOptions& options) {
+  if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
+  CountingPlan plan;
+  plan.capacity = options.capacity;
+  plan.counter_bits = options.counter_bits;
+  const double n = static_cast<double>(options.capacity);
+  const uint32_t k_lo = options.hashes ? options.hashes : 1;
+  const uint32_t k_hi = options.hashes ? options.hashes : kMaxCountingHashes;
+  if (options.bits != 0) {
+    plan.blocks = (options.bits + kBlockBits - 1) / kBlockBits;
+    double best = 2.0;
+    for (uint32_t k = k_lo; k <= k_hi; ++k) {
+      const double f = CountingFpr(n, plan.blocks, k, plan.counter_bits);
+      if (f < best) best = f, plan.hashes = k;
+    }
+  } else {
+    // Ties go to the smaller k: fewer counters to update, same memory.
+    for (uint32_t k = k_lo; k <= k_hi; ++k) {
+      const uint64_t blocks = SmallestBlocks(kMaxBits / kBlockBits, options.fpr, options.capacity,
+                                             k, plan.counter_bits);
+      if (blocks != 0 && (plan.blocks == 0 || blocks < plan.blocks)) {
+        plan.blocks = blocks;
+        plan.hashes = k;
+      }
+    }
+    if (plan.blocks == 0) {
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("%d keys at fpr %g need more than the %d-bit maximum", options.capacity,
+                          options.fpr, kMaxBits));
+    }
+  }
+  plan.bits_per_key = plan.capacity ? static_cast<double>(plan.bits()) / n : 0.0;
+  plan.expected_fpr = CountingFpr(n, plan.blocks, plan.hashes, plan.counter_bits);
+  return plan;
+}
+
+absl::StatusOr<CountingFilter> CountingFilter::Create(const CountingOptions& options) {
+  absl::StatusOr<CountingPlan> plan = PlanCountingFilter(options);
+  if (!plan.ok()) return plan.status();
+  StorageOptions storage_options;
+  storage_options.huge_pages = options.huge_pages;
+  storage_options.populate = options.populate;
+  storage_options.max_bytes = options.max_memory_bytes;
+  absl::StatusOr<Storage> storage = Storage::Allocate(plan->bytes(), storage_options);
+  if (!storage.ok()) return storage.status();
+  return CountingFilter(*std::move(storage), *plan, options.seed, options.concurrent);
+}
+
+CountingFilter::CountingFilter(Storage storage, const CountingPlan& plan, uint64_t seed,
+                               bool concurrent) noexcept
+    : storage_(std::move(storage)),
+      words_(reinterpret_cast<uint64_t*>(storage_.data())),
+      plan_(plan),
+      counter_shift_(static_cast<uint32_t>(std::countr_zero(plan.counter_bits))),
+      max_count_((1u << plan.counter_bits) - 1),
+      seed_(seed),
+      concurrent_(concurrent) {}
+
+void CountingFilter::NoteSaturated(uint64_t count) noexcept {
+  if (count == 0) return;
+  if (concurrent_) {
+    std::atomic_ref<uint64_t>(saturated_).fetch_add(count, std::memory_order_relaxed);
+  } else {
+    saturated_ += count;
+  }
+}
+
+bool CountingFilter::InsertAt(const KeyHash& hash, uint64_t* line) noexcept {
+  CounterProbes probes;
+  MakeCounterProbes(hash, counter_shift_, probes);
+  const uint32_t k = probe_count();
+  const uint64_t max = max_count_;
+  bool fresh = false;
+  uint64_t saturated = 0;
+  for (uint32_t i = 0; i < k; ++i) {
+    const uint32_t shift = probes.shift[i];
+    // A counter below max has room for +1 without carrying into its neighbour; a saturated one
+    // is left alone (sticky).
+    const uint64_t before = UpdateWord(line + probes.word[i], concurrent_, [&](uint64_t w) {
+      return ((w >> shift) & max) == max ? w : w + (uint64_t{1} << shift);
+    });
+    const uint64_t count = (before >> shift) & max;
+    fresh |= count == 0;
+    saturated += count == max - 1;
+  }
+  NoteSaturated(saturated);
+  return fresh;
+}
+
+bool CountingFilter::AllNonZero(const CounterProbes& probes, const uint64_t* line) const noexcept {
+  const uint32_t k = probe_count();
+  bool all = true;
+  for (uint32_t i = 0; i < k; ++i) {
+    const uint64_t w = concurrent_ ? LoadRelaxed(line + probes.word[i]) : line[probes.word[i]];
+    all &= ((w >> probes.shift[i]) & max_count_) != 0;
+  }
+  return all;
+}
+
+bool CountingFilter::TestAt(const KeyHash& hash, const uint64_t* line) const noexcept {
+  CounterProbes probes;
+  MakeCounterProbes(hash, counter_shift_, probes);
+  return AllNonZero(probes, line);
+}
+
+EraseResult CountingFilter::EraseAt(const KeyHash& hash, uint64_t* line) noexcept {
+  CounterProbes probes;
+  MakeCounterProbes(hash, counter_shift_, probes);
+  if (!AllNonZero(probes, line)) return EraseResult::kNotFound;
+  const uint32_t k = probe_count();
+  const uint64_t max = max_count_;
+  for (uint32_t i = 0; i < k; ++i) {
+    const uint32_t shift = probes.shift[i];
+    // Saturated counters are sticky (their true count is unknown). A counter at 0 can only be
+    // met here under concurrency when the Erase precondition was broken; it stays 0 rather than
+    // borrowing from its neighbour.
+    UpdateWord(line + probes.word[i], concurrent_, [&](uint64_t w) {
+      const uint64_t count = (w >> shift) & max;
+      return count == max || count == 0 ? w : w - (uint64_t{1} << shift);
+    });
+  }
+  return EraseResult::kErased;
+}
+
+bool CountingFilter::Insert(const KeyHash& hash) noexcept {
+  return InsertAt(hash, line(BlockIndex(hash, plan_.blocks)));
+}
+
+EraseResult CountingFilter::Erase(const KeyHash& hash) noexcept {
+  return EraseAt(hash, line(BlockIndex(hash, plan_.blocks)));
+}
+
+bool CountingFilter::MayContain(const KeyHash& hash) const noexcept {
+  return TestAt(hash, line(BlockIndex(hash, plan_.blocks)));
+}
+
+uint32_t CountingFilter::Count(const KeyHash& hash) const noexcept {
+  const uint64_t* l = line(BlockIndex(hash, plan_.blocks));
+  CounterProbes probes;
+  MakeCounterProbes(hash, counter_shift_, probes);
+  const uint32_t k = probe_count();
+  uint64_t count = max_count_;
+  for (uint32_t i = 0; i < k; ++i) {
+    const uint64_t w = concurrent_ ? LoadRelaxed(l + probes.word[i]) : l[probes.word[i]];
+    count = std::min<uint64_t>(count, (w >> probes.shift[i]) & max_count_);
+  }
+  return static_cast<uint32_t>(count);
+}
+
+template <bool kWrite, typename Key, typename Op>
+size_t CountingFilter::ForEachKey(std::span<const Key> keys, std::span<bool> results,
+                                  Op op) const noexcept {
+  KeyHash buffer[kBatch];
+  uint64_t* lines[kBatch];
+  size_t yes = 0;
+  for (size_t base = 0; base < keys.size(); base += kBatch) {
+    const size_t n = std::min(kBatch, keys.size() - base);
+    const KeyHash* hashes = HashBatch(keys.data() + base, n, seed_, buffer);
+    for (size_t i = 0; i < n; ++i) {
+      lines[i] = line(BlockIndex(hashes[i], plan_.blocks));
+      __builtin_prefetch(lines[i], kWrite ? 1 : 0, 3);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const bool answer = op(hashes[i], lines[i]);
+      yes += answer;
+      if (base + i < results.size()) results[base + i] = answer;
+    }
+  }
+  return yes;
+}
+
+size_t CountingFilter::InsertMany(std::span<const std::string_view> keys,
+                                  std::span<bool> was_new) noexcept {
+  return ForEachKey<true>(keys, was_new,
+                          [this](const KeyHash& h, uint64_t* l) { return InsertAt(h, l); });
+}
+size_t CountingFilter::InsertMany(std::span<const uint64_t> keys,
+                                  std::span<bool> was_new) noexcept {
+  return ForEachKey<true>(keys, was_new,
+                          [this](const KeyHash& h, uint64_t* l) { return InsertAt(h, l); });
+}
+size_t CountingFilter::InsertMany(std::span<const KeyHash> hashes,
+                                  std::span<bool> was_new) noexcept {
+  return ForEachKey<true>(hashes, was_new,
+                          [this](const KeyHash& h, uint64_t* l) { return InsertAt(h, l); });
+}
+size_t CountingFilter::EraseMany(std::span<const std::string_view> keys,
+                                 std::span<bool> erased) noexcept {
+  return ForEachKey<true>(keys, erased, [this](const KeyHash& h, uint64_t* l) {
+    return EraseAt(h, l) == EraseResult::kErased;
+  });
+}
+size_t CountingFilter::EraseMany(std::span<const uint64_t> keys, std::span<bool> erased) noexcept {
+  return ForEachKey<true>(keys, erased, [this](const KeyHash& h, uint64_t* l) {
+    return EraseAt(h, l) == EraseResult::kErased;
+  });
+}
+size_t CountingFilter::EraseMany(std::span<const KeyHash> hashes, std::span<bool> erased) noexcept {
+  return ForEachKey<true>(hashes, erased, [this](const KeyHash& h, uint64_t* l) {
+    return EraseAt(h, l) == EraseResult::kErased;
+  });
+}
+size_t CountingFilter::MayContainMany(std::span<const std::string_view> keys,
+                                      std::span<bool> results) const noexcept {
+  return ForEachKey<false>(keys, results,
+                           [this](const KeyHash& h, uint64_t* l) { return TestAt(h, l); });
+}
+size_t CountingFilter::MayContainMany(std::span<const uint64_t> keys,
+                                      std::span<bool> results) const noexcept {
+  return ForEachKey<false>(keys, results,
+                           [this](const KeyHash& h, uint64_t* l) { return TestAt(h, l); });
+}
+size_t CountingFilter::MayContainMany(std::span<const KeyHash> hashes,
+                                      std::span<bool> results) const noexcept {
+  return ForEachKey<false>(hashes, results,
+                           [this](const KeyHash& h, uint64_t* l) { return TestAt(h, l); });
+}
+
+absl::Status CountingFilter::CheckCompatible(const CountingFilter& other) const {
+  if (plan_.blocks != other.plan_.blocks || plan_.hashes != other.plan_.hashes ||
+      plan_.counter_bits != other.plan_.counter_bits || seed_ != other.seed_) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "incompatible counting filters: (blocks %d, hashes %d, counter_bits %d, seed %#x) vs "
+        "(blocks %d, hashes %d, counter_bits %d, seed %#x)",
+        plan_.blocks, plan_.hashes, plan_.counter_bits, seed_, other.plan_.blocks,
+        other.plan_.hashes, other.plan_.counter_bits, other.seed_));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CountingFilter::UnionWith(const CountingFilter& other) {
+  if (absl::Status s = CheckCompatible(other); !s.ok()) return s;
+  const uint64_t words = plan_.blocks * kWordsPerBlock;
+  const uint32_t bits = plan_.counter_bits;
+  const uint64_t max = max_count_;
+  uint64_t newly_saturated = 0;
+  for (uint64_t i = 0; i < words; ++i) {
+    const uint64_t theirs = LoadRelaxed(other.words_ + i);
+    if (theirs == 0) continue;
+    uint32_t saturated_here = 0;
+    UpdateWord(words_ + i, concurrent_, [&](uint64_t mine) {
+      // Recomputed from scratch on every CAS retry, so the count matches the value stored.
+      saturated_here = 0;
+      uint64_t sum = 0;
+      for (uint32_t shift = 0; shift < 64; shift += bits) {
+        const uint64_t a = (mine >> shift) & max;
+        const uint64_t b = (theirs >> shift) & max;
+        const uint64_t c = std::min(a + b, max);
+        saturated_here += a != max && c == max;
+        sum |= c << shift;
+      }
+      return sum;
+    });
+    newly_saturated += saturated_here;
+  }
+  NoteSaturated(newly_saturated);
+  return absl::OkStatus();
+}
+
+void CountingFilter::Clear() noexcept {
+  const uint64_t words = plan_.blocks * kWordsPerBlock;
+  for (uint64_t i = 0; i < words; ++i) {
+    std::atomic_ref<uint64_t>(words_[i]).store(0, std::memory_order_relaxed);
+  }
+  std::atomic_ref<uint64_t>(saturated_).store(0, std::memory_order_relaxed);
+}
+
+uint64_t CountingFilter::saturated_counters() const noexcept {
+  return std::atomic_ref<uint64_t>(saturated_).load(std::memory_order_relaxed);
+}
+
+uint64_t CountingFilter::NonZeroCounters() const noexcept {
+  const uint64_t words = plan_.blocks * kWordsPerBlock;
+  uint64_t count = 0;
+  for (uint64_t i = 0; i < words; ++i) {
+    count += NonZeroInWord(LoadRelaxed(words_ + i), plan_.counter_bits);
+  }
+  return count;
+}
+
+double CountingFilter::EstimatedCount() const noexcept {
+  const uint64_t words = plan_.blocks * kWordsPerBlock;
+  uint64_t sum = 0;
+  for (uint64_t i = 0; i < words; ++i) {
+    const uint64_t w = LoadRelaxed(words_ + i);
+    for (uint32_t shift = 0; shift < 64; shift += plan_.counter_bits) {
+      sum += (w >> shift) & max_count_;
+    }
+  }
+  return static_cast<double>(sum) / plan_.hashes;
+}
+
+double CountingFilter::EstimatedFpr() const noexcept {
+  const double per_slice = CountersPerSlice(plan_.counter_bits);
+  double total = 0;
+  for (uint64_t b = 0; b < plan_.blocks; ++b) {
+    double fill[kCountingSlices];
+    for (uint32_t j = 0; j < kCountingSlices; ++j) {
+      fill[j] = NonZeroInWord(LoadRelaxed(line(b) + j), plan_.counter_bits) / per_slice;
+    }
+    double block = 0;
+    for (uint32_t start = 0; start < kCountingSlices; ++start) {
+      double p = 1;
+      for (uint32_t i = 0; i < plan_.hashes && p != 0; ++i) {
+        p *= fill[(start + i) % kCountingSlices];
+      }
+      block += p;
+    }
+    total += block / kCountingSlices;
+  }
+  return plan_.blocks ? total / static_cast<double>(plan_.blocks) : 0.0;
+}
+
+}  // namespace bloomery
