@@ -2,12 +2,9 @@
 #include "bloomery/counting_filter.h"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <bit>
 #include <cmath>
-#include <map>
-#include <mutex>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -15,96 +12,12 @@
 #include "absl/strings/str_format.h"
 #include "internal/block_layout.h"
 #include "internal/counting_layout.h"
+#include "internal/sliced_fpr.h"
 
 namespace bloomery {
 
 static_assert(kMaxCountingHashes == internal::kCountingSlices, "one slice per probe");
 
-namespace internal {
-namespace {
-
-// The sliced-line formula as FPR(line holding L keys) = sum_j coef_j * value_j^L.
-//
-// Same derivation as the blocked formula in plan.cc, for 8 slices of w counters: a query uses
-// slices W = {0..k-1} (by symmetry), one counter each; with a = 1 - 1/w a given counter is still 0
-// after its slice received c probes with probability a^c, so by inclusion-exclusion
-//   FPR(L) = sum_{S subset W} (-1)^|S| g_S^L,   g_S = (1/8) sum_{start} a^{|S & window(start)|},
-// the L keys being independent. Subsets with the same histogram of overlap sizes share g_S; their
-// signs are summed as integers first, so no cancellation happens in floating point.
-// plan.cc holds the same computation for slices of 64 or 32 bits only (kBlockBits / slices);
-// ideally both would call one function parameterised by the slice width.
-struct SlicedTerms {
-  std::vector<double> value;
-  std::vector<double> coef;
-};
-
-SlicedTerms ComputeSlicedTerms(uint32_t k, uint32_t counters_per_slice) {
-  const double a = 1.0 - 1.0 / counters_per_slice;
-  std::array<uint32_t, kCountingSlices> windows{};
-  for (uint32_t start = 0; start < kCountingSlices; ++start) {
-    for (uint32_t i = 0; i < k; ++i) windows[start] |= 1u << ((start + i) % kCountingSlices);
-  }
-  std::map<std::array<uint8_t, kMaxCountingHashes + 1>, int64_t> grouped;
-  for (uint32_t subset = 0; subset < (1u << k); ++subset) {
-    std::array<uint8_t, kMaxCountingHashes + 1> histogram{};
-    for (uint32_t w : windows) ++histogram[std::popcount(subset & w)];
-    grouped[histogram] += (std::popcount(subset) % 2 == 0) ? 1 : -1;
-  }
-  SlicedTerms terms;
-  for (const auto& [histogram, coef] : grouped) {
-    if (coef == 0) continue;
-    double g = 0;
-    for (uint32_t c = 0; c <= k; ++c) g += histogram[c] * std::pow(a, c);
-    terms.value.push_back(g / kCountingSlices);
-    terms.coef.push_back(static_cast<double>(coef));
-  }
-  return terms;
-}
-
-// Computed once per (k, slice width) and kept: the planner evaluates the formula hundreds of
-// times. std::map nodes never move, so the returned reference stays valid.
-const SlicedTerms& TermsFor(uint32_t k, uint32_t counters_per_slice) {
-  static std::mutex mu;
-  static std::map<std::pair<uint32_t, uint32_t>, SlicedTerms> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  auto [it, inserted] = cache.try_emplace({k, counters_per_slice});
-  if (inserted) it->second = ComputeSlicedTerms(k, counters_per_slice);
-  return it->second;
-}
-
-bool ValidSliced(uint32_t k, uint32_t counters_per_slice) {
-  return k >= 1 && k <= kMaxCountingHashes && counters_per_slice >= 1;
-}
-
-}  // namespace
-
-double SlicedFprAtLoad(double load, uint32_t hashes, uint32_t counters_per_slice) {
-  if (!ValidSliced(hashes, counters_per_slice)) return 1.0;
-  if (load <= 0) return 0.0;
-  const SlicedTerms& terms = TermsFor(hashes, counters_per_slice);
-  double fpr = 0;
-  for (size_t j = 0; j < terms.value.size(); ++j) {
-    fpr += terms.coef[j] * std::pow(terms.value[j], load);
-  }
-  return std::clamp(fpr, 0.0, 1.0);
-}
-
-double SlicedFpr(double keys, uint64_t blocks, uint32_t hashes, uint32_t counters_per_slice) {
-  if (!ValidSliced(hashes, counters_per_slice)) return 1.0;
-  if (keys <= 0) return 0.0;
-  if (blocks == 0) return 1.0;
-  if (blocks == 1) return SlicedFprAtLoad(keys, hashes, counters_per_slice);
-  // Line loads are Binomial(n, 1/B); E[v^L] = (1 - (1 - v)/B)^n is its generating function.
-  const SlicedTerms& terms = TermsFor(hashes, counters_per_slice);
-  const double b = static_cast<double>(blocks);
-  double fpr = 0;
-  for (size_t j = 0; j < terms.value.size(); ++j) {
-    fpr += terms.coef[j] * std::exp(keys * std::log1p(-(1.0 - terms.value[j]) / b));
-  }
-  return std::clamp(fpr, 0.0, 1.0);
-}
-
-}  // namespace internal
 
 namespace {
 
@@ -219,7 +132,7 @@ const KeyHash* HashBatch(const Key* keys, size_t n, uint64_t seed, KeyHash* buff
 
 double CountingFpr(double keys, uint64_t blocks, uint32_t hashes, uint32_t counter_bits) {
   if (!ValidCounterBits(counter_bits)) return 1.0;
-  return internal::SlicedFpr(keys, blocks, hashes, CountersPerSlice(counter_bits));
+  return internal::SlicedFpr(keys, blocks, hashes, kCountingSlices, CountersPerSlice(counter_bits));
 }
 
 absl::StatusOr<CountingPlan> PlanCountingFilter(const CountingOptions& options) {

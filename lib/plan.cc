@@ -6,33 +6,34 @@
 #include <bit>
 #include <cmath>
 #include <map>
-#include <mutex>
 #include <numbers>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "internal/sliced_fpr.h"
 
 namespace bloomery {
 namespace {
 
-// The blocked formula for one k, as FPR(line holding L keys) = sum_j coef_j * value_j^L.
+// The sliced formula for one (k, slices, cells), as FPR(line holding L keys) = sum_j coef_j *
+// value_j^L.
 //
-// A query probes slices W = {0..k-1} (by symmetry) at one bit each. With a = 1 - 1/slice_bits, the
-// chance that a given query bit is still 0 after a slice received c probes is a^c, so
+// A query probes slices W = {0..k-1} (by symmetry) at one cell each. With a = 1 - 1/cells, the
+// chance that a given query cell is still empty after its slice received c probes is a^c, so
 //   FPR(L) = E[prod_{j in W} (1 - a^{c_j})] = sum_{S subset W} (-1)^|S| E[a^{sum_{j in S} c_j}],
 // and since the L keys are independent, E[a^{sum_S c_j}] = g_S^L with
 //   g_S = (1/s) * sum_{start} a^{|S intersect window(start)|}.
 // g_S depends only on how many starts see each overlap size, so subsets are grouped by that
 // histogram and their signs summed exactly (integers) before any floating point is involved.
-struct BlockedTerms {
+struct SlicedTerms {
   std::vector<double> value;
   std::vector<double> coef;
 };
 
-BlockedTerms ComputeBlockedTerms(uint32_t k) {
-  const uint32_t slices = SlicesPerBlock(k);
-  const double a = 1.0 - 1.0 / (kBlockBits / slices);
+SlicedTerms ComputeSlicedTerms(uint32_t k, uint32_t slices, uint32_t cells) {
+  const double a = 1.0 - 1.0 / cells;
   std::vector<uint32_t> windows(slices);
   for (uint32_t start = 0; start < slices; ++start) {
     uint32_t w = 0;
@@ -45,7 +46,7 @@ BlockedTerms ComputeBlockedTerms(uint32_t k) {
     for (uint32_t w : windows) ++histogram[std::popcount(subset & w)];
     grouped[histogram] += (std::popcount(subset) % 2 == 0) ? 1 : -1;
   }
-  BlockedTerms terms;
+  SlicedTerms terms;
   for (const auto& [histogram, coef] : grouped) {
     if (coef == 0) continue;
     double g = 0;
@@ -56,11 +57,20 @@ BlockedTerms ComputeBlockedTerms(uint32_t k) {
   return terms;
 }
 
-const BlockedTerms& TermsFor(uint32_t k) {
-  static std::array<BlockedTerms, kMaxHashes + 1> table;
-  static std::array<std::once_flag, kMaxHashes + 1> once;
-  std::call_once(once[k], [k] { table[k] = ComputeBlockedTerms(k); });
-  return table[k];
+// Computed once per (k, slices, cells) and kept: the planner evaluates the formula hundreds of
+// times. std::map nodes never move, so the returned reference stays valid.
+const SlicedTerms& TermsFor(uint32_t k, uint32_t slices, uint32_t cells) {
+  static absl::Mutex mutex(absl::kConstInit);
+  static std::map<std::array<uint32_t, 3>, SlicedTerms>* cache =
+      new std::map<std::array<uint32_t, 3>, SlicedTerms>();  // never destroyed: no exit race
+  absl::MutexLock lock(&mutex);
+  auto [it, inserted] = cache->try_emplace({k, slices, cells});
+  if (inserted) it->second = ComputeSlicedTerms(k, slices, cells);
+  return it->second;
+}
+
+bool ValidSliced(uint32_t k, uint32_t slices, uint32_t cells) {
+  return k >= 1 && k <= slices && slices <= kMaxHashes && cells >= 1;
 }
 
 bool ValidHashes(uint32_t k) { return k >= kMinHashes && k <= kMaxHashes; }
@@ -133,8 +143,22 @@ double PartitionedFpr(double keys, double bits, uint32_t hashes) {
 
 double BlockedFprAtLoad(double load, uint32_t hashes) {
   if (!ValidHashes(hashes)) return 1.0;
+  const uint32_t slices = SlicesPerBlock(hashes);
+  return internal::SlicedFprAtLoad(load, hashes, slices, kBlockBits / slices);
+}
+
+double BlockedFpr(double keys, uint64_t blocks, uint32_t hashes) {
+  if (!ValidHashes(hashes)) return 1.0;
+  const uint32_t slices = SlicesPerBlock(hashes);
+  return internal::SlicedFpr(keys, blocks, hashes, slices, kBlockBits / slices);
+}
+
+namespace internal {
+
+double SlicedFprAtLoad(double load, uint32_t hashes, uint32_t slices, uint32_t cells_per_slice) {
+  if (!ValidSliced(hashes, slices, cells_per_slice)) return 1.0;
   if (load <= 0) return 0.0;
-  const BlockedTerms& terms = TermsFor(hashes);
+  const SlicedTerms& terms = TermsFor(hashes, slices, cells_per_slice);
   double fpr = 0;
   for (size_t j = 0; j < terms.value.size(); ++j) {
     fpr += terms.coef[j] * std::pow(terms.value[j], load);
@@ -142,13 +166,14 @@ double BlockedFprAtLoad(double load, uint32_t hashes) {
   return std::clamp(fpr, 0.0, 1.0);
 }
 
-double BlockedFpr(double keys, uint64_t blocks, uint32_t hashes) {
-  if (!ValidHashes(hashes)) return 1.0;
+double SlicedFpr(double keys, uint64_t blocks, uint32_t hashes, uint32_t slices,
+                 uint32_t cells_per_slice) {
+  if (!ValidSliced(hashes, slices, cells_per_slice)) return 1.0;
   if (keys <= 0) return 0.0;
   if (blocks == 0) return 1.0;
-  if (blocks == 1) return BlockedFprAtLoad(keys, hashes);
+  if (blocks == 1) return SlicedFprAtLoad(keys, hashes, slices, cells_per_slice);
   // Line loads are Binomial(n, 1/B); E[v^L] = (1 - (1 - v)/B)^n is its generating function.
-  const BlockedTerms& terms = TermsFor(hashes);
+  const SlicedTerms& terms = TermsFor(hashes, slices, cells_per_slice);
   const double b = static_cast<double>(blocks);
   double fpr = 0;
   for (size_t j = 0; j < terms.value.size(); ++j) {
@@ -156,6 +181,8 @@ double BlockedFpr(double keys, uint64_t blocks, uint32_t hashes) {
   }
   return std::clamp(fpr, 0.0, 1.0);
 }
+
+}  // namespace internal
 
 double OptimalHashes(double bits_per_key) { return bits_per_key * std::numbers::ln2; }
 

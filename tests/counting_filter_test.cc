@@ -13,6 +13,7 @@
 
 #include "internal/block_layout.h"
 #include "internal/counting_layout.h"
+#include "internal/sliced_fpr.h"
 #include "test_util.h"
 
 namespace bloomery {
@@ -66,10 +67,10 @@ TEST_CASE("formula: slices of 64 counters are exactly the blocked formula of pla
   for (uint32_t k = 1; k <= kMaxCountingHashes; ++k) {
     CAPTURE(k);
     for (double load : {1.0, 7.0, 51.2, 200.0}) {
-      CHECK(internal::SlicedFprAtLoad(load, k, 64) ==
+      CHECK(internal::SlicedFprAtLoad(load, k, 8, 64) ==
             doctest::Approx(BlockedFprAtLoad(load, k)).epsilon(1e-9));
     }
-    CHECK(internal::SlicedFpr(1e6, 20'000, k, 64) ==
+    CHECK(internal::SlicedFpr(1e6, 20'000, k, 8, 64) ==
           doctest::Approx(BlockedFpr(1e6, 20'000, k)).epsilon(1e-9));
   }
 }
@@ -78,7 +79,7 @@ TEST_CASE("formula: k == 8 uses every slice, so a line is (1 - (1 - 1/w)^L)^8") 
   for (uint32_t counter_bits : {4u, 8u}) {
     const double w = 64.0 / counter_bits;
     for (double load : {1.0, 5.0, 12.8, 40.0}) {
-      CHECK(internal::SlicedFprAtLoad(load, 8, static_cast<uint32_t>(w)) ==
+      CHECK(internal::SlicedFprAtLoad(load, 8, 8, static_cast<uint32_t>(w)) ==
             doctest::Approx(std::pow(1 - std::pow(1 - 1 / w, load), 8)).epsilon(1e-9));
     }
   }

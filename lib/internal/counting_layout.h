@@ -44,14 +44,6 @@ inline void MakeCounterProbes(const KeyHash& hash, uint32_t counter_shift,
   }
 }
 
-// Exact FPR (ideal hashing) of one line of 8 slices of `counters_per_slice` counters holding
-// `load` keys, each key using `hashes` <= 8 consecutive slices from a uniform start. With
-// counters_per_slice == 64 this is BlockedFprAtLoad (plan.h) for k <= 8, which the tests check.
-[[nodiscard]] double SlicedFprAtLoad(double load, uint32_t hashes, uint32_t counters_per_slice);
-
-// The same over `blocks` lines holding `keys` keys in all (binomial line loads, exact).
-[[nodiscard]] double SlicedFpr(double keys, uint64_t blocks, uint32_t hashes,
-                               uint32_t counters_per_slice);
 
 }  // namespace bloomery::internal
 

@@ -1,0 +1,140 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+#include "cli_filter.h"
+
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "cli_common.h"
+
+namespace bloomery::cli {
+
+absl::StatusOr<AnyFilter> AnyFilter::Create(const CreateSpec& spec) {
+  auto wrap = [](auto filter) -> absl::StatusOr<AnyFilter> {
+    if (!filter.ok()) return filter.status();
+    return AnyFilter(Variant(*std::move(filter)));
+  };
+  if (spec.kind == "blocked") return wrap(BlockedFilter::Create(spec.sizing));
+  if (spec.kind == "classic") return wrap(ClassicFilter::Create(spec.sizing));
+  if (spec.kind == "counting") {
+    CountingOptions options;
+    static_cast<FilterOptions&>(options) = spec.sizing;
+    options.counter_bits = spec.counter_bits;
+    return wrap(CountingFilter::Create(options));
+  }
+  if (spec.kind == "scalable") {
+    if (spec.sizing.bits != 0) {
+      return UsageError("a scalable filter is sized by --capacity (its first stage) and --fpr");
+    }
+    ScalableOptions options;
+    options.initial_capacity = spec.sizing.capacity;
+    options.fpr = spec.sizing.fpr;
+    options.seed = spec.sizing.seed;
+    options.max_memory_bytes = spec.sizing.max_memory_bytes;
+    return wrap(ScalableFilter::Create(options));
+  }
+  return UsageError(
+      absl::StrCat("unknown --kind \"", spec.kind, "\" (blocked, classic, scalable, counting)"));
+}
+
+absl::StatusOr<AnyFilter> AnyFilter::Load(const std::string& path) {
+  absl::StatusOr<FileInfo> info = InspectFile(path, /*verify_checksums=*/false);
+  if (!info.ok()) return info.status();
+  auto wrap = [](auto filter) -> absl::StatusOr<AnyFilter> {
+    if (!filter.ok()) return filter.status();
+    return AnyFilter(Variant(*std::move(filter)));
+  };
+  if (info->kind == "blocked") return wrap(BlockedFilter::Load(path));
+  if (info->kind == "classic") return wrap(ClassicFilter::Load(path));
+  if (info->kind == "scalable") return wrap(ScalableFilter::Load(path));
+  return wrap(CountingFilter::Load(path));
+}
+
+std::string_view AnyFilter::kind() const {
+  constexpr std::string_view kNames[] = {"blocked", "classic", "scalable", "counting"};
+  return kNames[filter_.index()];
+}
+
+absl::StatusOr<size_t> AnyFilter::InsertMany(std::span<const std::string_view> keys,
+                                             std::span<bool> was_new) {
+  if (auto* scalable = std::get_if<ScalableFilter>(&filter_)) {
+    auto results = std::make_unique<InsertResult[]>(keys.size());
+    const InsertCounts counts =
+        scalable->InsertMany(keys, std::span<InsertResult>(results.get(), keys.size()));
+    for (size_t i = 0; i < keys.size() && i < was_new.size(); ++i) {
+      was_new[i] = results[i] == InsertResult::kAdded;
+    }
+    if (counts.refused != 0) return scalable->FullStatus();
+    return counts.added;
+  }
+  return std::visit(
+      [&](auto& filter) -> absl::StatusOr<size_t> {
+        if constexpr (std::is_same_v<std::decay_t<decltype(filter)>, ScalableFilter>) {
+          return absl::InternalError("unreachable");
+        } else {
+          return filter.InsertMany(keys, was_new);
+        }
+      },
+      filter_);
+}
+
+size_t AnyFilter::MayContainMany(std::span<const std::string_view> keys,
+                                 std::span<bool> results) const {
+  return std::visit([&](const auto& filter) { return filter.MayContainMany(keys, results); },
+                    filter_);
+}
+
+absl::StatusOr<size_t> AnyFilter::EraseMany(std::span<const std::string_view> keys,
+                                            std::span<bool> erased) {
+  auto* counting = std::get_if<CountingFilter>(&filter_);
+  if (counting == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "a ", kind(), " filter cannot remove keys; only counting filters can (build --kind "
+        "counting)"));
+  }
+  return counting->EraseMany(keys, erased);
+}
+
+absl::Status AnyFilter::UnionWith(const AnyFilter& other) {
+  if (filter_.index() != other.filter_.index()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot merge a ", other.kind(), " filter into a ", kind(), " filter"));
+  }
+  return std::visit(
+      [&](auto& filter) {
+        using Filter = std::decay_t<decltype(filter)>;
+        return filter.UnionWith(std::get<Filter>(other.filter_));
+      },
+      filter_);
+}
+
+absl::Status AnyFilter::Save(const std::string& path) const {
+  return std::visit([&](const auto& filter) { return filter.Save(path); }, filter_);
+}
+
+uint64_t AnyFilter::capacity() const {
+  return std::visit(
+      [](const auto& filter) -> uint64_t {
+        if constexpr (std::is_same_v<std::decay_t<decltype(filter)>, ScalableFilter>) {
+          return filter.capacity();
+        } else {
+          return filter.plan().capacity;
+        }
+      },
+      filter_);
+}
+
+double AnyFilter::EstimatedCount() const {
+  return std::visit([](const auto& filter) { return filter.EstimatedCount(); }, filter_);
+}
+
+double AnyFilter::EstimatedFpr() const {
+  return std::visit([](const auto& filter) { return filter.EstimatedFpr(); }, filter_);
+}
+
+uint64_t AnyFilter::memory_bytes() const {
+  return std::visit([](const auto& filter) { return filter.memory_bytes(); }, filter_);
+}
+
+}  // namespace bloomery::cli
