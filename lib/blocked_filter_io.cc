@@ -20,7 +20,7 @@ absl::Status BlockedFilter::Save(const std::string& path) const {
 absl::StatusOr<BlockedFilter> BlockedFilter::Load(const std::string& path,
                                                   const LoadOptions& options) {
   return internal::LoadSingleStage(
-      path, FilterKind::kBlocked, Layout::kBlocked, options,
+      path, FilterKind::kBlocked, options, internal::PlanOfLayout(Layout::kBlocked),
       [&](Storage storage, const Plan& plan, const FileHeader& header) {
         return BlockedFilter(std::move(storage), plan, header.seed, options.concurrent);
       });
@@ -29,7 +29,7 @@ absl::StatusOr<BlockedFilter> BlockedFilter::Load(const std::string& path,
 absl::StatusOr<BlockedFilter> BlockedFilter::Map(const std::string& path, MapMode mode,
                                                  const LoadOptions& options) {
   return internal::MapSingleStage(
-      path, FilterKind::kBlocked, Layout::kBlocked, mode, options,
+      path, FilterKind::kBlocked, mode, options, internal::PlanOfLayout(Layout::kBlocked),
       [&](Storage storage, const Plan& plan, const FileHeader& header) {
         return BlockedFilter(std::move(storage), plan, header.seed, options.concurrent);
       });

@@ -20,7 +20,7 @@ absl::Status ClassicFilter::Save(const std::string& path) const {
 absl::StatusOr<ClassicFilter> ClassicFilter::Load(const std::string& path,
                                                   const LoadOptions& options) {
   return internal::LoadSingleStage(
-      path, FilterKind::kClassic, Layout::kPartitioned, options,
+      path, FilterKind::kClassic, options, internal::PlanOfLayout(Layout::kPartitioned),
       [&](Storage storage, const Plan& plan, const FileHeader& header) {
         return ClassicFilter(std::move(storage), plan, header.seed, options.concurrent);
       });
@@ -29,7 +29,7 @@ absl::StatusOr<ClassicFilter> ClassicFilter::Load(const std::string& path,
 absl::StatusOr<ClassicFilter> ClassicFilter::Map(const std::string& path, MapMode mode,
                                                  const LoadOptions& options) {
   return internal::MapSingleStage(
-      path, FilterKind::kClassic, Layout::kPartitioned, mode, options,
+      path, FilterKind::kClassic, mode, options, internal::PlanOfLayout(Layout::kPartitioned),
       [&](Storage storage, const Plan& plan, const FileHeader& header) {
         return ClassicFilter(std::move(storage), plan, header.seed, options.concurrent);
       });

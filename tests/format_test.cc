@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "bloomery/blocked_filter.h"
 #include "bloomery/classic_filter.h"
+#include "bloomery/counting_filter.h"
 #include "bloomery/file.h"
 #include "bloomery/scalable_filter.h"
 #include "internal/format.h"
@@ -106,7 +107,15 @@ Filter MakeKind(uint64_t keys) {
   o.capacity = std::max<uint64_t>(keys, 1);
   o.fpr = 0.01;
   o.seed = 0xC0FFEE;
-  absl::StatusOr<Filter> f = Filter::Create(o);
+  absl::StatusOr<Filter> f = [&] {
+    if constexpr (std::is_same_v<Filter, CountingFilter>) {
+      CountingOptions counting;
+      static_cast<FilterOptions&>(counting) = o;
+      return Filter::Create(counting);
+    } else {
+      return Filter::Create(o);
+    }
+  }();
   REQUIRE(f.ok());
   for (uint64_t i = 0; i < keys; ++i) f->Insert(i);
   return *std::move(f);
@@ -119,7 +128,7 @@ bool SameKind(const Filter& a, const Filter& b) {
 }
 
 TEST_CASE_TEMPLATE("every kind: round trip, map, corruption and truncation", Filter, BlockedFilter,
-                   ClassicFilter) {
+                   ClassicFilter, CountingFilter) {
   TempDir dir;
   const std::string path = dir.File("kind");
   Filter f = MakeKind<Filter>(300);
@@ -207,6 +216,26 @@ TEST_CASE("scalable filter: stages and counts survive a round trip; growth goes 
   REQUIRE(internal::RecomputeChecksums(edited));
   WriteBytes(bad, edited);
   CHECK(ScalableFilter::Load(bad).status().code() == absl::StatusCode::kDataLoss);
+}
+
+TEST_CASE("counting filter: counts and saturation survive a round trip") {
+  TempDir dir;
+  CountingOptions o;
+  o.capacity = 1000;
+  o.fpr = 0.01;
+  absl::StatusOr<CountingFilter> f = CountingFilter::Create(o);
+  REQUIRE(f.ok());
+  for (int i = 0; i < 20; ++i) f->Insert("hot");  // saturates its 4-bit counters
+  for (uint64_t i = 0; i < 500; ++i) f->Insert(i);
+  REQUIRE(f->saturated_counters() > 0);
+  REQUIRE(f->Save(dir.File("c")).ok());
+  absl::StatusOr<CountingFilter> loaded = CountingFilter::Load(dir.File("c"));
+  REQUIRE(loaded.ok());
+  CHECK(loaded->saturated_counters() == f->saturated_counters());
+  CHECK(loaded->Count("hot") == f->Count("hot"));
+  for (uint64_t i = 0; i < 500; ++i) REQUIRE(loaded->Count(i) == f->Count(i));
+  CHECK(loaded->Erase(uint64_t{7}) == EraseResult::kErased);
+  CHECK(loaded->counter_bits() == 4);
 }
 
 TEST_CASE("InspectFile describes a file without loading it and streams its checksums") {

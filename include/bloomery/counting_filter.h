@@ -66,6 +66,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -196,6 +197,17 @@ class CountingFilter {
   // written meanwhile. O(bytes).
   // Errors: FailedPrecondition unless both have the same lines, hashes, counter width and seed.
   absl::Status UnionWith(const CountingFilter& other);
+
+  // Persistence, with the same contracts as BlockedFilter's (blocked_filter.h, docs/FORMAT.md):
+  // atomic Save; validating Load that never allocates past options.max_bytes (the saturated
+  // count is recomputed from the counters, O(bytes)); zero-copy Map (kReadOnly copy-on-write,
+  // kReadWrite shared with Flush).
+  [[nodiscard]] absl::Status Save(const std::string& path) const;
+  [[nodiscard]] static absl::StatusOr<CountingFilter> Load(const std::string& path,
+                                                           const LoadOptions& options = {});
+  [[nodiscard]] static absl::StatusOr<CountingFilter> Map(const std::string& path, MapMode mode,
+                                                          const LoadOptions& options = {});
+  [[nodiscard]] absl::Status Flush();
   // Whether UnionWith would accept `other`.
   [[nodiscard]] absl::Status CheckCompatible(const CountingFilter& other) const;
 
@@ -237,6 +249,8 @@ class CountingFilter {
  private:
   CountingFilter(Storage storage, const CountingPlan& plan, uint64_t seed,
                  bool concurrent) noexcept;
+  // Sets saturated_ from the counters themselves (after a load).
+  void RecountSaturated() noexcept;
 
   // Runs `op(hash, line)` for every key, hashing, locating and prefetching a batch at a time.
   template <bool kWrite, typename Key, typename Op>

@@ -101,27 +101,34 @@ struct MappedFile {
                                                        FilterKind expected, MapMode mode,
                                                        const LoadOptions& options);
 
-// Load and Map for a one-stage filter whose geometry is a Plan of `layout`: `make(storage, plan,
-// header)` builds the filter (a lambda in a member function can reach a private constructor).
-template <typename Make>
-auto LoadSingleStage(const std::string& path, FilterKind kind, Layout layout,
-                     const LoadOptions& options, Make make)
-    -> absl::StatusOr<decltype(make(Storage(), Plan(), FileHeader()))> {
+// Load and Map for a one-stage filter: `plan_of(header)` turns the validated header into the
+// kind's plan (a StatusOr: DataLoss for a geometry the kind would not create), and `make(storage,
+// plan, header)` builds the filter (a lambda in a member function can reach a private
+// constructor).
+template <typename PlanOf, typename Make>
+auto LoadSingleStage(const std::string& path, FilterKind kind, const LoadOptions& options,
+                     PlanOf plan_of, Make make)
+    -> absl::StatusOr<decltype(make(Storage(), *plan_of(FileHeader()), FileHeader()))> {
   absl::StatusOr<LoadedFile> file = LoadFilterFile(path, kind, options);
   if (!file.ok()) return file.status();
-  absl::StatusOr<Plan> plan = PlanFromHeader(file->header, layout);
+  auto plan = plan_of(file->header);
   if (!plan.ok()) return plan.status();
   return make(std::move(file->stages[0]), *plan, file->header);
 }
-template <typename Make>
-auto MapSingleStage(const std::string& path, FilterKind kind, Layout layout, MapMode mode,
-                    const LoadOptions& options, Make make)
-    -> absl::StatusOr<decltype(make(Storage(), Plan(), FileHeader()))> {
+template <typename PlanOf, typename Make>
+auto MapSingleStage(const std::string& path, FilterKind kind, MapMode mode,
+                    const LoadOptions& options, PlanOf plan_of, Make make)
+    -> absl::StatusOr<decltype(make(Storage(), *plan_of(FileHeader()), FileHeader()))> {
   absl::StatusOr<MappedFile> file = MapFilterFile(path, kind, mode, options);
   if (!file.ok()) return file.status();
-  absl::StatusOr<Plan> plan = PlanFromHeader(file->header, layout);
+  auto plan = plan_of(file->header);
   if (!plan.ok()) return plan.status();
   return make(std::move(file->mapping), *plan, file->header);
+}
+
+// plan_of for the layouts of plan.h.
+[[nodiscard]] inline auto PlanOfLayout(Layout layout) {
+  return [layout](const FileHeader& header) { return PlanFromHeader(header, layout); };
 }
 
 // Flush for a filter's storage: FailedPrecondition unless it is a read-write mapping.
