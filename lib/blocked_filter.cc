@@ -43,23 +43,20 @@ struct Batch {
   size_t size = 0;
 };
 
-// Hashes keys[0, n) into `batch`, locates their lines and prefetches them (with write intent for
-// inserts, so the line arrives exclusive and the store does not need a second transaction).
-template <bool kWrite, typename Key>
-void StartBatch(const Key* keys, size_t n, uint64_t seed, const uint64_t* words, uint64_t blocks,
-                Batch& batch) noexcept {
+// Hashes keys[0, n) into `batch` and locates their lines.
+template <typename Key>
+void StartBatch(const Key* keys, size_t n, uint64_t seed, uint64_t blocks, Batch& batch) noexcept {
   HashBatch(keys, n, seed, batch.hashes);
-  for (size_t i = 0; i < n; ++i) {
-    batch.blocks[i] = BlockIndex(batch.hashes[i], blocks);
-    __builtin_prefetch(words + batch.blocks[i] * kWordsPerBlock, kWrite ? 1 : 0, 3);
-  }
+  for (size_t i = 0; i < n; ++i) batch.blocks[i] = BlockIndex(batch.hashes[i], blocks);
   batch.size = n;
 }
 
-// Runs `keys` through `finish(batch, out)` one batch at a time, software-pipelined: batch b + 1 is
-// hashed and prefetched before batch b is probed, so hashing overlaps the memory latency of the
-// previous batch's lines instead of adding to it. `out` receives the batch's answers (null when
-// the caller wants none); the return value sums finish's counts.
+// Runs `keys` through `finish(batch, out, next)` one batch at a time, software-pipelined: batch
+// b + 1 is hashed and located before batch b is probed, and `finish` prefetches batch b + 1's
+// line i while it probes key i of batch b (`next`; null for the last batch). So hashing overlaps
+// the memory latency, and about one batch of misses is in flight at any time, a steady stream
+// rather than bursts that overflow the core's miss buffers. `out` receives the batch's answers
+// (null when the caller wants none); the return value sums finish's counts.
 template <bool kWrite, typename Key, typename Finish>
 size_t Pipeline(std::span<const Key> keys, std::span<bool> out, uint64_t seed,
                 const uint64_t* words, uint64_t blocks, const Finish& finish) noexcept {
@@ -67,21 +64,26 @@ size_t Pipeline(std::span<const Key> keys, std::span<bool> out, uint64_t seed,
   size_t count = 0;
   const size_t total = keys.size();
   if (total == 0) return 0;
-  StartBatch<kWrite>(keys.data(), std::min(kBatch, total), seed, words, blocks, batches[0]);
+  StartBatch(keys.data(), std::min(kBatch, total), seed, blocks, batches[0]);
+  for (size_t i = 0; i < batches[0].size; ++i) {
+    __builtin_prefetch(words + batches[0].blocks[i] * kWordsPerBlock, kWrite ? 1 : 0, 3);
+  }
   for (size_t base = 0, b = 0; base < total; base += kBatch, b ^= 1) {
-    if (const size_t next = base + kBatch; next < total) {
-      StartBatch<kWrite>(keys.data() + next, std::min(kBatch, total - next), seed, words, blocks,
-                         batches[b ^ 1]);
+    const Batch* next = nullptr;
+    if (const size_t start = base + kBatch; start < total) {
+      StartBatch(keys.data() + start, std::min(kBatch, total - start), seed, blocks,
+                 batches[b ^ 1]);
+      next = &batches[b ^ 1];
     }
     const Batch& batch = batches[b];
     if (base + batch.size <= out.size()) {
-      count += finish(batch, out.data() + base);
+      count += finish(batch, out.data() + base, next);
     } else if (base < out.size()) {
       bool answers[kBatch];
-      count += finish(batch, answers);
+      count += finish(batch, answers, next);
       std::copy(answers, answers + (out.size() - base), out.data() + base);
     } else {
-      count += finish(batch, nullptr);
+      count += finish(batch, nullptr, next);
     }
   }
   return count;
@@ -127,20 +129,24 @@ bool BlockedFilter::MayContain(const KeyHash& hash) const noexcept {
 template <typename Key>
 size_t BlockedFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept {
   const simd::BlockKernels& kernels = simd::ActiveKernels();
-  return Pipeline<true>(keys, was_new, seed_, words_, blocks_, [&](const Batch& batch, bool* out) {
-    return kernels.set_lines(words_, batch.blocks, batch.hashes, batch.size, hashes_, concurrent_,
-                             out);
-  });
+  return Pipeline<true>(
+      keys, was_new, seed_, words_, blocks_, [&](const Batch& batch, bool* out, const Batch* next) {
+        return kernels.set_lines(words_, batch.blocks, batch.hashes, batch.size, hashes_,
+                                 concurrent_, out, next ? next->blocks : nullptr,
+                                 next ? next->size : 0);
+      });
 }
 
 template <typename Key>
 size_t BlockedFilter::LookupKeys(std::span<const Key> keys,
                                  std::span<bool> results) const noexcept {
   const simd::BlockKernels& kernels = simd::ActiveKernels();
-  return Pipeline<false>(keys, results, seed_, words_, blocks_, [&](const Batch& batch, bool* out) {
-    return kernels.test_lines(words_, batch.blocks, batch.hashes, batch.size, hashes_, concurrent_,
-                              out);
-  });
+  return Pipeline<false>(
+      keys, results, seed_, words_, blocks_, [&](const Batch& batch, bool* out, const Batch* next) {
+        return kernels.test_lines(words_, batch.blocks, batch.hashes, batch.size, hashes_,
+                                  concurrent_, out, next ? next->blocks : nullptr,
+                                  next ? next->size : 0);
+      });
 }
 
 size_t BlockedFilter::InsertMany(std::span<const std::string_view> keys,

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "bloomery/key.h"
 #include "internal/block_layout.h"
@@ -66,93 +67,131 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 using internal::LineMask;
 
-// The 64-bit words of slices j .. j + Lanes(d64) - 1 (k <= 8). h1, h2 and k are broadcast u32.
-// `probe` and `salt` point at lane j of the key's start row.
-template <class D64, class V32 = hn::Vec<hn::Rebind<uint32_t, D64>>>
-HWY_INLINE hn::Vec<D64> SliceWords64(D64 d64, V32 h1, V32 h2, V32 k, const uint32_t* probe,
-                                     const uint32_t* salt) {
-  const hn::Rebind<uint32_t, D64> d32;
+// Bits of probes probe[0 .. Lanes(d32)) (k <= 8: 6 bits; k >= 9: 5 bits), and a 1 in lanes whose
+// probe is used (i < k) or a 0 in the others. h1, h2 and k are broadcast; `probe` and `salt` point
+// into the key's start row.
+template <int kBitsShift, class D32, class V32 = hn::Vec<D32>>
+HWY_INLINE void ProbeBits(D32 d32, V32 h1, V32 h2, V32 k, const uint32_t* probe,
+                          const uint32_t* salt, V32& bit, V32& one) {
   const V32 i = hn::Load(d32, probe);
-  // Arithmetic mod 2^32, as in ProbeBit: the top 6 bits of the salted progression.
-  const V32 bit = hn::ShiftRight<26>((h1 + i * h2) * hn::Load(d32, salt));
+  // Arithmetic mod 2^32, as in ProbeBit: the top bits of the salted progression.
+  bit = hn::ShiftRight<kBitsShift>((h1 + i * h2) * hn::Load(d32, salt));
   // i < k exactly when i - k wraps around (i <= 15, k <= 16): its top bit is the probe's 1 or 0.
-  const V32 one = hn::ShiftRight<31>(i - k);
-  return hn::PromoteTo(d64, one) << hn::PromoteTo(d64, bit);
+  one = hn::ShiftRight<31>(i - k);
 }
 
-// The 32-bit words of slices j .. j + Lanes(d32) - 1 (k >= 9).
-template <class D32, class V32 = hn::Vec<D32>>
-HWY_INLINE V32 SliceWords32(D32 d32, V32 h1, V32 h2, V32 k, const uint32_t* probe,
-                            const uint32_t* salt) {
-  const V32 i = hn::Load(d32, probe);
-  const V32 bit = hn::ShiftRight<27>((h1 + i * h2) * hn::Load(d32, salt));
-  const V32 one = hn::ShiftRight<31>(i - k);
-  return one << bit;
-}
-
-// Calls visit(d, lane, mask_vector) for each vector of the key's line mask, where d is the tag
-// (u64 lanes for k <= 8, u32 lanes for k >= 9) and `lane` the vector's first lane in that view of
-// the line. Everything inlines: the visitor's loads and stores meet the mask in registers.
-template <class Visit>
-HWY_INLINE void ForEachMaskVector(const KeyHash& hash, uint32_t k, const Visit& visit) {
-  const auto h1 = static_cast<uint32_t>(hash.lo);
-  const auto h2 = static_cast<uint32_t>(hash.lo >> 32);
-  if (k <= 8) {
-    const hn::ScalableTag<uint64_t> d64;
-    const hn::Rebind<uint32_t, decltype(d64)> d32;
-    const auto start = static_cast<uint32_t>(hash.hi & 7);
-    const uint32_t* probe = detail::kSliceTables8.probe[start];
-    const uint32_t* salt = detail::kSliceTables8.salt[start];
-    const auto vh1 = hn::Set(d32, h1);
-    const auto vh2 = hn::Set(d32, h2);
-    const auto vk = hn::Set(d32, k);
-    for (size_t j = 0; j < 8; j += hn::Lanes(d64)) {
-      visit(d64, j, SliceWords64(d64, vh1, vh2, vk, probe + j, salt + j));
-    }
-  } else {
-    const hn::ScalableTag<uint32_t> d32;
-    const auto start = static_cast<uint32_t>(hash.hi & 15);
-    const uint32_t* probe = detail::kSliceTables16.probe[start];
-    const uint32_t* salt = detail::kSliceTables16.salt[start];
-    const auto vh1 = hn::Set(d32, h1);
-    const auto vh2 = hn::Set(d32, h2);
-    const auto vk = hn::Set(d32, k);
-    for (size_t j = 0; j < 16; j += hn::Lanes(d32)) {
-      visit(d32, j, SliceWords32(d32, vh1, vh2, vk, probe + j, salt + j));
+// k <= 8: calls visit(lane, words) for each u64 vector of the key's line mask; `lane` is the
+// vector's first word in the line. The eight 32-bit products are computed in as few vectors as
+// the target allows (one on AVX2 and AVX-512) and widened to 64-bit lanes for the shifts.
+// (D64 and D32 are template parameters only so that `if constexpr` discards the branch that does
+// not apply to this target.)
+template <class Visit, class D64 = hn::ScalableTag<uint64_t>,
+          class D32 = hn::CappedTag<uint32_t, 8>>
+HWY_INLINE void ForEachMaskVector64(const KeyHash& hash, uint32_t k, const Visit& visit) {
+  const D64 d64;
+  const D32 d32;
+  const auto start = static_cast<uint32_t>(hash.hi & 7);
+  const uint32_t* probe = detail::kSliceTables8.probe[start];
+  const uint32_t* salt = detail::kSliceTables8.salt[start];
+  const auto h1 = hn::Set(d32, static_cast<uint32_t>(hash.lo));
+  const auto h2 = hn::Set(d32, static_cast<uint32_t>(hash.lo >> 32));
+  const auto vk = hn::Set(d32, k);
+  for (size_t j = 0; j < 8; j += hn::Lanes(d32)) {
+    hn::Vec<D32> bit, one;
+    ProbeBits<26>(d32, h1, h2, vk, probe + j, salt + j, bit, one);
+    if constexpr (std::is_same_v<D32, hn::Rebind<uint32_t, D64>>) {
+      // As many u32 as u64 lanes (AVX-512, scalar).
+      visit(j, hn::PromoteTo(d64, one) << hn::PromoteTo(d64, bit));
+    } else {
+      // Twice as many (AVX2, SSE4): widen each half. (UpperHalf unqualified: the scalar target
+      // has none, and this branch is discarded there.)
+      const hn::Half<D32> dh;
+      visit(j, hn::PromoteTo(d64, hn::LowerHalf(dh, one))
+                   << hn::PromoteTo(d64, hn::LowerHalf(dh, bit)));
+      visit(j + hn::Lanes(d64), hn::PromoteTo(d64, UpperHalf(dh, one))
+                                    << hn::PromoteTo(d64, UpperHalf(dh, bit)));
     }
   }
 }
 
-HWY_INLINE void MakeMask(const KeyHash& hash, uint32_t k, LineMask& mask) {
-  ForEachMaskVector(hash, k, [&mask](auto d, size_t lane, auto words) {
-    using T = hn::TFromD<decltype(d)>;
-    hn::Store(words, d, reinterpret_cast<T*>(mask.word) + lane);
-  });
+// k >= 9: the same for u32 vectors over the line's 16 32-bit slices.
+template <class Visit>
+HWY_INLINE void ForEachMaskVector32(const KeyHash& hash, uint32_t k, const Visit& visit) {
+  const hn::ScalableTag<uint32_t> d32;
+  const auto start = static_cast<uint32_t>(hash.hi & 15);
+  const uint32_t* probe = detail::kSliceTables16.probe[start];
+  const uint32_t* salt = detail::kSliceTables16.salt[start];
+  const auto h1 = hn::Set(d32, static_cast<uint32_t>(hash.lo));
+  const auto h2 = hn::Set(d32, static_cast<uint32_t>(hash.lo >> 32));
+  const auto vk = hn::Set(d32, k);
+  for (size_t j = 0; j < 16; j += hn::Lanes(d32)) {
+    hn::Vec<decltype(d32)> bit, one;
+    ProbeBits<27>(d32, h1, h2, vk, probe + j, salt + j, bit, one);
+    visit(j, one << bit);
+  }
 }
 
-// Single-writer mode: vector loads (and stores) of the line.
-HWY_INLINE bool TestLineVector(const uint64_t* line, const KeyHash& hash, uint32_t k) {
-  // An OR of per-vector "missing bits" flags; one horizontal test per vector is cheap next to the
-  // line's load, and keeps the accumulator independent of the lane type.
-  bool missing = false;
-  ForEachMaskVector(hash, k, [&](auto d, size_t lane, auto words) {
-    using T = hn::TFromD<decltype(d)>;
-    const auto bits = hn::Load(d, reinterpret_cast<const T*>(line) + lane);
-    missing |= !hn::AllTrue(d, hn::Eq(hn::AndNot(bits, words), hn::Zero(d)));
+HWY_INLINE void MakeMask(const KeyHash& hash, uint32_t k, LineMask& mask) {
+  if (k <= 8) {
+    const hn::ScalableTag<uint64_t> d;
+    ForEachMaskVector64(hash, k,
+                        [&](size_t lane, auto words) { hn::Store(words, d, mask.word + lane); });
+  } else {
+    const hn::ScalableTag<uint32_t> d;
+    ForEachMaskVector32(hash, k, [&](size_t lane, auto words) {
+      hn::Store(words, d, reinterpret_cast<uint32_t*>(mask.word) + lane);
+    });
+  }
+}
+
+// Single-writer mode: vector loads (and stores) of the line. `missing` collects the mask bits the
+// line lacks; one horizontal test at the end.
+template <class D, class ForEach>
+HWY_INLINE bool TestLineVector(D d, const uint64_t* line, const KeyHash& hash, uint32_t k,
+                               const ForEach& for_each) {
+  using T = hn::TFromD<D>;
+  const T* bits = reinterpret_cast<const T*>(line);
+  auto missing = hn::Zero(d);
+  for_each(hash, k, [&](size_t lane, auto words) {
+    missing = hn::Or(missing, hn::AndNot(hn::Load(d, bits + lane), words));
   });
-  return !missing;
+  return hn::AllTrue(d, hn::Eq(missing, hn::Zero(d)));
+}
+
+template <class D, class ForEach>
+HWY_INLINE bool SetLineVector(D d, uint64_t* line, const KeyHash& hash, uint32_t k,
+                              const ForEach& for_each) {
+  using T = hn::TFromD<D>;
+  T* bits = reinterpret_cast<T*>(line);
+  auto missing = hn::Zero(d);
+  for_each(hash, k, [&](size_t lane, auto words) {
+    const auto old = hn::Load(d, bits + lane);
+    missing = hn::Or(missing, hn::AndNot(old, words));
+    hn::Store(hn::Or(old, words), d, bits + lane);
+  });
+  return !hn::AllTrue(d, hn::Eq(missing, hn::Zero(d)));
+}
+
+HWY_INLINE bool TestLineVector(const uint64_t* line, const KeyHash& hash, uint32_t k) {
+  auto for_each64 = [](const KeyHash& h, uint32_t kk, const auto& v) {
+    ForEachMaskVector64(h, kk, v);
+  };
+  auto for_each32 = [](const KeyHash& h, uint32_t kk, const auto& v) {
+    ForEachMaskVector32(h, kk, v);
+  };
+  return k <= 8 ? TestLineVector(hn::ScalableTag<uint64_t>(), line, hash, k, for_each64)
+                : TestLineVector(hn::ScalableTag<uint32_t>(), line, hash, k, for_each32);
 }
 
 HWY_INLINE bool SetLineVector(uint64_t* line, const KeyHash& hash, uint32_t k) {
-  bool missing = false;
-  ForEachMaskVector(hash, k, [&](auto d, size_t lane, auto words) {
-    using T = hn::TFromD<decltype(d)>;
-    T* at = reinterpret_cast<T*>(line) + lane;
-    const auto bits = hn::Load(d, at);
-    missing |= !hn::AllTrue(d, hn::Eq(hn::AndNot(bits, words), hn::Zero(d)));
-    hn::Store(hn::Or(bits, words), d, at);
-  });
-  return missing;
+  auto for_each64 = [](const KeyHash& h, uint32_t kk, const auto& v) {
+    ForEachMaskVector64(h, kk, v);
+  };
+  auto for_each32 = [](const KeyHash& h, uint32_t kk, const auto& v) {
+    ForEachMaskVector32(h, kk, v);
+  };
+  return k <= 8 ? SetLineVector(hn::ScalableTag<uint64_t>(), line, hash, k, for_each64)
+                : SetLineVector(hn::ScalableTag<uint32_t>(), line, hash, k, for_each32);
 }
 
 template <bool kConcurrent>
@@ -193,9 +232,13 @@ bool SetLine(uint64_t* line, const KeyHash& hash, uint32_t k, bool concurrent) n
 
 template <bool kConcurrent>
 HWY_INLINE size_t TestLinesImpl(const uint64_t* words, const uint64_t* blocks,
-                                const KeyHash* hashes, size_t n, uint32_t k, bool* results) {
+                                const KeyHash* hashes, size_t n, uint32_t k, bool* results,
+                                const uint64_t* prefetch, size_t prefetch_count) {
   size_t found = 0;
   for (size_t i = 0; i < n; ++i) {
+    if (i < prefetch_count) {
+      __builtin_prefetch(words + prefetch[i] * internal::kWordsPerBlock, 0, 3);
+    }
     const bool hit =
         TestOne<kConcurrent>(words + blocks[i] * internal::kWordsPerBlock, hashes[i], k);
     found += hit;
@@ -206,9 +249,14 @@ HWY_INLINE size_t TestLinesImpl(const uint64_t* words, const uint64_t* blocks,
 
 template <bool kConcurrent>
 HWY_INLINE size_t SetLinesImpl(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes,
-                               size_t n, uint32_t k, bool* was_new) {
+                               size_t n, uint32_t k, bool* was_new, const uint64_t* prefetch,
+                               size_t prefetch_count) {
   size_t added = 0;
   for (size_t i = 0; i < n; ++i) {
+    if (i < prefetch_count) {
+      // Write intent: the line arrives exclusive, so the store needs no second transaction.
+      __builtin_prefetch(words + prefetch[i] * internal::kWordsPerBlock, 1, 3);
+    }
     const bool fresh =
         SetOne<kConcurrent>(words + blocks[i] * internal::kWordsPerBlock, hashes[i], k);
     added += fresh;
@@ -218,15 +266,19 @@ HWY_INLINE size_t SetLinesImpl(uint64_t* words, const uint64_t* blocks, const Ke
 }
 
 size_t TestLines(const uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
-                 uint32_t k, bool concurrent, bool* results) noexcept {
-  return concurrent ? TestLinesImpl<true>(words, blocks, hashes, n, k, results)
-                    : TestLinesImpl<false>(words, blocks, hashes, n, k, results);
+                 uint32_t k, bool concurrent, bool* results, const uint64_t* prefetch,
+                 size_t prefetch_count) noexcept {
+  return concurrent
+             ? TestLinesImpl<true>(words, blocks, hashes, n, k, results, prefetch, prefetch_count)
+             : TestLinesImpl<false>(words, blocks, hashes, n, k, results, prefetch, prefetch_count);
 }
 
 size_t SetLines(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
-                uint32_t k, bool concurrent, bool* was_new) noexcept {
-  return concurrent ? SetLinesImpl<true>(words, blocks, hashes, n, k, was_new)
-                    : SetLinesImpl<false>(words, blocks, hashes, n, k, was_new);
+                uint32_t k, bool concurrent, bool* was_new, const uint64_t* prefetch,
+                size_t prefetch_count) noexcept {
+  return concurrent
+             ? SetLinesImpl<true>(words, blocks, hashes, n, k, was_new, prefetch, prefetch_count)
+             : SetLinesImpl<false>(words, blocks, hashes, n, k, was_new, prefetch, prefetch_count);
 }
 
 }  // namespace bloomery::simd::HWY_NAMESPACE

@@ -49,12 +49,16 @@ struct BlockKernels {
   // Sets the key's bits in `line`; whether any was 0 before.
   bool (*set_line)(uint64_t* line, const KeyHash& hash, uint32_t k, bool concurrent) noexcept;
   // test_line for key i against line blocks[i] of `words`; returns how many answered true.
+  // While it works on key i it prefetches line prefetch[i] (i < prefetch_count): the next batch's
+  // lines, so the misses in flight stay at about one batch instead of coming in bursts.
   size_t (*test_lines)(const uint64_t* words, const uint64_t* blocks, const KeyHash* hashes,
-                       size_t n, uint32_t k, bool concurrent, bool* results) noexcept;
+                       size_t n, uint32_t k, bool concurrent, bool* results,
+                       const uint64_t* prefetch, size_t prefetch_count) noexcept;
   // set_line for key i on line blocks[i] of `words`, in order (a key repeated in the batch is new
-  // only the first time); returns how many were new.
+  // only the first time); returns how many were new. Prefetches like test_lines, for writing.
   size_t (*set_lines)(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
-                      uint32_t k, bool concurrent, bool* was_new) noexcept;
+                      uint32_t k, bool concurrent, bool* was_new, const uint64_t* prefetch,
+                      size_t prefetch_count) noexcept;
 };
 
 // The kernels of every compiled target this CPU supports, best first.
