@@ -44,8 +44,10 @@ constexpr SliceTables<kSlices> MakeSliceTables() {
   return tables;
 }
 
-inline constexpr SliceTables<8> kSliceTables8 = MakeSliceTables<8>();
-inline constexpr SliceTables<16> kSliceTables16 = MakeSliceTables<16>();
+// Internal linkage: addressed directly (RIP-relative) rather than through the GOT of a shared
+// library.
+static constexpr SliceTables<8> kSliceTables8 = MakeSliceTables<8>();
+static constexpr SliceTables<16> kSliceTables16 = MakeSliceTables<16>();
 
 }  // namespace bloomery::simd::detail
 
@@ -172,29 +174,38 @@ HWY_INLINE bool SetLineVector(D d, uint64_t* line, const KeyHash& hash, uint32_t
   return !hn::AllTrue(d, hn::Eq(missing, hn::Zero(d)));
 }
 
+// kSlices64: k <= 8 (64-bit slices), known outside the batch loops so the choice is made once.
+template <bool kSlices64>
 HWY_INLINE bool TestLineVector(const uint64_t* line, const KeyHash& hash, uint32_t k) {
-  auto for_each64 = [](const KeyHash& h, uint32_t kk, const auto& v) {
-    ForEachMaskVector64(h, kk, v);
-  };
-  auto for_each32 = [](const KeyHash& h, uint32_t kk, const auto& v) {
-    ForEachMaskVector32(h, kk, v);
-  };
-  return k <= 8 ? TestLineVector(hn::ScalableTag<uint64_t>(), line, hash, k, for_each64)
-                : TestLineVector(hn::ScalableTag<uint32_t>(), line, hash, k, for_each32);
+  if constexpr (kSlices64) {
+    return TestLineVector(hn::ScalableTag<uint64_t>(), line, hash, k,
+                          [](const KeyHash& h, uint32_t kk, const auto& visit) {
+                            ForEachMaskVector64(h, kk, visit);
+                          });
+  } else {
+    return TestLineVector(hn::ScalableTag<uint32_t>(), line, hash, k,
+                          [](const KeyHash& h, uint32_t kk, const auto& visit) {
+                            ForEachMaskVector32(h, kk, visit);
+                          });
+  }
 }
 
+template <bool kSlices64>
 HWY_INLINE bool SetLineVector(uint64_t* line, const KeyHash& hash, uint32_t k) {
-  auto for_each64 = [](const KeyHash& h, uint32_t kk, const auto& v) {
-    ForEachMaskVector64(h, kk, v);
-  };
-  auto for_each32 = [](const KeyHash& h, uint32_t kk, const auto& v) {
-    ForEachMaskVector32(h, kk, v);
-  };
-  return k <= 8 ? SetLineVector(hn::ScalableTag<uint64_t>(), line, hash, k, for_each64)
-                : SetLineVector(hn::ScalableTag<uint32_t>(), line, hash, k, for_each32);
+  if constexpr (kSlices64) {
+    return SetLineVector(hn::ScalableTag<uint64_t>(), line, hash, k,
+                         [](const KeyHash& h, uint32_t kk, const auto& visit) {
+                           ForEachMaskVector64(h, kk, visit);
+                         });
+  } else {
+    return SetLineVector(hn::ScalableTag<uint32_t>(), line, hash, k,
+                         [](const KeyHash& h, uint32_t kk, const auto& visit) {
+                           ForEachMaskVector32(h, kk, visit);
+                         });
+  }
 }
 
-template <bool kConcurrent>
+template <bool kConcurrent, bool kSlices64>
 HWY_INLINE bool TestOne(const uint64_t* line, const KeyHash& hash, uint32_t k) {
   if constexpr (kConcurrent) {
     // Relaxed atomic loads only (no vector loads): see internal/line_ops.h.
@@ -202,11 +213,11 @@ HWY_INLINE bool TestOne(const uint64_t* line, const KeyHash& hash, uint32_t k) {
     MakeMask(hash, k, mask);
     return internal::TestLineScalar(line, mask, /*concurrent=*/true);
   } else {
-    return TestLineVector(line, hash, k);
+    return TestLineVector<kSlices64>(line, hash, k);
   }
 }
 
-template <bool kConcurrent>
+template <bool kConcurrent, bool kSlices64>
 HWY_INLINE bool SetOne(uint64_t* line, const KeyHash& hash, uint32_t k) {
   if constexpr (kConcurrent) {
     // fetch_or only on the words whose bits are missing: see internal/line_ops.h.
@@ -214,7 +225,7 @@ HWY_INLINE bool SetOne(uint64_t* line, const KeyHash& hash, uint32_t k) {
     MakeMask(hash, k, mask);
     return internal::SetLineScalar(line, mask, /*concurrent=*/true);
   } else {
-    return SetLineVector(line, hash, k);
+    return SetLineVector<kSlices64>(line, hash, k);
   }
 }
 
@@ -223,14 +234,16 @@ void MakeMasks(const KeyHash* hashes, size_t n, uint32_t k, LineMask* masks) noe
 }
 
 bool TestLine(const uint64_t* line, const KeyHash& hash, uint32_t k, bool concurrent) noexcept {
-  return concurrent ? TestOne<true>(line, hash, k) : TestOne<false>(line, hash, k);
+  if (concurrent) return TestOne<true, true>(line, hash, k);
+  return k <= 8 ? TestOne<false, true>(line, hash, k) : TestOne<false, false>(line, hash, k);
 }
 
 bool SetLine(uint64_t* line, const KeyHash& hash, uint32_t k, bool concurrent) noexcept {
-  return concurrent ? SetOne<true>(line, hash, k) : SetOne<false>(line, hash, k);
+  if (concurrent) return SetOne<true, true>(line, hash, k);
+  return k <= 8 ? SetOne<false, true>(line, hash, k) : SetOne<false, false>(line, hash, k);
 }
 
-template <bool kConcurrent>
+template <bool kConcurrent, bool kSlices64>
 HWY_INLINE size_t TestLinesImpl(const uint64_t* words, const uint64_t* blocks,
                                 const KeyHash* hashes, size_t n, uint32_t k, bool* results,
                                 const uint64_t* prefetch, size_t prefetch_count) {
@@ -240,14 +253,14 @@ HWY_INLINE size_t TestLinesImpl(const uint64_t* words, const uint64_t* blocks,
       __builtin_prefetch(words + prefetch[i] * internal::kWordsPerBlock, 0, 3);
     }
     const bool hit =
-        TestOne<kConcurrent>(words + blocks[i] * internal::kWordsPerBlock, hashes[i], k);
+        TestOne<kConcurrent, kSlices64>(words + blocks[i] * internal::kWordsPerBlock, hashes[i], k);
     found += hit;
     if (results != nullptr) results[i] = hit;
   }
   return found;
 }
 
-template <bool kConcurrent>
+template <bool kConcurrent, bool kSlices64>
 HWY_INLINE size_t SetLinesImpl(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes,
                                size_t n, uint32_t k, bool* was_new, const uint64_t* prefetch,
                                size_t prefetch_count) {
@@ -258,7 +271,7 @@ HWY_INLINE size_t SetLinesImpl(uint64_t* words, const uint64_t* blocks, const Ke
       __builtin_prefetch(words + prefetch[i] * internal::kWordsPerBlock, 1, 3);
     }
     const bool fresh =
-        SetOne<kConcurrent>(words + blocks[i] * internal::kWordsPerBlock, hashes[i], k);
+        SetOne<kConcurrent, kSlices64>(words + blocks[i] * internal::kWordsPerBlock, hashes[i], k);
     added += fresh;
     if (was_new != nullptr) was_new[i] = fresh;
   }
@@ -268,17 +281,26 @@ HWY_INLINE size_t SetLinesImpl(uint64_t* words, const uint64_t* blocks, const Ke
 size_t TestLines(const uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
                  uint32_t k, bool concurrent, bool* results, const uint64_t* prefetch,
                  size_t prefetch_count) noexcept {
-  return concurrent
-             ? TestLinesImpl<true>(words, blocks, hashes, n, k, results, prefetch, prefetch_count)
-             : TestLinesImpl<false>(words, blocks, hashes, n, k, results, prefetch, prefetch_count);
+  if (concurrent) {
+    return TestLinesImpl<true, true>(words, blocks, hashes, n, k, results, prefetch,
+                                     prefetch_count);
+  }
+  return k <= 8 ? TestLinesImpl<false, true>(words, blocks, hashes, n, k, results, prefetch,
+                                             prefetch_count)
+                : TestLinesImpl<false, false>(words, blocks, hashes, n, k, results, prefetch,
+                                              prefetch_count);
 }
 
 size_t SetLines(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
                 uint32_t k, bool concurrent, bool* was_new, const uint64_t* prefetch,
                 size_t prefetch_count) noexcept {
-  return concurrent
-             ? SetLinesImpl<true>(words, blocks, hashes, n, k, was_new, prefetch, prefetch_count)
-             : SetLinesImpl<false>(words, blocks, hashes, n, k, was_new, prefetch, prefetch_count);
+  if (concurrent) {
+    return SetLinesImpl<true, true>(words, blocks, hashes, n, k, was_new, prefetch, prefetch_count);
+  }
+  return k <= 8 ? SetLinesImpl<false, true>(words, blocks, hashes, n, k, was_new, prefetch,
+                                            prefetch_count)
+                : SetLinesImpl<false, false>(words, blocks, hashes, n, k, was_new, prefetch,
+                                             prefetch_count);
 }
 
 }  // namespace bloomery::simd::HWY_NAMESPACE
