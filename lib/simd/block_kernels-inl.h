@@ -13,6 +13,8 @@
 #ifndef BLOOMERY_LIB_SIMD_BLOCK_KERNELS_TABLES_
 #define BLOOMERY_LIB_SIMD_BLOCK_KERNELS_TABLES_
 
+#include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -217,13 +219,59 @@ HWY_INLINE bool TestOne(const uint64_t* line, const KeyHash& hash, uint32_t k) {
   }
 }
 
+// Concurrent mode: SetLineScalar's contract (relaxed loads, fetch_or only on the words whose bits
+// are missing, "new" if some fetch_or found a bit missing), done faster:
+//  - the words to update are collected as a bit set first, so the loop runs once per such word with
+//    one hard-to-predict branch per key, not one per word (the words missing bits are random);
+//  - with 64-bit slices (k <= 8) each word of the mask has one bit, and a fetch_or of one bit whose
+//    old value is tested compiles to `lock bts`, where a general fetch_or whose result is used
+//    needs a `lock cmpxchg` retry loop.
+// Together ~20% faster than SetLineScalar in BM_ConcurrentInsertMany. What remains is the locked
+// instructions themselves: ~4.5 per key on average over a fill at k = 6, and a `lock bts` on a
+// random word of a 1.3 MB array measured 7.8 ns (plain test-and-or: 3.5 ns) on the 2-core AVX2 VM
+// this was tuned on, since a locked instruction does not overlap with other memory accesses.
+// Running a batch in two phases (all masks and relaxed loads first, then all locked instructions
+// back to back) was measured no faster, so it is not done.
+// The words of `line` that lack some bit of `mask`, as a bit set, from relaxed loads (setcc, no
+// branch).
+HWY_INLINE uint32_t MissingWords(const uint64_t* line, const LineMask& mask) {
+  uint32_t todo = 0;
+  for (uint32_t j = 0; j < internal::kWordsPerBlock; ++j) {
+    const uint64_t missing = mask.word[j] & ~internal::LoadRelaxed(line + j);
+    todo |= static_cast<uint32_t>(missing != 0) << j;
+  }
+  return todo;
+}
+
+// fetch_or of mask.word[j] into line[j] for each j in `todo`; whether some bit was missing.
+template <bool kSlices64>
+HWY_INLINE bool OrMissingWords(uint64_t* line, const LineMask& mask, uint32_t todo) {
+  bool fresh = false;
+  for (; todo != 0; todo &= todo - 1) {
+    const int j = std::countr_zero(todo);
+    std::atomic_ref<uint64_t> word(line[j]);
+    if constexpr (kSlices64) {
+      const uint64_t bit = uint64_t{1} << std::countr_zero(mask.word[j]);
+      fresh |= (word.fetch_or(bit, std::memory_order_relaxed) & bit) == 0;
+    } else {
+      const uint64_t bits = mask.word[j];
+      fresh |= (bits & ~word.fetch_or(bits, std::memory_order_relaxed)) != 0;
+    }
+  }
+  return fresh;
+}
+
+template <bool kSlices64>
+HWY_INLINE bool SetLineConcurrent(uint64_t* line, const KeyHash& hash, uint32_t k) {
+  LineMask mask;
+  MakeMask(hash, k, mask);
+  return OrMissingWords<kSlices64>(line, mask, MissingWords(line, mask));
+}
+
 template <bool kConcurrent, bool kSlices64>
 HWY_INLINE bool SetOne(uint64_t* line, const KeyHash& hash, uint32_t k) {
   if constexpr (kConcurrent) {
-    // fetch_or only on the words whose bits are missing: see internal/line_ops.h.
-    LineMask mask;
-    MakeMask(hash, k, mask);
-    return internal::SetLineScalar(line, mask, /*concurrent=*/true);
+    return SetLineConcurrent<kSlices64>(line, hash, k);
   } else {
     return SetLineVector<kSlices64>(line, hash, k);
   }
@@ -239,7 +287,9 @@ bool TestLine(const uint64_t* line, const KeyHash& hash, uint32_t k, bool concur
 }
 
 bool SetLine(uint64_t* line, const KeyHash& hash, uint32_t k, bool concurrent) noexcept {
-  if (concurrent) return SetOne<true, true>(line, hash, k);
+  if (concurrent) {
+    return k <= 8 ? SetOne<true, true>(line, hash, k) : SetOne<true, false>(line, hash, k);
+  }
   return k <= 8 ? SetOne<false, true>(line, hash, k) : SetOne<false, false>(line, hash, k);
 }
 
@@ -295,7 +345,10 @@ size_t SetLines(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, 
                 uint32_t k, bool concurrent, bool* was_new, const uint64_t* prefetch,
                 size_t prefetch_count) noexcept {
   if (concurrent) {
-    return SetLinesImpl<true, true>(words, blocks, hashes, n, k, was_new, prefetch, prefetch_count);
+    return k <= 8 ? SetLinesImpl<true, true>(words, blocks, hashes, n, k, was_new, prefetch,
+                                             prefetch_count)
+                  : SetLinesImpl<true, false>(words, blocks, hashes, n, k, was_new, prefetch,
+                                              prefetch_count);
   }
   return k <= 8 ? SetLinesImpl<false, true>(words, blocks, hashes, n, k, was_new, prefetch,
                                             prefetch_count)
