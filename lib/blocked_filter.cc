@@ -20,10 +20,11 @@ using internal::BlockIndex;
 using internal::kWordsPerBlock;
 using internal::LoadRelaxed;
 
-// Keys per batch: enough independent misses in flight to keep the memory system busy (the line
-// fill buffers of one core hold ~20), few enough that two batches of hashes and block indices stay
-// in L1. Measured on AVX2 (benchmarks/): 16/32/64 are within noise of each other out of cache,
-// 8 is slower.
+// Keys per batch, which is also the prefetch distance (see Pipeline): enough misses in flight to
+// cover the memory latency (~215 ns for one random line on the 2-core AVX2 VM this was tuned on,
+// ~7.5 ns of work per key in cache), few enough that two batches of hashes and block indices stay
+// in L1. BM_MayContainMany/BM_Floor out of cache, medians of 3: 24..64 within noise of each other
+// (1.27..1.34), 16 and 96 slower (1.4 and more).
 constexpr size_t kBatch = 32;
 
 void HashBatch(const std::string_view* keys, size_t n, uint64_t seed, KeyHash* out) noexcept {
