@@ -1,0 +1,179 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// benchmark_util.h: what every benchmark family of bloomery_benchmark shares: the 10 bits/key
+// sizing, key and line-index streams, filled filters built once per size, and the counters.
+//
+// Every family takes the number of keys a filter holds (its capacity) as its argument and
+// processes keys in chunks of kChunk per benchmark iteration, so items_per_second counts keys.
+// Lookup keys come from precomputed streams of kStreamKeys keys (32 MiB each, read sequentially,
+// which the hardware prefetcher hides): 4 Mi random lines is far more than any cache holds, so a
+// lookup out of cache really misses, and the key generation is not part of what is measured.
+#ifndef BLOOMERY_BENCHMARKS_BENCHMARK_UTIL_H_
+#define BLOOMERY_BENCHMARKS_BENCHMARK_UTIL_H_
+
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "bloomery/blocked_filter.h"
+#include "bloomery/options.h"
+#include "bloomery/storage.h"
+
+namespace bloomery::bench {
+
+inline constexpr double kBitsPerKey = 10;
+// Keys per benchmark iteration: long enough that the loop's own cost vanishes, short enough that
+// the chunk stays in L1.
+inline constexpr size_t kChunk = 4096;
+inline constexpr size_t kStreamKeys = size_t{1} << 22;
+// Filled filters hold keys 0 .. n-1; absent keys have the top bit set, so they never collide.
+inline constexpr uint64_t kAbsentBit = uint64_t{1} << 63;
+
+// The two sizes every family runs: in L2-ish (1 Mi keys, 1.3 MB) and far out of cache (128 Mi
+// keys, ~170 MB).
+inline void SizeArgs(benchmark::internal::Benchmark* b) { b->Arg(1 << 20)->Arg(1 << 27); }
+
+[[noreturn]] inline void Die(const char* what) {
+  std::fprintf(stderr, "bloomery_benchmark: %s\n", what);
+  std::abort();
+}
+
+// Aborts with the status: a benchmark cannot continue without its filter.
+template <typename T>
+T ValueOrDie(absl::StatusOr<T> value) {
+  if (!value.ok()) Die(std::string(value.status().ToString()).c_str());
+  return *std::move(value);
+}
+
+// SplitMix64 (Steele et al. 2014): a fixed-seed stream, the same on every run.
+inline uint64_t Mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+inline uint64_t FastRange(uint64_t x, uint64_t n) {
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(x) * n) >> 64);
+}
+
+// A filter for `keys` keys at kBitsPerKey, k chosen by the planner, memory faulted in up front so
+// page faults are not measured.
+inline FilterOptions OptionsFor(uint64_t keys, bool concurrent) {
+  FilterOptions options;
+  options.capacity = keys;
+  options.bits = static_cast<uint64_t>(kBitsPerKey * static_cast<double>(keys));
+  options.concurrent = concurrent;
+  options.populate = true;
+  return options;
+}
+
+// Values built once per argument and kept for the whole run (the families share them, and Google
+// Benchmark calls a family several times while it calibrates the iteration count).
+template <typename T, typename Make>
+T& Cached(uint64_t arg, const Make& make) {
+  static std::mutex mutex;
+  static std::map<uint64_t, std::unique_ptr<T>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<T>& slot = cache[arg];
+  if (slot == nullptr) slot = std::make_unique<T>(make());
+  return *slot;
+}
+
+// kStreamKeys keys never inserted anywhere.
+inline const std::vector<uint64_t>& AbsentKeys() {
+  return Cached<std::vector<uint64_t>>(0, [] {
+    std::vector<uint64_t> keys(kStreamKeys);
+    for (size_t i = 0; i < keys.size(); ++i) keys[i] = Mix(i) | kAbsentBit;
+    return keys;
+  });
+}
+
+// kStreamKeys random picks among the keys 0 .. n-1 of FilledFilter(n).
+inline const std::vector<uint64_t>& PresentKeys(uint64_t n) {
+  return Cached<std::vector<uint64_t>>(n, [n] {
+    std::vector<uint64_t> keys(kStreamKeys);
+    for (size_t i = 0; i < keys.size(); ++i) keys[i] = FastRange(Mix(i + (uint64_t{1} << 40)), n);
+    return keys;
+  });
+}
+
+// kStreamKeys random line indices below `lines`.
+inline const std::vector<uint64_t>& RandomLines(uint64_t lines) {
+  return Cached<std::vector<uint64_t>>(lines, [lines] {
+    std::vector<uint64_t> out(kStreamKeys);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = FastRange(Mix(i + (uint64_t{2} << 40)), lines);
+    return out;
+  });
+}
+
+// Keys 0 .. n-1 in chunks: what the insert benchmarks insert.
+inline void FillSequential(uint64_t first, std::span<uint64_t> out) {
+  for (size_t i = 0; i < out.size(); ++i) out[i] = first + i;
+}
+
+// A single-writer filter for n keys holding keys 0 .. n-1, built once.
+inline const BlockedFilter& FilledFilter(uint64_t n) {
+  return Cached<BlockedFilter>(n, [n] {
+    BlockedFilter filter = ValueOrDie(BlockedFilter::Create(OptionsFor(n, false)));
+    std::vector<uint64_t> keys(kChunk);
+    for (uint64_t first = 0; first < n; first += kChunk) {
+      FillSequential(first, keys);
+      filter.InsertMany(
+          std::span<const uint64_t>(keys.data(), std::min<uint64_t>(kChunk, n - first)));
+    }
+    return filter;
+  });
+}
+
+// Walks a stream kChunk keys at a time, wrapping around; each thread starts at its own place.
+class StreamCursor {
+ public:
+  StreamCursor(const std::vector<uint64_t>& stream, const benchmark::State& state)
+      : stream_(stream),
+        next_(static_cast<size_t>(state.thread_index()) * (kStreamKeys / 2) % kStreamKeys) {}
+  std::span<const uint64_t> Next() {
+    if (next_ + kChunk > stream_.size()) next_ = 0;
+    const std::span<const uint64_t> chunk(stream_.data() + next_, kChunk);
+    next_ += kChunk;
+    return chunk;
+  }
+
+ private:
+  const std::vector<uint64_t>& stream_;
+  size_t next_;
+};
+
+// items = keys; bits_per_key of the structure measured; fpr where the keys were absent.
+inline void ReportKeys(benchmark::State& state, uint64_t keys) {
+  state.SetItemsProcessed(static_cast<int64_t>(keys));
+}
+inline void ReportBitsPerKey(benchmark::State& state, double bits, uint64_t capacity) {
+  state.counters["bits_per_key"] =
+      benchmark::Counter(bits / static_cast<double>(capacity), benchmark::Counter::kAvgThreads);
+}
+// Fraction of `storage` backed by transparent huge pages: with 4 KiB pages a random line out of
+// cache costs a TLB miss too, and the floor and the filter must be compared on the same footing.
+inline void ReportHugePages(benchmark::State& state, const Storage& storage) {
+  state.counters["huge_pages"] = benchmark::Counter(
+      static_cast<double>(storage.HugePageBytes()) / static_cast<double>(storage.size()),
+      benchmark::Counter::kAvgThreads);
+}
+inline void ReportFpr(benchmark::State& state, uint64_t positives, uint64_t lookups) {
+  state.counters["fpr"] =
+      benchmark::Counter(static_cast<double>(positives) / static_cast<double>(lookups),
+                         benchmark::Counter::kAvgThreads);
+}
+
+}  // namespace bloomery::bench
+
+#endif  // BLOOMERY_BENCHMARKS_BENCHMARK_UTIL_H_

@@ -1,0 +1,259 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// filter_benchmark.cc: BlockedFilter against the memory floor, key hashing alone, and Debian's
+// libbloom at the same bits/key. See README.md for how to run and read it.
+//
+// Lookup families run as long as Google Benchmark likes (MinTime) over key streams; insert
+// families fill an empty filter from 0 to its capacity exactly once per run (a fixed iteration
+// count), so they measure the average insert over a filter's life and concurrent inserts are not
+// flattered by an over-full filter (duplicates never fetch_or).
+#include <bloom.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "benchmark_util.h"
+#include "bloomery/blocked_filter.h"
+#include "bloomery/key.h"
+#include "bloomery/storage.h"
+#include "internal/memory_floor.h"
+
+namespace bloomery::bench {
+namespace {
+
+// One random 64-byte line read per key, prefetched in batches, over memory of the filter's size
+// and kind: what a lookup cannot beat.
+void BM_Floor(benchmark::State& state) {
+  const auto n = static_cast<uint64_t>(state.range(0));
+  const uint64_t bytes = FilledFilter(n).memory_bytes();
+  const Storage& memory = Cached<Storage>(n, [bytes] {
+    StorageOptions options;
+    options.populate = true;  // same huge-page policy (kAuto) as the filter
+    return ValueOrDie(Storage::Allocate(bytes, options));
+  });
+  const auto* base = reinterpret_cast<const uint64_t*>(memory.data());
+  StreamCursor lines(RandomLines(bytes / 64), state);
+  uint64_t acc = 0;
+  for (auto _ : state) {
+    const std::span<const uint64_t> chunk = lines.Next();
+    acc ^= internal::FloorReadLines(base, chunk.data(), chunk.size());
+  }
+  benchmark::DoNotOptimize(acc);
+  ReportKeys(state, state.iterations() * kChunk);
+  ReportBitsPerKey(state, static_cast<double>(bytes) * 8, n);
+  ReportHugePages(state, memory);
+}
+
+// XXH3-128 of each key, nothing else: the part of a lookup that is not memory.
+void BM_Hash(benchmark::State& state) {
+  StreamCursor keys(AbsentKeys(), state);
+  std::vector<KeyHash> hashes(kChunk);
+  for (auto _ : state) {
+    const std::span<const uint64_t> chunk = keys.Next();
+    HashKeys(chunk.data(), chunk.size(), kDefaultSeed, hashes.data());
+    benchmark::DoNotOptimize(hashes.data());
+    benchmark::ClobberMemory();
+  }
+  ReportKeys(state, state.iterations() * kChunk);
+}
+
+// Fills a fresh filter with keys 0 .. n-1, kChunk keys per iteration, through `insert`.
+template <typename Insert>
+void FillOnce(benchmark::State& state, BlockedFilter& filter, uint64_t first,
+              const Insert& insert) {
+  std::vector<uint64_t> keys(kChunk);
+  uint64_t added = 0;
+  for (auto _ : state) {
+    FillSequential(first, keys);
+    first += kChunk;
+    added += insert(filter, std::span<const uint64_t>(keys));
+  }
+  benchmark::DoNotOptimize(added);
+  ReportKeys(state, state.iterations() * kChunk);
+  ReportBitsPerKey(state, static_cast<double>(filter.bits()),
+                   static_cast<uint64_t>(state.range(0)));
+}
+
+void BM_Insert(benchmark::State& state) {
+  BlockedFilter filter =
+      ValueOrDie(BlockedFilter::Create(OptionsFor(static_cast<uint64_t>(state.range(0)), false)));
+  FillOnce(state, filter, 0, [](BlockedFilter& f, std::span<const uint64_t> keys) {
+    size_t added = 0;
+    for (uint64_t key : keys) added += f.Insert(key);
+    return added;
+  });
+}
+
+void BM_InsertMany(benchmark::State& state) {
+  BlockedFilter filter =
+      ValueOrDie(BlockedFilter::Create(OptionsFor(static_cast<uint64_t>(state.range(0)), false)));
+  FillOnce(state, filter, 0,
+           [](BlockedFilter& f, std::span<const uint64_t> keys) { return f.InsertMany(keys); });
+}
+
+// A concurrent filter shared by all threads; each inserts its own n/threads keys.
+void BM_ConcurrentInsertMany(benchmark::State& state) {
+  const auto n = static_cast<uint64_t>(state.range(0));
+  BlockedFilter& filter = Cached<BlockedFilter>(
+      n, [n] { return ValueOrDie(BlockedFilter::Create(OptionsFor(n, true))); });
+  // Google Benchmark starts every thread's timed loop together, after this.
+  if (state.thread_index() == 0) filter.Clear();
+  const uint64_t first =
+      n / static_cast<uint64_t>(state.threads()) * static_cast<uint64_t>(state.thread_index());
+  FillOnce(state, filter, first,
+           [](BlockedFilter& f, std::span<const uint64_t> keys) { return f.InsertMany(keys); });
+}
+
+void BM_MayContain(benchmark::State& state) {
+  const BlockedFilter& filter = FilledFilter(static_cast<uint64_t>(state.range(0)));
+  StreamCursor keys(AbsentKeys(), state);
+  uint64_t found = 0;
+  for (auto _ : state) {
+    for (uint64_t key : keys.Next()) found += filter.MayContain(key);
+  }
+  ReportKeys(state, state.iterations() * kChunk);
+  ReportBitsPerKey(state, static_cast<double>(filter.bits()), filter.plan().capacity);
+  ReportFpr(state, found, state.iterations() * kChunk);
+}
+
+// Negative lookups (keys never inserted): the case a filter exists for.
+void BM_MayContainMany(benchmark::State& state) {
+  const BlockedFilter& filter = FilledFilter(static_cast<uint64_t>(state.range(0)));
+  StreamCursor keys(AbsentKeys(), state);
+  uint64_t found = 0;
+  for (auto _ : state) found += filter.MayContainMany(keys.Next());
+  ReportKeys(state, state.iterations() * kChunk);
+  ReportBitsPerKey(state, static_cast<double>(filter.bits()), filter.plan().capacity);
+  ReportFpr(state, found, state.iterations() * kChunk);
+  ReportHugePages(state, filter.storage());
+}
+
+// MayContainMany of keys hashed beforehand: the lookup without its hashing, to tell the two apart.
+void BM_MayContainManyHashed(benchmark::State& state) {
+  const BlockedFilter& filter = FilledFilter(static_cast<uint64_t>(state.range(0)));
+  const std::vector<KeyHash>& hashes = Cached<std::vector<KeyHash>>(0, [] {
+    std::vector<KeyHash> out(kStreamKeys);
+    HashKeys(AbsentKeys().data(), kStreamKeys, kDefaultSeed, out.data());
+    return out;
+  });
+  size_t next = 0;
+  uint64_t found = 0;
+  for (auto _ : state) {
+    if (next + kChunk > hashes.size()) next = 0;
+    found += filter.MayContainMany(std::span<const KeyHash>(hashes.data() + next, kChunk));
+    next += kChunk;
+  }
+  ReportKeys(state, state.iterations() * kChunk);
+  ReportFpr(state, found, state.iterations() * kChunk);
+}
+
+void BM_MayContainManyPositive(benchmark::State& state) {
+  const auto n = static_cast<uint64_t>(state.range(0));
+  const BlockedFilter& filter = FilledFilter(n);
+  StreamCursor keys(PresentKeys(n), state);
+  uint64_t found = 0;
+  for (auto _ : state) found += filter.MayContainMany(keys.Next());
+  if (found != state.iterations() * kChunk) state.SkipWithError("a present key was not found");
+  ReportKeys(state, state.iterations() * kChunk);
+  ReportBitsPerKey(state, static_cast<double>(filter.bits()), n);
+}
+
+// libbloom (Jyri Virkki; Debian libbloom 1.6): a classic filter, k probes anywhere in the array,
+// MurmurHash2. bloom_init sizes for `entries` at `error` with bits/key = -ln(error) / ln(2)^2, so
+// this error gives kBitsPerKey; `entries` is an int and bits must stay below 2^31.
+struct BloomDeleter {
+  void operator()(bloom* b) const {
+    bloom_free(b);
+    delete b;  // NOLINT: paired with the new in MakeLibbloom; libbloom leaves allocation to us
+  }
+};
+using Libbloom = std::unique_ptr<bloom, BloomDeleter>;
+
+Libbloom MakeLibbloom(uint64_t n) {
+  const double error = std::exp(-kBitsPerKey * std::log(2.0) * std::log(2.0));
+  Libbloom b(new bloom{});  // NOLINT: see BloomDeleter
+  if (n > (uint64_t{1} << 30) || bloom_init(b.get(), static_cast<int>(n), error) != 0) {
+    Die("bloom_init failed");
+  }
+  return b;
+}
+
+void BM_Libbloom_Insert(benchmark::State& state) {
+  const auto n = static_cast<uint64_t>(state.range(0));
+  Libbloom b = MakeLibbloom(n);
+  std::vector<uint64_t> keys(kChunk);
+  uint64_t first = 0;
+  for (auto _ : state) {
+    FillSequential(first, keys);
+    first += kChunk;
+    for (uint64_t key : keys) bloom_add(b.get(), &key, sizeof(key));
+  }
+  ReportKeys(state, state.iterations() * kChunk);
+  ReportBitsPerKey(state, b->bits, n);
+}
+
+void BM_Libbloom_MayContain(benchmark::State& state) {
+  const auto n = static_cast<uint64_t>(state.range(0));
+  Libbloom& b = Cached<Libbloom>(n, [n] {
+    Libbloom filled = MakeLibbloom(n);
+    for (uint64_t key = 0; key < n; ++key) bloom_add(filled.get(), &key, sizeof(key));
+    return filled;
+  });
+  StreamCursor keys(AbsentKeys(), state);
+  uint64_t found = 0;
+  for (auto _ : state) {
+    for (uint64_t key : keys.Next()) found += bloom_check(b.get(), &key, sizeof(key));
+  }
+  ReportKeys(state, state.iterations() * kChunk);
+  ReportBitsPerKey(state, b->bits, n);
+  ReportFpr(state, found, state.iterations() * kChunk);
+}
+
+// Insert families fill 0 .. n keys once: n / kChunk iterations shared by the threads. libbloom's
+// insert (k misses per key) would take ~20 s to fill 2^27 keys, so it inserts at most 2^22 (its
+// cost does not depend on the fill).
+void Register() {
+  constexpr int64_t kSizes[] = {int64_t{1} << 20, int64_t{1} << 27};
+  // Inserts `keys` keys (n unless given) into a filter sized for n.
+  auto fill = [](const char* name, void (*fn)(benchmark::State&), int64_t n, int threads,
+                 int64_t keys = 0) {
+    benchmark::RegisterBenchmark(name, fn)
+        ->Arg(n)
+        ->Iterations((keys != 0 ? keys : n) / static_cast<int64_t>(kChunk) / threads)
+        ->Threads(threads)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+  };
+  for (int64_t n : kSizes) {
+    benchmark::RegisterBenchmark("BM_Floor", BM_Floor)->Arg(n);
+    benchmark::RegisterBenchmark("BM_Hash", BM_Hash)->Arg(n);
+    // The control for the 2-thread rows: hashing is pure computation, so its 2-thread/1-thread
+    // ratio says how much of a second core this machine really gives right now.
+    for (int threads : {1, 2}) {
+      benchmark::RegisterBenchmark("BM_Hash", BM_Hash)->Arg(n)->Threads(threads)->UseRealTime();
+    }
+    benchmark::RegisterBenchmark("BM_MayContain", BM_MayContain)->Arg(n);
+    for (int threads : {1, 2}) {
+      benchmark::RegisterBenchmark("BM_MayContainMany", BM_MayContainMany)
+          ->Arg(n)
+          ->Threads(threads)
+          ->UseRealTime();
+    }
+    benchmark::RegisterBenchmark("BM_MayContainManyHashed", BM_MayContainManyHashed)->Arg(n);
+    benchmark::RegisterBenchmark("BM_MayContainManyPositive", BM_MayContainManyPositive)->Arg(n);
+    benchmark::RegisterBenchmark("BM_Libbloom_MayContain", BM_Libbloom_MayContain)->Arg(n);
+    fill("BM_Insert", BM_Insert, n, 1);
+    fill("BM_InsertMany", BM_InsertMany, n, 1);
+    fill("BM_ConcurrentInsertMany", BM_ConcurrentInsertMany, n, 1);
+    fill("BM_ConcurrentInsertMany", BM_ConcurrentInsertMany, n, 2);
+    fill("BM_Libbloom_Insert", BM_Libbloom_Insert, n, 1, std::min(n, int64_t{1} << 22));
+  }
+}
+
+const bool registered = (Register(), true);
+
+}  // namespace
+}  // namespace bloomery::bench

@@ -1,0 +1,42 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// simd.h: which SIMD instruction set the filters' kernels use, and how to force one.
+//
+// The kernels are compiled for AVX-512 ("avx3"), AVX2 ("avx2"), SSE4 ("sse4") and plain scalar
+// code ("scalar") in the same binary, and the best one the CPU supports is chosen at the first
+// filter operation. Every target gives bit-identical filters and answers (tests/simd_test.cc), so
+// forcing one only changes speed: use it to compare targets, to reproduce a report, or to avoid
+// AVX-512 frequency throttling on CPUs that suffer from it.
+//
+// The environment variable BLOOMERY_SIMD=avx3|avx2|sse4|scalar, read once at the first filter
+// operation, does the same as ForceSimdTarget; an unknown or unsupported value there is ignored
+// (the best target stays), since nothing can report an error at that point.
+//
+//   if (absl::Status s = bloomery::ForceSimdTarget("sse4"); !s.ok()) return s;
+//   std::cout << bloomery::ActiveSimdTarget();  // "sse4"
+#ifndef BLOOMERY_SIMD_H_
+#define BLOOMERY_SIMD_H_
+
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace bloomery {
+
+// Makes every filter in the process use `target` ("avx3", "avx2", "sse4" or "scalar",
+// case-insensitive), or the best supported target for "best".
+// Thread-safe: operations already running finish on the target they began with.
+// Errors: InvalidArgument for an unknown name; FailedPrecondition for a target this CPU does not
+// support (or that this build did not compile).
+absl::Status ForceSimdTarget(std::string_view target);
+
+// The target in use: "avx3", "avx2", "sse4" or "scalar".
+[[nodiscard]] std::string_view ActiveSimdTarget() noexcept;
+
+// The targets this build compiled and this CPU supports, best first; the first is the default.
+[[nodiscard]] std::vector<std::string_view> SupportedSimdTargets();
+
+}  // namespace bloomery
+
+#endif  // BLOOMERY_SIMD_H_

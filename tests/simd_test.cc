@@ -1,0 +1,295 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// Every SIMD target this build compiled and this CPU supports, held to the scalar reference
+// (internal/block_layout.h, internal/line_ops.h): identical masks, identical answers, and
+// bit-identical filter bytes, for single and batch calls, in both concurrency modes, for k = 1..16,
+// block counts that are not powers of two and batches that are not multiples of any vector width.
+#include "bloomery/simd.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bloomery/blocked_filter.h"
+#include "hwy/targets.h"
+#include "internal/block_layout.h"
+#include "internal/line_ops.h"
+#include "simd/block_kernels.h"
+#include "test_util.h"
+
+namespace bloomery {
+namespace {
+
+using internal::BlockIndex;
+using internal::kWordsPerBlock;
+using internal::LineMask;
+using internal::MakeMaskScalar;
+using testing::SplitMix64;
+
+bool Contains(const std::vector<std::string_view>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// Restores the best target when a test case ends, so the cases do not depend on their order.
+struct RestoreBestTarget {
+  ~RestoreBestTarget() { CHECK(ForceSimdTarget("best").ok()); }
+};
+
+// Hashes with every start slice, all-zero and all-one halves, and random bits.
+std::vector<KeyHash> TestHashes(size_t random_count) {
+  std::vector<KeyHash> hashes;
+  for (uint64_t start = 0; start < 16; ++start) {
+    hashes.push_back({0, start});
+    hashes.push_back({~uint64_t{0}, ~uint64_t{15} | start});
+    hashes.push_back({0xFFFFFFFF00000000ull, start});
+    hashes.push_back({0x00000000FFFFFFFFull, start});
+  }
+  SplitMix64 rng(42);
+  for (size_t i = 0; i < random_count; ++i) hashes.push_back({rng.Next(), rng.Next()});
+  return hashes;
+}
+
+// Runs first (doctest's default order is the file's): nothing has chosen a target yet, so this
+// sees the choice made from BLOOMERY_SIMD (tests/meson.build runs it with and without).
+TEST_CASE("the initial target is the best one, or the one BLOOMERY_SIMD names") {
+  const std::vector<std::string_view> supported = SupportedSimdTargets();
+  REQUIRE(!supported.empty());
+  const char* env = std::getenv("BLOOMERY_SIMD");
+  if (env != nullptr && Contains(supported, env)) {
+    CHECK(ActiveSimdTarget() == std::string_view(env));
+  } else {
+    CHECK(ActiveSimdTarget() == supported.front());
+  }
+}
+
+TEST_CASE("supported targets match the CPU; ForceSimdTarget validates its argument") {
+  RestoreBestTarget restore;
+  const std::vector<std::string_view> supported = SupportedSimdTargets();
+  const int64_t cpu = hwy::SupportedTargets();
+  // The four targets compiled in; each is listed exactly when the CPU has it.
+  const struct {
+    std::string_view name;
+    int64_t bit;
+  } kTargets[] = {{"avx3", HWY_AVX3}, {"avx2", HWY_AVX2}, {"sse4", HWY_SSE4}};
+  for (const auto& target : kTargets) {
+    CAPTURE(target.name);
+    CHECK(Contains(supported, target.name) == ((cpu & target.bit) != 0));
+    const absl::Status s = ForceSimdTarget(target.name);
+    if (Contains(supported, target.name)) {
+      CHECK(s.ok());
+      CHECK(ActiveSimdTarget() == target.name);
+    } else {
+      CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
+    }
+  }
+  CHECK(Contains(supported, "scalar"));
+  CHECK(supported.back() == "scalar");    // best first, and scalar is the least
+  CHECK(ForceSimdTarget("SCALAR").ok());  // case-insensitive
+  CHECK(ActiveSimdTarget() == "scalar");
+  CHECK(ForceSimdTarget("neon").code() == absl::StatusCode::kInvalidArgument);
+  CHECK(ForceSimdTarget("").code() == absl::StatusCode::kInvalidArgument);
+  CHECK(ActiveSimdTarget() == "scalar");  // a refused request changes nothing
+  CHECK(ForceSimdTarget("best").ok());
+  CHECK(ActiveSimdTarget() == supported.front());
+}
+
+TEST_CASE("every target builds the reference masks") {
+  const std::vector<KeyHash> hashes = TestHashes(3000);
+  std::vector<LineMask> masks(hashes.size());
+  for (const simd::BlockKernels* kernels : simd::SupportedKernels()) {
+    for (uint32_t k = kMinHashes; k <= kMaxHashes; ++k) {
+      CAPTURE(kernels->name);
+      CAPTURE(k);
+      std::fill(masks.begin(), masks.end(), LineMask{{1, 2, 3, 4, 5, 6, 7, 8}});
+      kernels->make_masks(hashes.data(), hashes.size(), k, masks.data());
+      for (size_t i = 0; i < hashes.size(); ++i) {
+        LineMask expected;
+        MakeMaskScalar(hashes[i], k, expected);
+        REQUIRE(std::memcmp(&masks[i], &expected, sizeof(LineMask)) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("every target tests and sets lines like the reference, in both modes") {
+  const std::vector<KeyHash> hashes = TestHashes(500);
+  SplitMix64 rng(7);
+  for (const simd::BlockKernels* kernels : simd::SupportedKernels()) {
+    for (bool concurrent : {false, true}) {
+      for (uint32_t k = kMinHashes; k <= kMaxHashes; ++k) {
+        CAPTURE(kernels->name);
+        CAPTURE(concurrent);
+        CAPTURE(k);
+        for (const KeyHash& hash : hashes) {
+          // Lines from empty to nearly full, so both answers occur often.
+          alignas(64) uint64_t line[kWordsPerBlock];
+          alignas(64) uint64_t expected[kWordsPerBlock];
+          const uint32_t density = static_cast<uint32_t>(rng.Below(4));
+          for (uint64_t& word : line) {
+            word = rng.Next();
+            for (uint32_t d = 0; d < density; ++d) word |= rng.Next();
+            if (density == 0) word = 0;
+          }
+          std::memcpy(expected, line, sizeof(line));
+          LineMask mask;
+          MakeMaskScalar(hash, k, mask);
+          REQUIRE(kernels->test_line(line, hash, k, concurrent) ==
+                  internal::TestLineScalar(expected, mask, false));
+          const bool was_new = internal::SetLineScalar(expected, mask, false);
+          REQUIRE(kernels->set_line(line, hash, k, concurrent) == was_new);
+          REQUIRE(std::memcmp(line, expected, sizeof(line)) == 0);
+          REQUIRE(kernels->test_line(line, hash, k, concurrent));
+        }
+      }
+    }
+  }
+}
+
+// The filter a reference implementation builds: every key's mask ORed into its block, in order.
+struct Reference {
+  std::vector<uint64_t> words;
+  std::vector<bool> was_new;
+};
+
+Reference BuildReference(const std::vector<KeyHash>& hashes, uint64_t blocks, uint32_t k) {
+  Reference ref{std::vector<uint64_t>(blocks * kWordsPerBlock), {}};
+  for (const KeyHash& hash : hashes) {
+    LineMask mask;
+    MakeMaskScalar(hash, k, mask);
+    ref.was_new.push_back(internal::SetLineScalar(
+        ref.words.data() + BlockIndex(hash, blocks) * kWordsPerBlock, mask, false));
+  }
+  return ref;
+}
+
+bool ReferenceMayContain(const Reference& ref, const KeyHash& hash, uint64_t blocks, uint32_t k) {
+  LineMask mask;
+  MakeMaskScalar(hash, k, mask);
+  return internal::TestLineScalar(ref.words.data() + BlockIndex(hash, blocks) * kWordsPerBlock,
+                                  mask, false);
+}
+
+TEST_CASE("every target builds bit-identical filters and gives the reference's answers") {
+  RestoreBestTarget restore;
+  // Block counts 1, 3, 7, 97 (prime) and 1000; key counts that overfill the small filters so both
+  // answers occur, and batch lengths that no vector width divides.
+  const uint64_t kBlockCounts[] = {1, 3, 7, 97, 1000};
+  const size_t kBatchLengths[] = {1, 7, 33, 100, 1001};
+  constexpr uint64_t kSeed = 0x5EED;
+  for (std::string_view target : SupportedSimdTargets()) {
+    REQUIRE(ForceSimdTarget(target).ok());
+    for (bool concurrent : {false, true}) {
+      for (uint64_t blocks : kBlockCounts) {
+        for (uint32_t k = kMinHashes; k <= kMaxHashes; ++k) {
+          CAPTURE(target);
+          CAPTURE(concurrent);
+          CAPTURE(blocks);
+          CAPTURE(k);
+          FilterOptions o;
+          o.bits = blocks * kBlockBits;
+          o.hashes = k;
+          o.seed = kSeed;
+          o.concurrent = concurrent;
+          absl::StatusOr<BlockedFilter> made = BlockedFilter::Create(o);
+          REQUIRE(made.ok());
+          BlockedFilter& f = *made;
+          REQUIRE(f.blocks() == blocks);
+
+          // Insert keys 0..n-1 (with some repeated) alternating single calls and batches of
+          // varying length, as integers and as strings.
+          const size_t n = std::min<size_t>(blocks * 40, 6000);
+          std::vector<uint64_t> ints(n);
+          SplitMix64 rng(blocks * 100 + k);
+          for (size_t i = 0; i < n; ++i) ints[i] = i % 7 == 6 ? ints[rng.Below(i)] : rng.Next();
+          std::vector<std::string> strings;
+          for (size_t i = 0; i < n / 4; ++i) strings.push_back(std::to_string(ints[i]) + "s");
+          std::vector<KeyHash> order;  // every insert's hash, in insertion order
+          std::vector<bool> was_new;
+          size_t pos = 0;
+          for (size_t round = 0; pos < n; ++round) {
+            const size_t len = std::min(kBatchLengths[round % 5], n - pos);
+            if (round % 2 == 0) {
+              for (size_t i = pos; i < pos + len; ++i) {
+                order.push_back(HashKey(ints[i], kSeed));
+                was_new.push_back(f.Insert(ints[i]));
+              }
+            } else {
+              std::unique_ptr<bool[]> fresh(new bool[len]);
+              const size_t added = f.InsertMany(std::span<const uint64_t>(ints.data() + pos, len),
+                                                std::span<bool>(fresh.get(), len));
+              REQUIRE(added ==
+                      static_cast<size_t>(std::count(fresh.get(), fresh.get() + len, true)));
+              for (size_t i = 0; i < len; ++i) {
+                order.push_back(HashKey(ints[pos + i], kSeed));
+                was_new.push_back(fresh[i]);
+              }
+            }
+            pos += len;
+          }
+          std::vector<std::string_view> views(strings.begin(), strings.end());
+          std::unique_ptr<bool[]> fresh(new bool[views.size()]);
+          f.InsertMany(std::span<const std::string_view>(views),
+                       std::span<bool>(fresh.get(), views.size()));
+          for (size_t i = 0; i < views.size(); ++i) {
+            order.push_back(HashKey(views[i], kSeed));
+            was_new.push_back(fresh[i]);
+          }
+
+          const Reference ref = BuildReference(order, blocks, k);
+          REQUIRE(was_new == ref.was_new);
+          REQUIRE(f.bytes().size() == ref.words.size() * 8);
+          REQUIRE(std::memcmp(f.bytes().data(), ref.words.data(), f.bytes().size()) == 0);
+
+          // Lookups of inserted and fresh keys, single and batch, against the reference.
+          std::vector<KeyHash> probes(order.begin(), order.begin() + std::min<size_t>(500, n));
+          for (size_t i = 0; i < 1500; ++i) probes.push_back({rng.Next(), rng.Next()});
+          std::unique_ptr<bool[]> hits(new bool[probes.size()]);
+          const size_t found = f.MayContainMany(std::span<const KeyHash>(probes),
+                                                std::span<bool>(hits.get(), probes.size()));
+          size_t expected_found = 0;
+          for (size_t i = 0; i < probes.size(); ++i) {
+            const bool expected = ReferenceMayContain(ref, probes[i], blocks, k);
+            expected_found += expected;
+            REQUIRE(f.MayContain(probes[i]) == expected);
+            REQUIRE(hits[i] == expected);
+          }
+          CHECK(found == expected_found);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a results span shorter than the batch gets exactly its own answers") {
+  RestoreBestTarget restore;
+  for (std::string_view target : SupportedSimdTargets()) {
+    CAPTURE(target);
+    REQUIRE(ForceSimdTarget(target).ok());
+    FilterOptions o;
+    o.capacity = 1000;
+    absl::StatusOr<BlockedFilter> f = BlockedFilter::Create(o);
+    REQUIRE(f.ok());
+    const std::vector<uint64_t> keys = testing::DistinctInts(100, 0);
+    // 50 answers for 100 keys: the cut falls inside the second 32-key batch.
+    std::vector<char> was_new(60, 2);
+    CHECK(f->InsertMany(std::span<const uint64_t>(keys),
+                        std::span<bool>(reinterpret_cast<bool*>(was_new.data()), 50)) == 100);
+    for (size_t i = 0; i < 50; ++i) REQUIRE(was_new[i] == 1);
+    for (size_t i = 50; i < 60; ++i) REQUIRE(was_new[i] == 2);  // untouched
+    std::vector<char> hits(60, 2);
+    CHECK(f->MayContainMany(std::span<const uint64_t>(keys),
+                            std::span<bool>(reinterpret_cast<bool*>(hits.data()), 45)) == 100);
+    for (size_t i = 0; i < 45; ++i) REQUIRE(hits[i] == 1);
+    for (size_t i = 45; i < 60; ++i) REQUIRE(hits[i] == 2);
+  }
+}
+
+}  // namespace
+}  // namespace bloomery
