@@ -27,16 +27,6 @@ using internal::LoadRelaxed;
 // (1.27..1.34), 16 and 96 slower (1.4 and more).
 constexpr size_t kBatch = 32;
 
-void HashBatch(const std::string_view* keys, size_t n, uint64_t seed, KeyHash* out) noexcept {
-  HashKeys(keys, n, seed, out);
-}
-void HashBatch(const uint64_t* keys, size_t n, uint64_t seed, KeyHash* out) noexcept {
-  HashKeys(keys, n, seed, out);
-}
-void HashBatch(const KeyHash* keys, size_t n, uint64_t /*seed*/, KeyHash* out) noexcept {
-  std::copy(keys, keys + n, out);
-}
-
 // One batch in flight: its hashes and the block index of each.
 struct Batch {
   KeyHash hashes[kBatch];
@@ -47,7 +37,7 @@ struct Batch {
 // Hashes keys[0, n) into `batch` and locates their lines.
 template <typename Key>
 void StartBatch(const Key* keys, size_t n, uint64_t seed, uint64_t blocks, Batch& batch) noexcept {
-  HashBatch(keys, n, seed, batch.hashes);
+  internal::HashBatch(keys, n, seed, batch.hashes);
   for (size_t i = 0; i < n; ++i) batch.blocks[i] = BlockIndex(batch.hashes[i], blocks);
   batch.size = n;
 }
@@ -98,11 +88,8 @@ absl::StatusOr<BlockedFilter> BlockedFilter::Create(const FilterOptions& options
           ? PlanForSize(options.bits, options.hashes, options.capacity, Layout::kBlocked)
           : PlanFor(options.capacity, options.fpr, Layout::kBlocked, options.hashes);
   if (!plan.ok()) return plan.status();
-  StorageOptions storage_options;
-  storage_options.huge_pages = options.huge_pages;
-  storage_options.populate = options.populate;
-  storage_options.max_bytes = options.max_memory_bytes;
-  absl::StatusOr<Storage> storage = Storage::Allocate(plan->bytes(), storage_options);
+  absl::StatusOr<Storage> storage =
+      Storage::Allocate(plan->bytes(), internal::StorageOptionsFor(options));
   if (!storage.ok()) return storage.status();
   return BlockedFilter(*std::move(storage), *plan, options.seed, options.concurrent);
 }

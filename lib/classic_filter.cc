@@ -10,8 +10,8 @@
 
 #include "absl/strings/str_format.h"
 #include "internal/classic_layout.h"
-#include "internal/format.h"
 #include "internal/filter_ops.h"
+#include "internal/format.h"
 
 namespace bloomery {
 namespace {
@@ -27,7 +27,6 @@ using internal::SetBits;
 // positions (16 x 16 x 8 bytes) stay in L1.
 constexpr size_t kBatch = 16;
 
-
 }  // namespace
 
 absl::StatusOr<ClassicFilter> ClassicFilter::Create(const FilterOptions& options) {
@@ -36,13 +35,9 @@ absl::StatusOr<ClassicFilter> ClassicFilter::Create(const FilterOptions& options
           ? PlanForSize(options.bits, options.hashes, options.capacity, Layout::kPartitioned)
           : PlanFor(options.capacity, options.fpr, Layout::kPartitioned, options.hashes);
   if (!plan.ok()) return plan.status();
-  StorageOptions storage_options;
-  storage_options.huge_pages = options.huge_pages;
-  storage_options.populate = options.populate;
-  storage_options.max_bytes = options.max_memory_bytes;
-  // Whole 64-bit words, because the bits are read and written a word at a time.
-  absl::StatusOr<Storage> storage =
-      Storage::Allocate(internal::StagePayloadBytes(plan->bits), storage_options);
+  // Whole 64-byte lines: the file format's stage payload, so memory and file agree byte for byte.
+  absl::StatusOr<Storage> storage = Storage::Allocate(internal::StagePayloadBytes(plan->bits),
+                                                      internal::StorageOptionsFor(options));
   if (!storage.ok()) return storage.status();
   return ClassicFilter(*std::move(storage), *plan, options.seed, options.concurrent);
 }

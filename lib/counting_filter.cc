@@ -12,12 +12,12 @@
 #include "absl/strings/str_format.h"
 #include "internal/block_layout.h"
 #include "internal/counting_layout.h"
+#include "internal/filter_ops.h"
 #include "internal/sliced_fpr.h"
 
 namespace bloomery {
 
 static_assert(kMaxCountingHashes == internal::kCountingSlices, "one slice per probe");
-
 
 namespace {
 
@@ -25,6 +25,7 @@ using internal::BlockIndex;
 using internal::CounterProbes;
 using internal::kCountingSlices;
 using internal::kWordsPerBlock;
+using internal::LoadRelaxed;
 using internal::MakeCounterProbes;
 
 // Keys per batch, as in BlockedFilter: enough independent misses in flight to saturate the memory
@@ -34,11 +35,6 @@ constexpr size_t kBatch = 32;
 bool ValidCounterBits(uint32_t counter_bits) { return counter_bits == 4 || counter_bits == 8; }
 
 uint32_t CountersPerSlice(uint32_t counter_bits) { return 64 / counter_bits; }
-
-// C++20 has no atomic_ref<const T>; the const_cast only serves a load, which never writes.
-uint64_t LoadRelaxed(const uint64_t* word) noexcept {
-  return std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(word)).load(std::memory_order_relaxed);
-}
 
 // Applies `update(old) -> new` to `*word` atomically (relaxed CAS loop); `update` returns `old`
 // itself to leave the word alone. Returns the value the update was computed from.
@@ -118,16 +114,6 @@ uint64_t SmallestBlocks(uint64_t max_blocks, double target, uint64_t capacity, u
   return hi;
 }
 
-template <typename Key>
-const KeyHash* HashBatch(const Key* keys, size_t n, uint64_t seed, KeyHash* buffer) noexcept {
-  if constexpr (std::is_same_v<Key, KeyHash>) {
-    return keys;
-  } else {
-    HashKeys(keys, n, seed, buffer);
-    return buffer;
-  }
-}
-
 }  // namespace
 
 double CountingFpr(double keys, uint64_t blocks, uint32_t hashes, uint32_t counter_bits) {
@@ -174,11 +160,8 @@ absl::StatusOr<CountingPlan> PlanCountingFilter(const CountingOptions& options) 
 absl::StatusOr<CountingFilter> CountingFilter::Create(const CountingOptions& options) {
   absl::StatusOr<CountingPlan> plan = PlanCountingFilter(options);
   if (!plan.ok()) return plan.status();
-  StorageOptions storage_options;
-  storage_options.huge_pages = options.huge_pages;
-  storage_options.populate = options.populate;
-  storage_options.max_bytes = options.max_memory_bytes;
-  absl::StatusOr<Storage> storage = Storage::Allocate(plan->bytes(), storage_options);
+  absl::StatusOr<Storage> storage =
+      Storage::Allocate(plan->bytes(), internal::StorageOptionsFor(options));
   if (!storage.ok()) return storage.status();
   return CountingFilter(*std::move(storage), *plan, options.seed, options.concurrent);
 }
@@ -292,7 +275,8 @@ size_t CountingFilter::ForEachKey(std::span<const Key> keys, std::span<bool> res
   size_t yes = 0;
   for (size_t base = 0; base < keys.size(); base += kBatch) {
     const size_t n = std::min(kBatch, keys.size() - base);
-    const KeyHash* hashes = HashBatch(keys.data() + base, n, seed_, buffer);
+    internal::HashBatch(keys.data() + base, n, seed_, buffer);
+    const KeyHash* hashes = buffer;
     for (size_t i = 0; i < n; ++i) {
       lines[i] = line(BlockIndex(hashes[i], plan_.blocks));
       __builtin_prefetch(lines[i], kWrite ? 1 : 0, 3);

@@ -5,7 +5,7 @@
 //
 // Concurrent filters touch their words only through these: relaxed atomic loads for reads and
 // fetch_or for writes, so ThreadSanitizer sees no data race and x86-64 still gets plain movs for
-// the loads. (lib/blocked_filter.cc predates this header and keeps its own copies.)
+// the loads. Every filter kind uses this header.
 #ifndef BLOOMERY_LIB_INTERNAL_FILTER_OPS_H_
 #define BLOOMERY_LIB_INTERNAL_FILTER_OPS_H_
 
@@ -16,6 +16,8 @@
 #include <string_view>
 
 #include "bloomery/key.h"
+#include "bloomery/options.h"
+#include "bloomery/storage.h"
 
 namespace bloomery::internal {
 
@@ -51,6 +53,15 @@ inline void HashBatch(const uint64_t* keys, size_t n, uint64_t seed, KeyHash* ou
 }
 inline void HashBatch(const KeyHash* keys, size_t n, uint64_t /*seed*/, KeyHash* out) noexcept {
   std::copy(keys, keys + n, out);
+}
+
+// The storage a filter created from `options` asks for.
+[[nodiscard]] inline StorageOptions StorageOptionsFor(const FilterOptions& options) noexcept {
+  StorageOptions storage;
+  storage.huge_pages = options.huge_pages;
+  storage.populate = options.populate;
+  storage.max_bytes = options.max_memory_bytes;
+  return storage;
 }
 
 }  // namespace bloomery::internal

@@ -13,16 +13,9 @@
 #include <cstdint>
 
 #include "internal/block_layout.h"
+#include "internal/filter_ops.h"
 
 namespace bloomery::internal {
-
-// In concurrent mode every access to the bits is a relaxed atomic: fetch_or publishes bits, loads
-// may see them late but never torn, and ThreadSanitizer sees no data race. On x86-64 the relaxed
-// loads are plain movs.
-[[nodiscard]] inline uint64_t LoadRelaxed(const uint64_t* word) noexcept {
-  // atomic_ref needs a non-const referent; the load does not write.
-  return std::atomic_ref<uint64_t>(*const_cast<uint64_t*>(word)).load(std::memory_order_relaxed);
-}
 
 // Sets `mask` in `line`; returns whether any of its bits was 0 before.
 inline bool SetLineScalar(uint64_t* line, const LineMask& mask, bool concurrent) noexcept {
