@@ -5,8 +5,8 @@
 #include <bit>
 #include <utility>
 
-#include "bloomery/counting_filter.h"
 #include "absl/strings/str_cat.h"
+#include "bloomery/counting_filter.h"
 #include "internal/format.h"
 
 namespace bloomery {
@@ -78,7 +78,8 @@ void CountingFilter::RecountSaturated() noexcept {
   uint64_t saturated = 0;
   for (uint64_t i = 0; i < words; ++i) {
     const uint64_t word = words_[i];
-    for (uint32_t shift = 0; shift < 64; shift += width) saturated += ((word >> shift) & mask) == mask;
+    for (uint32_t shift = 0; shift < 64; shift += width)
+      saturated += ((word >> shift) & mask) == mask;
   }
   saturated_ = saturated;
 }

@@ -30,10 +30,24 @@ constexpr uint64_t kReservedBegin = 120;
 
 // Field offsets in the fixed header (docs/FORMAT.md).
 enum Offset : uint64_t {
-  kVersion = 8, kKind = 12, kFlags = 16, kHashId = 20, kSeed = 24, kHashes = 32,
-  kCounterBits = 36, kBits = 40, kCapacity = 48, kFpr = 56, kInsertCount = 64,
-  kStageCount = 72, kChunkShift = 76, kPayloadOffset = 80, kPayloadBytes = 88,
-  kParam0 = 96, kParam1 = 104, kParam2 = 112,
+  kVersion = 8,
+  kKind = 12,
+  kFlags = 16,
+  kHashId = 20,
+  kSeed = 24,
+  kHashes = 32,
+  kCounterBits = 36,
+  kBits = 40,
+  kCapacity = 48,
+  kFpr = 56,
+  kInsertCount = 64,
+  kStageCount = 72,
+  kChunkShift = 76,
+  kPayloadOffset = 80,
+  kPayloadBytes = 88,
+  kParam0 = 96,
+  kParam1 = 104,
+  kParam2 = 112,
 };
 
 uint32_t Get32(const uint8_t* p) {
@@ -56,7 +70,8 @@ absl::Status Corrupt(absl::string_view what) {
 }
 
 uint64_t ChunkCount(uint64_t payload_bytes, uint32_t chunk_shift) {
-  return (payload_bytes >> chunk_shift) + ((payload_bytes & ((uint64_t{1} << chunk_shift) - 1)) != 0);
+  return (payload_bytes >> chunk_shift) +
+         ((payload_bytes & ((uint64_t{1} << chunk_shift) - 1)) != 0);
 }
 
 // The header region's size for a layout; every term is bounded by the validated fields.
@@ -103,22 +118,26 @@ uint64_t HeaderChecksum(std::span<const uint8_t> region) {
 absl::Status ErrnoStatus(absl::string_view what, const std::string& path, int err) {
   const std::string message = absl::StrFormat("%s %s: %s", what, path, std::strerror(err));
   switch (err) {
-    case ENOENT: return absl::NotFoundError(message);
+    case ENOENT:
+      return absl::NotFoundError(message);
     case EACCES:
     case EPERM:
-    case EROFS: return absl::PermissionDeniedError(message);
+    case EROFS:
+      return absl::PermissionDeniedError(message);
     case ENOSPC:
     case EDQUOT:
-    case ENOMEM: return absl::ResourceExhaustedError(message);
-    default: return absl::DataLossError(message);
+    case ENOMEM:
+      return absl::ResourceExhaustedError(message);
+    default:
+      return absl::DataLossError(message);
   }
 }
 
 // Reads exactly `size` bytes at `offset`; a short read is truncation.
 absl::Status ReadAt(int fd, uint8_t* out, uint64_t size, uint64_t offset, const std::string& path) {
   while (size > 0) {
-    const ssize_t got = pread(fd, out, std::min<uint64_t>(size, uint64_t{1} << 30),
-                              static_cast<off_t>(offset));
+    const ssize_t got =
+        pread(fd, out, std::min<uint64_t>(size, uint64_t{1} << 30), static_cast<off_t>(offset));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) return ErrnoStatus("cannot read", path, errno);
     if (got == 0) return Corrupt("file is shorter than its header says (truncated)");
@@ -195,7 +214,8 @@ absl::Status CheckKind(const FileHeader& header, FilterKind expected) {
 
 std::vector<uint64_t> ReadChunkTable(std::span<const uint8_t> region, const FileHeader& header) {
   const uint64_t chunks = ChunkCount(header.payload_bytes, header.chunk_shift);
-  const uint8_t* table = region.data() + kFixedHeaderBytes + kStageEntryBytes * header.stages.size();
+  const uint8_t* table =
+      region.data() + kFixedHeaderBytes + kStageEntryBytes * header.stages.size();
   std::vector<uint64_t> out(chunks);
   for (uint64_t i = 0; i < chunks; ++i) out[i] = Get64(table + 8 * i);
   return out;
@@ -244,10 +264,14 @@ absl::Status RewriteMappedHeader(const Storage& mapping, uint32_t flags, bool re
 
 std::string_view KindName(FilterKind kind) {
   switch (kind) {
-    case FilterKind::kBlocked: return "blocked";
-    case FilterKind::kClassic: return "classic";
-    case FilterKind::kScalable: return "scalable";
-    case FilterKind::kCounting: return "counting";
+    case FilterKind::kBlocked:
+      return "blocked";
+    case FilterKind::kClassic:
+      return "classic";
+    case FilterKind::kScalable:
+      return "scalable";
+    case FilterKind::kCounting:
+      return "counting";
   }
   return "unknown";
 }
@@ -333,7 +357,8 @@ absl::StatusOr<FileHeader> ValidateHeader(std::span<const uint8_t> bytes, uint64
         "or trailing data",
         h.payload_bytes, h.payload_offset, file_size));
   }
-  if (h.payload_offset != HeaderRegionBytes(stage_count, ChunkCount(h.payload_bytes, h.chunk_shift))) {
+  if (h.payload_offset !=
+      HeaderRegionBytes(stage_count, ChunkCount(h.payload_bytes, h.chunk_shift))) {
     return Corrupt("payload offset does not match the header's tables");
   }
   if (bytes.size() < h.payload_offset) {
@@ -453,8 +478,8 @@ absl::Status SaveFilterFile(const std::string& path, FileHeader header,
   if (absl::StatusOr<FileHeader> check =
           ValidateHeader(*region, header.payload_offset + header.payload_bytes);
       !check.ok()) {
-    return absl::InternalError(absl::StrCat("refusing to write an invalid file: ",
-                                            check.status().message()));
+    return absl::InternalError(
+        absl::StrCat("refusing to write an invalid file: ", check.status().message()));
   }
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
@@ -476,7 +501,8 @@ absl::Status SaveFilterFile(const std::string& path, FileHeader header,
   }
   if (fsync(raw) != 0) return fail(ErrnoStatus("fsync failed on", temp, errno));
   if (fd.Close() != 0) return fail(ErrnoStatus("close failed on", temp, errno));
-  if (rename(temp.c_str(), path.c_str()) != 0) return fail(ErrnoStatus("cannot rename to", path, errno));
+  if (rename(temp.c_str(), path.c_str()) != 0)
+    return fail(ErrnoStatus("cannot rename to", path, errno));
   // The rename is durable only once the directory entry is.
   const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd < 0) return ErrnoStatus("cannot open directory of", path, errno);
@@ -492,9 +518,9 @@ absl::StatusOr<LoadedFile> LoadFilterFile(const std::string& path, FilterKind ex
   const FileHeader& fixed = file->fixed;
   if (absl::Status s = CheckKind(fixed, expected); !s.ok()) return s;
   if (options.max_bytes != 0 && fixed.payload_bytes + fixed.payload_offset > options.max_bytes) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "the filter in %s needs %d bytes, over the %d-byte cap", path,
-        fixed.payload_bytes + fixed.payload_offset, options.max_bytes));
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("the filter in %s needs %d bytes, over the %d-byte cap", path,
+                        fixed.payload_bytes + fixed.payload_offset, options.max_bytes));
   }
   std::vector<uint8_t> region(fixed.payload_offset);
   if (absl::Status s = ReadAt(file->fd->get(), region.data(), region.size(), 0, path); !s.ok()) {
@@ -504,8 +530,9 @@ absl::StatusOr<LoadedFile> LoadFilterFile(const std::string& path, FilterKind ex
   if (!header.ok()) return header.status();
   const bool dirty = (header->flags & kFlagDirty) != 0;
   if (dirty && options.verify_checksums && !options.allow_dirty) {
-    return Corrupt("the file was mapped read-write and not flushed (checksums are stale); "
-                   "load it with allow_dirty to accept it");
+    return Corrupt(
+        "the file was mapped read-write and not flushed (checksums are stale); "
+        "load it with allow_dirty to accept it");
   }
   LoadedFile loaded;
   StorageOptions storage_options;
@@ -530,15 +557,14 @@ absl::StatusOr<LoadedFile> LoadFilterFile(const std::string& path, FilterKind ex
   return loaded;
 }
 
-absl::StatusOr<MappedFile> MapFilterFile(const std::string& path, FilterKind expected,
-                                         MapMode mode, const LoadOptions& options) {
+absl::StatusOr<MappedFile> MapFilterFile(const std::string& path, FilterKind expected, MapMode mode,
+                                         const LoadOptions& options) {
   const bool writable = mode == MapMode::kReadWrite;
   absl::StatusOr<OpenFile> file = OpenAndCheckFixed(path, writable);
   if (!file.ok()) return file.status();
   if (absl::Status s = CheckKind(file->fixed, expected); !s.ok()) return s;
-  absl::StatusOr<Storage> mapping =
-      Storage::MapFile(file->fd->get(), file->size, file->fixed.payload_offset,
-                       file->fixed.payload_bytes, writable);
+  absl::StatusOr<Storage> mapping = Storage::MapFile(
+      file->fd->get(), file->size, file->fixed.payload_offset, file->fixed.payload_bytes, writable);
   if (!mapping.ok()) return mapping.status();
   absl::StatusOr<FileHeader> header = ValidateHeader(
       std::span<const uint8_t>(mapping->mapping_base(), mapping->mapping_size()), file->size);
@@ -546,8 +572,9 @@ absl::StatusOr<MappedFile> MapFilterFile(const std::string& path, FilterKind exp
   const bool dirty = (header->flags & kFlagDirty) != 0;
   if (options.verify_checksums) {
     if (dirty && !options.allow_dirty) {
-      return Corrupt("the file was mapped read-write and not flushed (checksums are stale); "
-                     "map it with allow_dirty to accept it");
+      return Corrupt(
+          "the file was mapped read-write and not flushed (checksums are stale); "
+          "map it with allow_dirty to accept it");
     }
     if (!dirty) {
       const std::span<const uint8_t> region(mapping->mapping_base(), header->payload_offset);
@@ -558,7 +585,8 @@ absl::StatusOr<MappedFile> MapFilterFile(const std::string& path, FilterKind exp
     }
   }
   if (writable) {
-    if (absl::Status s = RewriteMappedHeader(*mapping, header->flags | kFlagDirty, false); !s.ok()) {
+    if (absl::Status s = RewriteMappedHeader(*mapping, header->flags | kFlagDirty, false);
+        !s.ok()) {
       return s;
     }
     header->flags |= kFlagDirty;
@@ -613,14 +641,14 @@ absl::StatusOr<FileInfo> InspectFile(const std::string& path, bool verify_checks
     for (uint64_t i = 0; i < want.size(); ++i) {
       const uint64_t begin = i << header->chunk_shift;
       const uint64_t size = std::min<uint64_t>(chunk.size(), header->payload_bytes - begin);
-      if (absl::Status s = ReadAt(file->fd->get(), chunk.data(), size,
-                                  header->payload_offset + begin, path);
+      if (absl::Status s =
+              ReadAt(file->fd->get(), chunk.data(), size, header->payload_offset + begin, path);
           !s.ok()) {
         return s;
       }
       if (XXH3_64bits(chunk.data(), size) != want[i]) {
-        return Corrupt(absl::StrFormat("payload checksum mismatch in chunk %d (bytes %d..)", i,
-                                       begin));
+        return Corrupt(
+            absl::StrFormat("payload checksum mismatch in chunk %d (bytes %d..)", i, begin));
       }
     }
     info.checksums_verified = true;

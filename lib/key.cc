@@ -3,8 +3,8 @@
 
 #include <bit>
 
-// Inline the whole of XXH3 so the per-key call is a direct, specialised one; no xxHash symbol or type
-// leaves this file.
+// Inline the whole of XXH3 so the per-key call is a direct, specialised one; no xxHash symbol or
+// type leaves this file.
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 

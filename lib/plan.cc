@@ -78,8 +78,7 @@ bool ValidHashes(uint32_t k) { return k >= kMinHashes && k <= kMaxHashes; }
 absl::Status CheckCapacityAndFpr(uint64_t capacity, double fpr) {
   if (capacity == 0) return absl::InvalidArgumentError("capacity must be at least 1 key");
   if (!(fpr > 0.0 && fpr < 1.0)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("fpr must be in (0, 1), got %g", fpr));
+    return absl::InvalidArgumentError(absl::StrFormat("fpr must be in (0, 1), got %g", fpr));
   }
   return absl::OkStatus();
 }
@@ -115,8 +114,8 @@ uint64_t SmallestUnits(uint64_t max_units, double target, Fpr fpr) {
 uint64_t BitsNeeded(Layout layout, uint64_t capacity, double fpr, uint32_t k) {
   const double n = static_cast<double>(capacity);
   if (layout == Layout::kBlocked) {
-    const uint64_t blocks = SmallestUnits(kMaxBits / kBlockBits, fpr,
-                                          [&](uint64_t b) { return BlockedFpr(n, b, k); });
+    const uint64_t blocks =
+        SmallestUnits(kMaxBits / kBlockBits, fpr, [&](uint64_t b) { return BlockedFpr(n, b, k); });
     return blocks * kBlockBits;
   }
   const uint64_t slice = SmallestUnits(kMaxBits / k, fpr, [&](uint64_t s) {
@@ -215,11 +214,9 @@ absl::StatusOr<Plan> PlanFor(uint64_t capacity, double fpr, Layout layout, uint3
   return MakePlan(layout, capacity, best_bits, best_k);
 }
 
-absl::StatusOr<Plan> PlanForSize(uint64_t bits, uint32_t hashes, uint64_t capacity,
-                                 Layout layout) {
+absl::StatusOr<Plan> PlanForSize(uint64_t bits, uint32_t hashes, uint64_t capacity, Layout layout) {
   if (bits == 0 || bits > kMaxBits) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("bits must be in [1, 2^48], got %d", bits));
+    return absl::InvalidArgumentError(absl::StrFormat("bits must be in [1, 2^48], got %d", bits));
   }
   if (hashes > kMaxHashes) {
     return absl::InvalidArgumentError(

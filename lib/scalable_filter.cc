@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <vector>
-#include <string>
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
@@ -17,8 +17,8 @@
 #include "absl/synchronization/mutex.h"
 #include "bloomery/plan.h"
 #include "internal/block_layout.h"
-#include "internal/format.h"
 #include "internal/filter_ops.h"
+#include "internal/format.h"
 
 namespace bloomery {
 namespace {
@@ -513,10 +513,9 @@ absl::StatusOr<ScalableFilter> ScalableFilter::Load(const std::string& path,
         plan->plan.hashes != saved.hashes || saved.insert_count > saved.capacity) {
       return corrupt(absl::StrFormat("stage %d does not match the chain's options", i));
     }
-    filter.PublishStage(i,
-                        BlockedFilter(std::move(file->stages[i]), plan->plan, options.seed,
-                                      options.concurrent),
-                        saved.capacity, saved.insert_count);
+    filter.PublishStage(
+        i, BlockedFilter(std::move(file->stages[i]), plan->plan, options.seed, options.concurrent),
+        saved.capacity, saved.insert_count);
   }
   return filter;
 }

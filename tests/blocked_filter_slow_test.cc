@@ -84,7 +84,7 @@ TEST_CASE("a 2^33-bit filter uses blocks past 2^32/512 uniformly, FPR within bou
   }
   const double predicted = BlockedFpr(kKeys, f->blocks(), 1);
   MESSAGE("2^33 bits, k=1, " << kKeys << " keys: measured " << static_cast<double>(hits) / queries
-                                                << ", predicted " << predicted);
+                             << ", predicted " << predicted);
   CHECK(WithinBinomialBound(hits, queries, predicted));
 }
 

@@ -89,9 +89,9 @@ void CheckFpr(uint64_t n, double fpr, bool concurrent) {
   const size_t hits = f.MayContainMany(std::span<const uint64_t>(DistinctInts(queries, 1)));
   const double measured = static_cast<double>(hits) / static_cast<double>(queries);
   const double actual = f.EstimatedFpr();
-  MESSAGE("n=" << n << " p=" << fpr << " bits/key=" << f.plan().bits_per_key
-               << " k=" << f.hashes() << " planned=" << f.plan().expected_fpr
-               << " exact-now=" << actual << " measured=" << measured);
+  MESSAGE("n=" << n << " p=" << fpr << " bits/key=" << f.plan().bits_per_key << " k=" << f.hashes()
+               << " planned=" << f.plan().expected_fpr << " exact-now=" << actual
+               << " measured=" << measured);
   CHECK(WithinBinomialBound(hits, queries, actual));
   CHECK(actual == doctest::Approx(f.plan().expected_fpr).epsilon(0.05));
   CHECK(WithinBinomialBound(hits, queries, f.plan().expected_fpr, 6.0));

@@ -1,6 +1,8 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // The file format: round trips, pinned bytes, hostile and corrupted files, crash-safe saves.
+#include "internal/format.h"
+
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -23,7 +25,6 @@
 #include "bloomery/counting_filter.h"
 #include "bloomery/file.h"
 #include "bloomery/scalable_filter.h"
-#include "internal/format.h"
 #include "test_util.h"
 
 namespace bloomery {
@@ -56,7 +57,8 @@ std::vector<uint8_t> ReadBytes(const std::string& path) {
 
 void WriteBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 BlockedFilter SmallFilter(uint64_t keys, uint64_t bits = 1024, uint32_t hashes = 4) {
@@ -290,7 +292,8 @@ TEST_CASE("map read-only shares the file copy-on-write; read-write persists afte
     absl::StatusOr<BlockedFilter> ro = BlockedFilter::Map(path, MapMode::kReadOnly);
     REQUIRE(ro.ok());
     CHECK(SameBits(*ro, original));
-    CHECK(ro->Insert(uint64_t{1'000'000}));  // private copy-on-write: allowed, never reaches the file
+    CHECK(
+        ro->Insert(uint64_t{1'000'000}));  // private copy-on-write: allowed, never reaches the file
     CHECK(ro->Flush().code() == absl::StatusCode::kFailedPrecondition);
   }
   CHECK(ReadBytes(path) == before);

@@ -20,7 +20,8 @@ using internal::LineMask;
 using internal::MakeMaskScalar;
 
 TEST_CASE("HashKey is XXH3-128 with the seed") {
-  for (const char* text : {"", "a", "https://example.com/a", "a fairly long key of 40+ bytes......."}) {
+  for (const char* text :
+       {"", "a", "https://example.com/a", "a fairly long key of 40+ bytes......."}) {
     const XXH128_hash_t want = XXH3_128bits_withSeed(text, std::strlen(text), 42);
     const KeyHash got = HashKey(std::string_view(text), 42);
     CHECK(got.lo == want.low64);

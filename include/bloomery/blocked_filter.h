@@ -4,14 +4,14 @@
 //
 // A cache-blocked Bloom filter (Putze, Sanders, Singler, "Cache-, Hash- and Space-Efficient Bloom
 // Filters", 2007) with pybloom-style partitioning inside the line: the line is split into 8 slices
-// of 64 bits (k <= 8) or 16 slices of 32 bits (k <= 16); a key's k probes go to k consecutive slices
-// from a hash-chosen start, probe i at the top bits of (h1 + i*h2) mod 2^32 (double hashing, Kirsch
-// & Mitzenmacher 2006). Insert and lookup touch exactly one cache line, so a lookup costs about one
-// memory access even for filters of many GiB; the price is a higher FPR than a classic filter at the
-// same bits/key (plan.h computes it exactly and the planner sizes for it).
+// of 64 bits (k <= 8) or 16 slices of 32 bits (k <= 16); a key's k probes go to k consecutive
+// slices from a hash-chosen start, probe i at the top bits of (h1 + i*h2) mod 2^32 (double hashing,
+// Kirsch & Mitzenmacher 2006). Insert and lookup touch exactly one cache line, so a lookup costs
+// about one memory access even for filters of many GiB; the price is a higher FPR than a classic
+// filter at the same bits/key (plan.h computes it exactly and the planner sizes for it).
 //
-// At 10 bits/key the planner picks k = 6 and predicts 0.97%; a classic partitioned filter would give
-// 0.82% but needs 6 cache misses per key.
+// At 10 bits/key the planner picks k = 6 and predicts 0.97%; a classic partitioned filter would
+// give 0.82% but needs 6 cache misses per key.
 //
 // Example:
 //   bloomery::FilterOptions opts;
@@ -92,7 +92,8 @@ class BlockedFilter {
   size_t InsertMany(std::span<const KeyHash> hashes, std::span<bool> was_new = {}) noexcept;
   size_t MayContainMany(std::span<const std::string_view> keys,
                         std::span<bool> results = {}) const noexcept;
-  size_t MayContainMany(std::span<const uint64_t> keys, std::span<bool> results = {}) const noexcept;
+  size_t MayContainMany(std::span<const uint64_t> keys,
+                        std::span<bool> results = {}) const noexcept;
   size_t MayContainMany(std::span<const KeyHash> hashes,
                         std::span<bool> results = {}) const noexcept;
 
@@ -153,8 +154,8 @@ class BlockedFilter {
   [[nodiscard]] bool concurrent() const noexcept { return concurrent_; }
   [[nodiscard]] uint64_t memory_bytes() const noexcept { return storage_.size(); }
   [[nodiscard]] const Storage& storage() const noexcept { return storage_; }
-  // The filter's bits, bytes() .size() == bits() / 8, little-endian 64-bit words. Reading them while
-  // another thread inserts is a data race; take them when writers are quiet.
+  // The filter's bits, bytes() .size() == bits() / 8, little-endian 64-bit words. Reading them
+  // while another thread inserts is a data race; take them when writers are quiet.
   [[nodiscard]] std::span<const uint8_t> bytes() const noexcept {
     return {storage_.data(), storage_.size()};
   }

@@ -141,8 +141,8 @@ class ClassicFilter {
   [[nodiscard]] uint64_t memory_bytes() const noexcept { return storage_.size(); }
   [[nodiscard]] const Storage& storage() const noexcept { return storage_; }
   // The filter's bits as little-endian 64-bit words: bit b is bit b % 64 of word b / 64.
-  // bytes().size() is bits() rounded up to whole 64-byte lines; the padding bits are always 0. Reading
-  // them while another thread inserts is a data race; take them when writers are quiet.
+  // bytes().size() is bits() rounded up to whole 64-byte lines; the padding bits are always 0.
+  // Reading them while another thread inserts is a data race; take them when writers are quiet.
   [[nodiscard]] std::span<const uint8_t> bytes() const noexcept {
     return {storage_.data(), storage_.size()};
   }

@@ -24,12 +24,12 @@ struct FileInfo {
   uint32_t version = 0;     // file format version
   uint64_t file_bytes = 0;  // size of the file
   uint64_t payload_bytes = 0;
-  uint64_t bits = 0;        // total over all stages (counting: counters * counter_bits)
-  uint32_t hashes = 0;      // k (scalable: of the first stage)
+  uint64_t bits = 0;    // total over all stages (counting: counters * counter_bits)
+  uint32_t hashes = 0;  // k (scalable: of the first stage)
   uint32_t counter_bits = 0;
   uint32_t stages = 0;
-  uint64_t capacity = 0;    // planned keys (scalable: of the first stage)
-  double fpr = 0;           // planned FPR (scalable: the chain's bound)
+  uint64_t capacity = 0;      // planned keys (scalable: of the first stage)
+  double fpr = 0;             // planned FPR (scalable: the chain's bound)
   uint64_t insert_count = 0;  // keys counted in (scalable: sum over stages), 0 if not tracked
   uint64_t seed = 0;
   bool dirty = false;               // mapped read-write and not flushed

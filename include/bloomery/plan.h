@@ -8,10 +8,10 @@
 //  - the partitioned filter (pybloom, ClassicFilter): k slices of m/k bits, one probe per slice,
 //    FPR (1 - (1 - k/m)^n)^k;
 //  - the blocked filter (Putze, Sanders, Singler 2007; BlockedFilter): a key lives in one 512-bit
-//    cache line chosen by its hash; the line is split into 8 slices of 64 bits (k <= 8) or 16 slices
-//    of 32 bits (9 <= k <= 16) and the key's k probes go to k consecutive slices starting at a
-//    hash-chosen slice. Its FPR is computed exactly for ideal hashing: inclusion-exclusion over the
-//    query's slices gives the FPR of a line holding L keys as a sum of geometric terms, and the
+//    cache line chosen by its hash; the line is split into 8 slices of 64 bits (k <= 8) or 16
+//    slices of 32 bits (9 <= k <= 16) and the key's k probes go to k consecutive slices starting at
+//    a hash-chosen slice. Its FPR is computed exactly for ideal hashing: inclusion-exclusion over
+//    the query's slices gives the FPR of a line holding L keys as a sum of geometric terms, and the
 //    binomial distribution of line loads then has a closed form (its generating function). No
 //    normal or Poisson approximation is involved, so the planner's promise holds for small filters
 //    and for the heavy lines that dominate the FPR of large ones.
@@ -72,11 +72,11 @@ enum class Layout : uint8_t {
 // A filter's geometry and what it promises.
 struct Plan {
   Layout layout = Layout::kBlocked;
-  uint64_t capacity = 0;      // keys the promise is made for
-  uint64_t bits = 0;          // total bits (a multiple of 512 for blocked filters)
-  uint32_t hashes = 0;        // probes per key, k
-  double bits_per_key = 0;    // bits / capacity
-  double expected_fpr = 0;    // predicted FPR once `capacity` keys are in
+  uint64_t capacity = 0;    // keys the promise is made for
+  uint64_t bits = 0;        // total bits (a multiple of 512 for blocked filters)
+  uint32_t hashes = 0;      // probes per key, k
+  double bits_per_key = 0;  // bits / capacity
+  double expected_fpr = 0;  // predicted FPR once `capacity` keys are in
 
   [[nodiscard]] uint64_t bytes() const { return (bits + 7) / 8; }
   [[nodiscard]] uint64_t blocks() const { return bits / kBlockBits; }
@@ -88,7 +88,7 @@ struct Plan {
 // Errors: InvalidArgument for capacity 0, fpr not in (0, 1) (NaN included), hashes above
 // kMaxHashes; ResourceExhausted if the filter would need more than kMaxBits.
 [[nodiscard]] absl::StatusOr<Plan> PlanFor(uint64_t capacity, double fpr,
-                                          Layout layout = Layout::kBlocked, uint32_t hashes = 0);
+                                           Layout layout = Layout::kBlocked, uint32_t hashes = 0);
 
 // The geometry "`bits` bits, `hashes` probes" (e.g. 2^30 bits, 6 hashes) and what it gives at
 // `capacity` keys. Blocked filters round bits up to whole blocks, partitioned ones to k equal
@@ -97,7 +97,7 @@ struct Plan {
 // Errors: InvalidArgument for bits == 0 or > kMaxBits, hashes > kMaxHashes, or hashes == 0 with
 // capacity == 0.
 [[nodiscard]] absl::StatusOr<Plan> PlanForSize(uint64_t bits, uint32_t hashes, uint64_t capacity,
-                                              Layout layout = Layout::kBlocked);
+                                               Layout layout = Layout::kBlocked);
 
 }  // namespace bloomery
 

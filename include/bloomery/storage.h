@@ -3,10 +3,11 @@
 // storage.h: the one owner of a filter's memory.
 //
 // Storage is a move-only owner of zero-filled memory, aligned to 2 MiB when it is at least that
-// large, obtained with an anonymous mmap. With HugePages::kAuto (the default) it asks the kernel for
-// transparent huge pages with madvise(MADV_HUGEPAGE): a random probe over a large filter then costs
-// one cache miss and almost never a TLB miss. If the kernel refuses (THP disabled, no huge pages
-// free), the memory is still valid, on normal 4 KiB pages; HugePageBytes() says what was obtained.
+// large, obtained with an anonymous mmap. With HugePages::kAuto (the default) it asks the kernel
+// for transparent huge pages with madvise(MADV_HUGEPAGE): a random probe over a large filter then
+// costs one cache miss and almost never a TLB miss. If the kernel refuses (THP disabled, no huge
+// pages free), the memory is still valid, on normal 4 KiB pages; HugePageBytes() says what was
+// obtained.
 //
 // Memory is never copied implicitly. Allocation is the only thing that can fail:
 // ResourceExhausted when the size exceeds the caller's cap or the kernel refuses the mapping.

@@ -3,13 +3,13 @@
 // block_layout.h (internal): the bit layout of a blocked filter line, as plain scalar code.
 //
 // This is the reference definition of which bits a key sets. It is part of the file format: a
-// change here changes every saved filter and must bump the format version. Every SIMD kernel is held
-// to bit-identical results against MakeMaskScalar.
+// change here changes every saved filter and must bump the format version. Every SIMD kernel is
+// held to bit-identical results against MakeMaskScalar.
 //
-// A line is 8 little-endian 64-bit words. With k <= 8 probes it holds 8 slices of 64 bits (slice j is
-// word j); with 9 <= k <= 16, 16 slices of 32 bits (slice j is bits 32*(j%2).. of word j/2, i.e. the
-// little-endian u32 view of the line). Probe i (0 <= i < k) goes to slice (start + i) mod slices at
-// bit (((h1 + i*h2) * kProbeSalt[i]) mod 2^32) >> (32 - log2(slice_bits)).
+// A line is 8 little-endian 64-bit words. With k <= 8 probes it holds 8 slices of 64 bits (slice j
+// is word j); with 9 <= k <= 16, 16 slices of 32 bits (slice j is bits 32*(j%2).. of word j/2, i.e.
+// the little-endian u32 view of the line). Probe i (0 <= i < k) goes to slice (start + i) mod
+// slices at bit (((h1 + i*h2) * kProbeSalt[i]) mod 2^32) >> (32 - log2(slice_bits)).
 //
 // Why the salt: the top bits of a plain arithmetic progression h1 + i*h2 are a smooth function of
 // (h1, h2), so two keys with nearby h1 and h2 share most of their probe positions; at k = 12 that
@@ -29,10 +29,10 @@ inline constexpr uint32_t kWordsPerBlock = 8;
 
 // Odd multipliers, one per probe: the high 32 bits (| 1) of the first 16 SplitMix64 outputs from
 // state 0.
-inline constexpr uint32_t kProbeSalt[16] = {
-    0xE220A839u, 0x6E789E6Bu, 0x06C45D19u, 0xF88BB8A9u, 0x1B39896Bu, 0x53CB9F0Du,
-    0x2C829ABFu, 0xC584133Bu, 0x3EE57891u, 0xF3B8488Du, 0x657EECDDu, 0xC2D326E1u,
-    0x8621A03Fu, 0x8E1F7555u, 0xB54E0F17u, 0x84BB3F97u};
+inline constexpr uint32_t kProbeSalt[16] = {0xE220A839u, 0x6E789E6Bu, 0x06C45D19u, 0xF88BB8A9u,
+                                            0x1B39896Bu, 0x53CB9F0Du, 0x2C829ABFu, 0xC584133Bu,
+                                            0x3EE57891u, 0xF3B8488Du, 0x657EECDDu, 0xC2D326E1u,
+                                            0x8621A03Fu, 0x8E1F7555u, 0xB54E0F17u, 0x84BB3F97u};
 
 // Bit of probe i within its slice of 2^slice_shift bits.
 [[nodiscard]] inline uint32_t ProbeBit(uint32_t h1, uint32_t h2, uint32_t i,

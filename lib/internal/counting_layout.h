@@ -44,7 +44,6 @@ inline void MakeCounterProbes(const KeyHash& hash, uint32_t counter_shift,
   }
 }
 
-
 }  // namespace bloomery::internal
 
 #endif  // BLOOMERY_LIB_INTERNAL_COUNTING_LAYOUT_H_

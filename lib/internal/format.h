@@ -97,9 +97,8 @@ struct MappedFile {
   FileHeader header;
   Storage mapping;
 };
-[[nodiscard]] absl::StatusOr<MappedFile> MapFilterFile(const std::string& path,
-                                                       FilterKind expected, MapMode mode,
-                                                       const LoadOptions& options);
+[[nodiscard]] absl::StatusOr<MappedFile> MapFilterFile(const std::string& path, FilterKind expected,
+                                                       MapMode mode, const LoadOptions& options);
 
 // Load and Map for a one-stage filter: `plan_of(header)` turns the validated header into the
 // kind's plan (a StatusOr: DataLoss for a geometry the kind would not create), and `make(storage,
