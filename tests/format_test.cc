@@ -184,7 +184,7 @@ TEST_CASE("scalable filter: stages and counts survive a round trip; growth goes 
   o.seed = 3;
   absl::StatusOr<ScalableFilter> chain = ScalableFilter::Create(o);
   REQUIRE(chain.ok());
-  for (uint64_t i = 0; i < 10'000; ++i) chain->Insert(i);
+  for (uint64_t i = 0; i < 10'000; ++i) REQUIRE(chain->Insert(i) != InsertResult::kRefused);
   REQUIRE(chain->stage_count() >= 3);
   REQUIRE(chain->Save(path).ok());
   absl::StatusOr<ScalableFilter> loaded = ScalableFilter::Load(path);
@@ -198,7 +198,7 @@ TEST_CASE("scalable filter: stages and counts survive a round trip; growth goes 
   CHECK(loaded->options().tightening == o.tightening);
   CHECK(loaded->seed() == 3);
   for (uint64_t i = 0; i < 10'000; ++i) REQUIRE(loaded->MayContain(i));
-  for (uint64_t i = 10'000; i < 40'000; ++i) loaded->Insert(i);
+  for (uint64_t i = 10'000; i < 40'000; ++i) REQUIRE(loaded->Insert(i) != InsertResult::kRefused);
   CHECK(loaded->stage_count() > chain->stage_count());
   for (uint64_t i = 0; i < 40'000; ++i) REQUIRE(loaded->MayContain(i));
   // Another kind's loader refuses it; any flipped byte is rejected.
