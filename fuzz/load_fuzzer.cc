@@ -1,36 +1,64 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// load_fuzzer: arbitrary bytes as a filter file. Load must answer a status or a working filter,
-// never crash, never read out of bounds, never allocate past the cap; the validator must agree with
-// Load about whether the header is acceptable.
+// load_fuzzer: arbitrary bytes as a filter file, given to every kind's Load and to InspectFile.
+// Each must answer a status or a working filter: never crash, never read out of bounds, never
+// allocate past the cap; the validator must agree with Load about the header, and only the kind
+// InspectFile names may load.
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
-#include "bloomery/blocked_filter.h"
+#include "bloomery/bloomery.h"
 #include "fuzz_util.h"
 #include "internal/format.h"
 
 namespace {
 
-void LoadAll(const uint8_t* data, size_t size) {
-  using bloomery::BlockedFilter;
-  bloomery::fuzzing::MemoryFile file(data, size);
+using bloomery::fuzzing::Fail;
+
+constexpr uint64_t kCap = uint64_t{64} << 20;  // a hostile file cannot make us allocate more
+
+// A loaded filter works: an inserted key is found, the estimates can be computed.
+template <typename Filter>
+void Exercise(Filter& f) {
+  if constexpr (std::is_same_v<Filter, bloomery::ScalableFilter>) {
+    if (f.Insert(uint64_t{42}) == bloomery::InsertResult::kRefused) return;  // full: fine
+  } else {
+    f.Insert(uint64_t{42});
+  }
+  if (!f.MayContain(uint64_t{42})) Fail("false negative after load");
+  (void)f.EstimatedFpr();
+  (void)f.EstimatedCount();
+}
+
+template <typename Filter>
+bool TryLoad(const std::string& path, const uint8_t* data, size_t size, bool verify) {
   bloomery::LoadOptions options;
-  options.max_bytes = uint64_t{64} << 20;  // the cap: a hostile file cannot make us allocate more
+  options.max_bytes = kCap;
+  options.verify_checksums = verify;
+  absl::StatusOr<Filter> f = Filter::Load(path, options);
+  if (!f.ok()) return false;
+  if (f->memory_bytes() > kCap) Fail("loaded past the cap");
+  if (!bloomery::internal::ValidateHeader(std::span<const uint8_t>(data, size), size).ok()) {
+    Fail("Load accepted a file the validator rejects");
+  }
+  Exercise(*f);
+  return true;
+}
+
+void LoadAll(const uint8_t* data, size_t size) {
+  bloomery::fuzzing::MemoryFile file(data, size);
+  absl::StatusOr<bloomery::FileInfo> info = bloomery::InspectFile(file.path());
   for (bool verify : {true, false}) {
-    options.verify_checksums = verify;
-    absl::StatusOr<BlockedFilter> f = BlockedFilter::Load(file.path(), options);
-    if (!f.ok()) continue;
-    if (f->memory_bytes() > options.max_bytes) bloomery::fuzzing::Fail("loaded past the cap");
-    if (!bloomery::internal::ValidateHeader(std::span<const uint8_t>(data, size), size).ok()) {
-      bloomery::fuzzing::Fail("Load accepted a file the validator rejects");
-    }
-    // A loaded filter works: inserts are found, estimates are finite.
-    f->Insert(uint64_t{42});
-    if (!f->MayContain(uint64_t{42})) bloomery::fuzzing::Fail("false negative after load");
-    (void)f->EstimatedFpr();
+    const int loaded =
+        TryLoad<bloomery::BlockedFilter>(file.path(), data, size, verify) +
+        TryLoad<bloomery::ClassicFilter>(file.path(), data, size, verify) +
+        TryLoad<bloomery::ScalableFilter>(file.path(), data, size, verify) +
+        TryLoad<bloomery::CountingFilter>(file.path(), data, size, verify);
+    if (loaded > 1) Fail("one file loaded as two kinds");
+    if (verify && loaded == 1 && !info.ok()) Fail("a file that loads does not inspect");
   }
 }
 

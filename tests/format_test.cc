@@ -282,6 +282,58 @@ TEST_CASE("golden: fixed keys and seed pin the filter bytes and the file bytes")
   CHECK(file.size() == 4096 + 512);
 }
 
+// Digest of the filter's bytes and of its saved file.
+template <typename Filter>
+std::pair<uint64_t, uint64_t> Digests(const Filter& f, const TempDir& dir) {
+  const std::string path = dir.File("golden");
+  REQUIRE(f.Save(path).ok());
+  const std::vector<uint8_t> file = ReadBytes(path);
+  uint64_t filter_digest = 0;
+  if constexpr (std::is_same_v<Filter, ScalableFilter>) {
+    for (uint32_t i = 0; i < f.stage_count(); ++i) {
+      filter_digest ^= XXH3_64bits(f.stage(i).bytes().data(), f.stage(i).bytes().size()) + i;
+    }
+  } else {
+    filter_digest = XXH3_64bits(f.bytes().data(), f.bytes().size());
+  }
+  return {filter_digest, XXH3_64bits(file.data(), file.size())};
+}
+
+TEST_CASE("golden: every other kind's bytes and file are pinned too") {
+  TempDir dir;
+  FilterOptions o;
+  o.capacity = 200;
+  o.fpr = 0.01;
+  o.seed = 0x5EED;
+  absl::StatusOr<ClassicFilter> classic = ClassicFilter::Create(o);
+  REQUIRE(classic.ok());
+  CountingOptions co;
+  static_cast<FilterOptions&>(co) = o;
+  absl::StatusOr<CountingFilter> counting = CountingFilter::Create(co);
+  REQUIRE(counting.ok());
+  ScalableOptions so;
+  so.initial_capacity = 50;
+  so.fpr = 0.01;
+  so.seed = 0x5EED;
+  absl::StatusOr<ScalableFilter> scalable = ScalableFilter::Create(so);
+  REQUIRE(scalable.ok());
+  for (uint64_t i = 0; i < 200; ++i) {
+    classic->Insert(i);
+    counting->Insert(i);
+    REQUIRE(scalable->Insert(i) != InsertResult::kRefused);
+  }
+  REQUIRE(scalable->stage_count() == 3);
+  const auto [classic_bytes, classic_file] = Digests(*classic, dir);
+  const auto [counting_bytes, counting_file] = Digests(*counting, dir);
+  const auto [scalable_bytes, scalable_file] = Digests(*scalable, dir);
+  CHECK(classic_bytes == 0x1f79365531a8b1e9ull);
+  CHECK(classic_file == 0x725141a027b74f05ull);
+  CHECK(counting_bytes == 0x2cd429e8f6201ee0ull);
+  CHECK(counting_file == 0xf06e21d16a9b8f96ull);
+  CHECK(scalable_bytes == 0xce2bb62803982a9aull);
+  CHECK(scalable_file == 0xb127975ce64db71eull);
+}
+
 TEST_CASE("map read-only shares the file copy-on-write; read-write persists after Flush") {
   TempDir dir;
   const std::string path = dir.File("m");
