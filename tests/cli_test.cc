@@ -411,14 +411,10 @@ TEST_CASE("bad numbers and bad combinations are usage errors (exit 2) naming the
 // ---------------------------------------------------------------------------------------------
 // table
 
-TEST_CASE("table --json: blocked filters measured, and the measurements agree with the formula") {
-  constexpr uint64_t kKeys = 20'000;
-  RunResult r = Run({"table", "--keys", "20000", "--json"});
-  REQUIRE(r.exit_code == 0);
-  const Json json = ParseJson(r.out);
-  CHECK(json["layout"].string == "blocked");
-  CHECK(json["measured"].boolean);
-  CHECK(json["keys"].U64() == kKeys);
+// Checks a `table --json` document: every cell's geometry and prediction are the planner's, and
+// every measured FPR is within a binomial bound of the prediction.
+void CheckMeasuredTable(const Json& json, Layout layout, uint64_t keys) {
+  CHECK(json["keys"].U64() == keys);
   const Json& rows = json["rows"];
   REQUIRE(rows.items.size() == 31);
   for (size_t i = 0; i < rows.items.size(); ++i) {
@@ -426,48 +422,52 @@ TEST_CASE("table --json: blocked filters measured, and the measurements agree wi
     const uint64_t m = row["bits_per_key"].U64();
     CAPTURE(m);
     CHECK(m == i + 2);
-    absl::StatusOr<Plan> best = PlanForSize(m * kKeys, 0, kKeys, Layout::kBlocked);
+    absl::StatusOr<Plan> best = PlanForSize(m * keys, 0, keys, layout);
     REQUIRE(best.ok());
     CHECK(row["best_k"].U64() == best->hashes);
     REQUIRE(row["cells"].items.size() == 8);
     for (const Json& cell : row["cells"].items) {
       const uint32_t k = static_cast<uint32_t>(cell["k"].U64());
       CAPTURE(k);
-      absl::StatusOr<Plan> plan = PlanForSize(m * kKeys, k, kKeys, Layout::kBlocked);
+      absl::StatusOr<Plan> plan = PlanForSize(m * keys, k, keys, layout);
       REQUIRE(plan.ok());
       CHECK(cell["bits"].U64() == plan->bits);
       CHECK(cell["predicted_fpr"].Num() == doctest::Approx(plan->expected_fpr).epsilon(1e-6));
       const uint64_t fp = cell["false_positives"].U64();
-      CHECK(cell["measured_fpr"].Num() == doctest::Approx(static_cast<double>(fp) / kKeys));
+      CHECK(cell["measured_fpr"].Num() ==
+            doctest::Approx(static_cast<double>(fp) / static_cast<double>(keys)));
       // 248 cells: 6 sigmas keeps a correct filter from ever failing here by chance.
-      CHECK(WithinBinomialBound(fp, kKeys, plan->expected_fpr, 6.0));
+      CHECK(WithinBinomialBound(fp, keys, plan->expected_fpr, 6.0));
     }
   }
 }
 
-TEST_CASE("table --layout classic is theory only, and says so") {
-  RunResult r = Run({"table", "--keys", "5000", "--layout", "classic", "--json"});
+TEST_CASE("table --json: blocked filters measured, and the measurements agree with the formula") {
+  RunResult r = Run({"table", "--keys", "20000", "--json"});
+  REQUIRE(r.exit_code == 0);
+  const Json json = ParseJson(r.out);
+  CHECK(json["layout"].string == "blocked");
+  CheckMeasuredTable(json, Layout::kBlocked, 20'000);
+}
+
+TEST_CASE("table --layout classic measures real ClassicFilters, in JSON, text and SVG") {
+  RunResult r = Run({"table", "--keys", "20000", "--layout", "classic", "--json"});
   REQUIRE(r.exit_code == 0);
   const Json json = ParseJson(r.out);
   CHECK(json["layout"].string == "classic");
-  CHECK_FALSE(json["measured"].boolean);
-  const Json& cell = json["rows"][8]["cells"][3];  // m/n = 10, k = 4
-  CHECK(cell["measured_fpr"].type == Json::Type::kNull);
-  absl::StatusOr<Plan> plan = PlanForSize(10 * 5000, 4, 5000, Layout::kPartitioned);
-  REQUIRE(plan.ok());
-  CHECK(cell["predicted_fpr"].Num() == doctest::Approx(plan->expected_fpr).epsilon(1e-6));
+  CheckMeasuredTable(json, Layout::kPartitioned, 20'000);
 
   RunResult text = Run({"table", "--keys", "5000", "--layout", "classic"});
   REQUIRE(text.exit_code == 0);
-  CHECK(Contains(text.out, "theory only"));
-  CHECK_FALSE(Contains(text.out, "measured  "));
+  CHECK_FALSE(Contains(text.out, "theory only"));
+  CHECK(Contains(text.out, "measured  "));
 
   const std::string svg_path = Scratch().File("classic.svg");
   REQUIRE(Run({"table", "--keys", "5000", "--layout", "classic", "--svg", svg_path}).exit_code ==
           0);
   const std::string svg = ReadFile(svg_path);
-  CHECK(Contains(svg, "no measurement"));
-  CHECK_FALSE(Contains(svg, "<circle"));  // nothing measured, nothing drawn as measured
+  CHECK_FALSE(Contains(svg, "no measurement"));
+  CHECK(Contains(svg, "<circle"));
 }
 
 TEST_CASE("table --csv has one line per (m/n, k)") {

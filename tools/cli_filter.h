@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "bloomery/bloomery.h"
+#include "cli_common.h"
 
 namespace bloomery::cli {
 
@@ -26,12 +27,19 @@ struct CreateSpec {
   uint32_t counter_bits = 4;     // counting filters
 };
 
+// The flags that choose what to create: "--kind K", the sizing flags of SizingFromFlags, and
+// "--counter-bits 4|8" (counting filters only). Errors (InvalidArgument): an unknown kind,
+// --counter-bits for another kind, and those of SizingFromFlags.
+[[nodiscard]] absl::StatusOr<CreateSpec> CreateSpecFromFlags(const Args& args,
+                                                             uint64_t default_capacity,
+                                                             double default_fpr);
 class AnyFilter {
  public:
   // Errors: InvalidArgument for an unknown kind or sizing the kind refuses.
   [[nodiscard]] static absl::StatusOr<AnyFilter> Create(const CreateSpec& spec);
-  // Loads a file of any kind (checksums verified).
-  [[nodiscard]] static absl::StatusOr<AnyFilter> Load(const std::string& path);
+  // Loads a file of any kind with `options` (by default: checksums verified, a DIRTY file refused).
+  [[nodiscard]] static absl::StatusOr<AnyFilter> Load(const std::string& path,
+                                                      const LoadOptions& options = {});
 
   [[nodiscard]] std::string_view kind() const;
   // Adds lines; was_new[i] as Insert's answer. A scalable filter that is full refuses new keys:
@@ -48,6 +56,10 @@ class AnyFilter {
   [[nodiscard]] absl::Status Save(const std::string& path) const;
 
   [[nodiscard]] uint64_t capacity() const;
+  // The FPR the filter was planned for at capacity() keys (scalable: the chain's bound).
+  [[nodiscard]] double planned_fpr() const;
+  // Stages of a scalable filter; 1 for the other kinds.
+  [[nodiscard]] uint32_t stage_count() const;
   [[nodiscard]] double EstimatedCount() const;
   [[nodiscard]] double EstimatedFpr() const;
   [[nodiscard]] uint64_t memory_bytes() const;
