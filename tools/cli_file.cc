@@ -328,7 +328,7 @@ absl::Status InfoCommand(int argc, char* const* argv) {
   if (absl::Status s = args->ExpectPositional(1, 1); !s.ok()) return s;
   const std::string& path = args->positional()[0];
   absl::StatusOr<FileInfo> info = InspectFile(path, /*verify_checksums=*/true);
-  if (!info.ok()) return info.status();
+  if (!info.ok()) return FileStatus(info.status());
   // InspectFile has just verified the checksums; a dirty file is described, not refused.
   LoadOptions load;
   load.verify_checksums = false;
@@ -399,7 +399,8 @@ absl::Status InfoCommand(int argc, char* const* argv) {
   row("hashes", absl::StrCat(info->hashes));
   if (info->counter_bits != 0) row("counter bits", absl::StrCat(info->counter_bits));
   if (info->kind == "scalable") row("stages", absl::StrCat(info->stages));
-  row("capacity", FormatCount(info->capacity));
+  row(info->kind == "scalable" ? "capacity (first stage)" : "capacity",
+      FormatCount(info->capacity));
   row("planned FPR", FormatFpr(info->fpr));
   row("seed", absl::StrFormat("0x%016x", info->seed));
   row("dirty", info->dirty ? "yes (mapped read-write and not flushed)" : "no");

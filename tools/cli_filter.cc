@@ -62,11 +62,16 @@ absl::StatusOr<AnyFilter> AnyFilter::Create(const CreateSpec& spec) {
       absl::StrCat("unknown --kind \"", spec.kind, "\" (blocked, classic, scalable, counting)"));
 }
 
+absl::Status FileStatus(const absl::Status& status) {
+  if (status.code() != absl::StatusCode::kInvalidArgument) return status;
+  return absl::FailedPreconditionError(status.message());
+}
+
 absl::StatusOr<AnyFilter> AnyFilter::Load(const std::string& path, const LoadOptions& options) {
   absl::StatusOr<FileInfo> info = InspectFile(path, /*verify_checksums=*/false);
-  if (!info.ok()) return info.status();
+  if (!info.ok()) return FileStatus(info.status());
   auto wrap = [](auto filter) -> absl::StatusOr<AnyFilter> {
-    if (!filter.ok()) return filter.status();
+    if (!filter.ok()) return FileStatus(filter.status());
     return AnyFilter(Variant(*std::move(filter)));
   };
   if (info->kind == "blocked") return wrap(BlockedFilter::Load(path, options));

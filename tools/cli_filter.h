@@ -33,11 +33,16 @@ struct CreateSpec {
 [[nodiscard]] absl::StatusOr<CreateSpec> CreateSpecFromFlags(const Args& args,
                                                              uint64_t default_capacity,
                                                              double default_fpr);
+// A status from reading a filter file, for the exit code: the library answers InvalidArgument for
+// a file that is not a bloomery file, which is bad input (exit 1), not bad usage (exit 2).
+[[nodiscard]] absl::Status FileStatus(const absl::Status& status);
+
 class AnyFilter {
  public:
   // Errors: InvalidArgument for an unknown kind or sizing the kind refuses.
   [[nodiscard]] static absl::StatusOr<AnyFilter> Create(const CreateSpec& spec);
   // Loads a file of any kind with `options` (by default: checksums verified, a DIRTY file refused).
+  // Errors: those of the kind's Load, through FileStatus.
   [[nodiscard]] static absl::StatusOr<AnyFilter> Load(const std::string& path,
                                                       const LoadOptions& options = {});
 
