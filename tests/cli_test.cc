@@ -744,13 +744,14 @@ TEST_CASE("intersect errors: missing files (1), bad usage (2)") {
 // ---------------------------------------------------------------------------------------------
 // Filter files: build, add, remove, query, info, merge, dedupe --state
 
-// `count` distinct lines "<prefix><i>", written to a scratch file; returns its path.
+// The distinct lines "<prefix><i>" for i in [begin, end).
 std::vector<std::string> NumberedLines(const std::string& prefix, int begin, int end) {
   std::vector<std::string> lines;
   for (int i = begin; i < end; ++i) lines.push_back(prefix + std::to_string(i));
   return lines;
 }
 
+// Writes `lines` to the scratch file `name`; returns its path.
 std::string WriteLines(const std::string& name, const std::vector<std::string>& lines) {
   const std::string path = Scratch().File(name);
   WriteFile(path, JoinLines(lines));

@@ -368,7 +368,7 @@ absl::Status InfoCommand(int argc, char* const* argv) {
         .Number(info->fpr)
         .Key("insert_count")
         .Integer(info->insert_count)
-        .Key("seed")
+        .Key("seed")  // a string: JSON numbers lose 64-bit integers' low bits
         .String(absl::StrFormat("0x%016x", info->seed))
         .Key("dirty")
         .Bool(info->dirty)

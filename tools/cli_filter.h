@@ -1,7 +1,8 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // cli_filter.h: AnyFilter, one handle over every filter kind, for the subcommands that work on
-// filter files (build, add, remove, query, info, merge, dedupe --state). It picks the loader from
+// filter files (build, add, remove, query, info, merge) and for dedupe (--kind, --state). It is
+// the one place that knows the four kinds. It picks the loader from
 // the file itself (bloomery::InspectFile) and gives the kinds one set of batch operations.
 #ifndef BLOOMERY_TOOLS_CLI_FILTER_H_
 #define BLOOMERY_TOOLS_CLI_FILTER_H_
