@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "bloomery/bloomery.h"
 #include "test_util.h"
 
@@ -296,13 +297,15 @@ TEST_CASE("no command, an unknown command or an unknown flag is a usage error (e
 
   RunResult help = Run({"--help"});
   CHECK(help.exit_code == 0);
-  for (const char* command : {"plan", "table", "bench", "dedupe", "intersect"}) {
+  for (const char* command : {"plan", "table", "bench", "dedupe", "intersect", "build", "add",
+                              "remove", "query", "info", "merge"}) {
     CHECK(Contains(help.out, command));
   }
 }
 
 TEST_CASE("every subcommand has --help on stdout, exit 0") {
-  for (const std::string command : {"plan", "table", "bench", "dedupe", "intersect"}) {
+  for (const std::string command : {"plan", "table", "bench", "dedupe", "intersect", "build", "add",
+                                    "remove", "query", "info", "merge"}) {
     CAPTURE(command);
     RunResult r = Run({command, "--help"});
     CHECK(r.exit_code == 0);
@@ -411,14 +414,10 @@ TEST_CASE("bad numbers and bad combinations are usage errors (exit 2) naming the
 // ---------------------------------------------------------------------------------------------
 // table
 
-TEST_CASE("table --json: blocked filters measured, and the measurements agree with the formula") {
-  constexpr uint64_t kKeys = 20'000;
-  RunResult r = Run({"table", "--keys", "20000", "--json"});
-  REQUIRE(r.exit_code == 0);
-  const Json json = ParseJson(r.out);
-  CHECK(json["layout"].string == "blocked");
-  CHECK(json["measured"].boolean);
-  CHECK(json["keys"].U64() == kKeys);
+// Checks a `table --json` document: every cell's geometry and prediction are the planner's, and
+// every measured FPR is within a binomial bound of the prediction.
+void CheckMeasuredTable(const Json& json, Layout layout, uint64_t keys) {
+  CHECK(json["keys"].U64() == keys);
   const Json& rows = json["rows"];
   REQUIRE(rows.items.size() == 31);
   for (size_t i = 0; i < rows.items.size(); ++i) {
@@ -426,48 +425,52 @@ TEST_CASE("table --json: blocked filters measured, and the measurements agree wi
     const uint64_t m = row["bits_per_key"].U64();
     CAPTURE(m);
     CHECK(m == i + 2);
-    absl::StatusOr<Plan> best = PlanForSize(m * kKeys, 0, kKeys, Layout::kBlocked);
+    absl::StatusOr<Plan> best = PlanForSize(m * keys, 0, keys, layout);
     REQUIRE(best.ok());
     CHECK(row["best_k"].U64() == best->hashes);
     REQUIRE(row["cells"].items.size() == 8);
     for (const Json& cell : row["cells"].items) {
       const uint32_t k = static_cast<uint32_t>(cell["k"].U64());
       CAPTURE(k);
-      absl::StatusOr<Plan> plan = PlanForSize(m * kKeys, k, kKeys, Layout::kBlocked);
+      absl::StatusOr<Plan> plan = PlanForSize(m * keys, k, keys, layout);
       REQUIRE(plan.ok());
       CHECK(cell["bits"].U64() == plan->bits);
       CHECK(cell["predicted_fpr"].Num() == doctest::Approx(plan->expected_fpr).epsilon(1e-6));
       const uint64_t fp = cell["false_positives"].U64();
-      CHECK(cell["measured_fpr"].Num() == doctest::Approx(static_cast<double>(fp) / kKeys));
+      CHECK(cell["measured_fpr"].Num() ==
+            doctest::Approx(static_cast<double>(fp) / static_cast<double>(keys)));
       // 248 cells: 6 sigmas keeps a correct filter from ever failing here by chance.
-      CHECK(WithinBinomialBound(fp, kKeys, plan->expected_fpr, 6.0));
+      CHECK(WithinBinomialBound(fp, keys, plan->expected_fpr, 6.0));
     }
   }
 }
 
-TEST_CASE("table --layout classic is theory only, and says so") {
-  RunResult r = Run({"table", "--keys", "5000", "--layout", "classic", "--json"});
+TEST_CASE("table --json: blocked filters measured, and the measurements agree with the formula") {
+  RunResult r = Run({"table", "--keys", "20000", "--json"});
+  REQUIRE(r.exit_code == 0);
+  const Json json = ParseJson(r.out);
+  CHECK(json["layout"].string == "blocked");
+  CheckMeasuredTable(json, Layout::kBlocked, 20'000);
+}
+
+TEST_CASE("table --layout classic measures real ClassicFilters, in JSON, text and SVG") {
+  RunResult r = Run({"table", "--keys", "20000", "--layout", "classic", "--json"});
   REQUIRE(r.exit_code == 0);
   const Json json = ParseJson(r.out);
   CHECK(json["layout"].string == "classic");
-  CHECK_FALSE(json["measured"].boolean);
-  const Json& cell = json["rows"][8]["cells"][3];  // m/n = 10, k = 4
-  CHECK(cell["measured_fpr"].type == Json::Type::kNull);
-  absl::StatusOr<Plan> plan = PlanForSize(10 * 5000, 4, 5000, Layout::kPartitioned);
-  REQUIRE(plan.ok());
-  CHECK(cell["predicted_fpr"].Num() == doctest::Approx(plan->expected_fpr).epsilon(1e-6));
+  CheckMeasuredTable(json, Layout::kPartitioned, 20'000);
 
   RunResult text = Run({"table", "--keys", "5000", "--layout", "classic"});
   REQUIRE(text.exit_code == 0);
-  CHECK(Contains(text.out, "theory only"));
-  CHECK_FALSE(Contains(text.out, "measured  "));
+  CHECK_FALSE(Contains(text.out, "theory only"));
+  CHECK(Contains(text.out, "measured  "));
 
   const std::string svg_path = Scratch().File("classic.svg");
   REQUIRE(Run({"table", "--keys", "5000", "--layout", "classic", "--svg", svg_path}).exit_code ==
           0);
   const std::string svg = ReadFile(svg_path);
-  CHECK(Contains(svg, "no measurement"));
-  CHECK_FALSE(Contains(svg, "<circle"));  // nothing measured, nothing drawn as measured
+  CHECK_FALSE(Contains(svg, "no measurement"));
+  CHECK(Contains(svg, "<circle"));
 }
 
 TEST_CASE("table --csv has one line per (m/n, k)") {
@@ -736,6 +739,333 @@ TEST_CASE("intersect errors: missing files (1), bad usage (2)") {
   CHECK(Run({"intersect", c.a_path, c.b_path, "--memory", "4Q"}).exit_code == 2);
   CHECK(Run({"intersect", c.a_path, c.b_path, "--memory", "8"}).exit_code == 2);
   CHECK(Run({"intersect", "-", c.b_path}).exit_code == 2);  // A read twice needs a file
+}
+
+// ---------------------------------------------------------------------------------------------
+// Filter files: build, add, remove, query, info, merge, dedupe --state
+
+// The distinct lines "<prefix><i>" for i in [begin, end).
+std::vector<std::string> NumberedLines(const std::string& prefix, int begin, int end) {
+  std::vector<std::string> lines;
+  for (int i = begin; i < end; ++i) lines.push_back(prefix + std::to_string(i));
+  return lines;
+}
+
+// Writes `lines` to the scratch file `name`; returns its path.
+std::string WriteLines(const std::string& name, const std::vector<std::string>& lines) {
+  const std::string path = Scratch().File(name);
+  WriteFile(path, JoinLines(lines));
+  return path;
+}
+
+// Runs `bloomery build ... -o FILE INPUT --json` and returns its JSON summary.
+Json Build(const std::vector<std::string>& flags, const std::string& file,
+           const std::string& input) {
+  std::vector<std::string> args = {"build"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.insert(args.end(), {"-o", file, input, "--json"});
+  RunResult r = Run(args);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  return ParseJson(r.out);
+}
+
+TEST_CASE("build then query, for every kind: no false negatives, few false positives") {
+  const std::vector<std::string> inserted = NumberedLines("https://in.example/", 0, 3000);
+  const std::vector<std::string> absent = NumberedLines("https://out.example/", 0, 5000);
+  const std::string inserted_path = WriteLines("build_in.txt", inserted);
+  const std::string absent_path = WriteLines("build_out.txt", absent);
+  for (const std::string kind : {"blocked", "classic", "scalable", "counting"}) {
+    CAPTURE(kind);
+    const std::string file = Scratch().File("built_" + kind + ".bloom");
+    const Json summary =
+        Build({"--kind", kind, "--capacity", "3000", "--fpr", "1e-4"}, file, inserted_path);
+    CHECK(summary["kind"].string == kind);
+    CHECK(summary["lines"].U64() == 3000);
+    // A new key is reported present (not new) only on a false positive: a handful at most.
+    CHECK(summary["new_keys"].U64() <= 3000);
+    CHECK(summary["new_keys"].U64() >= 2990);
+    CHECK(std::filesystem::file_size(file) > summary["memory_bytes"].U64());
+
+    RunResult present = Run({"query", file, inserted_path});
+    REQUIRE(present.exit_code == 0);
+    CHECK(present.out == JoinLines(inserted));  // every line, in order
+
+    RunResult maybe = Run({"query", file}, JoinLines(absent));
+    REQUIRE(maybe.exit_code == 0);
+    const std::vector<std::string> false_positives = SplitLines(maybe.out);
+    const double planned = summary["planned_fpr"].Num();
+    CHECK(planned <= 1e-4);
+    CHECK(WithinBinomialBound(false_positives.size(), absent.size(), planned));
+    CHECK(false_positives.size() <= 5);
+
+    // --absent prints exactly the other lines; --count counts the present ones.
+    RunResult certainly_absent = Run({"query", file, "--absent", absent_path});
+    REQUIRE(certainly_absent.exit_code == 0);
+    CHECK(SplitLines(certainly_absent.out).size() + false_positives.size() == absent.size());
+    RunResult count_json = Run({"query", file, "--count", "--json", absent_path});
+    REQUIRE(count_json.exit_code == 0);
+    const Json counted = ParseJson(count_json.out);
+    CHECK(counted["lines"].U64() == absent.size());
+    CHECK(counted["present"].U64() == false_positives.size());
+    CHECK(counted["absent"].U64() == absent.size() - false_positives.size());
+  }
+}
+
+TEST_CASE("build: the filter is the library's, and the summary goes to stderr") {
+  const std::string input = WriteLines("summary_in.txt", NumberedLines("k", 0, 1000));
+  const std::string file = Scratch().File("summary.bloom");
+  RunResult r = Run({"build", "--capacity", "1000", "--fpr", "0.01", "-o", file, input});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.empty());
+  CHECK(Contains(r.err, "blocked filter"));
+  CHECK(Contains(r.err, "1,000 lines inserted"));
+  FilterOptions options;
+  options.capacity = 1000;
+  options.fpr = 0.01;
+  absl::StatusOr<BlockedFilter> expected = BlockedFilter::Create(options);
+  REQUIRE(expected.ok());
+  absl::StatusOr<BlockedFilter> built = BlockedFilter::Load(file);
+  REQUIRE(built.ok());
+  CHECK(built->bits() == expected->bits());
+  CHECK(built->hashes() == expected->hashes());
+  CHECK(Contains(
+      r.err, "planned FPR " + std::string(absl::StrFormat("%.3g", expected->plan().expected_fpr))));
+
+  // --bits and --hashes give the geometry; --counter-bits 8 the counter width.
+  const Json geometry =
+      Build({"--bits", "2^16", "--hashes", "5"}, Scratch().File("g.bloom"), input);
+  CHECK(geometry["memory_bytes"].U64() == 8192);
+  absl::StatusOr<FileInfo> info = InspectFile(Scratch().File("g.bloom"));
+  REQUIRE(info.ok());
+  CHECK(info->hashes == 5);
+  Build({"--kind", "counting", "--capacity", "1000", "--counter-bits", "8"},
+        Scratch().File("c8.bloom"), input);
+  absl::StatusOr<FileInfo> counting = InspectFile(Scratch().File("c8.bloom"));
+  REQUIRE(counting.ok());
+  CHECK(counting->kind == "counting");
+  CHECK(counting->counter_bits == 8);
+}
+
+TEST_CASE("add inserts more lines into a file; query then finds both sets") {
+  const std::vector<std::string> first = NumberedLines("first-", 0, 2000);
+  const std::vector<std::string> second = NumberedLines("second-", 0, 1500);
+  const std::string file = Scratch().File("add.bloom");
+  Build({"--capacity", "4000", "--fpr", "1e-5"}, file, WriteLines("add1.txt", first));
+  RunResult before = Run({"query", file, "--count"}, JoinLines(second));
+  REQUIRE(before.exit_code == 0);
+  CHECK(std::stoul(before.out) <= 5);  // not in yet
+  CHECK(before.out ==
+        std::to_string(SplitLines(Run({"query", file}, JoinLines(second)).out).size()) + "\n");
+
+  RunResult added = Run({"add", file, "-", "--json"}, JoinLines(second));
+  REQUIRE_MESSAGE(added.exit_code == 0, added.err);
+  const Json summary = ParseJson(added.out);
+  CHECK(summary["lines"].U64() == 1500);
+  CHECK(summary["new_keys"].U64() >= 1495);
+  std::vector<std::string> both = first;
+  both.insert(both.end(), second.begin(), second.end());
+  RunResult after = Run({"query", file}, JoinLines(both));
+  REQUIRE(after.exit_code == 0);
+  CHECK(after.out == JoinLines(both));
+  RunResult text = Run({"add", file}, JoinLines(second));
+  REQUIRE(text.exit_code == 0);
+  CHECK(Contains(text.err, "1,500 lines inserted, 0 new keys"));
+}
+
+TEST_CASE("remove erases lines from a counting filter, and is refused for other kinds") {
+  const std::vector<std::string> keep = NumberedLines("keep-", 0, 1500);
+  const std::vector<std::string> drop = NumberedLines("drop-", 0, 1500);
+  std::vector<std::string> all = keep;
+  all.insert(all.end(), drop.begin(), drop.end());
+  const std::string all_path = WriteLines("remove_all.txt", all);
+  const std::string drop_path = WriteLines("remove_drop.txt", drop);
+  const std::string file = Scratch().File("counting.bloom");
+  Build({"--kind", "counting", "--capacity", "3000", "--fpr", "1e-6"}, file, all_path);
+
+  RunResult removed = Run({"remove", file, drop_path, "--json"});
+  REQUIRE_MESSAGE(removed.exit_code == 0, removed.err);
+  const Json summary = ParseJson(removed.out);
+  CHECK(summary["lines"].U64() == 1500);
+  CHECK(summary["erased"].U64() == 1500);
+  CHECK(summary["not_found"].U64() == 0);
+  CHECK(summary["estimated_count"].Num() == doctest::Approx(1500));
+
+  RunResult present = Run({"query", file, all_path});
+  REQUIRE(present.exit_code == 0);
+  // At FPR 1e-6 no erased key is expected to collide with the kept ones: exactly `keep` remains.
+  CHECK(present.out == JoinLines(keep));
+
+  // Lines never inserted are (almost all) not found, and say so on stderr.
+  RunResult again = Run({"remove", file, drop_path});
+  REQUIRE(again.exit_code == 0);
+  CHECK(Contains(again.err, "1,500 lines: 0 erased, 1,500 not found"));
+
+  const std::string blocked = Scratch().File("not_counting.bloom");
+  Build({"--capacity", "3000"}, blocked, all_path);
+  const std::string bytes_before = ReadFile(blocked);
+  RunResult refused = Run({"remove", blocked, drop_path});
+  CHECK(refused.exit_code == 1);
+  CHECK(Contains(refused.err, "only counting filters"));
+  CHECK(ReadFile(blocked) == bytes_before);
+}
+
+TEST_CASE("merge writes the union of compatible files and refuses incompatible ones") {
+  const std::vector<std::string> a = NumberedLines("a-", 0, 1000);
+  const std::vector<std::string> b = NumberedLines("b-", 0, 1000);
+  const std::vector<std::string> c = NumberedLines("c-", 0, 1000);
+  const std::vector<std::string> flags = {"--capacity", "4000", "--fpr", "1e-5"};
+  Build(flags, Scratch().File("ma.bloom"), WriteLines("ma.txt", a));
+  Build(flags, Scratch().File("mb.bloom"), WriteLines("mb.txt", b));
+  Build(flags, Scratch().File("mc.bloom"), WriteLines("mc.txt", c));
+  const std::string out = Scratch().File("merged.bloom");
+  RunResult merged = Run({"merge", "-o", out, Scratch().File("ma.bloom"),
+                          Scratch().File("mb.bloom"), Scratch().File("mc.bloom"), "--json"});
+  REQUIRE_MESSAGE(merged.exit_code == 0, merged.err);
+  CHECK(ParseJson(merged.out)["inputs"].U64() == 3);
+  std::vector<std::string> all = a;
+  all.insert(all.end(), b.begin(), b.end());
+  all.insert(all.end(), c.begin(), c.end());
+  RunResult union_query = Run({"query", out}, JoinLines(all));
+  REQUIRE(union_query.exit_code == 0);
+  CHECK(union_query.out == JoinLines(all));
+  // The inputs are untouched: A alone does not hold B.
+  RunResult a_only = Run({"query", Scratch().File("ma.bloom"), "--count"}, JoinLines(b));
+  CHECK(std::stoul(a_only.out) <= 5);
+
+  // Another geometry, another kind: exit 1 with the reason, and no output file.
+  Build({"--capacity", "9000"}, Scratch().File("other_size.bloom"), WriteLines("mo.txt", a));
+  Build({"--kind", "classic", "--capacity", "4000", "--fpr", "1e-5"},
+        Scratch().File("other_kind.bloom"), WriteLines("mo.txt", a));
+  const std::string not_written = Scratch().File("not_merged.bloom");
+  RunResult size = Run(
+      {"merge", "-o", not_written, Scratch().File("ma.bloom"), Scratch().File("other_size.bloom")});
+  CHECK(size.exit_code == 1);
+  CHECK(Contains(size.err, "incompatible"));
+  RunResult kind = Run(
+      {"merge", "-o", not_written, Scratch().File("ma.bloom"), Scratch().File("other_kind.bloom")});
+  CHECK(kind.exit_code == 1);
+  CHECK(Contains(kind.err, "cannot merge a classic filter into a blocked filter"));
+  CHECK_FALSE(std::filesystem::exists(not_written));
+}
+
+TEST_CASE("info describes a file (text and JSON), and reports corruption and missing files") {
+  const std::string file = Scratch().File("info.bloom");
+  Build({"--kind", "counting", "--capacity", "2000", "--fpr", "0.001"}, file,
+        WriteLines("info.txt", NumberedLines("i", 0, 1200)));
+  CountingOptions options;
+  options.capacity = 2000;
+  options.fpr = 0.001;
+  absl::StatusOr<CountingPlan> plan = PlanCountingFilter(options);
+  REQUIRE(plan.ok());
+
+  RunResult json_run = Run({"info", file, "--json"});
+  REQUIRE_MESSAGE(json_run.exit_code == 0, json_run.err);
+  const Json json = ParseJson(json_run.out);
+  CHECK(json["kind"].string == "counting");
+  CHECK(json["version"].U64() >= 1);
+  CHECK(json["file_bytes"].U64() == std::filesystem::file_size(file));
+  CHECK(json["bits"].U64() == plan->bits());
+  CHECK(json["hashes"].U64() == plan->hashes);
+  CHECK(json["counter_bits"].U64() == 4);
+  CHECK(json["capacity"].U64() == 2000);
+  CHECK(json["planned_fpr"].Num() == doctest::Approx(0.001));
+  CHECK(json["seed"].string == absl::StrFormat("0x%016x", kDefaultSeed));
+  CHECK_FALSE(json["dirty"].boolean);
+  CHECK(json["checksums_verified"].boolean);
+  CHECK(json["estimated_count"].Num() == doctest::Approx(1200));
+  CHECK(json["estimated_fpr"].Num() > 0);
+  CHECK(json["estimated_fpr"].Num() < json["planned_fpr"].Num());
+  CHECK(json["memory_bytes"].U64() == plan->bytes());
+
+  RunResult text = Run({"info", file});
+  REQUIRE(text.exit_code == 0);
+  for (const char* field : {"kind", "counting", "format version", "counter bits", "checksums",
+                            "verified", "estimated keys", "1,200", "FPR now", "memory"}) {
+    CHECK(Contains(text.out, field));
+  }
+
+  Build({"--kind", "scalable", "--capacity", "100"}, Scratch().File("info_s.bloom"),
+        WriteLines("info.txt", NumberedLines("i", 0, 1200)));
+  const Json scalable = ParseJson(Run({"info", Scratch().File("info_s.bloom"), "--json"}).out);
+  CHECK(scalable["stages"].U64() > 1);
+  CHECK(scalable["loaded_stages"].U64() == scalable["stages"].U64());
+
+  // One payload bit flipped (the payload ends the file): a checksum mismatch, exit 1.
+  std::string bytes = ReadFile(file);
+  bytes.back() = static_cast<char>(bytes.back() ^ 0x10);
+  const std::string corrupted = Scratch().File("corrupted.bloom");
+  WriteFile(corrupted, bytes);
+  RunResult bad = Run({"info", corrupted});
+  CHECK(bad.exit_code == 1);
+  CHECK(Contains(bad.err, "checksum"));
+  CHECK(bad.out.empty());
+
+  RunResult missing = Run({"info", Scratch().File("no_such.bloom")});
+  CHECK(missing.exit_code == 1);
+  CHECK(Contains(missing.err, "no_such.bloom"));
+}
+
+TEST_CASE("dedupe --state remembers lines across runs") {
+  const std::vector<std::string> a = RepeatingLines(6'000, 3'000, 21);
+  std::vector<std::string> b = RepeatingLines(6'000, 6'000, 22);  // overlaps a's values
+  const std::string state = Scratch().File("dedupe_state.bloom");
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--capacity", "20000", "--fpr", "1e-9"},
+        std::vector<std::string>{"--kind", "scalable", "--capacity", "500", "--fpr", "1e-7",
+                                 "--checkpoint", "1000"}}) {
+    CAPTURE(flags[1]);
+    std::filesystem::remove(state);
+    std::vector<std::string> first = {"dedupe", "--state", state};
+    first.insert(first.end(), flags.begin(), flags.end());
+    RunResult run1 = Run(first, JoinLines(a));
+    REQUIRE_MESSAGE(run1.exit_code == 0, run1.err);
+    CHECK(run1.out == JoinLines(FirstOccurrences(a)));
+    REQUIRE(std::filesystem::exists(state));
+
+    RunResult run2 = Run({"dedupe", "--state", state}, JoinLines(b));
+    REQUIRE_MESSAGE(run2.exit_code == 0, run2.err);
+    const std::unordered_set<std::string> in_a(a.begin(), a.end());
+    std::vector<std::string> expected;
+    for (const std::string& line : FirstOccurrences(b)) {
+      if (!in_a.contains(line)) expected.push_back(line);
+    }
+    REQUIRE(expected.size() < FirstOccurrences(b).size());
+    CHECK(run2.out == JoinLines(expected));
+  }
+  // Sizing flags with an existing state are ignored, with a warning.
+  RunResult warned = Run({"dedupe", "--state", state, "--capacity", "10"}, JoinLines(a));
+  CHECK(warned.exit_code == 0);
+  CHECK(warned.out.empty());  // every line of a is remembered
+  CHECK(Contains(warned.err, "--capacity ignored"));
+}
+
+TEST_CASE("filter file commands: usage errors exit 2, bad files exit 1") {
+  const std::string input = WriteLines("usage_in.txt", {"x", "y"});
+  const std::string file = Scratch().File("usage.bloom");
+  Build({"--capacity", "100"}, file, input);
+  CHECK(Run({"build", "--capacity", "100", input}).exit_code == 2);              // no -o
+  CHECK(Run({"build", "-o", Scratch().File("u.bloom"), input}).exit_code == 2);  // no sizing
+  CHECK(Run({"build", "--capacity", "100", "--kind", "cuckoo", "-o", file, input}).exit_code == 2);
+  CHECK(Run({"build", "--capacity", "100", "--counter-bits", "8", "-o", file, input}).exit_code ==
+        2);
+  CHECK(Run({"build", "--kind", "counting", "--capacity", "100", "--counter-bits", "6", "-o", file,
+             input})
+            .exit_code == 2);
+  CHECK(Run({"build", "--kind", "scalable", "--bits", "2^16", "--hashes", "4", "-o", file, input})
+            .exit_code == 2);
+  CHECK(Run({"add"}).exit_code == 2);
+  CHECK(Run({"remove"}).exit_code == 2);
+  CHECK(Run({"query", file, "--present", "--absent"}).exit_code == 2);
+  CHECK(Run({"query", file, "--json"}).exit_code == 2);
+  CHECK(Run({"info"}).exit_code == 2);
+  CHECK(Run({"info", file, file}).exit_code == 2);
+  CHECK(Run({"merge", "-o", Scratch().File("m.bloom"), file}).exit_code == 2);
+  CHECK(Run({"merge", file, file}).exit_code == 2);
+  CHECK(Run({"dedupe", "--checkpoint", "10"}).exit_code == 2);
+  CHECK(Run({"dedupe", "--state", file, "--checkpoint", "0"}).exit_code == 2);
+  CHECK(Run({"add", Scratch().File("absent.bloom"), input}).exit_code == 1);
+  CHECK(Run({"query", input, input}).exit_code == 1);  // not a filter file
+  CHECK(Run({"dedupe", "--state", input}, "x\n").exit_code == 1);
 }
 
 }  // namespace

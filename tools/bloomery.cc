@@ -3,10 +3,17 @@
 // bloomery: the command-line tool over the public bloomery API.
 //
 //   bloomery plan --capacity 1e6 --fpr 0.01       size a filter, blocked vs classic
-//   bloomery table --svg fpr.svg                  the m/n x k tuning table, measured and theory
+//   bloomery table --svg fpr.svg                  the m/n x k tuning table, predicted and measured
 //   bloomery bench                                ns/key next to the memory floor
 //   bloomery dedupe --capacity 1e8 < urls.txt     first occurrences only
+//   bloomery dedupe --state seen.bloom < new.txt  ... remembered across runs
 //   bloomery intersect a.txt b.txt --memory 4G    lines of b.txt probably in a.txt
+//   bloomery build --capacity 1e6 -o f.bloom a.txt   a filter file from lines (any kind)
+//   bloomery add f.bloom b.txt                    more lines into it
+//   bloomery remove f.bloom b.txt                 lines out of it (counting filters)
+//   bloomery query f.bloom < keys.txt             the lines that may be in it
+//   bloomery info f.bloom                         what a filter file holds, checksums verified
+//   bloomery merge -o all.bloom a.bloom b.bloom   the union of filters built alike
 //
 // Exit codes: 0 success, 1 bad input or file, 2 bad usage (cli_common.h).
 #include <cstdio>
@@ -36,6 +43,15 @@ constexpr Subcommand kSubcommands[] = {
      bloomery::cli::DedupeCommand},
     {"intersect", "print the lines of B that are probably in A, within a memory budget",
      bloomery::cli::IntersectCommand},
+    {"build", "create a filter file (blocked, classic, scalable, counting) from lines",
+     bloomery::cli::BuildCommand},
+    {"add", "insert lines into a filter file", bloomery::cli::AddCommand},
+    {"remove", "erase lines from a counting filter file", bloomery::cli::RemoveCommand},
+    {"query", "print the lines that may be in a filter file (or those certainly not)",
+     bloomery::cli::QueryCommand},
+    {"info", "describe a filter file: kind, geometry, checksums, keys, FPR now",
+     bloomery::cli::InfoCommand},
+    {"merge", "write the union of filter files built alike", bloomery::cli::MergeCommand},
 };
 
 void PrintUsage(std::FILE* out) {

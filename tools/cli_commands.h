@@ -12,14 +12,22 @@ namespace bloomery::cli {
 
 // Sizes a filter for both layouts side by side (cli_plan.cc).
 absl::Status PlanCommand(int argc, char* const* argv);
-// The m/n x k tuning table, theory and measured, as text, JSON, CSV and SVG (cli_table.cc).
+// The m/n x k tuning table, predicted and measured, as text, JSON, CSV and SVG (cli_table.cc).
 absl::Status TableCommand(int argc, char* const* argv);
 // ns/key of every BlockedFilter operation next to the memory floor (cli_bench.cc).
 absl::Status BenchCommand(int argc, char* const* argv);
-// Streams lines, keeping first occurrences (cli_stream.cc).
+// Streams lines, keeping first occurrences, optionally remembered in a state file (cli_stream.cc).
 absl::Status DedupeCommand(int argc, char* const* argv);
 // Lines of B probably in A, within a memory budget (cli_stream.cc).
 absl::Status IntersectCommand(int argc, char* const* argv);
+// Filter files (cli_file.cc): create one from lines, add or remove lines, look lines up, describe
+// a file, merge files.
+absl::Status BuildCommand(int argc, char* const* argv);
+absl::Status AddCommand(int argc, char* const* argv);
+absl::Status RemoveCommand(int argc, char* const* argv);
+absl::Status QueryCommand(int argc, char* const* argv);
+absl::Status InfoCommand(int argc, char* const* argv);
+absl::Status MergeCommand(int argc, char* const* argv);
 
 }  // namespace bloomery::cli
 

@@ -142,11 +142,7 @@ int ExitCodeFor(const absl::Status& status) {
   return status.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitBadInput;
 }
 
-std::string SimdTargetName() {
-  // TODO(lead): return std::string(bloomery::ActiveSimdTarget()) once include/bloomery/simd.h
-  // lands; until then every kernel is the scalar reference.
-  return "scalar";
-}
+std::string SimdTargetName() { return std::string(ActiveSimdTarget()); }
 
 absl::StatusOr<uint64_t> ParseCount(std::string_view text) { return ParseNumber(text, false); }
 absl::StatusOr<uint64_t> ParseSize(std::string_view text) { return ParseNumber(text, true); }
@@ -223,8 +219,11 @@ absl::StatusOr<Args> Args::Parse(int argc, char* const* argv,
       args.help_ = true;
       continue;
     }
-    if (!arg.starts_with("--")) return UsageError(absl::StrCat("unknown option ", AsAbsl(arg)));
-    std::string_view name = arg.substr(2);
+    // "-o" is the short form of a one-letter flag "o"; other single-dash words are not flags.
+    if (!arg.starts_with("--") && arg.size() != 2) {
+      return UsageError(absl::StrCat("unknown option ", AsAbsl(arg)));
+    }
+    std::string_view name = arg.substr(arg.starts_with("--") ? 2 : 1);
     std::optional<std::string_view> inline_value;
     if (const size_t eq = name.find('='); eq != std::string_view::npos) {
       inline_value = name.substr(eq + 1);

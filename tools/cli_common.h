@@ -38,17 +38,17 @@ inline constexpr int kExitUsage = 2;
 // 0 for OK, 2 for InvalidArgument (usage), 1 for everything else.
 [[nodiscard]] int ExitCodeFor(const absl::Status& status);
 
-// The SIMD target the filter kernels run on, as a short name.
-// TODO(lead): the one place to switch over to bloomery::ActiveSimdTarget() (simd.h) once it lands.
+// The SIMD target the filter kernels run on, as a short name (bloomery::ActiveSimdTarget()).
 [[nodiscard]] std::string SimdTargetName();
 
 struct FlagSpec {
-  std::string_view name;  // without the leading "--"
+  std::string_view name;  // without the leading "--" (or "-" for one letter)
   bool takes_value;
 };
 
 // The parsed command line of one subcommand: "--flag value", "--flag=value", boolean "--flag",
-// positional arguments ("-" is a positional meaning stdin), and "--" ending the flags.
+// positional arguments ("-" is a positional meaning stdin), and "--" ending the flags. A one-letter
+// flag may also be written with one dash: "-o FILE".
 class Args {
  public:
   // Errors (InvalidArgument): unknown flags, a value missing or given to a boolean flag, a flag

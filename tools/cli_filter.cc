@@ -2,6 +2,7 @@
 #include "cli_filter.h"
 
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -9,6 +10,29 @@
 #include "cli_common.h"
 
 namespace bloomery::cli {
+
+absl::StatusOr<CreateSpec> CreateSpecFromFlags(const Args& args, uint64_t default_capacity,
+                                               double default_fpr) {
+  CreateSpec spec;
+  if (const std::optional<std::string_view> kind = args.Value("kind")) spec.kind = *kind;
+  if (spec.kind != "blocked" && spec.kind != "classic" && spec.kind != "scalable" &&
+      spec.kind != "counting") {
+    return UsageError(
+        absl::StrCat("unknown --kind \"", spec.kind, "\" (blocked, classic, scalable, counting)"));
+  }
+  absl::StatusOr<FilterOptions> sizing = SizingFromFlags(args, default_capacity, default_fpr);
+  if (!sizing.ok()) return sizing.status();
+  spec.sizing = *sizing;
+  if (args.Has("counter-bits")) {
+    if (spec.kind != "counting") return UsageError("--counter-bits needs --kind counting");
+    absl::StatusOr<uint32_t> counter_bits = args.Integer("counter-bits", 4, 4, 8);
+    if (!counter_bits.ok()) return counter_bits.status();
+    if (*counter_bits != 4 && *counter_bits != 8)
+      return UsageError("--counter-bits must be 4 or 8");
+    spec.counter_bits = *counter_bits;
+  }
+  return spec;
+}
 
 absl::StatusOr<AnyFilter> AnyFilter::Create(const CreateSpec& spec) {
   auto wrap = [](auto filter) -> absl::StatusOr<AnyFilter> {
@@ -38,17 +62,22 @@ absl::StatusOr<AnyFilter> AnyFilter::Create(const CreateSpec& spec) {
       absl::StrCat("unknown --kind \"", spec.kind, "\" (blocked, classic, scalable, counting)"));
 }
 
-absl::StatusOr<AnyFilter> AnyFilter::Load(const std::string& path) {
+absl::Status FileStatus(const absl::Status& status) {
+  if (status.code() != absl::StatusCode::kInvalidArgument) return status;
+  return absl::FailedPreconditionError(status.message());
+}
+
+absl::StatusOr<AnyFilter> AnyFilter::Load(const std::string& path, const LoadOptions& options) {
   absl::StatusOr<FileInfo> info = InspectFile(path, /*verify_checksums=*/false);
-  if (!info.ok()) return info.status();
+  if (!info.ok()) return FileStatus(info.status());
   auto wrap = [](auto filter) -> absl::StatusOr<AnyFilter> {
-    if (!filter.ok()) return filter.status();
+    if (!filter.ok()) return FileStatus(filter.status());
     return AnyFilter(Variant(*std::move(filter)));
   };
-  if (info->kind == "blocked") return wrap(BlockedFilter::Load(path));
-  if (info->kind == "classic") return wrap(ClassicFilter::Load(path));
-  if (info->kind == "scalable") return wrap(ScalableFilter::Load(path));
-  return wrap(CountingFilter::Load(path));
+  if (info->kind == "blocked") return wrap(BlockedFilter::Load(path, options));
+  if (info->kind == "classic") return wrap(ClassicFilter::Load(path, options));
+  if (info->kind == "scalable") return wrap(ScalableFilter::Load(path, options));
+  return wrap(CountingFilter::Load(path, options));
 }
 
 std::string_view AnyFilter::kind() const {
@@ -89,17 +118,18 @@ absl::StatusOr<size_t> AnyFilter::EraseMany(std::span<const std::string_view> ke
                                             std::span<bool> erased) {
   auto* counting = std::get_if<CountingFilter>(&filter_);
   if (counting == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "a ", kind(), " filter cannot remove keys; only counting filters can (build --kind "
-        "counting)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("a ", AsAbsl(kind()),
+                     " filter cannot remove keys; only counting filters can (build --kind "
+                     "counting)"));
   }
   return counting->EraseMany(keys, erased);
 }
 
 absl::Status AnyFilter::UnionWith(const AnyFilter& other) {
   if (filter_.index() != other.filter_.index()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot merge a ", other.kind(), " filter into a ", kind(), " filter"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot merge a ", AsAbsl(other.kind()), " filter into a ", AsAbsl(kind()), " filter"));
   }
   return std::visit(
       [&](auto& filter) {
@@ -123,6 +153,23 @@ uint64_t AnyFilter::capacity() const {
         }
       },
       filter_);
+}
+
+double AnyFilter::planned_fpr() const {
+  return std::visit(
+      [](const auto& filter) -> double {
+        if constexpr (std::is_same_v<std::decay_t<decltype(filter)>, ScalableFilter>) {
+          return filter.fpr();
+        } else {
+          return filter.plan().expected_fpr;
+        }
+      },
+      filter_);
+}
+
+uint32_t AnyFilter::stage_count() const {
+  const auto* scalable = std::get_if<ScalableFilter>(&filter_);
+  return scalable == nullptr ? 1 : scalable->stage_count();
 }
 
 double AnyFilter::EstimatedCount() const {

@@ -1,7 +1,8 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // cli_filter.h: AnyFilter, one handle over every filter kind, for the subcommands that work on
-// filter files (build, add, remove, query, info, merge, dedupe --state). It picks the loader from
+// filter files (build, add, remove, query, info, merge) and for dedupe (--kind, --state). It is
+// the one place that knows the four kinds. It picks the loader from
 // the file itself (bloomery::InspectFile) and gives the kinds one set of batch operations.
 #ifndef BLOOMERY_TOOLS_CLI_FILTER_H_
 #define BLOOMERY_TOOLS_CLI_FILTER_H_
@@ -15,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "bloomery/bloomery.h"
+#include "cli_common.h"
 
 namespace bloomery::cli {
 
@@ -26,12 +28,24 @@ struct CreateSpec {
   uint32_t counter_bits = 4;     // counting filters
 };
 
+// The flags that choose what to create: "--kind K", the sizing flags of SizingFromFlags, and
+// "--counter-bits 4|8" (counting filters only). Errors (InvalidArgument): an unknown kind,
+// --counter-bits for another kind, and those of SizingFromFlags.
+[[nodiscard]] absl::StatusOr<CreateSpec> CreateSpecFromFlags(const Args& args,
+                                                             uint64_t default_capacity,
+                                                             double default_fpr);
+// A status from reading a filter file, for the exit code: the library answers InvalidArgument for
+// a file that is not a bloomery file, which is bad input (exit 1), not bad usage (exit 2).
+[[nodiscard]] absl::Status FileStatus(const absl::Status& status);
+
 class AnyFilter {
  public:
   // Errors: InvalidArgument for an unknown kind or sizing the kind refuses.
   [[nodiscard]] static absl::StatusOr<AnyFilter> Create(const CreateSpec& spec);
-  // Loads a file of any kind (checksums verified).
-  [[nodiscard]] static absl::StatusOr<AnyFilter> Load(const std::string& path);
+  // Loads a file of any kind with `options` (by default: checksums verified, a DIRTY file refused).
+  // Errors: those of the kind's Load, through FileStatus.
+  [[nodiscard]] static absl::StatusOr<AnyFilter> Load(const std::string& path,
+                                                      const LoadOptions& options = {});
 
   [[nodiscard]] std::string_view kind() const;
   // Adds lines; was_new[i] as Insert's answer. A scalable filter that is full refuses new keys:
@@ -48,6 +62,10 @@ class AnyFilter {
   [[nodiscard]] absl::Status Save(const std::string& path) const;
 
   [[nodiscard]] uint64_t capacity() const;
+  // The FPR the filter was planned for at capacity() keys (scalable: the chain's bound).
+  [[nodiscard]] double planned_fpr() const;
+  // Stages of a scalable filter; 1 for the other kinds.
+  [[nodiscard]] uint32_t stage_count() const;
   [[nodiscard]] double EstimatedCount() const;
   [[nodiscard]] double EstimatedFpr() const;
   [[nodiscard]] uint64_t memory_bytes() const;

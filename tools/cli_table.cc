@@ -48,7 +48,7 @@ struct Cell {
   uint32_t hashes = 0;
   uint64_t bits = 0;  // after the layout's rounding
   double predicted_fpr = 0;
-  std::optional<uint64_t> false_positives;  // absent when this layout cannot be measured yet
+  uint64_t false_positives = 0;  // among `keys` queries of keys never inserted
 };
 
 struct Row {
@@ -60,33 +60,25 @@ struct Row {
 struct Table {
   Layout layout = Layout::kBlocked;
   uint64_t keys = 0;
-  bool measured = false;
   std::vector<Row> rows;
 };
 
-// False positives among `queries.size()` absent keys of a BlockedFilter with this geometry that
-// holds `inserted`.
-absl::StatusOr<uint64_t> MeasureBlocked(const Plan& plan, uint64_t seed,
-                                        std::span<const uint64_t> inserted,
-                                        std::span<const uint64_t> queries) {
+// False positives among `queries.size()` absent keys of a `Filter` (BlockedFilter or
+// ClassicFilter) with `plan`'s geometry that holds `inserted`. The plan's bits are already rounded
+// to the layout's unit, so the filter is exactly the one the prediction is for.
+template <typename Filter>
+absl::StatusOr<uint64_t> Measure(const Plan& plan, uint64_t seed,
+                                 std::span<const uint64_t> inserted,
+                                 std::span<const uint64_t> queries) {
   FilterOptions options;
   options.bits = plan.bits;
   options.hashes = plan.hashes;
   options.capacity = plan.capacity;
   options.seed = seed;
-  absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(options);
+  absl::StatusOr<Filter> filter = Filter::Create(options);
   if (!filter.ok()) return filter.status();
   filter->InsertMany(inserted);
   return filter->MayContainMany(queries);
-}
-
-// The classic (partitioned) layout cannot be measured until ClassicFilter exists.
-// TODO(lead): build a ClassicFilter with `plan`'s bits and hashes here, as MeasureBlocked does, and
-// return its false positives; the table, JSON, CSV and SVG then show classic measurements as well.
-std::optional<uint64_t> MeasureClassic(const Plan& /*plan*/, uint64_t /*seed*/,
-                                       std::span<const uint64_t> /*inserted*/,
-                                       std::span<const uint64_t> /*queries*/) {
-  return std::nullopt;
 }
 
 absl::StatusOr<Table> BuildTable(Layout layout, uint64_t keys) {
@@ -98,7 +90,6 @@ absl::StatusOr<Table> BuildTable(Layout layout, uint64_t keys) {
   std::iota(inserted.begin(), inserted.end(), uint64_t{0});
   std::vector<uint64_t> queries(keys);
   std::iota(queries.begin(), queries.end(), uint64_t{1} << 63);
-  table.measured = true;
   for (uint32_t m = kMinBitsPerKey; m <= kMaxBitsPerKey; ++m) {
     Row row;
     row.bits_per_key = m;
@@ -114,14 +105,11 @@ absl::StatusOr<Table> BuildTable(Layout layout, uint64_t keys) {
       cell.predicted_fpr = plan->expected_fpr;
       // A seed per cell keeps the cells' measurement errors independent of each other.
       const uint64_t seed = kDefaultSeed + m * 64 + k;
-      if (layout == Layout::kBlocked) {
-        absl::StatusOr<uint64_t> fp = MeasureBlocked(*plan, seed, inserted, queries);
-        if (!fp.ok()) return fp.status();
-        cell.false_positives = *fp;
-      } else {
-        cell.false_positives = MeasureClassic(*plan, seed, inserted, queries);
-      }
-      table.measured &= cell.false_positives.has_value();
+      absl::StatusOr<uint64_t> fp = layout == Layout::kBlocked
+                                        ? Measure<BlockedFilter>(*plan, seed, inserted, queries)
+                                        : Measure<ClassicFilter>(*plan, seed, inserted, queries);
+      if (!fp.ok()) return fp.status();
+      cell.false_positives = *fp;
       row.cells.push_back(cell);
     }
     table.rows.push_back(std::move(row));
@@ -132,19 +120,17 @@ absl::StatusOr<Table> BuildTable(Layout layout, uint64_t keys) {
 std::string LayoutName(Layout layout) { return layout == Layout::kBlocked ? "blocked" : "classic"; }
 
 double MeasuredFpr(const Cell& cell, uint64_t queries) {
-  return static_cast<double>(*cell.false_positives) / static_cast<double>(queries);
+  return static_cast<double>(cell.false_positives) / static_cast<double>(queries);
 }
 
 std::string RenderText(const Table& table) {
   std::string out = absl::StrFormat(
       "False-positive rate of %s holding %s keys\n"
-      "predicted: the exact formula of plan.h; measured: %s\n\n",
+      "predicted: the exact formula of plan.h; measured: a real filter queried with %s absent "
+      "keys\n\n",
       table.layout == Layout::kBlocked ? "BlockedFilter (blocked layout)"
                                        : "ClassicFilter (partitioned layout)",
-      FormatCount(table.keys),
-      table.measured
-          ? absl::StrCat("a real filter queried with ", FormatCount(table.keys), " absent keys")
-          : "not available for this layout yet (theory only)");
+      FormatCount(table.keys), FormatCount(table.keys));
   TextTable text;
   std::vector<std::string> header = {"m/n", "best k", ""};
   for (uint32_t k = 1; k <= kMaxTableHashes; ++k) header.push_back(absl::StrCat("k=", k));
@@ -156,16 +142,14 @@ std::string RenderText(const Table& table) {
     std::vector<std::string> measured = {"", "", "measured"};
     for (const Cell& cell : row.cells) {
       predicted.push_back(FormatFpr(cell.predicted_fpr));
-      if (!cell.false_positives) {
-        measured.push_back("-");
-      } else if (*cell.false_positives == 0) {
+      if (cell.false_positives == 0) {
         measured.push_back(floor_text);
       } else {
         measured.push_back(FormatFpr(MeasuredFpr(cell, table.keys)));
       }
     }
     text.AddRow(std::move(predicted));
-    if (table.measured) text.AddRow(std::move(measured));
+    text.AddRow(std::move(measured));
   }
   return out + text.Render();
 }
@@ -178,12 +162,8 @@ std::string RenderCsv(const Table& table) {
       absl::StrAppendFormat(&out, "%s,%d,%d,%d,%d,%d,%.6g,", LayoutName(table.layout), table.keys,
                             row.bits_per_key, row.optimal_hashes, cell.hashes, cell.bits,
                             cell.predicted_fpr);
-      if (cell.false_positives) {
-        absl::StrAppendFormat(&out, "%.6g,%d,%d\n", MeasuredFpr(cell, table.keys),
-                              *cell.false_positives, table.keys);
-      } else {
-        absl::StrAppend(&out, ",,\n");
-      }
+      absl::StrAppendFormat(&out, "%.6g,%d,%d\n", MeasuredFpr(cell, table.keys),
+                            cell.false_positives, table.keys);
     }
   }
   return out;
@@ -198,8 +178,6 @@ std::string RenderJson(const Table& table) {
       .Integer(table.keys)
       .Key("queries")
       .Integer(table.keys)
-      .Key("measured")
-      .Bool(table.measured)
       .Key("rows")
       .BeginArray();
   for (const Row& row : table.rows) {
@@ -220,11 +198,11 @@ std::string RenderJson(const Table& table) {
           .Integer(cell.bits)
           .Key("predicted_fpr")
           .Number(cell.predicted_fpr)
-          .Key("measured_fpr");
-      cell.false_positives ? json.Number(MeasuredFpr(cell, table.keys)) : json.Null();
-      json.Key("false_positives");
-      cell.false_positives ? json.Integer(*cell.false_positives) : json.Null();
-      json.EndObject();
+          .Key("measured_fpr")
+          .Number(MeasuredFpr(cell, table.keys))
+          .Key("false_positives")
+          .Integer(cell.false_positives)
+          .EndObject();
     }
     json.EndArray().EndObject();
   }
@@ -235,25 +213,18 @@ absl::StatusOr<std::string> RenderSvg(const Table& table) {
   LogChart chart;
   chart.title = absl::StrFormat("Bloom filter false-positive rate: %s layout",
                                 table.layout == Layout::kBlocked ? "blocked" : "classic");
-  chart.subtitle =
-      table.measured
-          ? absl::StrFormat(
-                "lines: exact formula; dots: measured with %s keys inserted and %s "
-                "absent keys queried",
-                FormatCount(table.keys), FormatCount(table.keys))
-          : absl::StrFormat("exact formula at %s keys (no measurement for this layout yet)",
-                            FormatCount(table.keys));
+  chart.subtitle = absl::StrFormat(
+      "lines: exact formula; dots: measured with %s keys inserted and %s absent keys queried",
+      FormatCount(table.keys), FormatCount(table.keys));
   chart.x_label = "bits per key (m/n)";
   chart.y_label = "false-positive rate (log scale)";
   chart.curve_legend = "predicted";
-  chart.points_legend = table.measured ? "measured" : "";
+  chart.points_legend = "measured";
   chart.x_min = 0;
   chart.x_max = kMaxBitsPerKey;
   chart.x_tick = 4;
-  if (table.measured) {
-    chart.reference_y = 1.0 / static_cast<double>(table.keys);
-    chart.reference_label = "1 / queries: smallest measurable FPR";
-  }
+  chart.reference_y = 1.0 / static_cast<double>(table.keys);
+  chart.reference_label = "1 / queries: smallest measurable FPR";
   for (uint32_t k = 1; k <= kMaxTableHashes; ++k) {
     ChartSeries series;
     series.label = absl::StrCat("k = ", k);
@@ -265,7 +236,7 @@ absl::StatusOr<std::string> RenderSvg(const Table& table) {
     }
     for (const Row& row : table.rows) {
       const Cell& cell = row.cells[k - 1];
-      if (cell.false_positives && *cell.false_positives > 0) {
+      if (cell.false_positives > 0) {
         series.points.emplace_back(row.bits_per_key, MeasuredFpr(cell, table.keys));
       }
     }
