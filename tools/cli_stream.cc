@@ -192,14 +192,17 @@ absl::Status DedupeCommand(int argc, char* const* argv) {
     if (lines.empty()) break;
     // InsertMany answers as if the keys were inserted one by one, so a line repeated within the
     // batch is new only at its first occurrence. A full scalable filter stops the run here, with
-    // the state file at its last checkpoint.
+    // the state file at its last checkpoint, after the lines it did add are written out.
     absl::StatusOr<size_t> added =
         filter->InsertMany(lines, std::span<bool>(was_new.get(), lines.size()));
-    if (!added.ok()) return added.status();
-    kept += *added;
     for (size_t i = 0; i < lines.size(); ++i) {
       if (was_new[i]) out.Write(lines[i]);
     }
+    if (!added.ok()) {
+      if (absl::Status s = out.Flush(); !s.ok()) return s;
+      return added.status();
+    }
+    kept += *added;
     read += lines.size();
     since_checkpoint += lines.size();
     progress.Update(reader->bytes_read(), read);
