@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "internal/batch_pipeline.h"
 #include "internal/block_layout.h"
 #include "internal/counting_layout.h"
 #include "internal/filter_ops.h"
@@ -27,10 +28,6 @@ using internal::kCountingSlices;
 using internal::kWordsPerBlock;
 using internal::LoadRelaxed;
 using internal::MakeCounterProbes;
-
-// Keys per batch, as in BlockedFilter: enough independent misses in flight to saturate the memory
-// system, few enough that hashes and line pointers stay in L1.
-constexpr size_t kBatch = 32;
 
 bool ValidCounterBits(uint32_t counter_bits) { return counter_bits == 4 || counter_bits == 8; }
 
@@ -270,24 +267,22 @@ uint32_t CountingFilter::Count(const KeyHash& hash) const noexcept {
 template <bool kWrite, typename Key, typename Op>
 size_t CountingFilter::ForEachKey(std::span<const Key> keys, std::span<bool> results,
                                   Op op) const noexcept {
-  KeyHash buffer[kBatch];
-  uint64_t* lines[kBatch];
-  size_t yes = 0;
-  for (size_t base = 0; base < keys.size(); base += kBatch) {
-    const size_t n = std::min(kBatch, keys.size() - base);
-    internal::HashBatch(keys.data() + base, n, seed_, buffer);
-    const KeyHash* hashes = buffer;
-    for (size_t i = 0; i < n; ++i) {
-      lines[i] = line(BlockIndex(hashes[i], plan_.blocks));
-      __builtin_prefetch(lines[i], kWrite ? 1 : 0, 3);
-    }
-    for (size_t i = 0; i < n; ++i) {
-      const bool answer = op(hashes[i], lines[i]);
-      yes += answer;
-      if (base + i < results.size()) results[base + i] = answer;
-    }
-  }
-  return yes;
+  // The blocked filter's software pipeline: batch b + 1 is hashed and located while batch b is
+  // probed, and its line i is prefetched just before key i of batch b is probed.
+  return internal::Pipeline<kWrite>(
+      keys, results, seed_, words_, plan_.blocks,
+      [&](const internal::Batch& batch, bool* out, const internal::Batch* next) {
+        size_t yes = 0;
+        for (size_t i = 0; i < batch.size; ++i) {
+          if (next != nullptr && i < next->size) {
+            __builtin_prefetch(line(next->blocks[i]), kWrite ? 1 : 0, 3);
+          }
+          const bool answer = op(batch.hashes[i], line(batch.blocks[i]));
+          yes += answer;
+          if (out != nullptr) out[i] = answer;
+        }
+        return yes;
+      });
 }
 
 size_t CountingFilter::InsertMany(std::span<const std::string_view> keys,
