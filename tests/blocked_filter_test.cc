@@ -18,11 +18,7 @@ using testing::DistinctInts;
 using testing::DistinctStrings;
 using testing::WithinBinomialBound;
 
-BlockedFilter MakeFilter(const FilterOptions& options) {
-  absl::StatusOr<BlockedFilter> f = BlockedFilter::Create(options);
-  REQUIRE(f.ok());
-  return *std::move(f);
-}
+constexpr auto MakeFilter = testing::MakeOrFail<BlockedFilter, FilterOptions>;
 
 FilterOptions Sized(uint64_t capacity, double fpr, bool concurrent = false) {
   FilterOptions o;

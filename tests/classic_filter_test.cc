@@ -23,11 +23,7 @@ using testing::DistinctInts;
 using testing::DistinctStrings;
 using testing::WithinBinomialBound;
 
-ClassicFilter MakeFilter(const FilterOptions& options) {
-  absl::StatusOr<ClassicFilter> f = ClassicFilter::Create(options);
-  REQUIRE(f.ok());
-  return *std::move(f);
-}
+constexpr auto MakeFilter = testing::MakeOrFail<ClassicFilter, FilterOptions>;
 
 FilterOptions Geometry(uint64_t bits, uint32_t hashes, bool concurrent = false) {
   FilterOptions o;

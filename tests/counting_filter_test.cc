@@ -24,11 +24,7 @@ using testing::DistinctStrings;
 using testing::SplitMix64;
 using testing::WithinBinomialBound;
 
-CountingFilter MakeFilter(const CountingOptions& options) {
-  absl::StatusOr<CountingFilter> f = CountingFilter::Create(options);
-  REQUIRE(f.ok());
-  return *std::move(f);
-}
+constexpr auto MakeFilter = testing::MakeOrFail<CountingFilter, CountingOptions>;
 
 CountingOptions Sized(uint64_t capacity, double fpr, uint32_t counter_bits = 4,
                       bool concurrent = false) {

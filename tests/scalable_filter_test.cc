@@ -22,11 +22,7 @@ using testing::DistinctInts;
 using testing::DistinctStrings;
 using testing::WithinBinomialBound;
 
-ScalableFilter MakeFilter(const ScalableOptions& options) {
-  absl::StatusOr<ScalableFilter> f = ScalableFilter::Create(options);
-  REQUIRE(f.ok());
-  return *std::move(f);
-}
+constexpr auto MakeFilter = testing::MakeOrFail<ScalableFilter, ScalableOptions>;
 
 ScalableOptions Options(uint64_t initial_capacity, double fpr, bool concurrent = false) {
   ScalableOptions o;

@@ -4,9 +4,12 @@
 #ifndef BLOOMERY_TESTS_TEST_UTIL_H_
 #define BLOOMERY_TESTS_TEST_UTIL_H_
 
+#include <doctest/doctest.h>
+
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bloomery::testing {
@@ -30,6 +33,14 @@ class SplitMix64 {
  private:
   uint64_t state_;
 };
+
+// Filter::Create(options), failing the test case if it does not succeed.
+template <typename Filter, typename Options>
+Filter MakeOrFail(const Options& options) {
+  auto filter = Filter::Create(options);
+  REQUIRE(filter.ok());
+  return *std::move(filter);
+}
 
 // `count` distinct integers: keys i*2 + offset (offset 0 or 1 gives disjoint sets).
 inline std::vector<uint64_t> DistinctInts(uint64_t count, uint64_t offset) {
