@@ -52,11 +52,10 @@ void LoadAll(const uint8_t* data, size_t size) {
   bloomery::fuzzing::MemoryFile file(data, size);
   absl::StatusOr<bloomery::FileInfo> info = bloomery::InspectFile(file.path());
   for (bool verify : {true, false}) {
-    const int loaded =
-        TryLoad<bloomery::BlockedFilter>(file.path(), data, size, verify) +
-        TryLoad<bloomery::ClassicFilter>(file.path(), data, size, verify) +
-        TryLoad<bloomery::ScalableFilter>(file.path(), data, size, verify) +
-        TryLoad<bloomery::CountingFilter>(file.path(), data, size, verify);
+    const int loaded = TryLoad<bloomery::BlockedFilter>(file.path(), data, size, verify) +
+                       TryLoad<bloomery::ClassicFilter>(file.path(), data, size, verify) +
+                       TryLoad<bloomery::ScalableFilter>(file.path(), data, size, verify) +
+                       TryLoad<bloomery::CountingFilter>(file.path(), data, size, verify);
     if (loaded > 1) Fail("one file loaded as two kinds");
     if (verify && loaded == 1 && !info.ok()) Fail("a file that loads does not inspect");
   }
