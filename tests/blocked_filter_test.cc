@@ -178,35 +178,7 @@ TEST_CASE("explicit geometry: 2^30 bits and 6 hashes") {
 }
 
 TEST_CASE("bad options get the right status code and message, never an abort") {
-  auto code = [](const FilterOptions& o) { return BlockedFilter::Create(o).status().code(); };
-  auto message = [](const FilterOptions& o) {
-    return std::string(BlockedFilter::Create(o).status().message());
-  };
-  FilterOptions o;
-  CHECK(code(o) == absl::StatusCode::kInvalidArgument);  // capacity 0
-  CHECK(message(o).find("capacity") != std::string::npos);
-  o.capacity = 1000;
-  for (double bad : {0.0, -1.0, 1.0, 2.0, std::numeric_limits<double>::quiet_NaN()}) {
-    o.fpr = bad;
-    CHECK(code(o) == absl::StatusCode::kInvalidArgument);
-    CHECK(message(o).find("fpr") != std::string::npos);
-  }
-  o.fpr = 0.01;
-  o.hashes = 17;
-  CHECK(code(o) == absl::StatusCode::kInvalidArgument);
-  CHECK(message(o).find("hashes") != std::string::npos);
-  o.hashes = 0;
-  o.bits = ~uint64_t{0};  // would overflow every size computation
-  CHECK(code(o) == absl::StatusCode::kInvalidArgument);
-  CHECK(message(o).find("bits") != std::string::npos);
-  o.bits = uint64_t{1} << 33;
-  o.max_memory_bytes = uint64_t{1} << 29;  // 1 GiB needed, 512 MiB allowed
-  CHECK(code(o) == absl::StatusCode::kResourceExhausted);
-  CHECK(message(o).find("memory cap") != std::string::npos);
-  FilterOptions huge;
-  huge.capacity = uint64_t{1} << 62;
-  huge.fpr = 1e-7;
-  CHECK(code(huge) == absl::StatusCode::kResourceExhausted);
+  testing::CheckSizingErrors<BlockedFilter>(FilterOptions{}, kMaxHashes);
 }
 
 }  // namespace

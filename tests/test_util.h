@@ -8,9 +8,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "absl/status/status.h"
 
 namespace bloomery::testing {
 
@@ -40,6 +43,46 @@ Filter MakeOrFail(const Options& options) {
   auto filter = Filter::Create(options);
   REQUIRE(filter.ok());
   return *std::move(filter);
+}
+
+// The sizing errors every filter created from FilterOptions (or an options struct derived from it)
+// must report with the right code and a message naming the field: capacity 0; fpr outside (0, 1)
+// or NaN; hashes above `max_hashes`; bits that overflow every size computation; a size over the
+// memory cap; a promise no filter of at most 2^48 bits can keep. `base` supplies kind-specific
+// fields (e.g. a counter width).
+template <typename Filter, typename Options>
+void CheckSizingErrors(const Options& base, uint32_t max_hashes) {
+  auto code = [](const Options& o) { return Filter::Create(o).status().code(); };
+  auto message = [](const Options& o) { return std::string(Filter::Create(o).status().message()); };
+  Options o = base;
+  CHECK(code(o) == absl::StatusCode::kInvalidArgument);  // capacity 0
+  CHECK(message(o).find("capacity") != std::string::npos);
+  o.capacity = 1000;
+  for (double bad : {0.0, -1.0, 1.0, 2.0, std::numeric_limits<double>::quiet_NaN()}) {
+    o.fpr = bad;
+    CAPTURE(bad);
+    CHECK(code(o) == absl::StatusCode::kInvalidArgument);
+    CHECK(message(o).find("fpr") != std::string::npos);
+  }
+  o.fpr = 0.01;
+  for (uint32_t bad = max_hashes + 1; bad <= 33; bad += bad < 17 ? 1 : 15) {  // .., 17, 32
+    o.hashes = bad;
+    CAPTURE(bad);
+    CHECK(code(o) == absl::StatusCode::kInvalidArgument);
+    CHECK(message(o).find("hashes") != std::string::npos);
+  }
+  o.hashes = 0;
+  o.bits = ~uint64_t{0};  // would overflow every size computation
+  CHECK(code(o) == absl::StatusCode::kInvalidArgument);
+  CHECK(message(o).find("bits") != std::string::npos);
+  o.bits = uint64_t{1} << 33;
+  o.max_memory_bytes = uint64_t{1} << 29;  // 1 GiB needed, 512 MiB allowed
+  CHECK(code(o) == absl::StatusCode::kResourceExhausted);
+  CHECK(message(o).find("memory cap") != std::string::npos);
+  Options huge = base;
+  huge.capacity = uint64_t{1} << 62;
+  huge.fpr = 1e-7;
+  CHECK(code(huge) == absl::StatusCode::kResourceExhausted);
 }
 
 // `count` distinct integers: keys i*2 + offset (offset 0 or 1 gives disjoint sets).
