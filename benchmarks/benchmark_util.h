@@ -161,12 +161,12 @@ inline void ReportBitsPerKey(benchmark::State& state, double bits, uint64_t capa
   state.counters["bits_per_key"] =
       benchmark::Counter(bits / static_cast<double>(capacity), benchmark::Counter::kAvgThreads);
 }
-// Fraction of `storage` backed by transparent huge pages: with 4 KiB pages a random line out of
+// Fraction of memory backed by transparent huge pages: with 4 KiB pages a random line out of
 // cache costs a TLB miss too, and the floor and the filter must be compared on the same footing.
-inline void ReportHugePages(benchmark::State& state, const Storage& storage) {
-  state.counters["huge_pages"] = benchmark::Counter(
-      static_cast<double>(storage.HugePageBytes()) / static_cast<double>(storage.size()),
-      benchmark::Counter::kAvgThreads);
+inline void ReportHugePages(benchmark::State& state, uint64_t huge_page_bytes, uint64_t bytes) {
+  state.counters["huge_pages"] =
+      benchmark::Counter(static_cast<double>(huge_page_bytes) / static_cast<double>(bytes),
+                         benchmark::Counter::kAvgThreads);
 }
 inline void ReportFpr(benchmark::State& state, uint64_t positives, uint64_t lookups) {
   state.counters["fpr"] =

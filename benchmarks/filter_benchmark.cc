@@ -18,8 +18,7 @@
 #include "benchmark_util.h"
 #include "bloomery/blocked_filter.h"
 #include "bloomery/key.h"
-#include "bloomery/storage.h"
-#include "internal/memory_floor.h"
+#include "memory_floor.h"
 
 namespace bloomery::bench {
 namespace {
@@ -29,22 +28,15 @@ namespace {
 void BM_Floor(benchmark::State& state) {
   const auto n = static_cast<uint64_t>(state.range(0));
   const uint64_t bytes = FilledFilter(n).memory_bytes();
-  const Storage& memory = Cached<Storage>(n, [bytes] {
-    StorageOptions options;
-    options.populate = true;  // same huge-page policy (kAuto) as the filter
-    return ValueOrDie(Storage::Allocate(bytes, options));
-  });
-  const auto* base = reinterpret_cast<const uint64_t*>(memory.data());
-  StreamCursor lines(RandomLines(bytes / 64), state);
+  const measure::FloorMemory& memory = Cached<measure::FloorMemory>(
+      n, [bytes] { return ValueOrDie(measure::FloorMemory::Allocate(bytes)); });
+  StreamCursor lines(RandomLines(memory.lines()), state);
   uint64_t acc = 0;
-  for (auto _ : state) {
-    const std::span<const uint64_t> chunk = lines.Next();
-    acc ^= internal::FloorReadLines(base, chunk.data(), chunk.size());
-  }
+  for (auto _ : state) acc ^= memory.ReadLines(lines.Next());
   benchmark::DoNotOptimize(acc);
   ReportKeys(state, state.iterations() * kChunk);
   ReportBitsPerKey(state, static_cast<double>(bytes) * 8, n);
-  ReportHugePages(state, memory);
+  ReportHugePages(state, memory.huge_page_bytes(), memory.bytes());
 }
 
 // XXH3-128 of each key, nothing else: the part of a lookup that is not memory.
@@ -128,7 +120,7 @@ void BM_MayContainMany(benchmark::State& state) {
   ReportKeys(state, state.iterations() * kChunk);
   ReportBitsPerKey(state, static_cast<double>(filter.bits()), filter.plan().capacity);
   ReportFpr(state, found, state.iterations() * kChunk);
-  ReportHugePages(state, filter.storage());
+  ReportHugePages(state, measure::HugePageBytes(filter), filter.memory_bytes());
 }
 
 // MayContainMany of keys hashed beforehand: the lookup without its hashing, to tell the two apart.

@@ -1,7 +1,8 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // `bloomery bench`: how fast a BlockedFilter is on this machine, measured against the physical
-// limit (one random cache-line read per key: internal/memory_floor.h) in the same run.
+// limit (one random cache-line read per key: benchmarks/measure/memory_floor.h, the floor
+// bloomery_benchmark reports against too) in the same run.
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,7 +22,7 @@
 #include "bloomery/bloomery.h"
 #include "cli_commands.h"
 #include "cli_common.h"
-#include "internal/memory_floor.h"
+#include "memory_floor.h"
 
 namespace bloomery::cli {
 namespace {
@@ -111,38 +112,8 @@ double TimeThreaded(uint32_t threads, uint64_t count, Body&& body) {
   });
 }
 
-// Size of cpu0's largest unified cache, from sysfs: glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) reports
-// the whole package's (or host's) L3 on some machines, e.g. 256 MiB on a VM whose cpu0 sees 32 MiB.
-uint64_t LastLevelCacheBytes() {
-  uint64_t best = 0;
-  for (int index = 0; index < 8; ++index) {
-    const std::string dir = absl::StrCat("/sys/devices/system/cpu/cpu0/cache/index", index, "/");
-    std::FILE* type = std::fopen((dir + "type").c_str(), "re");
-    if (type == nullptr) break;
-    char kind[32] = {};
-    const bool unified =
-        std::fscanf(type, "%31s", kind) == 1 && std::string_view(kind) == "Unified";
-    std::fclose(type);
-    std::FILE* size = std::fopen((dir + "size").c_str(), "re");
-    if (size == nullptr) continue;
-    unsigned long long amount = 0;
-    char unit = 0;
-    if (unified && std::fscanf(size, "%llu%c", &amount, &unit) >= 1) {
-      const uint64_t scale = unit == 'K'   ? 1024
-                             : unit == 'M' ? 1024 * 1024
-                             : unit == 'G' ? 1 << 30
-                                           : 1;
-      best = std::max<uint64_t>(best, amount * scale);
-    }
-    std::fclose(size);
-  }
-  if (best != 0) return best;
-  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  return l3 > 0 ? static_cast<uint64_t>(l3) : 0;
-}
-
 uint64_t DefaultOutOfCacheKeys() {
-  const uint64_t cache = LastLevelCacheBytes();
+  const uint64_t cache = measure::LastLevelCacheBytes();
   uint64_t keys = kOutOfCacheKeys;
   while (cache != 0 && keys * kDefaultBitsPerKey / 8 < 2 * cache && keys < kMaxDefaultKeys) {
     keys *= 2;
@@ -181,9 +152,8 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
 
   // The floor: the lines the absent lookups touch, read from memory of the same size, allocated
   // the same way.
-  StorageOptions storage_options;
-  storage_options.populate = true;
-  absl::StatusOr<Storage> floor_memory = Storage::Allocate(filter->memory_bytes(), storage_options);
+  absl::StatusOr<measure::FloorMemory> floor_memory =
+      measure::FloorMemory::Allocate(filter->memory_bytes());
   if (!floor_memory.ok()) return floor_memory.status();
   std::vector<uint64_t> floor_lines(report.lookups);
   for (uint64_t i = 0; i < report.lookups; ++i) {
@@ -191,7 +161,6 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
     floor_lines[i] =
         static_cast<uint64_t>((static_cast<unsigned __int128>(hash.hi) * filter->blocks()) >> 64);
   }
-  const auto* floor_base = reinterpret_cast<const uint64_t*>(floor_memory->data());
 
   const char* const kNames[][2] = {
       {"Insert", "insert"},
@@ -226,9 +195,8 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
         report.lookups, [&] { report.false_positives = filter->MayContainMany(absent); }));
     samples[5].push_back(
         TimePerKey(report.lookups, [&] { found += filter->MayContainMany(present); }));
-    floor_samples.push_back(TimePerKey(report.lookups, [&] {
-      sink += internal::FloorReadLines(floor_base, floor_lines.data(), floor_lines.size());
-    }));
+    floor_samples.push_back(
+        TimePerKey(report.lookups, [&] { sink += floor_memory->ReadLines(floor_lines); }));
     if (found != 2 * report.lookups) {
       return absl::InternalError(absl::StrFormat("false negative: %d of %d inserted keys found",
                                                  found, 2 * report.lookups));
@@ -238,8 +206,8 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
     report.operations.push_back({kNames[op][0], kNames[op][1], Median(samples[op])});
   }
   report.floor_ns_per_key = Median(floor_samples);
-  report.huge_page_bytes = filter->storage().HugePageBytes();
-  report.floor_huge_page_bytes = floor_memory->HugePageBytes();
+  report.huge_page_bytes = measure::HugePageBytes(*filter);
+  report.floor_huge_page_bytes = floor_memory->huge_page_bytes();
 
   if (config.threads > 0) {
     absl::StatusOr<BlockedFilter> shared = BlockedFilter::Create(OptionsFor(config, keys, true));
@@ -278,7 +246,7 @@ std::string SizeLabel(const SizeReport& r, uint64_t cache_bytes) {
 }
 
 std::string RenderText(const BenchConfig& config, const std::vector<SizeReport>& reports) {
-  const uint64_t cache = LastLevelCacheBytes();
+  const uint64_t cache = measure::LastLevelCacheBytes();
   std::string out = absl::StrFormat(
       "bloomery bench: BlockedFilter at %s, SIMD target %s, median of %d run%s\n"
       "last-level cache: %s\n\n",
@@ -304,7 +272,7 @@ std::string RenderText(const BenchConfig& config, const std::vector<SizeReport>&
     if (r.huge_page_bytes) {
       return absl::StrCat("yes, ", FormatBytes(static_cast<double>(r.huge_page_bytes)));
     }
-    return std::string(r.plan.bytes() < Storage::kHugePageBytes ? "no (under 2 MiB)" : "no");
+    return std::string(r.plan.bytes() < measure::kHugePageBytes ? "no (under 2 MiB)" : "no");
   });
   add("FPR planned", [](const SizeReport& r) { return FormatFpr(r.plan.expected_fpr); });
   add("FPR measured", [](const SizeReport& r) {
@@ -359,7 +327,7 @@ std::string RenderJson(const BenchConfig& config, const std::vector<SizeReport>&
       .Key("threads")
       .Integer(config.threads)
       .Key("last_level_cache_bytes")
-      .Integer(LastLevelCacheBytes())
+      .Integer(measure::LastLevelCacheBytes())
       .Key("sizes")
       .BeginArray();
   for (const SizeReport& r : reports) {

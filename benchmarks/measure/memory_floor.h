@@ -1,0 +1,57 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// memory_floor.h: the physical limit a filter lookup is measured against, shared by
+// bloomery_benchmark (BM_Floor) and `bloomery bench`.
+//
+// A blocked-filter lookup out of cache costs at least one random 64-byte line read. FloorMemory
+// holds memory of a filter's size, allocated the way a filter's is (populated, transparent huge
+// pages when the kernel gives them), and ReadLines performs exactly those reads, with batched
+// prefetching, and nothing else.
+#ifndef BLOOMERY_BENCHMARKS_MEASURE_MEMORY_FLOOR_H_
+#define BLOOMERY_BENCHMARKS_MEASURE_MEMORY_FLOOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "absl/status/statusor.h"
+#include "bloomery/blocked_filter.h"
+
+namespace bloomery::measure {
+
+class FloorMemory {
+ public:
+  // Errors: those of allocating `bytes` (ResourceExhausted).
+  [[nodiscard]] static absl::StatusOr<FloorMemory> Allocate(uint64_t bytes);
+  FloorMemory(FloorMemory&&) noexcept;
+  FloorMemory& operator=(FloorMemory&&) noexcept;
+  ~FloorMemory();
+
+  // Reads the first word of every 64-byte line lines[i] (each < lines()), and returns their xor so
+  // the reads cannot be optimised away. Line indices come from the caller (e.g. a fastrange of
+  // random 64-bit values), so generating them is not part of the floor.
+  [[nodiscard]] uint64_t ReadLines(std::span<const uint64_t> lines) const noexcept;
+
+  [[nodiscard]] uint64_t bytes() const noexcept;
+  [[nodiscard]] uint64_t lines() const noexcept { return bytes() / 64; }
+  // Bytes backed by transparent huge pages: with 4 KiB pages a random line also costs a TLB miss,
+  // so the floor and the filter must be compared on the same footing.
+  [[nodiscard]] uint64_t huge_page_bytes() const;
+
+ private:
+  struct Impl;
+  explicit FloorMemory(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Bytes of `filter` backed by transparent huge pages, to compare with the floor's.
+[[nodiscard]] uint64_t HugePageBytes(const BlockedFilter& filter);
+// Memory below this size cannot get a huge page.
+inline constexpr uint64_t kHugePageBytes = uint64_t{2} << 20;
+
+// Size of cpu0's largest unified cache (0 when unknown): what "in cache" means on this machine.
+[[nodiscard]] uint64_t LastLevelCacheBytes();
+
+}  // namespace bloomery::measure
+
+#endif  // BLOOMERY_BENCHMARKS_MEASURE_MEMORY_FLOOR_H_
