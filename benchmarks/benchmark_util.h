@@ -13,6 +13,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -41,6 +43,7 @@ inline constexpr uint64_t kAbsentBit = uint64_t{1} << 63;
 // The two sizes every family runs: in L2-ish (1 Mi keys, 1.3 MB) and far out of cache (128 Mi
 // keys, ~170 MB).
 inline void SizeArgs(benchmark::internal::Benchmark* b) { b->Arg(1 << 20)->Arg(1 << 27); }
+inline constexpr int64_t kSizes[] = {int64_t{1} << 20, int64_t{1} << 27};
 
 [[noreturn]] inline void Die(const char* what) {
   std::fprintf(stderr, "bloomery_benchmark: %s\n", what);
@@ -172,6 +175,103 @@ inline void ReportFpr(benchmark::State& state, uint64_t positives, uint64_t look
   state.counters["fpr"] =
       benchmark::Counter(static_cast<double>(positives) / static_cast<double>(lookups),
                          benchmark::Counter::kAvgThreads);
+}
+
+// Registers a fill family: `keys` inserts (n unless given) into a filter sized for n, n / kChunk
+// iterations shared by the threads, wall-clock time.
+inline void RegisterFill(const char* name, void (*fn)(benchmark::State&), int64_t n,
+                         int threads = 1, int64_t keys = 0) {
+  benchmark::RegisterBenchmark(name, fn)
+      ->Arg(n)
+      ->Iterations((keys != 0 ? keys : n) / static_cast<int64_t>(kChunk) / threads)
+      ->Threads(threads)
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
+}
+
+// URL-like string keys, kUrlBytes each
+// ("https://www.h0123.example.org/item/0123456789abcdef.html"), the kind of key a crawler
+// de-duplicates: key i is a function of i alone, so inserted and absent keys are told apart by the
+// top bit of i as for integer keys.
+inline constexpr size_t kUrlBytes = 56;
+inline void FormatUrl(uint64_t i, char* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  static constexpr char kTemplate[] = "https://www.h0000.example.org/item/0000000000000000.html";
+  static_assert(sizeof(kTemplate) - 1 == kUrlBytes);
+  std::copy(kTemplate, kTemplate + kUrlBytes, out);
+  const uint64_t host = Mix(i);
+  for (int d = 0; d < 4; ++d) out[13 + d] = kHex[(host >> (4 * d)) & 15];
+  for (int d = 0; d < 16; ++d) out[35 + d] = kHex[(i >> (60 - 4 * d)) & 15];
+}
+
+// kChunk URL keys formatted in place; the views point into this object.
+class UrlChunk {
+ public:
+  UrlChunk() : bytes_(kChunk * kUrlBytes), views_(kChunk) {}
+  std::span<const std::string_view> Fill(uint64_t first, size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+      FormatUrl(first + i, bytes_.data() + i * kUrlBytes);
+      views_[i] = std::string_view(bytes_.data() + i * kUrlBytes, kUrlBytes);
+    }
+    return {views_.data(), count};
+  }
+
+ private:
+  std::vector<char> bytes_;
+  std::vector<std::string_view> views_;
+};
+
+// A stream of absent URL keys, a quarter the length of the integer streams (the bytes of 1 Mi
+// keys, 56 MiB, are already far beyond any cache).
+struct UrlStream {
+  std::vector<char> bytes;
+  std::vector<std::string_view> views;
+};
+inline const UrlStream& AbsentUrls() {
+  return Cached<UrlStream>(0, [] {
+    UrlStream s;
+    const size_t count = kStreamKeys / 4;
+    s.bytes.resize(count * kUrlBytes);
+    s.views.resize(count);
+    for (size_t i = 0; i < count; ++i) {
+      FormatUrl(Mix(i) | kAbsentBit, s.bytes.data() + i * kUrlBytes);
+      s.views[i] = std::string_view(s.bytes.data() + i * kUrlBytes, kUrlBytes);
+    }
+    return s;
+  });
+}
+
+class UrlCursor {
+ public:
+  UrlCursor(const UrlStream& stream, const benchmark::State& state)
+      : views_(stream.views),
+        next_(static_cast<size_t>(state.thread_index()) * (views_.size() / 2) % views_.size()) {}
+  std::span<const std::string_view> Next() {
+    if (next_ + kChunk > views_.size()) next_ = 0;
+    const std::span<const std::string_view> chunk(views_.data() + next_, kChunk);
+    next_ += kChunk;
+    return chunk;
+  }
+
+ private:
+  const std::vector<std::string_view>& views_;
+  size_t next_;
+};
+
+// Fills a filter with URL keys 0 .. iterations * kChunk, kChunk per iteration through `insert`;
+// formatting the keys is not timed.
+template <typename Insert>
+void FillUrlsOnce(benchmark::State& state, const Insert& insert) {
+  UrlChunk chunk;
+  uint64_t first = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const std::span<const std::string_view> keys = chunk.Fill(first, kChunk);
+    first += kChunk;
+    state.ResumeTiming();
+    insert(keys);
+  }
+  ReportKeys(state, state.iterations() * kChunk);
 }
 
 }  // namespace bloomery::bench

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "benchmark_util.h"
@@ -23,20 +24,49 @@
 namespace bloomery::bench {
 namespace {
 
-// One random 64-byte line read per key, prefetched in batches, over memory of the filter's size
-// and kind: what a lookup cannot beat.
-void BM_Floor(benchmark::State& state) {
-  const auto n = static_cast<uint64_t>(state.range(0));
+using measure::kFloorDistances;
+
+// Thread counts of the scaling rows, up to the machine's hardware threads.
+const std::vector<int>& ThreadCounts() {
+  static const std::vector<int> counts = [] {
+    std::vector<int> out;
+    const auto cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    for (int t = 1; t <= cores; t *= 2) out.push_back(t);
+    if (out.back() < 2) out.push_back(2);  // keep the 2-thread control even on one core
+    return out;
+  }();
+  return counts;
+}
+
+const measure::FloorMemory& FloorFor(uint64_t n) {
   const uint64_t bytes = FilledFilter(n).memory_bytes();
-  const measure::FloorMemory& memory = Cached<measure::FloorMemory>(
+  return Cached<measure::FloorMemory>(
       n, [bytes] { return ValueOrDie(measure::FloorMemory::Allocate(bytes)); });
+}
+
+void RunFloor(benchmark::State& state, const measure::FloorMemory& memory, size_t distance) {
   StreamCursor lines(RandomLines(memory.lines()), state);
   uint64_t acc = 0;
-  for (auto _ : state) acc ^= memory.ReadLines(lines.Next());
+  for (auto _ : state) acc ^= memory.ReadLinesAt(lines.Next(), distance);
   benchmark::DoNotOptimize(acc);
   ReportKeys(state, state.iterations() * kChunk);
-  ReportBitsPerKey(state, static_cast<double>(bytes) * 8, n);
+  ReportBitsPerKey(state, static_cast<double>(memory.bytes()) * 8,
+                   static_cast<uint64_t>(state.range(0)));
   ReportHugePages(state, memory.huge_page_bytes(), memory.bytes());
+  state.counters["distance"] = static_cast<double>(distance);
+}
+
+// The floor: one random 64-byte line read per key and nothing else, over memory of the filter's
+// size and kind, at the prefetch distance that was fastest on this machine (`distance` says which).
+void BM_Floor(benchmark::State& state) {
+  const measure::FloorMemory& memory = FloorFor(static_cast<uint64_t>(state.range(0)));
+  RunFloor(state, memory, memory.distance());
+}
+
+// The same at one given distance (second argument): the sweep BM_Floor takes the best of.
+void BM_FloorAt(benchmark::State& state) {
+  RunFloor(state, FloorFor(static_cast<uint64_t>(state.range(0))),
+           static_cast<size_t>(state.range(1)));
 }
 
 // XXH3-128 of each key, nothing else: the part of a lookup that is not memory.
@@ -204,31 +234,70 @@ void BM_Libbloom_MayContain(benchmark::State& state) {
   ReportFpr(state, found, state.iterations() * kChunk);
 }
 
+// URL-like keys (FormatUrl): the string-key path, against Boost.Bloom's with boost::hash.
+const BlockedFilter& FilledUrlFilter(uint64_t n) {
+  return Cached<BlockedFilter>(n | kAbsentBit, [n] {
+    BlockedFilter filter = ValueOrDie(BlockedFilter::Create(OptionsFor(n, false)));
+    UrlChunk chunk;
+    for (uint64_t first = 0; first < n; first += kChunk) {
+      filter.InsertMany(chunk.Fill(first, std::min<uint64_t>(kChunk, n - first)));
+    }
+    return filter;
+  });
+}
+
+template <bool kBulk>
+void BM_InsertUrl(benchmark::State& state) {
+  const auto n = static_cast<uint64_t>(state.range(0));
+  BlockedFilter filter = ValueOrDie(BlockedFilter::Create(OptionsFor(n, false)));
+  uint64_t added = 0;
+  FillUrlsOnce(state, [&](std::span<const std::string_view> keys) {
+    if constexpr (kBulk) {
+      added += filter.InsertMany(keys);
+    } else {
+      for (std::string_view key : keys) added += filter.Insert(key);
+    }
+  });
+  benchmark::DoNotOptimize(added);
+  ReportBitsPerKey(state, static_cast<double>(filter.bits()), n);
+}
+
+template <bool kBulk>
+void BM_MayContainUrl(benchmark::State& state) {
+  const auto n = static_cast<uint64_t>(state.range(0));
+  const BlockedFilter& filter = FilledUrlFilter(n);
+  UrlCursor keys(AbsentUrls(), state);
+  uint64_t found = 0;
+  for (auto _ : state) {
+    const std::span<const std::string_view> chunk = keys.Next();
+    if constexpr (kBulk) {
+      found += filter.MayContainMany(chunk);
+    } else {
+      for (std::string_view key : chunk) found += filter.MayContain(key);
+    }
+  }
+  ReportKeys(state, state.iterations() * kChunk);
+  ReportBitsPerKey(state, static_cast<double>(filter.bits()), n);
+  ReportFpr(state, found, state.iterations() * kChunk);
+}
+
 // Insert families fill 0 .. n keys once: n / kChunk iterations shared by the threads. libbloom's
 // insert (k misses per key) would take ~20 s to fill 2^27 keys, so it inserts at most 2^22 (its
 // cost does not depend on the fill).
 void Register() {
-  constexpr int64_t kSizes[] = {int64_t{1} << 20, int64_t{1} << 27};
-  // Inserts `keys` keys (n unless given) into a filter sized for n.
-  auto fill = [](const char* name, void (*fn)(benchmark::State&), int64_t n, int threads,
-                 int64_t keys = 0) {
-    benchmark::RegisterBenchmark(name, fn)
-        ->Arg(n)
-        ->Iterations((keys != 0 ? keys : n) / static_cast<int64_t>(kChunk) / threads)
-        ->Threads(threads)
-        ->UseRealTime()
-        ->Unit(benchmark::kMicrosecond);
-  };
   for (int64_t n : kSizes) {
     benchmark::RegisterBenchmark("BM_Floor", BM_Floor)->Arg(n);
+    for (int distance : kFloorDistances) {
+      benchmark::RegisterBenchmark("BM_FloorAt", BM_FloorAt)->Args({n, distance});
+    }
     benchmark::RegisterBenchmark("BM_Hash", BM_Hash)->Arg(n);
-    // The control for the 2-thread rows: hashing is pure computation, so its 2-thread/1-thread
-    // ratio says how much of a second core this machine really gives right now.
-    for (int threads : {1, 2}) {
+    // The control for the multi-thread rows: hashing is pure computation, so its n-thread/1-thread
+    // ratio says how much of the other cores this machine really gives right now.
+    for (int threads : ThreadCounts()) {
       benchmark::RegisterBenchmark("BM_Hash", BM_Hash)->Arg(n)->Threads(threads)->UseRealTime();
     }
     benchmark::RegisterBenchmark("BM_MayContain", BM_MayContain)->Arg(n);
-    for (int threads : {1, 2}) {
+    for (int threads : ThreadCounts()) {
       benchmark::RegisterBenchmark("BM_MayContainMany", BM_MayContainMany)
           ->Arg(n)
           ->Threads(threads)
@@ -237,11 +306,16 @@ void Register() {
     benchmark::RegisterBenchmark("BM_MayContainManyHashed", BM_MayContainManyHashed)->Arg(n);
     benchmark::RegisterBenchmark("BM_MayContainManyPositive", BM_MayContainManyPositive)->Arg(n);
     benchmark::RegisterBenchmark("BM_Libbloom_MayContain", BM_Libbloom_MayContain)->Arg(n);
-    fill("BM_Insert", BM_Insert, n, 1);
-    fill("BM_InsertMany", BM_InsertMany, n, 1);
-    fill("BM_ConcurrentInsertMany", BM_ConcurrentInsertMany, n, 1);
-    fill("BM_ConcurrentInsertMany", BM_ConcurrentInsertMany, n, 2);
-    fill("BM_Libbloom_Insert", BM_Libbloom_Insert, n, 1, std::min(n, int64_t{1} << 22));
+    benchmark::RegisterBenchmark("BM_MayContainUrl", BM_MayContainUrl<false>)->Arg(n);
+    benchmark::RegisterBenchmark("BM_MayContainManyUrl", BM_MayContainUrl<true>)->Arg(n);
+    RegisterFill("BM_Insert", BM_Insert, n);
+    RegisterFill("BM_InsertMany", BM_InsertMany, n);
+    for (int threads : ThreadCounts()) {
+      RegisterFill("BM_ConcurrentInsertMany", BM_ConcurrentInsertMany, n, threads);
+    }
+    RegisterFill("BM_InsertUrl", BM_InsertUrl<false>, n);
+    RegisterFill("BM_InsertManyUrl", BM_InsertUrl<true>, n);
+    RegisterFill("BM_Libbloom_Insert", BM_Libbloom_Insert, n, 1, std::min(n, int64_t{1} << 22));
   }
 }
 

@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "bloomery/storage.h"
@@ -16,6 +19,7 @@ namespace bloomery::measure {
 
 struct FloorMemory::Impl {
   Storage storage;
+  size_t distance = 8;
 };
 
 FloorMemory::FloorMemory(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -23,27 +27,71 @@ FloorMemory::FloorMemory(FloorMemory&&) noexcept = default;
 FloorMemory& FloorMemory::operator=(FloorMemory&&) noexcept = default;
 FloorMemory::~FloorMemory() = default;
 
+namespace {
+
+// The fastest of kFloorDistances for reading random lines of `memory`, best of three rounds.
+size_t SweepDistance(const FloorMemory& memory) {
+  // 256 Ki lines: 16 MiB of misses, far more than the out-of-order window or any prefetch depth.
+  std::vector<uint64_t> lines(std::min<uint64_t>(uint64_t{1} << 18, 64 * memory.lines()));
+  uint64_t x = 0;
+  for (uint64_t& line : lines) {
+    // SplitMix64, then a fastrange into the memory's lines.
+    x += 0x9E3779B97F4A7C15ull;
+    uint64_t z = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    line = static_cast<uint64_t>((static_cast<unsigned __int128>(z) * memory.lines()) >> 64);
+  }
+  size_t best = kFloorDistances[0];
+  double best_ns = std::numeric_limits<double>::infinity();
+  uint64_t sink = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (size_t distance : kFloorDistances) {
+      const auto start = std::chrono::steady_clock::now();
+      sink ^= memory.ReadLinesAt(lines, distance);
+      const double ns =
+          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
+              .count();
+      if (ns < best_ns) {
+        best_ns = ns;
+        best = distance;
+      }
+    }
+  }
+  // A volatile store keeps the timed reads observable.
+  [[maybe_unused]] volatile uint64_t observed = sink;
+  return best;
+}
+
+}  // namespace
+
 absl::StatusOr<FloorMemory> FloorMemory::Allocate(uint64_t bytes) {
   StorageOptions options;
   options.populate = true;  // same huge-page policy (kAuto) as a filter's, faults taken up front
   absl::StatusOr<Storage> storage = Storage::Allocate(bytes, options);
   if (!storage.ok()) return storage.status();
-  return FloorMemory(std::make_unique<Impl>(Impl{*std::move(storage)}));
+  FloorMemory memory(std::make_unique<Impl>(Impl{*std::move(storage)}));
+  if (memory.lines() != 0) memory.impl_->distance = SweepDistance(memory);
+  return memory;
 }
 
-uint64_t FloorMemory::ReadLines(std::span<const uint64_t> lines) const noexcept {
-  // 32 lines per burst: the filter keeps about as many misses in flight, and bursts of 24..64
-  // measured the same.
-  constexpr size_t kBurst = 32;
+uint64_t FloorMemory::ReadLinesAt(std::span<const uint64_t> lines, size_t distance) const noexcept {
   const auto* base = reinterpret_cast<const uint64_t*>(impl_->storage.data());
+  const size_t count = lines.size();
   uint64_t acc = 0;
-  for (size_t start = 0; start < lines.size(); start += kBurst) {
-    const size_t n = std::min(kBurst, lines.size() - start);
-    for (size_t i = 0; i < n; ++i) __builtin_prefetch(base + lines[start + i] * 8, 0, 3);
-    for (size_t i = 0; i < n; ++i) acc ^= base[lines[start + i] * 8];
+  for (size_t i = 0; i < std::min(distance, count); ++i) {
+    __builtin_prefetch(base + lines[i] * 8, 0, 3);
   }
+  size_t i = 0;
+  for (; i + distance < count; ++i) {
+    __builtin_prefetch(base + lines[i + distance] * 8, 0, 3);
+    acc ^= base[lines[i] * 8];
+  }
+  for (; i < count; ++i) acc ^= base[lines[i] * 8];
   return acc;
 }
+
+size_t FloorMemory::distance() const noexcept { return impl_->distance; }
 
 uint64_t FloorMemory::bytes() const noexcept { return impl_->storage.size(); }
 
