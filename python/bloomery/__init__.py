@@ -1,0 +1,74 @@
+# Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+"""Fast, exact Bloom filters: the bloomery C++ library from Python.
+
+Four kinds, one vocabulary (see each class's docstring):
+
+- ``BlockedFilter`` (alias ``BloomFilter``): one 64-byte cache line per key; the default.
+- ``ClassicFilter``: k cache lines per key, the fewest bits per key.
+- ``ScalableFilter`` (alias ``ScalableBloomFilter``): grows x2 or x4, total FPR stays bounded.
+- ``CountingFilter``: counters instead of bits, so keys can be removed and counted.
+
+A drop-in for pybloom-live's common calls::
+
+    import bloomery
+    seen = bloomery.BloomFilter(capacity=1_000_000, error_rate=0.001)
+    if not seen.add("https://example.com/a"):   # add() returns True if ALREADY present
+        crawl("https://example.com/a")
+    "https://example.com/a" in seen             # True
+
+Keys are ``str`` (hashed as UTF-8), ``bytes`` or any contiguous buffer, or ``int`` in
+[0, 2**64 - 1] (hashed as its 8 little-endian bytes, as the C++ library hashes ``uint64_t``).
+Anything else is a ``TypeError``: Python's ``hash()`` is salted per process, and a filter saved
+by one process must answer the same in another. ``add_many``/``contains_many``/``update`` take any
+iterable of keys or an integer buffer (a NumPy ``uint64`` array is read in place) and release the
+GIL. Files written by ``save``/``tofile``/``tobytes`` are the C++ library's and the ``bloomery``
+command-line tool's format; pickling and ``copy`` go through it.
+"""
+
+import pkgutil as _pkgutil
+
+# In a build tree the extension sits in the build directory's bloomery/, next to nothing else:
+# let the package span both directories. Installed, there is one directory and this is a no-op.
+__path__ = _pkgutil.extend_path(__path__, __name__)
+
+from ._native import (  # noqa: E402
+    BlockedFilter,
+    ClassicFilter,
+    CountingFilter,
+    FilterFullError,
+    FormatError,
+    ScalableFilter,
+    hash_key,
+    info,
+)
+
+# pybloom-live's names.
+BloomFilter = BlockedFilter
+ScalableBloomFilter = ScalableFilter
+
+_KINDS = {
+    "blocked": BlockedFilter,
+    "classic": ClassicFilter,
+    "counting": CountingFilter,
+    "scalable": ScalableFilter,
+}
+
+
+def load(path, **options):
+    """Reads a filter file of any kind (the kind is in its header); options as ``Kind.load``."""
+    return _KINDS[info(path)["kind"]].load(path, **options)
+
+
+__all__ = [
+    "BlockedFilter",
+    "BloomFilter",
+    "ClassicFilter",
+    "CountingFilter",
+    "FilterFullError",
+    "FormatError",
+    "ScalableBloomFilter",
+    "ScalableFilter",
+    "hash_key",
+    "info",
+    "load",
+]

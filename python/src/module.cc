@@ -1,0 +1,1060 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// module.cc: bloomery._native, the C++ filters as Python classes (pybind11).
+//
+// One template, PyFilter<Filter>, binds every kind, so a kind is a row in PYBIND11_MODULE, not a
+// copy of the binding. What the binding adds to the C++ contract:
+//   - Keys are str (its UTF-8 bytes), bytes and other contiguous buffers, or int (a uint64_t,
+//     hashed as its 8 little-endian bytes as in C++). Anything else is TypeError: Python's hash()
+//     is salted per process, and a filter's answers must not depend on the process.
+//   - add() returns True when the key was ALREADY present (pybloom-live's meaning), the negation of
+//     C++ Insert, which answers "was new".
+//   - Batch calls release the GIL. A single-writer filter (concurrent=False) is then guarded by a
+//     mutex that single-key calls take only while a batch is running, so Python threads can never
+//     break its single-writer contract; a concurrent filter takes no lock at all.
+//   - absl::Status errors become exceptions: InvalidArgument on creation ValueError (with the C++
+//     message), NotFound FileNotFoundError, PermissionDenied PermissionError, ResourceExhausted
+//     MemoryError, a file that is not a valid filter bloomery.FormatError (a ValueError).
+#include <Python.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "bloomery/bloomery.h"
+
+namespace py = pybind11;
+
+namespace bloomery::python {
+namespace {
+
+// Raised for a file or byte string that is not a valid filter of the expected kind.
+PyObject* format_error = nullptr;
+// Raised when a scalable filter refuses a new key (it reached a memory or stage limit).
+PyObject* full_error = nullptr;
+
+// Where a failed absl::Status surfaces in Python. `reading` says the status came from reading a
+// file or byte string, where InvalidArgument and FailedPrecondition describe the data, not the
+// caller's arguments.
+[[noreturn]] void Throw(const absl::Status& status, bool reading = false) {
+  const std::string message(status.message());
+  PyObject* type = PyExc_ValueError;
+  switch (status.code()) {
+    case absl::StatusCode::kNotFound:
+      type = PyExc_FileNotFoundError;
+      break;
+    case absl::StatusCode::kPermissionDenied:
+      type = PyExc_PermissionError;
+      break;
+    case absl::StatusCode::kResourceExhausted:
+      type = PyExc_MemoryError;
+      break;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kFailedPrecondition:
+      type = reading ? format_error : PyExc_ValueError;
+      break;
+    case absl::StatusCode::kDataLoss:
+    case absl::StatusCode::kUnimplemented:
+    case absl::StatusCode::kOutOfRange:
+      type = format_error;
+      break;
+    default:
+      type = PyExc_OSError;
+      break;
+  }
+  PyErr_SetString(type, message.c_str());
+  throw py::error_already_set();
+}
+
+// Runs `fn` (file I/O, no Python objects) with the GIL released. Statuses are turned into
+// exceptions after it returns: raising needs the GIL.
+template <typename Fn>
+auto WithoutGil(Fn&& fn) {
+  py::gil_scoped_release release;
+  return fn();
+}
+
+template <typename T>
+T OrThrow(absl::StatusOr<T> value, bool reading = false) {
+  if (!value.ok()) Throw(value.status(), reading);
+  return *std::move(value);
+}
+
+void OrThrow(const absl::Status& status, bool reading = false) {
+  if (!status.ok()) Throw(status, reading);
+}
+
+// One key from Python: a byte string or a uint64_t. Holds the buffer of a non-bytes buffer object
+// while the key is used.
+class Key {
+ public:
+  explicit Key(PyObject* object) {
+    if (PyUnicode_Check(object)) {
+      Py_ssize_t size = 0;
+      // The UTF-8 form is cached in the str object: no copy after the first use.
+      const char* data = PyUnicode_AsUTF8AndSize(object, &size);
+      if (data == nullptr) throw py::error_already_set();
+      bytes_ = {data, static_cast<size_t>(size)};
+    } else if (PyBytes_Check(object)) {
+      bytes_ = {PyBytes_AS_STRING(object), static_cast<size_t>(PyBytes_GET_SIZE(object))};
+    } else if (PyLong_Check(object) || (!PyObject_CheckBuffer(object) && PyIndex_Check(object))) {
+      is_int_ = true;
+      integer_ = ToUint64(object);
+    } else if (PyObject_CheckBuffer(object)) {
+      if (PyObject_GetBuffer(object, &view_, PyBUF_C_CONTIGUOUS) != 0) {
+        throw py::error_already_set();
+      }
+      has_view_ = true;
+      bytes_ = {static_cast<const char*>(view_.buf), static_cast<size_t>(view_.len)};
+    } else {
+      PyErr_Format(PyExc_TypeError,
+                   "a bloomery key must be str, bytes (or a buffer) or int, not '%.200s'",
+                   Py_TYPE(object)->tp_name);
+      throw py::error_already_set();
+    }
+  }
+  Key(const Key&) = delete;
+  Key& operator=(const Key&) = delete;
+  ~Key() {
+    if (has_view_) PyBuffer_Release(&view_);
+  }
+
+  // An int key as uint64_t; negative or above 2^64 - 1 is OverflowError.
+  static uint64_t ToUint64(PyObject* object) {
+    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(object));
+    if (!index) throw py::error_already_set();
+    const unsigned long long value = PyLong_AsUnsignedLongLong(index.ptr());
+    if (value == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+      PyErr_SetString(PyExc_OverflowError, "an int key must be in [0, 2**64 - 1]");
+      throw py::error_already_set();
+    }
+    return value;
+  }
+
+  [[nodiscard]] bool is_int() const noexcept { return is_int_; }
+  [[nodiscard]] uint64_t integer() const noexcept { return integer_; }
+  [[nodiscard]] std::string_view bytes() const noexcept { return bytes_; }
+
+  // Calls `fn` with the key in the form the C++ API takes.
+  template <typename Fn>
+  decltype(auto) Visit(Fn&& fn) const {
+    return is_int_ ? fn(integer_) : fn(bytes_);
+  }
+  [[nodiscard]] KeyHash Hash(uint64_t seed) const noexcept {
+    return is_int_ ? HashKey(integer_, seed) : HashKey(bytes_, seed);
+  }
+
+ private:
+  std::string_view bytes_;
+  uint64_t integer_ = 0;
+  bool is_int_ = false;
+  bool has_view_ = false;
+  Py_buffer view_{};
+};
+
+// A batch of keys ready for a C++ batch call: uint64_t keys straight from an integer buffer (a
+// NumPy array is used in place), or a chunk of keys converted from any iterable.
+class Batch {
+ public:
+  // Keys converted per chunk from iterables: big enough that the GIL round trip and the batch
+  // pipeline's start-up are noise, small enough that the views stay in cache.
+  static constexpr size_t kChunk = 16384;
+
+  // Integer buffers (1-D, any integer type) are batches of int keys. str, bytes and bytearray are
+  // refused: iterating them yields characters or small ints, never what the caller meant.
+  static bool IsIntegerBuffer(PyObject* object) {
+    return PyObject_CheckBuffer(object) && !PyBytes_Check(object) && !PyByteArray_Check(object);
+  }
+
+  // Reads an integer buffer. Returns false (TypeError set) for other formats.
+  void FromBuffer(PyObject* object) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(object, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) != 0) {
+      throw py::error_already_set();
+    }
+    struct Release {
+      Py_buffer* view;
+      ~Release() { PyBuffer_Release(view); }
+    } release{&view};
+    if (view.ndim > 1) {
+      PyErr_SetString(PyExc_ValueError, "a key buffer must be one-dimensional");
+      throw py::error_already_set();
+    }
+    std::string_view format = view.format != nullptr ? view.format : "B";
+    if (!format.empty() && (format[0] == '<' || format[0] == '=' || format[0] == '@')) {
+      format.remove_prefix(1);
+    }
+    const size_t count = view.itemsize > 0 ? static_cast<size_t>(view.len / view.itemsize) : 0;
+    const char code = format.size() == 1 ? format[0] : '?';
+    const bool is_unsigned =
+        code == 'B' || code == 'H' || code == 'I' || code == 'L' || code == 'Q' || code == 'N';
+    const bool is_signed =
+        code == 'b' || code == 'h' || code == 'i' || code == 'l' || code == 'q' || code == 'n';
+    if (!is_unsigned && !is_signed) {
+      PyErr_Format(PyExc_TypeError,
+                   "a key buffer must hold integers (NumPy uint64 is used in place), not format "
+                   "'%s'",
+                   view.format != nullptr ? view.format : "B");
+      throw py::error_already_set();
+    }
+    if (is_unsigned && view.itemsize == 8) {
+      // The common case: the caller's memory is the batch. Keep the buffer exported so that it
+      // cannot be resized while the GIL is released.
+      owner_ = py::reinterpret_borrow<py::object>(object);
+      view_.emplace(object, PyBUF_C_CONTIGUOUS);
+      integers_ = {static_cast<const uint64_t*>(view_->buf), count};
+      return;
+    }
+    owned_integers_.resize(count);
+    const char* data = static_cast<const char*>(view.buf);
+    for (size_t i = 0; i < count; ++i) {
+      const char* item = data + i * view.itemsize;
+      int64_t value = 0;
+      switch (view.itemsize) {
+        case 1:
+          value = is_signed ? *reinterpret_cast<const int8_t*>(item)
+                            : *reinterpret_cast<const uint8_t*>(item);
+          break;
+        case 2:
+          value = is_signed ? *reinterpret_cast<const int16_t*>(item)
+                            : *reinterpret_cast<const uint16_t*>(item);
+          break;
+        case 4:
+          value = is_signed ? *reinterpret_cast<const int32_t*>(item)
+                            : *reinterpret_cast<const uint32_t*>(item);
+          break;
+        default:
+          value = *reinterpret_cast<const int64_t*>(item);
+          break;
+      }
+      if (value < 0) {
+        PyErr_SetString(PyExc_OverflowError, "an int key must be in [0, 2**64 - 1]");
+        throw py::error_already_set();
+      }
+      owned_integers_[i] = static_cast<uint64_t>(value);
+    }
+    integers_ = owned_integers_;
+  }
+
+  // Converts the next chunk of `iterator` (a new reference is kept for every key, so that other
+  // threads may change the container while the GIL is released). Returns false at the end.
+  bool NextChunk(PyObject* iterator, uint64_t seed) {
+    keepalive_.clear();
+    views_.clear();
+    owned_integers_.clear();
+    hashes_.clear();
+    copies_.clear();
+    is_int_.clear();
+    bool has_bytes = false;
+    bool has_int = false;
+    while (keepalive_.size() < kChunk) {
+      PyObject* item = PyIter_Next(iterator);
+      if (item == nullptr) {
+        if (PyErr_Occurred()) throw py::error_already_set();
+        break;
+      }
+      keepalive_.push_back(py::reinterpret_steal<py::object>(item));
+      const Key key(item);
+      is_int_.push_back(key.is_int());
+      owned_integers_.push_back(key.integer());
+      if (key.is_int()) {
+        views_.emplace_back();
+        has_int = true;
+      } else if (PyUnicode_Check(item) || PyBytes_Check(item)) {
+        views_.push_back(key.bytes());  // points into `item`, which keepalive_ holds
+        has_bytes = true;
+      } else {
+        // Another buffer (bytearray, memoryview): copied, since its owner may change it while
+        // the GIL is released.
+        copies_.emplace_back(key.bytes());
+        views_.push_back(copies_.back());
+        has_bytes = true;
+      }
+    }
+    if (keepalive_.empty()) return false;
+    mixed_ = has_bytes && has_int;
+    integers_ = {};
+    strings_ = {};
+    if (mixed_) {
+      // Mixed kinds keep their order (an int and its 8-byte string are the same key): hash each
+      // here and give the filter the hashes.
+      hashes_.resize(keepalive_.size());
+      for (size_t i = 0; i < keepalive_.size(); ++i) {
+        hashes_[i] = is_int_[i] != 0 ? HashKey(owned_integers_[i], seed) : HashKey(views_[i], seed);
+      }
+    } else if (has_int) {
+      integers_ = owned_integers_;
+    } else {
+      strings_ = views_;
+    }
+    return true;
+  }
+
+  [[nodiscard]] size_t size() const noexcept {
+    return mixed_ ? hashes_.size() : (strings_.empty() ? integers_.size() : strings_.size());
+  }
+
+  // Calls `fn` with the batch as a span of the type the C++ batch calls take.
+  template <typename Fn>
+  decltype(auto) Visit(Fn&& fn) const {
+    if (mixed_) return fn(std::span<const KeyHash>(hashes_));
+    if (!strings_.empty()) return fn(strings_);
+    return fn(integers_);
+  }
+
+ private:
+  // A Py_buffer released on destruction (integer buffers used in place).
+  struct View : Py_buffer {
+    View(PyObject* object, int flags) {
+      if (PyObject_GetBuffer(object, this, flags) != 0) throw py::error_already_set();
+    }
+    View(const View&) = delete;
+    ~View() { PyBuffer_Release(this); }
+  };
+
+  py::object owner_;
+  std::optional<View> view_;
+  std::vector<py::object> keepalive_;
+  std::vector<std::string_view> views_;
+  std::vector<uint64_t> owned_integers_;
+  std::vector<KeyHash> hashes_;
+  std::vector<char> is_int_;
+  std::deque<std::string> copies_;
+  std::span<const uint64_t> integers_;
+  std::span<const std::string_view> strings_;
+  bool mixed_ = false;
+};
+
+// Runs `fn` over `keys` (an integer buffer, or any iterable of keys) one chunk at a time, with the
+// GIL released during each C++ call. `fn(span, offset)` gets the chunk and its first key's index.
+template <typename Guard, typename Fn>
+void ForEachChunk(py::handle keys, uint64_t seed, Guard& guard, Fn&& fn) {
+  PyObject* object = keys.ptr();
+  if (PyUnicode_Check(object) || PyBytes_Check(object) || PyByteArray_Check(object)) {
+    PyErr_SetString(PyExc_TypeError,
+                    "keys must be an iterable of keys or an integer buffer; a single str or bytes "
+                    "is one key: use add() or 'in'");
+    throw py::error_already_set();
+  }
+  Batch batch;
+  if (Batch::IsIntegerBuffer(object)) {
+    batch.FromBuffer(object);
+    auto unlocked = guard.Unlock();
+    batch.Visit([&](auto span) { fn(span, size_t{0}); });
+    return;
+  }
+  py::object iterator = py::reinterpret_steal<py::object>(PyObject_GetIter(object));
+  if (!iterator) throw py::error_already_set();
+  size_t offset = 0;
+  while (batch.NextChunk(iterator.ptr(), seed)) {
+    auto unlocked = guard.Unlock();
+    batch.Visit([&](auto span) { fn(span, offset); });
+    offset += batch.size();
+  }
+}
+
+// The number of keys `keys` holds when it says so (len()), for sizing a result array up front.
+std::optional<size_t> KnownLength(py::handle keys) {
+  const Py_ssize_t length = PyObject_Length(keys.ptr());
+  if (length < 0) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return static_cast<size_t>(length);
+}
+
+// Is the filter kind's C++ type able to do X? (compile-time rows of the binding)
+template <typename F>
+concept HasIntersect = requires(F f, const F& g) {
+  f.IntersectWith(g);
+};
+template <typename F>
+concept HasMap = requires(const std::string& p) {
+  F::Map(p, MapMode::kReadOnly, LoadOptions{});
+};
+template <typename F>
+concept IsScalable = std::is_same_v<F, ScalableFilter>;
+
+// A filter with its Python-side thread guard.
+template <typename Filter>
+class PyFilter {
+ public:
+  explicit PyFilter(Filter filter) : filter_(std::move(filter)) {}
+
+  Filter& filter() noexcept { return filter_; }
+  const Filter& filter() const noexcept { return filter_; }
+
+  // Serialises a single-writer filter between a batch (GIL released) and everything else. All
+  // changes of `batches_` happen with the GIL held, and so does every single-key call: a call that
+  // sees no batch running cannot have one start under it.
+  class Guard {
+   public:
+    explicit Guard(PyFilter& owner) : owner_(owner) {}
+    // For the duration of a C++ batch call: the GIL released, the filter's mutex held unless it is
+    // concurrent.
+    class Unlocked {
+     public:
+      explicit Unlocked(PyFilter& owner) : owner_(owner) {
+        ++owner_.batches_;
+        release_.emplace();
+        if (!owner_.filter_.concurrent()) lock_ = std::unique_lock(owner_.mutex_);
+      }
+      Unlocked(const Unlocked&) = delete;
+      ~Unlocked() {
+        if (lock_.owns_lock()) lock_.unlock();
+        release_.reset();
+        --owner_.batches_;
+      }
+
+     private:
+      PyFilter& owner_;
+      std::optional<py::gil_scoped_release> release_;
+      std::unique_lock<std::mutex> lock_;
+    };
+    [[nodiscard]] Unlocked Unlock() { return Unlocked(owner_); }
+
+   private:
+    PyFilter& owner_;
+  };
+
+  // Runs a single-key call: directly when no batch is running (the common case costs one load),
+  // else waits for the batch with the GIL released.
+  template <typename Fn>
+  decltype(auto) Single(Fn&& fn) {
+    if (batches_ == 0 || filter_.concurrent()) return fn(filter_);
+    std::unique_lock<std::mutex> lock = WaitForBatches();
+    return fn(filter_);
+  }
+
+  // Runs a whole-filter call (save, union, clear...) with no batch running on it, with the GIL
+  // held (`fn` may touch Python objects).
+  template <typename Fn>
+  decltype(auto) Exclusive(Fn&& fn) {
+    if (batches_ == 0) return fn(filter_);
+    std::unique_lock<std::mutex> lock = WaitForBatches();
+    return fn(filter_);
+  }
+
+ private:
+  // Takes the mutex with the GIL released, then returns holding both. No deadlock: a batch
+  // releases the GIL before it takes the mutex and the mutex before it retakes the GIL, so no
+  // thread ever waits for the mutex while holding the GIL.
+  std::unique_lock<std::mutex> WaitForBatches() {
+    py::gil_scoped_release release;
+    return std::unique_lock<std::mutex>(mutex_);
+  }
+
+  Filter filter_;
+  std::mutex mutex_;
+  int batches_ = 0;  // changed only with the GIL held
+};
+
+// Where serialisation goes until the library has an in-memory form: a private temp file.
+class TempPath {
+ public:
+  TempPath() {
+    const char* dir = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/bloomery-py-XXXXXX";
+    std::vector<char> buffer(pattern.begin(), pattern.end());
+    buffer.push_back('\0');
+    const int fd = mkstemp(buffer.data());
+    if (fd < 0) {
+      PyErr_SetFromErrno(PyExc_OSError);
+      throw py::error_already_set();
+    }
+    close(fd);
+    path_ = buffer.data();
+  }
+  TempPath(const TempPath&) = delete;
+  ~TempPath() { std::remove(path_.c_str()); }
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+};
+
+template <typename Filter>
+py::bytes ToBytes(const Filter& filter) {
+  TempPath temp;
+  OrThrow(filter.Save(temp.path()));
+  std::ifstream in(temp.path(), std::ios::binary);
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return py::bytes(data);
+}
+
+template <typename Filter>
+Filter FromBytes(std::string_view data, const LoadOptions& options) {
+  TempPath temp;
+  {
+    std::ofstream out(temp.path(), std::ios::binary | std::ios::trunc);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    if (!out) {
+      PyErr_SetString(PyExc_OSError, "cannot write a temporary file to read the filter from");
+      throw py::error_already_set();
+    }
+  }
+  return OrThrow(WithoutGil([&] { return Filter::Load(temp.path(), options); }),
+                 /*reading=*/true);
+}
+
+LoadOptions MakeLoadOptions(bool concurrent, uint64_t max_bytes, bool verify_checksums,
+                            bool allow_dirty) {
+  LoadOptions options;
+  options.concurrent = concurrent;
+  options.max_bytes = max_bytes;
+  options.verify_checksums = verify_checksums;
+  options.allow_dirty = allow_dirty;
+  return options;
+}
+
+FilterOptions MakeOptions(uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
+                          std::optional<uint64_t> seed, bool concurrent, uint64_t max_memory,
+                          bool huge_pages, bool populate) {
+  FilterOptions options;
+  options.capacity = capacity;
+  options.fpr = error_rate;
+  options.bits = bits;
+  options.hashes = hashes;
+  options.seed = seed.value_or(kDefaultSeed);
+  options.concurrent = concurrent;
+  options.max_memory_bytes = max_memory;
+  options.huge_pages = huge_pages ? HugePages::kAuto : HugePages::kNever;
+  options.populate = populate;
+  return options;
+}
+
+// add()'s answer: pybloom's "already present", and for a scalable filter a refused key raises.
+template <typename Result>
+bool AlreadyPresent(Result result) {
+  if constexpr (std::is_same_v<Result, InsertResult>) {
+    if (result == InsertResult::kRefused) {
+      PyErr_SetString(
+          full_error,
+          "the scalable filter is full (a memory or stage limit): the key was not added");
+      throw py::error_already_set();
+    }
+    return result == InsertResult::kPresent;
+  } else {
+    return !result;
+  }
+}
+
+// Keys that were new in a batch insert; raises after the batch if a scalable filter refused some.
+template <typename Counts>
+size_t NewKeys(Counts counts, size_t& refused) {
+  if constexpr (std::is_same_v<Counts, InsertCounts>) {
+    refused += counts.refused;
+    return counts.added;
+  } else {
+    return counts;
+  }
+}
+
+template <typename Filter>
+std::unique_ptr<PyFilter<Filter>> Wrap(Filter filter) {
+  return std::make_unique<PyFilter<Filter>>(std::move(filter));
+}
+
+template <typename Filter>
+py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const char* doc) {
+  using W = PyFilter<Filter>;
+  py::class_<W> cls(m, name, doc);
+  cls.def(
+         "add",
+         [](W& self, py::handle key) {
+           const Key k(key.ptr());
+           return self.Single([&](Filter& f) {
+             return AlreadyPresent(k.Visit([&](auto v) { return f.Insert(v); }));
+           });
+         },
+         py::arg("key"),
+         "Adds `key`. Returns True if it was already present (a duplicate, or a false positive), "
+         "False if it was new: pybloom-live's meaning, the negation of C++ Insert.")
+      .def(
+          "__contains__",
+          [](W& self, py::handle key) {
+            const Key k(key.ptr());
+            return self.Single(
+                [&](Filter& f) { return k.Visit([&](auto v) { return f.MayContain(v); }); });
+          },
+          "False: the key was certainly never added. True: it was, or a false positive.")
+      .def(
+          "add_many",
+          [](W& self, py::handle keys) {
+            typename W::Guard guard(self);
+            size_t added = 0;
+            size_t refused = 0;
+            ForEachChunk(keys, self.filter().seed(), guard, [&](auto span, size_t) {
+              added += NewKeys(self.filter().InsertMany(span), refused);
+            });
+            if (refused > 0) {
+              PyErr_Format(full_error, "the scalable filter is full: %zu new keys were not added",
+                           refused);
+              throw py::error_already_set();
+            }
+            return added;
+          },
+          py::arg("keys"),
+          "Adds every key of an iterable (str, bytes, int) or of an integer buffer (a NumPy uint64 "
+          "array is read in place), in order, with the GIL released. Returns how many were new.")
+      .def(
+          "update",
+          [](W& self, py::handle keys) {
+            typename W::Guard guard(self);
+            size_t refused = 0;
+            ForEachChunk(keys, self.filter().seed(), guard, [&](auto span, size_t) {
+              NewKeys(self.filter().InsertMany(span), refused);
+            });
+            if (refused > 0) {
+              PyErr_Format(full_error, "the scalable filter is full: %zu new keys were not added",
+                           refused);
+              throw py::error_already_set();
+            }
+          },
+          py::arg("keys"),
+          "Adds every key of `keys` (as add_many, returning None like set.update).")
+      .def(
+          "contains_many",
+          [](W& self, py::handle keys, bool count) -> py::object {
+            typename W::Guard guard(self);
+            if (count) {
+              size_t present = 0;
+              ForEachChunk(keys, self.filter().seed(), guard, [&](auto span, size_t) {
+                present += self.filter().MayContainMany(span);
+              });
+              return py::int_(present);
+            }
+            std::optional<size_t> length = KnownLength(keys);
+            py::array_t<bool> results(static_cast<py::ssize_t>(length.value_or(0)));
+            std::vector<uint8_t> grown;  // for iterables of unknown length
+            ForEachChunk(keys, self.filter().seed(), guard, [&](auto span, size_t offset) {
+              if (length && offset + span.size() <= *length) {
+                bool* out = results.mutable_data() + offset;
+                self.filter().MayContainMany(span, std::span<bool>(out, span.size()));
+              } else {
+                std::vector<char> chunk(span.size());
+                auto* out = reinterpret_cast<bool*>(chunk.data());
+                self.filter().MayContainMany(span, std::span<bool>(out, span.size()));
+                grown.resize(offset);
+                grown.insert(grown.end(), chunk.begin(), chunk.end());
+                length.reset();
+              }
+            });
+            if (!grown.empty()) {
+              py::array_t<bool> all(static_cast<py::ssize_t>(grown.size()));
+              std::memcpy(all.mutable_data(), grown.data(), grown.size());
+              return all;
+            }
+            return results;
+          },
+          py::arg("keys"), py::kw_only(), py::arg("count") = false,
+          "Looks up every key of an iterable or integer buffer with the GIL released. Returns a "
+          "NumPy bool array (one answer per key), or with count=True the number that may be "
+          "present.")
+      .def(
+          "__len__",
+          [](W& self) {
+            return self.Exclusive([](Filter& f) {
+              return static_cast<uint64_t>(std::llround(std::max(0.0, f.EstimatedCount())));
+            });
+          },
+          "Estimated number of distinct keys added (from the bits; exact for scalable filters "
+          "built by inserts).")
+      .def(
+          "estimated_fpr",
+          [](W& self) { return self.Exclusive([](Filter& f) { return f.EstimatedFpr(); }); },
+          "The false-positive rate the filter has now, computed from its bits.")
+      .def(
+          "clear", [](W& self) { self.Exclusive([](Filter& f) { f.Clear(); }); },
+          "Removes every key.")
+      .def(
+          "save",
+          [](W& self, const std::string& path) {
+            OrThrow(self.Exclusive([&](Filter& f) { return f.Save(path); }));
+          },
+          py::arg("path"),
+          "Writes the filter atomically to `path` in bloomery's file format (the C++ library's "
+          "and the `bloomery` CLI's).")
+      .def(
+          "tobytes", [](W& self) { return self.Exclusive([](Filter& f) { return ToBytes(f); }); },
+          "The filter as the bytes of its file.")
+      .def(
+          "tofile",
+          [](W& self, py::object file) {
+            file.attr("write")(self.Exclusive([](Filter& f) { return ToBytes(f); }));
+          },
+          py::arg("f"), "Writes the filter's file to the binary file object `f` (pybloom-live).")
+      .def(
+          "copy",
+          [](W& self) {
+            const bool concurrent = self.filter().concurrent();
+            py::bytes data = self.Exclusive([](Filter& f) { return ToBytes(f); });
+            return Wrap(FromBytes<Filter>(std::string_view(data),
+                                          MakeLoadOptions(concurrent, 0, true, false)));
+          },
+          "An independent copy.")
+      .def(
+          "union_update",
+          [](W& self, W& other) -> W& {
+            OrThrow(self.Exclusive([&](Filter& f) { return f.UnionWith(other.filter()); }));
+            return self;
+          },
+          py::arg("other"),
+          "self |= other. ValueError unless both have the same geometry and seed.")
+      .def(
+          "union",
+          [](W& self, W& other) {
+            const bool concurrent = self.filter().concurrent();
+            py::bytes data = self.Exclusive([](Filter& f) { return ToBytes(f); });
+            auto result = Wrap(FromBytes<Filter>(std::string_view(data),
+                                                 MakeLoadOptions(concurrent, 0, true, false)));
+            OrThrow(result->filter().UnionWith(other.filter()));
+            return result;
+          },
+          py::arg("other"), "A new filter holding the keys of both (pybloom-live's union, `|`).")
+      .def_property_readonly("seed", [](W& self) { return self.filter().seed(); })
+      .def_property_readonly("concurrent", [](W& self) { return self.filter().concurrent(); })
+      .def_property_readonly(
+          "memory_bytes", [](W& self) { return self.filter().memory_bytes(); },
+          "Bytes of filter memory.")
+      .def_static(
+          "load",
+          [](const std::string& path, bool concurrent, uint64_t max_bytes, bool verify_checksums,
+             bool allow_dirty) {
+            const LoadOptions options =
+                MakeLoadOptions(concurrent, max_bytes, verify_checksums, allow_dirty);
+            return Wrap(OrThrow(WithoutGil([&] { return Filter::Load(path, options); }),
+                                /*reading=*/true));
+          },
+          py::arg("path"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
+          py::arg("verify_checksums") = true, py::arg("allow_dirty") = false,
+          "Reads a filter file into memory, validating it. FileNotFoundError, PermissionError, "
+          "bloomery.FormatError for a file that is not a valid filter of this kind, MemoryError "
+          "above max_bytes.")
+      .def_static(
+          "frombytes",
+          [](py::bytes data, bool concurrent, uint64_t max_bytes) {
+            return Wrap(FromBytes<Filter>(std::string_view(data),
+                                          MakeLoadOptions(concurrent, max_bytes, true, false)));
+          },
+          py::arg("data"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
+          "A filter from the bytes of its file (tobytes()).")
+      .def_static(
+          "fromfile",
+          [](py::object file, py::ssize_t n) {
+            py::bytes data = n < 0 ? file.attr("read")() : file.attr("read")(n);
+            return Wrap(
+                FromBytes<Filter>(std::string_view(data), MakeLoadOptions(false, 0, true, false)));
+          },
+          py::arg("f"), py::arg("n") = -1,
+          "Reads a filter written by tofile() from the binary file object `f` (pybloom-live).")
+      .def(py::pickle([](W& self) { return self.Exclusive([](Filter& f) { return ToBytes(f); }); },
+                      [](py::bytes data) {
+                        return Wrap(FromBytes<Filter>(std::string_view(data),
+                                                      MakeLoadOptions(false, 0, true, false)));
+                      }));
+  cls.def("__or__", [](py::object self, py::object other) { return self.attr("union")(other); });
+  cls.def("__ior__", [](W& self, W& other) -> W& {
+    OrThrow(self.Exclusive([&](Filter& f) { return f.UnionWith(other.filter()); }));
+    return self;
+  });
+  if constexpr (HasIntersect<Filter>) {
+    cls.def(
+           "intersection_update",
+           [](W& self, W& other) -> W& {
+             OrThrow(self.Exclusive([&](Filter& f) { return f.IntersectWith(other.filter()); }));
+             return self;
+           },
+           py::arg("other"), "self &= other: keeps the keys that may be in both.")
+        .def(
+            "intersection",
+            [](W& self, W& other) {
+              py::bytes data = self.Exclusive([](Filter& f) { return ToBytes(f); });
+              auto result = Wrap(
+                  FromBytes<Filter>(std::string_view(data),
+                                    MakeLoadOptions(self.filter().concurrent(), 0, true, false)));
+              OrThrow(result->filter().IntersectWith(other.filter()));
+              return result;
+            },
+            py::arg("other"), "A new filter of the keys that may be in both (`&`).");
+    cls.def("__and__",
+            [](py::object self, py::object other) { return self.attr("intersection")(other); });
+    cls.def("__iand__", [](W& self, W& other) -> W& {
+      OrThrow(self.Exclusive([&](Filter& f) { return f.IntersectWith(other.filter()); }));
+      return self;
+    });
+  }
+  if constexpr (HasMap<Filter>) {
+    cls.def_static(
+           "map",
+           [](const std::string& path, bool writable, uint64_t max_bytes, bool allow_dirty) {
+             const LoadOptions options = MakeLoadOptions(false, max_bytes, true, allow_dirty);
+             const MapMode mode = writable ? MapMode::kReadWrite : MapMode::kReadOnly;
+             return Wrap(OrThrow(WithoutGil([&] { return Filter::Map(path, mode, options); }),
+                                 /*reading=*/true));
+           },
+           py::arg("path"), py::kw_only(), py::arg("writable") = false, py::arg("max_bytes") = 0,
+           py::arg("allow_dirty") = false,
+           "Maps a filter file without copying it. writable=False: copy-on-write, adds stay in "
+           "this process. writable=True: adds reach the file; call flush() to make it valid "
+           "and checksummed again (until then the file is marked dirty).")
+        .def(
+            "flush", [](W& self) { OrThrow(self.Exclusive([](Filter& f) { return f.Flush(); })); },
+            "For a writable mapping: checksums, clears the dirty mark and syncs the file.");
+  }
+  return cls;
+}
+
+// pybloom-live's attribute names, for the fixed-size kinds.
+template <typename Filter>
+void BindGeometry(py::class_<PyFilter<Filter>>& cls) {
+  using W = PyFilter<Filter>;
+  cls.def_property_readonly(
+         "capacity", [](W& self) { return self.filter().plan().capacity; },
+         "Keys the filter was planned for.")
+      .def_property_readonly(
+          "error_rate", [](W& self) { return self.filter().plan().expected_fpr; },
+          "The FPR predicted at `capacity` keys (at most the one asked for).")
+      .def_property_readonly("num_bits", [](W& self) { return self.filter().bits(); })
+      .def_property_readonly(
+          "num_slices", [](W& self) { return self.filter().hashes(); },
+          "k, the number of probes per key.")
+      .def_property_readonly("hashes", [](W& self) { return self.filter().hashes(); });
+}
+
+template <typename Filter>
+std::string Describe(const char* kind, const Filter& f) {
+  return std::string("<bloomery.") + kind + " bits=" + std::to_string(f.bits()) +
+         " hashes=" + std::to_string(f.hashes()) + (f.concurrent() ? " concurrent" : "") + ">";
+}
+
+constexpr const char* kFixedDoc =
+    "(capacity=0, error_rate=0.001, *, bits=0, hashes=0, seed=None, concurrent=False, "
+    "max_memory=0, huge_pages=True, populate=False)\n\n"
+    "Sized by capacity (keys) and error_rate (FPR at capacity), or by bits (and hashes). "
+    "ValueError with the library's message for options it refuses.";
+
+void BindModule(py::module_& m) {
+  m.doc() = "bloomery's C++ filters (see the bloomery package for the documented API).";
+  format_error = PyErr_NewExceptionWithDoc(
+      "bloomery.FormatError",
+      "A file or byte string that is not a valid bloomery filter (of the expected kind).",
+      PyExc_ValueError, nullptr);
+  m.attr("FormatError") = py::reinterpret_borrow<py::object>(format_error);
+  full_error = PyErr_NewExceptionWithDoc(
+      "bloomery.FilterFullError",
+      "A scalable filter reached its memory or stage limit and refused a new key.",
+      PyExc_IndexError, nullptr);
+  m.attr("FilterFullError") = py::reinterpret_borrow<py::object>(full_error);
+
+  auto blocked = BindCommon<BlockedFilter>(
+      m, "BlockedFilter",
+      "The default filter: one 64-byte cache line per key, lock-free concurrent inserts.");
+  blocked.def(py::init([](uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
+                          std::optional<uint64_t> seed, bool concurrent, uint64_t max_memory,
+                          bool huge_pages, bool populate) {
+                return Wrap(OrThrow(BlockedFilter::Create(
+                    MakeOptions(capacity, error_rate, bits, hashes, seed, concurrent, max_memory,
+                                huge_pages, populate))));
+              }),
+              py::arg("capacity") = 0, py::arg("error_rate") = 0.001, py::kw_only(),
+              py::arg("bits") = 0, py::arg("hashes") = 0, py::arg("seed") = py::none(),
+              py::arg("concurrent") = false, py::arg("max_memory") = 0,
+              py::arg("huge_pages") = true, py::arg("populate") = false, kFixedDoc);
+  BindGeometry(blocked);
+  blocked.def("__repr__", [](PyFilter<BlockedFilter>& self) {
+    return Describe("BlockedFilter", self.filter());
+  });
+
+  auto classic = BindCommon<ClassicFilter>(m, "ClassicFilter",
+                                           "The textbook partitioned filter (k slices, k cache "
+                                           "lines per key): the fewest bits per key.");
+  classic.def(py::init([](uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
+                          std::optional<uint64_t> seed, bool concurrent, uint64_t max_memory,
+                          bool huge_pages, bool populate) {
+                return Wrap(OrThrow(ClassicFilter::Create(
+                    MakeOptions(capacity, error_rate, bits, hashes, seed, concurrent, max_memory,
+                                huge_pages, populate))));
+              }),
+              py::arg("capacity") = 0, py::arg("error_rate") = 0.001, py::kw_only(),
+              py::arg("bits") = 0, py::arg("hashes") = 0, py::arg("seed") = py::none(),
+              py::arg("concurrent") = false, py::arg("max_memory") = 0,
+              py::arg("huge_pages") = true, py::arg("populate") = false, kFixedDoc);
+  BindGeometry(classic);
+  classic.def("__repr__", [](PyFilter<ClassicFilter>& self) {
+    return Describe("ClassicFilter", self.filter());
+  });
+
+  using Counting = PyFilter<CountingFilter>;
+  auto counting = BindCommon<CountingFilter>(
+      m, "CountingFilter",
+      "A blocked filter of 4- or 8-bit counters: keys can be removed and counted.");
+  counting
+      .def(py::init([](uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
+                       uint32_t counter_bits, std::optional<uint64_t> seed, bool concurrent,
+                       uint64_t max_memory, bool huge_pages, bool populate) {
+             CountingOptions options;
+             static_cast<FilterOptions&>(options) =
+                 MakeOptions(capacity, error_rate, bits, hashes, seed, concurrent, max_memory,
+                             huge_pages, populate);
+             options.counter_bits = counter_bits;
+             return Wrap(OrThrow(CountingFilter::Create(options)));
+           }),
+           py::arg("capacity") = 0, py::arg("error_rate") = 0.001, py::kw_only(),
+           py::arg("bits") = 0, py::arg("hashes") = 0, py::arg("counter_bits") = 4,
+           py::arg("seed") = py::none(), py::arg("concurrent") = false, py::arg("max_memory") = 0,
+           py::arg("huge_pages") = true, py::arg("populate") = false,
+           "As BlockedFilter, plus counter_bits (4: counts saturate at 15; 8: at 255).")
+      .def(
+          "remove",
+          [](Counting& self, py::handle key) {
+            const Key k(key.ptr());
+            return self.Single([&](CountingFilter& f) {
+              return k.Visit([&](auto v) { return f.Erase(v); }) == EraseResult::kErased;
+            });
+          },
+          py::arg("key"),
+          "Removes one occurrence of `key`. Returns False (and changes nothing) if the key is "
+          "certainly absent. Remove only keys that were added.")
+      .def(
+          "remove_many",
+          [](Counting& self, py::handle keys) {
+            typename Counting::Guard guard(self);
+            size_t erased = 0;
+            ForEachChunk(keys, self.filter().seed(), guard,
+                         [&](auto span, size_t) { erased += self.filter().EraseMany(span); });
+            return erased;
+          },
+          py::arg("keys"), "Removes every key of `keys`; returns how many were removed.")
+      .def(
+          "count",
+          [](Counting& self, py::handle key) {
+            const Key k(key.ptr());
+            return self.Single(
+                [&](CountingFilter& f) { return k.Visit([&](auto v) { return f.Count(v); }); });
+          },
+          py::arg("key"),
+          "An upper bound on how many times `key` was added (its smallest counter).")
+      .def_property_readonly("capacity",
+                             [](Counting& self) { return self.filter().plan().capacity; })
+      .def_property_readonly("error_rate",
+                             [](Counting& self) { return self.filter().plan().expected_fpr; })
+      .def_property_readonly("num_bits", [](Counting& self) { return self.filter().plan().bits(); })
+      .def_property_readonly("hashes", [](Counting& self) { return self.filter().hashes(); })
+      .def_property_readonly("counter_bits",
+                             [](Counting& self) { return self.filter().counter_bits(); })
+      .def("__repr__", [](Counting& self) {
+        const CountingFilter& f = self.filter();
+        return "<bloomery.CountingFilter bits=" + std::to_string(f.plan().bits()) +
+               " hashes=" + std::to_string(f.hashes()) +
+               " counter_bits=" + std::to_string(f.counter_bits()) +
+               (f.concurrent() ? " concurrent" : "") + ">";
+      });
+
+  using Scalable = PyFilter<ScalableFilter>;
+  auto scalable = BindCommon<ScalableFilter>(
+      m, "ScalableFilter",
+      "A chain of blocked filters that grows x2 or x4 when full, keeping the total FPR under "
+      "error_rate (Almeida et al. 2007).");
+  scalable
+      .def(py::init([](uint64_t initial_capacity, double error_rate, uint32_t mode,
+                       double tightening, std::optional<uint64_t> seed, bool concurrent,
+                       uint64_t max_memory, uint32_t max_stages, bool scaling, bool huge_pages) {
+             ScalableOptions options;
+             options.initial_capacity = initial_capacity;
+             options.fpr = error_rate;
+             options.growth = mode;
+             options.tightening = tightening;
+             options.seed = seed.value_or(kDefaultSeed);
+             options.concurrent = concurrent;
+             options.max_memory_bytes = max_memory;
+             options.max_stages = max_stages;
+             options.scaling = scaling;
+             options.huge_pages = huge_pages ? HugePages::kAuto : HugePages::kNever;
+             return Wrap(OrThrow(ScalableFilter::Create(options)));
+           }),
+           py::arg("initial_capacity") = 100, py::arg("error_rate") = 0.001, py::arg("mode") = 2,
+           py::kw_only(), py::arg("tightening") = kDefaultTightening, py::arg("seed") = py::none(),
+           py::arg("concurrent") = false, py::arg("max_memory") = 0,
+           py::arg("max_stages") = kMaxScalableStages, py::arg("scaling") = true,
+           py::arg("huge_pages") = true,
+           "(initial_capacity=100, error_rate=0.001, mode=2, *, tightening=0.9, seed=None, "
+           "concurrent=False, max_memory=0, max_stages=64, scaling=True, huge_pages=True)\n\n"
+           "mode is the growth factor, 2 or 4 (pybloom-live's SMALL_SET_GROWTH and "
+           "LARGE_SET_GROWTH). A new key past max_memory or max_stages raises FilterFullError.")
+      .def_property_readonly(
+          "initial_capacity",
+          [](Scalable& self) { return self.filter().options().initial_capacity; })
+      .def_property_readonly(
+          "capacity", [](Scalable& self) { return self.filter().capacity(); },
+          "Keys the allocated stages are planned for.")
+      .def_property_readonly("error_rate", [](Scalable& self) { return self.filter().fpr(); })
+      .def_property_readonly("mode", [](Scalable& self) { return self.filter().options().growth; })
+      .def_property_readonly("stages", [](Scalable& self) { return self.filter().stage_count(); })
+      .def_property_readonly("full", [](Scalable& self) { return self.filter().full(); })
+      .def("__repr__", [](Scalable& self) {
+        const ScalableFilter& f = self.filter();
+        return "<bloomery.ScalableFilter stages=" + std::to_string(f.stage_count()) +
+               " capacity=" + std::to_string(f.capacity()) + (f.concurrent() ? " concurrent" : "") +
+               ">";
+      });
+  scalable.attr("SMALL_SET_GROWTH") = 2;
+  scalable.attr("LARGE_SET_GROWTH") = 4;
+
+  m.def(
+      "info",
+      [](const std::string& path) {
+        const FileInfo info =
+            OrThrow(WithoutGil([&] { return InspectFile(path); }), /*reading=*/true);
+        py::dict d;
+        d["kind"] = info.kind;
+        d["version"] = info.version;
+        d["file_bytes"] = info.file_bytes;
+        d["bits"] = info.bits;
+        d["hashes"] = info.hashes;
+        d["counter_bits"] = info.counter_bits;
+        d["stages"] = info.stages;
+        d["capacity"] = info.capacity;
+        d["fpr"] = info.fpr;
+        d["insert_count"] = info.insert_count;
+        d["seed"] = info.seed;
+        d["dirty"] = info.dirty;
+        return d;
+      },
+      py::arg("path"), "The header of a filter file: its kind, geometry and seed, validated.");
+  m.def(
+      "hash_key",
+      [](py::handle key, std::optional<uint64_t> seed) {
+        const KeyHash h = Key(key.ptr()).Hash(seed.value_or(kDefaultSeed));
+        return py::make_tuple(h.lo, h.hi);
+      },
+      py::arg("key"), py::arg("seed") = py::none(),
+      "The 128-bit XXH3 hash (lo, hi) every filter computes for `key`.");
+}
+
+}  // namespace
+}  // namespace bloomery::python
+
+PYBIND11_MODULE(_native, m) { bloomery::python::BindModule(m); }

@@ -1,0 +1,367 @@
+# Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+"""The Python API: pybloom-live semantics, keys, batches, files, pickling, threads, FPR."""
+
+import copy
+import io
+import json
+import math
+import os
+import pickle
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import bloomery
+
+KINDS = {
+    "blocked": lambda **kw: bloomery.BlockedFilter(20_000, 0.01, **kw),
+    "classic": lambda **kw: bloomery.ClassicFilter(20_000, 0.01, **kw),
+    "counting": lambda **kw: bloomery.CountingFilter(20_000, 0.01, **kw),
+    "scalable": lambda **kw: bloomery.ScalableFilter(1_000, 0.01, **kw),
+}
+CLASSES = {
+    "blocked": bloomery.BlockedFilter,
+    "classic": bloomery.ClassicFilter,
+    "counting": bloomery.CountingFilter,
+    "scalable": bloomery.ScalableFilter,
+}
+
+
+def urls(prefix, n, start=0):
+    return [f"https://{prefix}.example.com/item/{i}?ref=list" for i in range(start, start + n)]
+
+
+def within_binomial_bound(hits, trials, p, sigmas=5.0):
+    # The same bound as tests/test_util.h's WithinBinomialBound.
+    mean = p * trials
+    return abs(hits - mean) <= sigmas * math.sqrt(trials * p * (1 - p)) + 1.0
+
+
+@pytest.fixture(params=sorted(KINDS))
+def kind(request):
+    return request.param
+
+
+def test_add_returns_already_present_like_pybloom(kind):
+    f = KINDS[kind]()
+    assert f.add("https://a.example/") is False  # new
+    assert f.add("https://a.example/") is True  # already present
+    assert "https://a.example/" in f
+    assert "https://b.example/" not in f
+
+
+def test_pybloom_constructors_and_attributes():
+    f = bloomery.BloomFilter(capacity=10_000, error_rate=0.001)
+    assert f.capacity == 10_000
+    assert 0 < f.error_rate <= 0.001
+    assert f.num_bits >= 10_000 * 14  # at least ~1.44 * log2(1/p) bits per key
+    assert f.num_slices == f.hashes >= 1
+    s = bloomery.ScalableBloomFilter(
+        initial_capacity=100, error_rate=0.001, mode=bloomery.ScalableBloomFilter.LARGE_SET_GROWTH
+    )
+    assert s.mode == 4 and s.initial_capacity == 100 and s.error_rate == 0.001
+    s.update(range(10_000))
+    assert s.stages > 1 and s.capacity >= 10_000
+    assert all(i in s for i in range(10_000))
+
+
+def test_len_estimates_the_distinct_keys(kind):
+    f = KINDS[kind]()
+    keys = urls("len", 5_000)
+    f.update(keys + keys)
+    # Duplicates do not count, except in a counting filter, which counts every insertion.
+    expected = 10_000 if kind == "counting" else 5_000
+    assert abs(len(f) - expected) <= expected * 0.03
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["ascii", "ünïcödé ✓", "", b"raw\x00bytes", bytearray(b"mutable"), memoryview(b"view"), 0, 7,
+     2**64 - 1, np.uint64(12345), np.int32(17)],
+    ids=repr,
+)
+def test_every_key_type_round_trips(kind, key):
+    f = KINDS[kind]()
+    assert key not in f
+    assert f.add(key) is False
+    assert key in f
+
+
+def test_str_is_its_utf8_and_int_its_little_endian_bytes():
+    f = bloomery.BlockedFilter(1_000, 0.001)
+    f.add("ünï")
+    assert "ünï".encode() in f
+    f.add(0x0102030405060708)
+    assert (0x0102030405060708).to_bytes(8, "little") in f
+    assert bloomery.hash_key(5) == bloomery.hash_key((5).to_bytes(8, "little"))
+    assert bloomery.hash_key("a") != bloomery.hash_key("b")
+
+
+@pytest.mark.parametrize("bad", [1.5, None, ("a",), ["a"], {"a": 1}, object()], ids=repr)
+def test_other_key_types_are_type_errors(bad):
+    f = bloomery.BlockedFilter(1_000, 0.01)
+    with pytest.raises(TypeError):
+        f.add(bad)
+    with pytest.raises(TypeError):
+        bad in f  # noqa: B015
+    with pytest.raises(TypeError):
+        f.add_many([b"fine", bad])
+
+
+@pytest.mark.parametrize("bad", [-1, 2**64, -(2**70)])
+def test_ints_outside_uint64_are_refused(bad):
+    f = bloomery.BlockedFilter(1_000, 0.01)
+    with pytest.raises(OverflowError):
+        f.add(bad)
+    with pytest.raises(OverflowError):
+        f.add_many([1, bad])
+    with pytest.raises(OverflowError):
+        f.add_many(np.array([1, bad], dtype=np.int64) if bad > -(2**63) else [bad])
+
+
+def test_a_single_str_or_bytes_is_not_a_batch():
+    f = bloomery.BlockedFilter(1_000, 0.01)
+    for single in ("abc", b"abc", bytearray(b"abc")):
+        with pytest.raises(TypeError):
+            f.add_many(single)
+
+
+def test_bad_options_are_value_errors_with_the_library_message():
+    with pytest.raises(ValueError, match="capacity"):
+        bloomery.BlockedFilter(0)
+    with pytest.raises(ValueError, match="fpr"):
+        bloomery.BlockedFilter(1000, 1.5)
+    with pytest.raises(ValueError, match="growth"):
+        bloomery.ScalableFilter(100, 0.01, 3)
+    with pytest.raises(ValueError, match="counter"):
+        bloomery.CountingFilter(100, 0.01, counter_bits=5)
+
+
+def test_batch_answers_equal_single_answers(kind):
+    present = urls("batch-in", 3_000)
+    absent = urls("batch-out", 3_000)
+    single, batch = KINDS[kind](), KINDS[kind]()
+    new_single = sum(not single.add(k) for k in present)
+    assert batch.add_many(present) == new_single
+    mixed = absent[:1500] + present + absent[1500:]
+    assert batch.contains_many(mixed).tolist() == [k in single for k in mixed]
+    assert batch.contains_many(iter(mixed)).tolist() == [k in single for k in mixed]
+    assert batch.contains_many(mixed, count=True) == sum(k in single for k in mixed)
+
+
+def test_numpy_uint64_arrays_are_int_keys(kind):
+    f = KINDS[kind]()
+    keys = np.arange(0, 40_000, 2, dtype=np.uint64)
+    singles = KINDS[kind]()
+    assert f.add_many(keys) == sum(not singles.add(int(k)) for k in keys)
+    hits = f.contains_many(keys)
+    assert hits.dtype == np.bool_ and hits.shape == keys.shape and hits.all()
+    assert all(int(k) in f for k in keys[:100])
+    odd = np.arange(1, 40_000, 2, dtype=np.uint64)
+    assert f.contains_many(odd, count=True) < len(odd) * 0.05
+    # Other integer widths are widened to uint64: the same keys.
+    assert f.contains_many(keys.astype(np.int64)).all()
+    assert f.contains_many(np.arange(0, 200, 2, dtype=np.uint8)).all()
+    with pytest.raises(TypeError):
+        f.add_many(np.zeros(4, dtype=np.float64))
+
+
+def test_mixed_batches_keep_order_int_and_its_bytes_are_one_key():
+    f = bloomery.BlockedFilter(1_000, 0.001)
+    # The int 9 and its 8 little-endian bytes are the same key: the second is a duplicate.
+    assert f.add_many([9, (9).to_bytes(8, "little"), "x", bytearray(b"y")]) == 3
+
+
+def test_scalable_full_raises_filter_full_error():
+    f = bloomery.ScalableFilter(100, 0.01, max_stages=1)
+    f.update(range(100))
+    assert f.full is False
+    with pytest.raises(bloomery.FilterFullError):
+        f.update(range(100, 300))
+    assert f.full
+    with pytest.raises(IndexError):  # pybloom-live raises IndexError at capacity
+        f.add("one more new key")
+    assert 5 in f and f.add(5) is True  # keys already present still answer
+
+
+def test_counting_filter_removes_and_counts():
+    f = bloomery.CountingFilter(1_000, 0.01)
+    f.add("k")
+    f.add("k")
+    assert f.count("k") >= 2
+    assert f.remove("k") is True
+    assert "k" in f
+    assert f.remove("k") is True
+    assert "k" not in f
+    assert f.remove("never added") is False
+    f.update(["a", "b", "c"])
+    assert f.remove_many(["a", "b", "zz"]) == 2
+    assert "c" in f and "a" not in f
+
+
+def test_union_and_intersection(kind):
+    a, b = KINDS[kind](), KINDS[kind]()
+    a.update(urls("a", 300))
+    b.update(urls("b", 300))
+    u = a | b
+    assert all(k in u for k in urls("a", 300) + urls("b", 300))
+    assert u is not a and "https://b.example.com/item/0?ref=list" not in a
+    a |= b
+    assert all(k in a for k in urls("b", 300))
+    if kind == "blocked":
+        c, d = KINDS[kind](), KINDS[kind]()
+        c.update(urls("both", 300) + urls("c", 300))
+        d.update(urls("both", 300) + urls("d", 300))
+        i = c & d
+        assert all(k in i for k in urls("both", 300))
+        assert sum(k in i for k in urls("c", 300)) < 30
+    with pytest.raises(ValueError):
+        a.union(CLASSES[kind](**({"initial_capacity": 7} if kind == "scalable" else
+                                 {"capacity": 77})))
+
+
+def test_pickle_copy_and_bytes_round_trip(kind):
+    f = KINDS[kind]()
+    keys = urls("pickle", 2_000)
+    f.update(keys)
+    for g in (pickle.loads(pickle.dumps(f)), f.copy(), copy.copy(f),
+              CLASSES[kind].frombytes(f.tobytes())):
+        assert type(g) is type(f)
+        assert g.contains_many(keys).all()
+        assert g.contains_many(urls("other", 2_000)).tolist() == \
+            f.contains_many(urls("other", 2_000)).tolist()
+        g.add("only in the copy")
+        assert "only in the copy" not in f
+    buffer = io.BytesIO()
+    f.tofile(buffer)
+    buffer.seek(0)
+    assert CLASSES[kind].fromfile(buffer).contains_many(keys).all()
+
+
+def test_save_load_and_generic_load(kind, tmp_path):
+    f = KINDS[kind]()
+    keys = urls("save", 2_000)
+    f.update(keys)
+    path = str(tmp_path / f"{kind}.bloom")
+    f.save(path)
+    assert bloomery.info(path)["kind"] == kind
+    for g in (CLASSES[kind].load(path), bloomery.load(path), bloomery.load(path, concurrent=True)):
+        assert type(g) is type(f)
+        assert g.contains_many(keys).all()
+
+
+def test_map_reads_and_writes_the_file(tmp_path):
+    path = str(tmp_path / "mapped.bloom")
+    f = bloomery.BlockedFilter(10_000, 0.01)
+    f.update(urls("map", 1_000))
+    f.save(path)
+    reader = bloomery.BlockedFilter.map(path)
+    assert reader.contains_many(urls("map", 1_000)).all()
+    writer = bloomery.BlockedFilter.map(path, writable=True)
+    writer.add("added through the mapping")
+    writer.flush()
+    assert "added through the mapping" in bloomery.BlockedFilter.load(path)
+
+
+def test_bad_files_raise_clear_exceptions(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        bloomery.BlockedFilter.load(str(tmp_path / "missing.bloom"))
+    junk = tmp_path / "junk.bloom"
+    junk.write_bytes(b"this is not a filter file at all" * 10)
+    with pytest.raises(bloomery.FormatError):
+        bloomery.BlockedFilter.load(str(junk))
+    with pytest.raises(bloomery.FormatError):
+        bloomery.load(str(junk))
+    f = bloomery.BlockedFilter(1_000, 0.01)
+    f.update(range(100))
+    data = bytearray(f.tobytes())
+    data[-1] ^= 0x10  # one payload bit: the checksum catches it
+    with pytest.raises(bloomery.FormatError, match="checksum"):
+        bloomery.BlockedFilter.frombytes(bytes(data))
+    with pytest.raises(bloomery.FormatError):  # another kind's file
+        bloomery.ClassicFilter.frombytes(f.tobytes())
+    with pytest.raises(MemoryError):
+        bloomery.BlockedFilter.frombytes(f.tobytes(), max_bytes=64)
+    assert isinstance(bloomery.FormatError("x"), ValueError)
+
+
+@pytest.mark.skipif(not os.environ.get("BLOOMERY_CLI"), reason="the CLI is not built")
+def test_files_are_the_clis(kind, tmp_path):
+    cli = os.environ["BLOOMERY_CLI"]
+    keys = urls("cli", 3_000)
+    absent = urls("cli-absent", 3_000)
+    f = KINDS[kind]()
+    f.update(keys)
+    path = str(tmp_path / "py.bloom")
+    f.save(path)
+    info = json.loads(subprocess.run([cli, "info", path, "--json"], check=True,
+                                     capture_output=True, text=True).stdout)
+    assert info["kind"] == kind
+    assert abs(info["estimated_count"] - 3_000) < 100
+    query = subprocess.run([cli, "query", path], input="\n".join(keys + absent) + "\n",
+                           check=True, capture_output=True, text=True).stdout.splitlines()
+    assert query == [k for k in keys + absent if k in f]  # the CLI answers as Python does
+    # And the other way: a file the CLI builds, read from Python.
+    lines = tmp_path / "lines.txt"
+    lines.write_text("\n".join(keys) + "\n")
+    built = str(tmp_path / "cli.bloom")
+    subprocess.run([cli, "build", "--kind", kind, "--capacity", "3000", "-o", built, str(lines)],
+                   check=True, capture_output=True)
+    g = bloomery.load(built)
+    assert isinstance(g, CLASSES[kind])
+    assert g.contains_many(keys).all()
+
+
+def test_fpr_on_urls_is_within_plan():
+    planned = 0.01
+    f = bloomery.BlockedFilter(100_000, planned)
+    f.update(urls("fpr-in", 100_000))
+    absent = urls("fpr-out", 200_000)
+    false_positives = f.contains_many(absent, count=True)
+    assert within_binomial_bound(false_positives, len(absent), f.error_rate)
+    assert f.error_rate <= planned
+    assert abs(f.estimated_fpr() - f.error_rate) < f.error_rate * 0.1
+    s = bloomery.ScalableFilter(1_000, planned)
+    s.update(urls("fpr-in", 100_000))
+    assert s.contains_many(absent, count=True) <= len(absent) * planned * 1.2
+
+
+def test_threads_add_concurrently_and_lose_nothing(kind):
+    f = KINDS[kind](concurrent=True)
+    per_thread = [urls(f"t{t}", 5_000) for t in range(4)]
+
+    def work(keys):
+        for k in keys[:2_500]:
+            f.add(k)
+        f.add_many(keys[2_500:])
+
+    threads = [threading.Thread(target=work, args=(keys,)) for keys in per_thread]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(f.contains_many(keys).all() for keys in per_thread)
+
+
+def test_single_writer_filters_are_safe_from_threads():
+    # concurrent=False: batches release the GIL but hold the filter's lock, so mixing batch and
+    # single-key calls from threads still loses nothing.
+    f = bloomery.BlockedFilter(200_000, 0.01)
+    batches = [np.arange(t * 50_000, (t + 1) * 50_000, dtype=np.uint64) for t in range(3)]
+    singles = urls("single", 5_000)
+    threads = [threading.Thread(target=f.add_many, args=(b,)) for b in batches]
+    threads.append(threading.Thread(target=lambda: [f.add(k) for k in singles]))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(f.contains_many(b).all() for b in batches)
+    assert f.contains_many(singles).all()
+
+
+def test_memory_is_the_filters_bytes():
+    f = bloomery.BlockedFilter(1_000_000, 0.01)
+    assert f.memory_bytes == f.num_bits // 8
+    assert f.memory_bytes < 1_000_000 * 1.6  # ~12 bits/key at 1%; nothing per key in Python

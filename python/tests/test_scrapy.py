@@ -1,0 +1,250 @@
+# Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+"""bloomery.scrapy.BloomDupeFilter, unit by unit and end to end with Debian's Scrapy.
+
+The end-to-end tests crawl a site served by http.server on 127.0.0.1 (a free port) whose pages
+link to each other many times over, through URLs that differ but canonicalise to one request
+fingerprint; Scrapy runs in a subprocess, as a user runs it.
+"""
+
+import collections
+import http.server
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+scrapy = pytest.importorskip("scrapy")
+
+from scrapy.http import Request  # noqa: E402
+from scrapy.utils.test import get_crawler  # noqa: E402
+
+import bloomery  # noqa: E402
+from bloomery.scrapy import STATE_FILE, BloomDupeFilter  # noqa: E402
+
+PAGES = 300
+CRAWL_TIMEOUT_S = 120
+
+
+def links_of(page):
+    """The targets page `page` links to (never page 0, the start URL: Scrapy's start requests
+    bypass the dupefilter, so a link back to it would be a second download by design)."""
+    if page == 0:
+        return list(range(1, 11))
+    return [1 + (page * m + c) % (PAGES - 1) for m, c in ((1, 0), (7, 3), (13, 5), (31, 1))] + [
+        1 + (page + 1) % (PAGES - 1)
+    ]
+
+
+# Spellings of one page's URL that Scrapy's fingerprinter maps to one fingerprint: query order
+# and fragments do not matter.
+SPELLINGS = ("/p/{}.html?a=1&b=2", "/p/{}.html?b=2&a=1", "/p/{}.html?a=1&b=2#top")
+
+
+def page_html(page):
+    anchors = []
+    for i, target in enumerate(links_of(page)):
+        for spelling in SPELLINGS[: 1 + (page + i) % len(SPELLINGS)]:
+            anchors.append(f'<a href="{spelling.format(target)}">{target}</a>')
+    return f"<html><body><h1>{page}</h1>{''.join(anchors)}</body></html>".encode()
+
+
+def reachable_pages():
+    seen, frontier = {0}, [0]
+    while frontier:
+        for target in links_of(frontier.pop()):
+            if target not in seen:
+                seen.add(target)
+                frontier.append(target)
+    return seen
+
+
+def link_requests():
+    """Requests the crawl makes from links: one per anchor on every reachable page."""
+    total = 0
+    for page in reachable_pages():
+        for i, _ in enumerate(links_of(page)):
+            total += 1 + (page + i) % len(SPELLINGS)
+    return total
+
+
+class Site:
+    """The test site on 127.0.0.1, counting the downloads of each page."""
+
+    def __init__(self):
+        self.downloads = collections.Counter()
+        lock = threading.Lock()
+        site = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                path = self.path.split("?")[0]
+                if not (path.startswith("/p/") and path.endswith(".html")):
+                    self.send_error(404)
+                    return
+                page = int(path[3:-5])
+                with lock:
+                    site.downloads[page] += 1
+                body = page_html(page)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.start_url = f"http://127.0.0.1:{self.server.server_port}" + SPELLINGS[0].format(0)
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+@pytest.fixture
+def site():
+    s = Site()
+    yield s
+    s.close()
+
+
+SPIDER = textwrap.dedent(
+    """
+    import json
+    import scrapy
+
+    class SiteSpider(scrapy.Spider):
+        name = "site"
+
+        def __init__(self, start=None, out=None, **kwargs):
+            super().__init__(**kwargs)
+            self.start_urls = [start]
+            self.out = out
+
+        def parse(self, response):
+            for href in response.css("a::attr(href)").getall():
+                yield response.follow(href, self.parse)
+
+        def closed(self, reason):
+            stats = self.crawler.stats.get_stats()
+            with open(self.out, "w") as f:
+                json.dump({"reason": reason,
+                           "filtered": stats.get("dupefilter/filtered", 0),
+                           "responses": stats.get("response_received_count", 0)}, f)
+    """
+)
+
+
+def package_env():
+    """The environment with this bloomery package importable from any working directory."""
+    env = os.environ.copy()
+    roots = [os.path.dirname(os.path.abspath(p)) for p in bloomery.__path__]
+    env["PYTHONPATH"] = os.pathsep.join(roots + [env.get("PYTHONPATH", "")])
+    return env
+
+
+def crawl(tmp_path, site, run, *settings):
+    spider = tmp_path / "site_spider.py"
+    spider.write_text(SPIDER)
+    out = tmp_path / f"stats-{run}.json"
+    command = [sys.executable, "-m", "scrapy", "runspider", str(spider),
+               "-a", f"start={site.start_url}", "-a", f"out={out}"]
+    for setting in (
+        "DUPEFILTER_CLASS=bloomery.scrapy.BloomDupeFilter",
+        "REQUEST_FINGERPRINTER_IMPLEMENTATION=2.7",
+        "ROBOTSTXT_OBEY=False",
+        "TELNETCONSOLE_ENABLED=False",
+        "RETRY_ENABLED=False",
+        "LOG_LEVEL=INFO",
+        "CONCURRENT_REQUESTS=4",
+        "BLOOMERY_DUPEFILTER_CHECKPOINT_EVERY=25",
+    ) + settings:
+        command += ["-s", setting]
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True,
+                            timeout=CRAWL_TIMEOUT_S, env=package_env())
+    assert result.returncode == 0, result.stderr[-4000:]
+    return json.loads(out.read_text()), result.stderr
+
+
+def test_crawl_downloads_every_page_once_and_counts_the_duplicates(tmp_path, site):
+    stats, _ = crawl(tmp_path, site, "full")
+    pages = reachable_pages()
+    assert len(pages) > 250  # the site graph reaches (nearly) every page
+    assert dict(site.downloads) == {page: 1 for page in pages}
+    # Every link request but the first to each page was filtered (and counted by log()).
+    assert stats["filtered"] == link_requests() - (len(pages) - 1)
+    assert stats["responses"] == len(pages)
+
+
+def test_jobdir_crawl_stopped_and_resumed_fetches_nothing_twice(tmp_path, site):
+    jobdir = tmp_path / "job"
+    first, _ = crawl(tmp_path, site, "first", f"JOBDIR={jobdir}", "CLOSESPIDER_PAGECOUNT=60")
+    assert first["reason"] == "closespider_pagecount"
+    assert (jobdir / STATE_FILE).exists()
+    after_first = dict(site.downloads)
+    assert 60 <= sum(after_first.values()) < len(reachable_pages())
+
+    second, _ = crawl(tmp_path, site, "second", f"JOBDIR={jobdir}")
+    assert second["reason"] == "finished"
+    assert set(site.downloads) == reachable_pages()  # the union is complete
+    twice = {page for page, n in site.downloads.items() if n > 1}
+    assert twice <= {0}  # only the start URL, which Scrapy never filters
+    assert sum(site.downloads.values()) == len(reachable_pages()) + len(twice)
+
+
+def crawler_settings(**extra):
+    return dict({"REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7"}, **extra)
+
+
+def test_from_crawler_uses_the_settings_and_the_fingerprinter(tmp_path):
+    crawler = get_crawler(settings_dict=crawler_settings(
+        BLOOMERY_DUPEFILTER_CAPACITY=5000, BLOOMERY_DUPEFILTER_ERROR_RATE=0.01,
+        BLOOMERY_DUPEFILTER_SCALABLE=False))
+    df = BloomDupeFilter.from_crawler(crawler)
+    assert isinstance(df.filter, bloomery.BlockedFilter)
+    assert df.filter.capacity == 5000 and df.filter.error_rate <= 0.01
+    assert df.request_seen(Request("http://a.example/x?b=2&a=1")) is False
+    assert df.request_seen(Request("http://a.example/x?a=1&b=2#f")) is True  # same fingerprint
+    assert df.request_seen(Request("http://a.example/y")) is False
+    # The key is the fingerprinter's 20 bytes, so other tools can query the saved filter.
+    assert crawler.request_fingerprinter.fingerprint(Request("http://a.example/y")) in df.filter
+
+    scalable = BloomDupeFilter.from_crawler(get_crawler(settings_dict=crawler_settings(
+        BLOOMERY_DUPEFILTER_CAPACITY=100, BLOOMERY_DUPEFILTER_GROWTH=4)))
+    assert isinstance(scalable.filter, bloomery.ScalableFilter)
+    assert scalable.filter.mode == 4 and scalable.filter.initial_capacity == 100
+
+
+def test_jobdir_checkpoints_every_n_requests_and_on_close(tmp_path):
+    settings = crawler_settings(JOBDIR=str(tmp_path), BLOOMERY_DUPEFILTER_CHECKPOINT_EVERY=10)
+    df = BloomDupeFilter.from_crawler(get_crawler(settings_dict=settings))
+    state = tmp_path / STATE_FILE
+    for i in range(9):
+        df.request_seen(Request(f"http://a.example/{i}"))
+    assert not state.exists()
+    df.request_seen(Request("http://a.example/9"))
+    assert state.exists()  # the 10th new request checkpointed
+    for i in range(10, 15):
+        df.request_seen(Request(f"http://a.example/{i}"))
+    saved = bloomery.load(str(state))
+    fingerprint = get_crawler(settings_dict=settings).request_fingerprinter.fingerprint
+    assert fingerprint(Request("http://a.example/9")) in saved
+    assert fingerprint(Request("http://a.example/14")) not in saved  # not yet checkpointed
+    df.close("finished")
+
+    resumed = BloomDupeFilter.from_crawler(get_crawler(settings_dict=settings))
+    assert all(resumed.request_seen(Request(f"http://a.example/{i}")) for i in range(15))
+    assert resumed.request_seen(Request("http://a.example/new")) is False
+
+
+def test_scrapy_module_needs_no_redis():
+    code = "import sys, bloomery.scrapy; assert 'redis' not in sys.modules, 'redis imported'"
+    subprocess.run([sys.executable, "-c", code], check=True, env=package_env())
