@@ -1,13 +1,14 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// load_fuzzer: arbitrary bytes as a filter file, given to every kind's Load and to InspectFile.
-// Each must answer a status or a working filter: never crash, never read out of bounds, never
-// allocate past the cap; the validator must agree with Load about the header, and only the kind
-// InspectFile names may load.
+// load_fuzzer: arbitrary bytes as a filter file, given to every kind's Load and LoadFromBytes and
+// to InspectFile and InspectBytes. Each must answer a status or a working filter: never crash,
+// never read out of bounds, never allocate past the cap; the validator must agree with Load about
+// the header, and only the kind InspectFile names may load.
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bloomery/bloomery.h"
@@ -39,6 +40,9 @@ bool TryLoad(const std::string& path, const uint8_t* data, size_t size, bool ver
   options.max_bytes = kCap;
   options.verify_checksums = verify;
   absl::StatusOr<Filter> f = Filter::Load(path, options);
+  absl::StatusOr<Filter> from_bytes =
+      Filter::LoadFromBytes(std::string_view(reinterpret_cast<const char*>(data), size), options);
+  if (f.ok() != from_bytes.ok()) Fail("Load and LoadFromBytes disagree");
   if (!f.ok()) return false;
   if (f->memory_bytes() > kCap) Fail("loaded past the cap");
   if (!bloomery::internal::ValidateHeader(std::span<const uint8_t>(data, size), size).ok()) {
@@ -51,6 +55,10 @@ bool TryLoad(const std::string& path, const uint8_t* data, size_t size, bool ver
 void LoadAll(const uint8_t* data, size_t size) {
   bloomery::fuzzing::MemoryFile file(data, size);
   absl::StatusOr<bloomery::FileInfo> info = bloomery::InspectFile(file.path());
+  if (info.ok() !=
+      bloomery::InspectBytes(std::string_view(reinterpret_cast<const char*>(data), size)).ok()) {
+    Fail("InspectFile and InspectBytes disagree");
+  }
   for (bool verify : {true, false}) {
     const int loaded = TryLoad<bloomery::BlockedFilter>(file.path(), data, size, verify) +
                        TryLoad<bloomery::ClassicFilter>(file.path(), data, size, verify) +

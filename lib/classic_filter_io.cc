@@ -9,21 +9,36 @@
 namespace bloomery {
 
 using internal::FileHeader;
-using internal::FilterKind;
 
-absl::Status ClassicFilter::Save(const std::string& path) const {
+absl::StatusOr<std::string> ClassicFilter::Write(const std::string* path) const {
   const std::span<const uint8_t> payload[] = {bytes()};
-  return internal::SaveFilterFile(
+  return internal::WriteFilter(
       path, internal::SingleStageHeader(FilterKind::kClassic, plan_, seed_), payload);
+}
+
+absl::Status ClassicFilter::Save(const std::string& path) const { return Write(&path).status(); }
+
+absl::StatusOr<std::string> ClassicFilter::SaveToBytes() const { return Write(nullptr); }
+
+absl::StatusOr<ClassicFilter> ClassicFilter::Read(const std::string& name,
+                                                  const std::string_view* bytes,
+                                                  const LoadOptions& options) {
+  return internal::LoadSingleStage(
+      internal::Input{name, bytes ? std::optional(*bytes) : std::nullopt}, FilterKind::kClassic,
+      options, internal::PlanOfLayout(Layout::kPartitioned),
+      [&](Storage storage, const Plan& plan, const FileHeader& header) {
+        return ClassicFilter(std::move(storage), plan, header.seed, options.concurrent);
+      });
 }
 
 absl::StatusOr<ClassicFilter> ClassicFilter::Load(const std::string& path,
                                                   const LoadOptions& options) {
-  return internal::LoadSingleStage(
-      path, FilterKind::kClassic, options, internal::PlanOfLayout(Layout::kPartitioned),
-      [&](Storage storage, const Plan& plan, const FileHeader& header) {
-        return ClassicFilter(std::move(storage), plan, header.seed, options.concurrent);
-      });
+  return Read(path, nullptr, options);
+}
+
+absl::StatusOr<ClassicFilter> ClassicFilter::LoadFromBytes(std::string_view bytes,
+                                                           const LoadOptions& options) {
+  return Read(std::string(internal::kBytesName), &bytes, options);
 }
 
 absl::StatusOr<ClassicFilter> ClassicFilter::Map(const std::string& path, MapMode mode,

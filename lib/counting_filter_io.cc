@@ -13,7 +13,6 @@ namespace bloomery {
 namespace {
 
 using internal::FileHeader;
-using internal::FilterKind;
 
 // The header's geometry as the plan Create would have made (DataLoss otherwise).
 absl::StatusOr<CountingPlan> CountingPlanOf(const FileHeader& header) {
@@ -33,7 +32,7 @@ absl::StatusOr<CountingPlan> CountingPlanOf(const FileHeader& header) {
 
 }  // namespace
 
-absl::Status CountingFilter::Save(const std::string& path) const {
+absl::StatusOr<std::string> CountingFilter::Write(const std::string* path) const {
   FileHeader header;
   header.kind = FilterKind::kCounting;
   header.seed = seed_;
@@ -44,18 +43,34 @@ absl::Status CountingFilter::Save(const std::string& path) const {
   header.fpr = plan_.expected_fpr;
   header.stages.push_back({plan_.bits(), plan_.hashes, plan_.capacity, 0});
   const std::span<const uint8_t> payload[] = {bytes()};
-  return internal::SaveFilterFile(path, std::move(header), payload);
+  return internal::WriteFilter(path, std::move(header), payload);
 }
 
-absl::StatusOr<CountingFilter> CountingFilter::Load(const std::string& path,
+absl::Status CountingFilter::Save(const std::string& path) const { return Write(&path).status(); }
+
+absl::StatusOr<std::string> CountingFilter::SaveToBytes() const { return Write(nullptr); }
+
+absl::StatusOr<CountingFilter> CountingFilter::Read(const std::string& name,
+                                                    const std::string_view* bytes,
                                                     const LoadOptions& options) {
   return internal::LoadSingleStage(
-      path, FilterKind::kCounting, options, CountingPlanOf,
+      internal::Input{name, bytes ? std::optional(*bytes) : std::nullopt}, FilterKind::kCounting,
+      options, CountingPlanOf,
       [&](Storage storage, const CountingPlan& plan, const FileHeader& header) {
         CountingFilter filter(std::move(storage), plan, header.seed, options.concurrent);
         filter.RecountSaturated();
         return filter;
       });
+}
+
+absl::StatusOr<CountingFilter> CountingFilter::Load(const std::string& path,
+                                                    const LoadOptions& options) {
+  return Read(path, nullptr, options);
+}
+
+absl::StatusOr<CountingFilter> CountingFilter::LoadFromBytes(std::string_view bytes,
+                                                             const LoadOptions& options) {
+  return Read(std::string(internal::kBytesName), &bytes, options);
 }
 
 absl::StatusOr<CountingFilter> CountingFilter::Map(const std::string& path, MapMode mode,

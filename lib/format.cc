@@ -12,6 +12,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/file.h"
@@ -175,39 +176,87 @@ class Fd {
   int fd_;
 };
 
-struct OpenFile {
-  std::unique_ptr<Fd> fd;
-  uint64_t size = 0;
-  FileHeader fixed;  // validated fixed header (stage table not yet checked)
+// The bytes of an Input: an open regular file, or the caller's buffer. Either way reads are
+// bounded by the size fixed when it was opened.
+class Source {
+ public:
+  // Opens the file without blocking (a FIFO must not hang us) and refuses anything but a regular
+  // file before reading a byte.
+  static absl::StatusOr<Source> Open(const Input& input, bool writable) {
+    Source source;
+    source.name_ = input.name;
+    if (input.bytes) {
+      source.bytes_ = *input.bytes;
+      source.size_ = input.bytes->size();
+      return source;
+    }
+    const int raw =
+        open(input.name.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK);
+    if (raw < 0) return ErrnoStatus("cannot open", input.name, errno);
+    source.fd_ = std::make_unique<Fd>(raw);
+    struct stat st;
+    if (fstat(raw, &st) != 0) return ErrnoStatus("cannot stat", input.name, errno);
+    if (!S_ISREG(st.st_mode)) {
+      return absl::InvalidArgumentError(absl::StrCat(input.name, " is not a regular file"));
+    }
+    source.size_ = static_cast<uint64_t>(st.st_size);
+    return source;
+  }
+
+  const std::string& name() const { return name_; }
+  uint64_t size() const { return size_; }
+  int fd() const { return fd_ ? fd_->get() : -1; }
+
+  absl::Status Read(uint8_t* out, uint64_t size, uint64_t offset) const {
+    if (fd_) return ReadAt(fd_->get(), out, size, offset, name_);
+    if (offset > bytes_.size() || size > bytes_.size() - offset) {
+      return Corrupt("shorter than its header says (truncated)");
+    }
+    std::memcpy(out, bytes_.data() + offset, size);
+    return absl::OkStatus();
+  }
+
+  // The first `size` bytes: a view of the caller's buffer, or read into `buffer`.
+  absl::StatusOr<std::span<const uint8_t>> Prefix(uint64_t size,
+                                                  std::vector<uint8_t>& buffer) const {
+    if (!fd_) {
+      if (size > bytes_.size()) return Corrupt("shorter than its header says (truncated)");
+      return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes_.data()), size);
+    }
+    buffer.resize(size);
+    if (absl::Status s = Read(buffer.data(), size, 0); !s.ok()) return s;
+    return std::span<const uint8_t>(buffer);
+  }
+
+  // The validated fixed header (stage table not yet checked).
+  absl::StatusOr<FileHeader> CheckFixed() const {
+    if (size_ < kFixedHeaderBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("not a bloomery filter file (%d bytes, shorter than the header)", size_));
+    }
+    uint8_t fixed[kFixedHeaderBytes];
+    if (absl::Status s = Read(fixed, kFixedHeaderBytes, 0); !s.ok()) return s;
+    return ValidateHeader(fixed, size_);
+  }
+
+ private:
+  std::string name_;
+  std::unique_ptr<Fd> fd_;
+  std::string_view bytes_;
+  uint64_t size_ = 0;
 };
 
-absl::StatusOr<OpenFile> OpenAndCheckFixed(const std::string& path, bool writable) {
-  const int raw = open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-  if (raw < 0) return ErrnoStatus("cannot open", path, errno);
-  OpenFile file;
-  file.fd = std::make_unique<Fd>(raw);
-  struct stat st;
-  if (fstat(raw, &st) != 0) return ErrnoStatus("cannot stat", path, errno);
-  if (!S_ISREG(st.st_mode)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " is not a regular file"));
-  }
-  file.size = static_cast<uint64_t>(st.st_size);
-  if (file.size < kFixedHeaderBytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s is not a bloomery filter file (%d bytes, shorter than the header)", path, file.size));
-  }
-  uint8_t fixed[kFixedHeaderBytes];
-  if (absl::Status s = ReadAt(raw, fixed, kFixedHeaderBytes, 0, path); !s.ok()) return s;
-  absl::StatusOr<FileHeader> header = ValidateHeader(fixed, file.size);
-  if (!header.ok()) return header.status();
-  file.fixed = *std::move(header);
-  return file;
+// Every error about a file names it (a tool merging ten files must say which one is bad).
+absl::Status Named(const absl::Status& status, const std::string& name) {
+  if (status.ok() || absl::StrContains(status.message(), name)) return status;
+  return absl::Status(status.code(), absl::StrCat(name, ": ", status.message()));
 }
 
 absl::Status CheckKind(const FileHeader& header, FilterKind expected) {
   if (header.kind != expected) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "the file holds a %s filter, not a %s filter", KindName(header.kind), KindName(expected)));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("the file holds a %s filter, not a %s filter", FilterKindName(header.kind),
+                        FilterKindName(expected)));
   }
   return absl::OkStatus();
 }
@@ -262,20 +311,6 @@ absl::Status RewriteMappedHeader(const Storage& mapping, uint32_t flags, bool re
 
 }  // namespace
 
-std::string_view KindName(FilterKind kind) {
-  switch (kind) {
-    case FilterKind::kBlocked:
-      return "blocked";
-    case FilterKind::kClassic:
-      return "classic";
-    case FilterKind::kScalable:
-      return "scalable";
-    case FilterKind::kCounting:
-      return "counting";
-  }
-  return "unknown";
-}
-
 uint64_t StagePayloadBytes(uint64_t bits) { return RoundUp((bits + 7) / 8, 64); }
 
 FileHeader SingleStageHeader(FilterKind kind, const Plan& plan, uint64_t seed) {
@@ -294,7 +329,7 @@ absl::StatusOr<Plan> PlanFromHeader(const FileHeader& header, Layout layout) {
   absl::StatusOr<Plan> plan = PlanForSize(header.bits, header.hashes, header.capacity, layout);
   if (!plan.ok() || plan->bits != header.bits) {
     return Corrupt(absl::StrFormat("bits %d with %d hashes is not a valid %s geometry", header.bits,
-                                   header.hashes, KindName(header.kind)));
+                                   header.hashes, FilterKindName(header.kind)));
   }
   return plan;
 }
@@ -462,25 +497,11 @@ absl::StatusOr<std::vector<uint8_t>> EncodeHeader(FileHeader& h,
   return region;
 }
 
-absl::Status SaveFilterFile(const std::string& path, FileHeader header,
-                            std::span<const std::span<const uint8_t>> payloads) {
-  if (payloads.size() != header.stages.size()) return absl::InternalError("stage count");
-  for (size_t i = 0; i < payloads.size(); ++i) {
-    if (payloads[i].size() != StagePayloadBytes(header.stages[i].bits)) {
-      return absl::InternalError("stage payload size");
-    }
-  }
-  header.hash_id = 1;
-  absl::StatusOr<std::vector<uint8_t>> region =
-      EncodeHeader(header, HashChunks(payloads, header.chunk_shift));
-  if (!region.ok()) return region.status();
-  // The writer holds itself to the reader's rules.
-  if (absl::StatusOr<FileHeader> check =
-          ValidateHeader(*region, header.payload_offset + header.payload_bytes);
-      !check.ok()) {
-    return absl::InternalError(
-        absl::StrCat("refusing to write an invalid file: ", check.status().message()));
-  }
+namespace {
+
+// The crash-safe write of a file image: temp file beside `path`, fsync, rename, directory fsync.
+absl::Status SaveFile(const std::string& path, std::span<const uint8_t> region,
+                      std::span<const std::span<const uint8_t>> payloads) {
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -493,7 +514,7 @@ absl::Status SaveFilterFile(const std::string& path, FileHeader header,
     return s;
   };
   if (fchmod(raw, 0644) != 0) return fail(ErrnoStatus("cannot chmod", temp, errno));
-  if (absl::Status s = WriteAll(raw, region->data(), region->size(), temp); !s.ok()) return fail(s);
+  if (absl::Status s = WriteAll(raw, region.data(), region.size(), temp); !s.ok()) return fail(s);
   for (std::span<const uint8_t> payload : payloads) {
     if (absl::Status s = WriteAll(raw, payload.data(), payload.size(), temp); !s.ok()) {
       return fail(s);
@@ -511,22 +532,56 @@ absl::Status SaveFilterFile(const std::string& path, FileHeader header,
   return absl::OkStatus();
 }
 
-absl::StatusOr<LoadedFile> LoadFilterFile(const std::string& path, FilterKind expected,
-                                          const LoadOptions& options) {
-  absl::StatusOr<OpenFile> file = OpenAndCheckFixed(path, /*writable=*/false);
-  if (!file.ok()) return file.status();
-  const FileHeader& fixed = file->fixed;
-  if (absl::Status s = CheckKind(fixed, expected); !s.ok()) return s;
-  if (options.max_bytes != 0 && fixed.payload_bytes + fixed.payload_offset > options.max_bytes) {
+}  // namespace
+
+absl::StatusOr<std::string> WriteFilter(const std::string* path, FileHeader header,
+                                        std::span<const std::span<const uint8_t>> payloads) {
+  if (payloads.size() != header.stages.size()) return absl::InternalError("stage count");
+  for (size_t i = 0; i < payloads.size(); ++i) {
+    if (payloads[i].size() != StagePayloadBytes(header.stages[i].bits)) {
+      return absl::InternalError("stage payload size");
+    }
+  }
+  header.hash_id = kHashIdXxh3_128;
+  absl::StatusOr<std::vector<uint8_t>> region =
+      EncodeHeader(header, HashChunks(payloads, header.chunk_shift));
+  if (!region.ok()) return region.status();
+  // The writer holds itself to the reader's rules.
+  if (absl::StatusOr<FileHeader> check =
+          ValidateHeader(*region, header.payload_offset + header.payload_bytes);
+      !check.ok()) {
+    return absl::InternalError(
+        absl::StrCat("refusing to write an invalid file: ", check.status().message()));
+  }
+  if (path == nullptr) {
+    std::string out;
+    out.reserve(header.payload_offset + header.payload_bytes);
+    out.append(reinterpret_cast<const char*>(region->data()), region->size());
+    for (std::span<const uint8_t> payload : payloads) {
+      out.append(reinterpret_cast<const char*>(payload.data()), payload.size());
+    }
+    return out;
+  }
+  if (absl::Status s = SaveFile(*path, *region, payloads); !s.ok()) return s;
+  return std::string();
+}
+
+namespace {
+
+absl::StatusOr<LoadedFile> LoadFrom(const Source& source, FilterKind expected,
+                                    const LoadOptions& options) {
+  absl::StatusOr<FileHeader> fixed = source.CheckFixed();
+  if (!fixed.ok()) return fixed.status();
+  if (absl::Status s = CheckKind(*fixed, expected); !s.ok()) return s;
+  if (options.max_bytes != 0 && fixed->payload_bytes + fixed->payload_offset > options.max_bytes) {
     return absl::ResourceExhaustedError(
-        absl::StrFormat("the filter in %s needs %d bytes, over the %d-byte cap", path,
-                        fixed.payload_bytes + fixed.payload_offset, options.max_bytes));
+        absl::StrFormat("the filter needs %d bytes, over the %d-byte cap",
+                        fixed->payload_bytes + fixed->payload_offset, options.max_bytes));
   }
-  std::vector<uint8_t> region(fixed.payload_offset);
-  if (absl::Status s = ReadAt(file->fd->get(), region.data(), region.size(), 0, path); !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<FileHeader> header = ValidateHeader(region, file->size);
+  std::vector<uint8_t> buffer;
+  absl::StatusOr<std::span<const uint8_t>> region = source.Prefix(fixed->payload_offset, buffer);
+  if (!region.ok()) return region.status();
+  absl::StatusOr<FileHeader> header = ValidateHeader(*region, source.size());
   if (!header.ok()) return header.status();
   const bool dirty = (header->flags & kFlagDirty) != 0;
   if (dirty && options.verify_checksums && !options.allow_dirty) {
@@ -543,31 +598,29 @@ absl::StatusOr<LoadedFile> LoadFilterFile(const std::string& path, FilterKind ex
     const uint64_t bytes = StagePayloadBytes(stage.bits);
     absl::StatusOr<Storage> storage = Storage::Allocate(bytes, storage_options);
     if (!storage.ok()) return storage.status();
-    if (absl::Status s = ReadAt(file->fd->get(), storage->data(), bytes, offset, path); !s.ok()) {
-      return s;
-    }
+    if (absl::Status s = source.Read(storage->data(), bytes, offset); !s.ok()) return s;
     parts.emplace_back(storage->data(), bytes);
     loaded.stages.push_back(*std::move(storage));
     offset += bytes;
   }
   if (options.verify_checksums && !dirty) {
-    if (absl::Status s = VerifyPayload(parts, region, *header); !s.ok()) return s;
+    if (absl::Status s = VerifyPayload(parts, *region, *header); !s.ok()) return s;
   }
   loaded.header = *std::move(header);
   return loaded;
 }
 
-absl::StatusOr<MappedFile> MapFilterFile(const std::string& path, FilterKind expected, MapMode mode,
-                                         const LoadOptions& options) {
+absl::StatusOr<MappedFile> MapFrom(const Source& source, FilterKind expected, MapMode mode,
+                                   const LoadOptions& options) {
   const bool writable = mode == MapMode::kReadWrite;
-  absl::StatusOr<OpenFile> file = OpenAndCheckFixed(path, writable);
-  if (!file.ok()) return file.status();
-  if (absl::Status s = CheckKind(file->fixed, expected); !s.ok()) return s;
+  absl::StatusOr<FileHeader> fixed = source.CheckFixed();
+  if (!fixed.ok()) return fixed.status();
+  if (absl::Status s = CheckKind(*fixed, expected); !s.ok()) return s;
   absl::StatusOr<Storage> mapping = Storage::MapFile(
-      file->fd->get(), file->size, file->fixed.payload_offset, file->fixed.payload_bytes, writable);
+      source.fd(), source.size(), fixed->payload_offset, fixed->payload_bytes, writable);
   if (!mapping.ok()) return mapping.status();
   absl::StatusOr<FileHeader> header = ValidateHeader(
-      std::span<const uint8_t>(mapping->mapping_base(), mapping->mapping_size()), file->size);
+      std::span<const uint8_t>(mapping->mapping_base(), mapping->mapping_size()), source.size());
   if (!header.ok()) return header.status();
   const bool dirty = (header->flags & kFlagDirty) != 0;
   if (options.verify_checksums) {
@@ -594,6 +647,27 @@ absl::StatusOr<MappedFile> MapFilterFile(const std::string& path, FilterKind exp
   return MappedFile{*std::move(header), *std::move(mapping)};
 }
 
+}  // namespace
+
+absl::StatusOr<LoadedFile> LoadFilter(const Input& input, FilterKind expected,
+                                      const LoadOptions& options) {
+  absl::StatusOr<Source> source = Source::Open(input, /*writable=*/false);
+  if (!source.ok()) return Named(source.status(), input.name);
+  absl::StatusOr<LoadedFile> loaded = LoadFrom(*source, expected, options);
+  if (!loaded.ok()) return Named(loaded.status(), input.name);
+  return loaded;
+}
+
+absl::StatusOr<MappedFile> MapFilterFile(const std::string& path, FilterKind expected, MapMode mode,
+                                         const LoadOptions& options) {
+  absl::StatusOr<Source> source =
+      Source::Open(Input{path, std::nullopt}, mode == MapMode::kReadWrite);
+  if (!source.ok()) return Named(source.status(), path);
+  absl::StatusOr<MappedFile> mapped = MapFrom(*source, expected, mode, options);
+  if (!mapped.ok()) return Named(mapped.status(), path);
+  return mapped;
+}
+
 absl::Status FlushStorage(const Storage& storage) {
   if (!storage.file_shared()) {
     return absl::FailedPreconditionError("Flush needs a filter mapped with MapMode::kReadWrite");
@@ -610,20 +684,21 @@ absl::Status FlushMappedFile(const Storage& mapping) {
 
 namespace bloomery {
 
-absl::StatusOr<FileInfo> InspectFile(const std::string& path, bool verify_checksums) {
+namespace {
+
+absl::StatusOr<FileInfo> InspectFrom(const internal::Source& source, bool verify_checksums) {
   using namespace internal;  // NOLINT(google-build-using-namespace): this file's own namespace
-  absl::StatusOr<OpenFile> file = OpenAndCheckFixed(path, /*writable=*/false);
-  if (!file.ok()) return file.status();
-  std::vector<uint8_t> region(file->fixed.payload_offset);
-  if (absl::Status s = ReadAt(file->fd->get(), region.data(), region.size(), 0, path); !s.ok()) {
-    return s;
-  }
-  absl::StatusOr<FileHeader> header = ValidateHeader(region, file->size);
+  absl::StatusOr<FileHeader> fixed = source.CheckFixed();
+  if (!fixed.ok()) return fixed.status();
+  std::vector<uint8_t> buffer;
+  absl::StatusOr<std::span<const uint8_t>> region = source.Prefix(fixed->payload_offset, buffer);
+  if (!region.ok()) return region.status();
+  absl::StatusOr<FileHeader> header = ValidateHeader(*region, source.size());
   if (!header.ok()) return header.status();
   FileInfo info;
-  info.kind = std::string(KindName(header->kind));
+  info.kind = header->kind;
   info.version = kFormatVersion;
-  info.file_bytes = file->size;
+  info.file_bytes = source.size();
   info.payload_bytes = header->payload_bytes;
   info.bits = header->bits;
   info.hashes = header->hashes;
@@ -635,14 +710,15 @@ absl::StatusOr<FileInfo> InspectFile(const std::string& path, bool verify_checks
   info.seed = header->seed;
   info.dirty = (header->flags & kFlagDirty) != 0;
   if (verify_checksums && !info.dirty) {
-    // One chunk at a time: the checksum table is per chunk, so no more than a chunk is held.
-    const std::vector<uint64_t> want = ReadChunkTable(region, *header);
-    std::vector<uint8_t> chunk(uint64_t{1} << header->chunk_shift);
+    // One chunk at a time: the checksum table is per chunk, so no more than a chunk is held, and
+    // no more than the payload holds.
+    const std::vector<uint64_t> want = ReadChunkTable(*region, *header);
+    std::vector<uint8_t> chunk(
+        std::min<uint64_t>(uint64_t{1} << header->chunk_shift, header->payload_bytes));
     for (uint64_t i = 0; i < want.size(); ++i) {
       const uint64_t begin = i << header->chunk_shift;
       const uint64_t size = std::min<uint64_t>(chunk.size(), header->payload_bytes - begin);
-      if (absl::Status s =
-              ReadAt(file->fd->get(), chunk.data(), size, header->payload_offset + begin, path);
+      if (absl::Status s = source.Read(chunk.data(), size, header->payload_offset + begin);
           !s.ok()) {
         return s;
       }
@@ -654,6 +730,24 @@ absl::StatusOr<FileInfo> InspectFile(const std::string& path, bool verify_checks
     info.checksums_verified = true;
   }
   return info;
+}
+
+absl::StatusOr<FileInfo> Inspect(const internal::Input& input, bool verify_checksums) {
+  absl::StatusOr<internal::Source> source = internal::Source::Open(input, /*writable=*/false);
+  if (!source.ok()) return internal::Named(source.status(), input.name);
+  absl::StatusOr<FileInfo> info = InspectFrom(*source, verify_checksums);
+  if (!info.ok()) return internal::Named(info.status(), input.name);
+  return info;
+}
+
+}  // namespace
+
+absl::StatusOr<FileInfo> InspectFile(const std::string& path, bool verify_checksums) {
+  return Inspect(internal::Input{path, std::nullopt}, verify_checksums);
+}
+
+absl::StatusOr<FileInfo> InspectBytes(std::string_view bytes, bool verify_checksums) {
+  return Inspect(internal::Input{std::string(internal::kBytesName), bytes}, verify_checksums);
 }
 
 }  // namespace bloomery

@@ -842,7 +842,7 @@ TEST_CASE("build: the filter is the library's, and the summary goes to stderr") 
         Scratch().File("c8.bloom"), input);
   absl::StatusOr<FileInfo> counting = InspectFile(Scratch().File("c8.bloom"));
   REQUIRE(counting.ok());
-  CHECK(counting->kind == "counting");
+  CHECK(counting->kind == FilterKind::kCounting);
   CHECK(counting->counter_bits == 8);
 }
 

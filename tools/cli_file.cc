@@ -347,7 +347,7 @@ absl::Status InfoCommand(int argc, char* const* argv) {
         .Key("file")
         .String(path)
         .Key("kind")
-        .String(info->kind)
+        .String(FilterKindName(info->kind))
         .Key("version")
         .Integer(info->version)
         .Key("file_bytes")
@@ -391,15 +391,15 @@ absl::Status InfoCommand(int argc, char* const* argv) {
     table.AddRow({std::move(name), std::move(value)});
   };
   row("file", path);
-  row("kind", info->kind);
+  row("kind", std::string(FilterKindName(info->kind)));
   row("format version", absl::StrCat(info->version));
   row("file size", absl::StrCat(FormatCount(info->file_bytes), " bytes (",
                                 FormatBytes(static_cast<double>(info->file_bytes)), ")"));
   row("bits", FormatCount(info->bits));
   row("hashes", absl::StrCat(info->hashes));
   if (info->counter_bits != 0) row("counter bits", absl::StrCat(info->counter_bits));
-  if (info->kind == "scalable") row("stages", absl::StrCat(info->stages));
-  row(info->kind == "scalable" ? "capacity (first stage)" : "capacity",
+  if (info->kind == FilterKind::kScalable) row("stages", absl::StrCat(info->stages));
+  row(info->kind == FilterKind::kScalable ? "capacity (first stage)" : "capacity",
       FormatCount(info->capacity));
   row("planned FPR", FormatFpr(info->fpr));
   row("seed", absl::StrFormat("0x%016x", info->seed));

@@ -74,9 +74,9 @@ absl::StatusOr<AnyFilter> AnyFilter::Load(const std::string& path, const LoadOpt
     if (!filter.ok()) return FileStatus(filter.status());
     return AnyFilter(Variant(*std::move(filter)));
   };
-  if (info->kind == "blocked") return wrap(BlockedFilter::Load(path, options));
-  if (info->kind == "classic") return wrap(ClassicFilter::Load(path, options));
-  if (info->kind == "scalable") return wrap(ScalableFilter::Load(path, options));
+  if (info->kind == FilterKind::kBlocked) return wrap(BlockedFilter::Load(path, options));
+  if (info->kind == FilterKind::kClassic) return wrap(ClassicFilter::Load(path, options));
+  if (info->kind == FilterKind::kScalable) return wrap(ScalableFilter::Load(path, options));
   return wrap(CountingFilter::Load(path, options));
 }
 

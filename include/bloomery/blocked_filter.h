@@ -120,6 +120,12 @@ class BlockedFilter {
   // beyond options.max_bytes, whatever the file holds.
   [[nodiscard]] static absl::StatusOr<BlockedFilter> Load(const std::string& path,
                                                           const LoadOptions& options = {});
+  // In-memory serialization (pickling, a database column, a Redis value): SaveToBytes returns
+  // exactly the bytes Save writes to a file; LoadFromBytes reads them (or a file's contents) with
+  // the same validator, errors and options.max_bytes cap as Load, copying them into fresh memory.
+  [[nodiscard]] absl::StatusOr<std::string> SaveToBytes() const;
+  [[nodiscard]] static absl::StatusOr<BlockedFilter> LoadFromBytes(std::string_view bytes,
+                                                                   const LoadOptions& options = {});
   // Maps a saved filter without copying it (see MapMode in options.h). The file must stay the same
   // size while mapped (truncating a mapped file kills the process with SIGBUS, as with any mmap).
   // kReadWrite: inserts reach the file; what survives a crash is every bit the kernel wrote back,
@@ -164,6 +170,12 @@ class BlockedFilter {
   friend class ScalableFilter;  // builds its stages from loaded storage
 
   BlockedFilter(Storage storage, const Plan& plan, uint64_t seed, bool concurrent) noexcept;
+  // Save / SaveToBytes: to the file at *path (returning ""), or the bytes when path is null.
+  [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
+  // Load / LoadFromBytes: the file at `name`, or *bytes when non-null (`name` labels errors).
+  [[nodiscard]] static absl::StatusOr<BlockedFilter> Read(const std::string& name,
+                                                          const std::string_view* bytes,
+                                                          const LoadOptions& options);
 
   template <typename Key>
   size_t InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept;

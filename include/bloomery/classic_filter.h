@@ -109,10 +109,13 @@ class ClassicFilter {
 
   // Persistence, with the same contracts as BlockedFilter's (blocked_filter.h, docs/FORMAT.md):
   // atomic Save; validating Load that never allocates past options.max_bytes; zero-copy Map
-  // (kReadOnly copy-on-write, kReadWrite shared with Flush).
+  // (kReadOnly copy-on-write, kReadWrite shared with Flush); SaveToBytes / LoadFromBytes.
   [[nodiscard]] absl::Status Save(const std::string& path) const;
   [[nodiscard]] static absl::StatusOr<ClassicFilter> Load(const std::string& path,
                                                           const LoadOptions& options = {});
+  [[nodiscard]] absl::StatusOr<std::string> SaveToBytes() const;
+  [[nodiscard]] static absl::StatusOr<ClassicFilter> LoadFromBytes(std::string_view bytes,
+                                                                   const LoadOptions& options = {});
   [[nodiscard]] static absl::StatusOr<ClassicFilter> Map(const std::string& path, MapMode mode,
                                                          const LoadOptions& options = {});
   [[nodiscard]] absl::Status Flush();
@@ -149,6 +152,11 @@ class ClassicFilter {
 
  private:
   ClassicFilter(Storage storage, const Plan& plan, uint64_t seed, bool concurrent) noexcept;
+  // As BlockedFilter's: the one path behind Save / SaveToBytes and Load / LoadFromBytes.
+  [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
+  [[nodiscard]] static absl::StatusOr<ClassicFilter> Read(const std::string& name,
+                                                          const std::string_view* bytes,
+                                                          const LoadOptions& options);
 
   template <typename Key>
   size_t InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept;

@@ -201,10 +201,13 @@ class CountingFilter {
   // Persistence, with the same contracts as BlockedFilter's (blocked_filter.h, docs/FORMAT.md):
   // atomic Save; validating Load that never allocates past options.max_bytes (the saturated
   // count is recomputed from the counters, O(bytes)); zero-copy Map (kReadOnly copy-on-write,
-  // kReadWrite shared with Flush).
+  // kReadWrite shared with Flush); SaveToBytes / LoadFromBytes.
   [[nodiscard]] absl::Status Save(const std::string& path) const;
   [[nodiscard]] static absl::StatusOr<CountingFilter> Load(const std::string& path,
                                                            const LoadOptions& options = {});
+  [[nodiscard]] absl::StatusOr<std::string> SaveToBytes() const;
+  [[nodiscard]] static absl::StatusOr<CountingFilter> LoadFromBytes(
+      std::string_view bytes, const LoadOptions& options = {});
   [[nodiscard]] static absl::StatusOr<CountingFilter> Map(const std::string& path, MapMode mode,
                                                           const LoadOptions& options = {});
   [[nodiscard]] absl::Status Flush();
@@ -249,6 +252,11 @@ class CountingFilter {
  private:
   CountingFilter(Storage storage, const CountingPlan& plan, uint64_t seed,
                  bool concurrent) noexcept;
+  // As BlockedFilter's: the one path behind Save / SaveToBytes and Load / LoadFromBytes.
+  [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
+  [[nodiscard]] static absl::StatusOr<CountingFilter> Read(const std::string& name,
+                                                           const std::string_view* bytes,
+                                                           const LoadOptions& options);
   // Sets saturated_ from the counters themselves (after a load).
   void RecountSaturated() noexcept;
 

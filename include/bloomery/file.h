@@ -8,19 +8,23 @@
 // or print what a file is.
 //
 //   absl::StatusOr<bloomery::FileInfo> info = bloomery::InspectFile("urls.bloom");
-//   if (info.ok() && info->kind == "blocked") { auto f = bloomery::BlockedFilter::Load(...); }
+//   if (info.ok() && info->kind == bloomery::FilterKind::kBlocked) {
+//     auto f = bloomery::BlockedFilter::Load(...);
+//   }
 #ifndef BLOOMERY_FILE_H_
 #define BLOOMERY_FILE_H_
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
+#include "bloomery/filter_kind.h"
 
 namespace bloomery {
 
 struct FileInfo {
-  std::string kind;         // "blocked", "classic", "scalable" or "counting"
+  FilterKind kind = FilterKind::kBlocked;
   uint32_t version = 0;     // file format version
   uint64_t file_bytes = 0;  // size of the file
   uint64_t payload_bytes = 0;
@@ -42,6 +46,11 @@ struct FileInfo {
 // Unimplemented for a newer version, DataLoss for corruption).
 [[nodiscard]] absl::StatusOr<FileInfo> InspectFile(const std::string& path,
                                                    bool verify_checksums = true);
+
+// The same for a file's bytes held in memory (what a filter's SaveToBytes returns): the same
+// validator, the same verdicts and errors.
+[[nodiscard]] absl::StatusOr<FileInfo> InspectBytes(std::string_view bytes,
+                                                    bool verify_checksums = true);
 
 }  // namespace bloomery
 

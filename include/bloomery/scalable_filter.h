@@ -210,10 +210,14 @@ class ScalableFilter {
   // fsync, rename, directory fsync); not concurrent with inserts. Load validates the file like
   // BlockedFilter::Load (never allocating past options.max_bytes, which also becomes the loaded
   // chain's max_memory_bytes) and checks that every stage is what the saved options would grow.
-  // There is no Map: a chain grows, and a mapping cannot.
+  // There is no Map: a chain grows, and a mapping cannot. SaveToBytes / LoadFromBytes: the same
+  // bytes in memory (see BlockedFilter's).
   [[nodiscard]] absl::Status Save(const std::string& path) const;
   [[nodiscard]] static absl::StatusOr<ScalableFilter> Load(const std::string& path,
                                                            const LoadOptions& options = {});
+  [[nodiscard]] absl::StatusOr<std::string> SaveToBytes() const;
+  [[nodiscard]] static absl::StatusOr<ScalableFilter> LoadFromBytes(
+      std::string_view bytes, const LoadOptions& options = {});
 
   // Back to one empty stage; a full filter accepts keys again. Frees the other stages.
   void Clear() noexcept;
@@ -255,6 +259,11 @@ class ScalableFilter {
   };
 
   explicit ScalableFilter(const ScalableOptions& options);
+  // As BlockedFilter's: the one path behind Save / SaveToBytes and Load / LoadFromBytes.
+  [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
+  [[nodiscard]] static absl::StatusOr<ScalableFilter> Read(const std::string& name,
+                                                           const std::string_view* bytes,
+                                                           const LoadOptions& options);
   // InvalidArgument for options Create refuses.
   static absl::Status CheckOptions(const ScalableOptions& options);
   // Capacity, FPR budget and geometry of stage `index`, or why it cannot be added.

@@ -9,6 +9,7 @@
 #define BLOOMERY_LIB_INTERNAL_FORMAT_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "bloomery/filter_kind.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
 #include "bloomery/storage.h"
@@ -29,10 +31,6 @@ inline constexpr uint32_t kMaxStages = 64;
 inline constexpr uint64_t kPayloadAlignment = 4096;
 inline constexpr uint32_t kDefaultChunkShift = 20;
 inline constexpr uint32_t kFlagDirty = 1;
-
-enum class FilterKind : uint32_t { kBlocked = 1, kClassic = 2, kScalable = 3, kCounting = 4 };
-
-[[nodiscard]] std::string_view KindName(FilterKind kind);
 
 struct StageInfo {
   uint64_t bits = 0;
@@ -75,11 +73,21 @@ struct FileHeader {
 // accepts it unchanged (so a loaded filter is one Create could have made).
 [[nodiscard]] absl::StatusOr<Plan> PlanFromHeader(const FileHeader& header, Layout layout);
 
-// Writes `header` and the stages' payloads (payloads[i] must hold StagePayloadBytes of stage i)
-// to `path` crash-safely: temp file in the same directory, fsync, rename, fsync of the directory.
-// On failure the previous file at `path` is untouched.
-[[nodiscard]] absl::Status SaveFilterFile(const std::string& path, FileHeader header,
-                                          std::span<const std::span<const uint8_t>> payloads);
+// Writes `header` and the stages' payloads (payloads[i] must hold StagePayloadBytes of stage i).
+// With a `path`: to that file crash-safely (temp file in the same directory, fsync, rename, fsync
+// of the directory; on failure the previous file at `path` is untouched), returning "". Without
+// one: returns the file's bytes, the very bytes a saved file holds.
+[[nodiscard]] absl::StatusOr<std::string> WriteFilter(
+    const std::string* path, FileHeader header, std::span<const std::span<const uint8_t>> payloads);
+
+// What a filter is read from: the file at `name`, or `bytes` when set (`name` then only labels
+// the bytes in error messages).
+struct Input {
+  std::string name;
+  std::optional<std::string_view> bytes;
+};
+// What errors call bytes given to LoadFromBytes / InspectBytes.
+inline constexpr std::string_view kBytesName = "in-memory filter bytes";
 
 // Reads and validates a file of kind `expected`; each stage's payload lands in its own Storage
 // (aligned, huge pages per `options`). Never allocates more than options.max_bytes.
@@ -87,9 +95,8 @@ struct LoadedFile {
   FileHeader header;
   std::vector<Storage> stages;
 };
-[[nodiscard]] absl::StatusOr<LoadedFile> LoadFilterFile(const std::string& path,
-                                                        FilterKind expected,
-                                                        const LoadOptions& options);
+[[nodiscard]] absl::StatusOr<LoadedFile> LoadFilter(const Input& input, FilterKind expected,
+                                                    const LoadOptions& options);
 
 // Maps a validated file of kind `expected`: the Storage spans the whole file, data() is the
 // payload. Read-write mode sets the DIRTY flag (synced) before returning.
@@ -105,10 +112,10 @@ struct MappedFile {
 // plan, header)` builds the filter (a lambda in a member function can reach a private
 // constructor).
 template <typename PlanOf, typename Make>
-auto LoadSingleStage(const std::string& path, FilterKind kind, const LoadOptions& options,
+auto LoadSingleStage(const Input& input, FilterKind kind, const LoadOptions& options,
                      PlanOf plan_of, Make make)
     -> absl::StatusOr<decltype(make(Storage(), *plan_of(FileHeader()), FileHeader()))> {
-  absl::StatusOr<LoadedFile> file = LoadFilterFile(path, kind, options);
+  absl::StatusOr<LoadedFile> file = LoadFilter(input, kind, options);
   if (!file.ok()) return file.status();
   auto plan = plan_of(file->header);
   if (!plan.ok()) return plan.status();
