@@ -1029,7 +1029,7 @@ void BindModule(py::module_& m) {
         const FileInfo info =
             OrThrow(WithoutGil([&] { return InspectFile(path); }), /*reading=*/true);
         py::dict d;
-        d["kind"] = info.kind;
+        d["kind"] = std::string(FilterKindName(info.kind));
         d["version"] = info.version;
         d["file_bytes"] = info.file_bytes;
         d["bits"] = info.bits;
