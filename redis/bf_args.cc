@@ -1,0 +1,146 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+#include "bf_args.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+namespace bloomery::redis {
+namespace {
+
+absl::Status Reply(const char* text) { return absl::InvalidArgumentError(text); }
+absl::Status Arity() { return absl::FailedPreconditionError("wrong number of arguments"); }
+
+bool Is(std::string_view arg, std::string_view word) { return EqualsIgnoreCase(arg, word); }
+
+// Both RedisBloom and bloomery want growth >= 1; only 2 and 4 are plans ScalableFilter makes.
+absl::Status CheckExpansion(long long expansion) {
+  if (expansion != 2 && expansion != 4) return Reply("ERR bloomery supports EXPANSION 2 or 4");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ParseInteger(std::string_view text, long long* value) {
+  // Redis accepts at most 20 characters of plain decimal: no spaces, no '+', no leading zeros.
+  if (text.empty() || text.size() > 20) return false;
+  const std::string copy(text);
+  if (copy[0] == '0' && copy.size() > 1) return false;
+  if (!(copy[0] == '-' || (copy[0] >= '0' && copy[0] <= '9'))) return false;
+  errno = 0;
+  char* end = nullptr;
+  const long long parsed = std::strtoll(copy.c_str(), &end, 10);
+  if (errno != 0 || end != copy.c_str() + copy.size()) return false;
+  *value = parsed;
+  return true;
+}
+
+bool ParseDouble(std::string_view text, double* value) {
+  if (text.empty() || text.size() > 256) return false;
+  const std::string copy(text);
+  if (std::isspace(static_cast<unsigned char>(copy[0]))) return false;
+  errno = 0;
+  char* end = nullptr;
+  const double parsed = std::strtod(copy.c_str(), &end);
+  if (errno == ERANGE || end != copy.c_str() + copy.size() || std::isnan(parsed)) return false;
+  *value = parsed;
+  return true;
+}
+
+absl::StatusOr<FilterParams> ParseReserve(std::span<const std::string_view> args) {
+  if (args.size() < 2 || args.size() > 5) return Arity();
+  FilterParams params;
+  if (!ParseDouble(args[0], &params.error_rate)) return Reply("ERR bad error rate");
+  if (!(params.error_rate > 0 && params.error_rate < 1)) {
+    return Reply("ERR (0 < error rate range < 1) ");
+  }
+  long long capacity = 0;
+  if (!ParseInteger(args[1], &capacity)) return Reply("ERR bad capacity");
+  if (capacity <= 0) return Reply("ERR (capacity should be larger than 0)");
+  params.capacity = static_cast<uint64_t>(capacity);
+
+  bool expansion_given = false;
+  for (size_t i = 2; i < args.size(); ++i) {
+    if (Is(args[i], "NONSCALING")) {
+      params.scaling = false;
+    } else if (Is(args[i], "EXPANSION")) {
+      if (++i == args.size()) return Reply("ERR no expansion");
+      long long expansion = 0;
+      if (!ParseInteger(args[i], &expansion) || expansion < 1) return Reply("ERR bad expansion");
+      if (absl::Status s = CheckExpansion(expansion); !s.ok()) return s;
+      params.expansion = static_cast<uint32_t>(expansion);
+      expansion_given = true;
+    } else {
+      return Reply("ERR unknown argument");
+    }
+  }
+  if (expansion_given && !params.scaling) return Reply("Nonscaling filters cannot expand");
+  return params;
+}
+
+absl::StatusOr<InsertArgs> ParseInsert(std::span<const std::string_view> args) {
+  InsertArgs insert;
+  bool items_found = false;
+  size_t i = 0;
+  while (i < args.size() && !items_found) {
+    const std::string_view option = args[i++];
+    if (Is(option, "ITEMS")) {
+      items_found = true;
+      insert.first_item = i;
+    } else if (Is(option, "NOCREATE")) {
+      insert.create = false;
+    } else if (Is(option, "NONSCALING")) {
+      insert.params.scaling = false;
+    } else if (Is(option, "CAPACITY") || Is(option, "ERROR") || Is(option, "EXPANSION")) {
+      if (i == args.size()) return Arity();
+      const std::string_view value = args[i++];
+      long long integer = 0;
+      if (Is(option, "ERROR")) {
+        if (!ParseDouble(value, &insert.params.error_rate)) return Reply("ERR bad error rate");
+      } else if (!ParseInteger(value, &integer)) {
+        return Reply(Is(option, "CAPACITY") ? "ERR bad capacity" : "ERR bad expansion");
+      } else if (Is(option, "CAPACITY")) {
+        if (integer < 1) return Reply("ERR bad argument received");
+        insert.params.capacity = static_cast<uint64_t>(integer);
+      } else {
+        if (integer < 1) return Reply("ERR bad argument received");
+        if (absl::Status s = CheckExpansion(integer); !s.ok()) return s;
+        insert.params.expansion = static_cast<uint32_t>(integer);
+      }
+    } else {
+      return Reply("ERR unknown argument received");
+    }
+  }
+  if (!items_found || insert.first_item == args.size()) return Arity();
+  if (!(insert.params.error_rate > 0 && insert.params.error_rate < 1)) {
+    return Reply("ERR bad argument received");
+  }
+  return insert;
+}
+
+ScalableOptions ToScalableOptions(const FilterParams& params, uint64_t max_bytes) {
+  ScalableOptions options;
+  options.initial_capacity = params.capacity;
+  options.fpr = params.error_rate;
+  options.growth = params.expansion;
+  options.scaling = params.scaling;
+  options.max_memory_bytes = max_bytes;
+  // Redis runs commands on one thread; a forked child (SAVE, AOF rewrite) reads a frozen copy.
+  options.concurrent = false;
+  return options;
+}
+
+}  // namespace bloomery::redis

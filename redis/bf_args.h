@@ -1,0 +1,65 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// bf_args.h: the arguments of BF.RESERVE and BF.INSERT, parsed without Redis.
+//
+// Plain C++ so that unit tests and the fuzzer reach it without a server. The accepted syntax and
+// the error texts follow RedisBloom's (what redis-py's `bf()` client sends and expects), with one
+// deliberate difference: the growth of a scaling filter is 2 or 4 (ScalableFilter's choices),
+// so any other EXPANSION is an error, not silently rounded.
+#ifndef BLOOMERY_REDIS_BF_ARGS_H_
+#define BLOOMERY_REDIS_BF_ARGS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "bloomery/scalable_filter.h"
+
+namespace bloomery::redis {
+
+// RedisBloom's defaults for a filter that BF.ADD, BF.MADD or BF.INSERT create.
+inline constexpr uint64_t kDefaultCapacity = 100;
+inline constexpr double kDefaultErrorRate = 0.01;
+inline constexpr uint32_t kDefaultExpansion = 2;
+
+// How a new filter is sized.
+struct FilterParams {
+  uint64_t capacity = kDefaultCapacity;
+  double error_rate = kDefaultErrorRate;
+  uint32_t expansion = kDefaultExpansion;
+  bool scaling = true;
+};
+
+// BF.INSERT's options and where its items start.
+struct InsertArgs {
+  FilterParams params;
+  bool create = true;     // false with NOCREATE
+  size_t first_item = 0;  // index into the arguments after the key
+};
+
+// `args` are the arguments after the key. Errors are InvalidArgument whose message is the reply
+// (RedisBloom's text, "ERR ..."); arity problems are FailedPrecondition (the caller answers with
+// the server's own wrong-arity error).
+//   BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING]
+[[nodiscard]] absl::StatusOr<FilterParams> ParseReserve(std::span<const std::string_view> args);
+//   BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...
+[[nodiscard]] absl::StatusOr<InsertArgs> ParseInsert(std::span<const std::string_view> args);
+
+// The ScalableFilter options for `params` under a memory cap of `max_bytes` (0: none). A
+// non-scaling filter is one BlockedFilter stage planned at the full error rate, which refuses new
+// keys past its capacity.
+[[nodiscard]] ScalableOptions ToScalableOptions(const FilterParams& params, uint64_t max_bytes);
+
+// Redis's own number syntax (no leading/trailing spaces, no hex, no NaN), so that a value the
+// server would reject is rejected here too.
+[[nodiscard]] bool ParseInteger(std::string_view text, long long* value);
+[[nodiscard]] bool ParseDouble(std::string_view text, double* value);
+// ASCII case-insensitive equality, how Redis compares option names.
+[[nodiscard]] bool EqualsIgnoreCase(std::string_view a, std::string_view b) noexcept;
+
+}  // namespace bloomery::redis
+
+#endif  // BLOOMERY_REDIS_BF_ARGS_H_

@@ -1,0 +1,656 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// bloomery_redis.so: a Redis module speaking RedisBloom's BF.* commands over bloomery filters.
+//
+//   redis-server --loadmodule /path/bloomery_redis.so [MAX_BYTES n] [SCANDUMP_CHUNK_BYTES n]
+//
+// Every key holds a ScalableFilter: scaling filters grow by EXPANSION (2 or 4) at a total FPR
+// bounded by the error rate given (a promise: every stage is planned by the blocked formula);
+// NONSCALING filters are one BlockedFilter stage planned at that rate, refusing keys past their
+// capacity ("ERR non scaling filter is full"). A key may also be half-way through BF.LOADCHUNK;
+// it then answers only further LOADCHUNKs.
+//
+// Persistence carries bloomery's own file image (ScalableFilter::SaveToBytes, docs/FORMAT.md):
+// the RDB, DUMP/RESTORE, SCANDUMP/LOADCHUNK and the AOF rewrite (as LOADCHUNK commands) all go
+// through the one validator in LoadFromBytes, under the MAX_BYTES cap (default 4 GiB per key), so
+// no payload can crash the server or make it allocate past the cap.
+//
+// Redis runs module commands on its main thread, so filters are single-writer; the forked RDB and
+// AOF children read their own copy. Filter memory is mmap'ed by bloomery (huge pages when
+// available), so it shows in MEMORY USAGE (mem_usage) but not in Redis's used_memory, which is
+// what maxmemory and deny-oom look at.
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "bf_args.h"
+#include "bloomery/scalable_filter.h"
+#include "chunks.h"
+#include "module_api.h"
+
+namespace bloomery::redis {
+namespace {
+
+// A type name of our own, exactly 9 characters as Redis requires; with the encoding version it
+// identifies our values in RDB files.
+constexpr const char* kTypeName = "bloomeryf";
+constexpr int kEncodingVersion = 1;
+constexpr int kModuleVersion = 1;
+// rdb_save's first word: what follows.
+constexpr uint64_t kSavedFilter = 0;
+constexpr uint64_t kSavedPendingLoad = 1;
+// A dump's image is the filter's memory plus its header and stage table (docs/FORMAT.md).
+constexpr uint64_t kImageOverheadBytes = uint64_t{1} << 20;
+
+RedisModuleType* g_type = nullptr;
+uint64_t g_max_bytes = uint64_t{4} << 30;
+uint64_t g_chunk_bytes = kDumpChunkBytes;
+
+// What a key of our type holds.
+struct BloomValue {
+  std::variant<ScalableFilter, ChunkAssembler> state;
+
+  ScalableFilter* filter() { return std::get_if<ScalableFilter>(&state); }
+  ChunkAssembler* pending() { return std::get_if<ChunkAssembler>(&state); }
+};
+
+LoadOptions FilterLoadOptions() {
+  LoadOptions options;
+  options.max_bytes = g_max_bytes;
+  return options;
+}
+
+uint64_t MaxImageBytes() { return g_max_bytes == 0 ? 0 : g_max_bytes + kImageOverheadBytes; }
+
+std::string ErrorReply(const absl::Status& status) {
+  std::string message(status.message().data(), status.message().size());
+  // Our own parsers already speak in replies; library statuses get Redis's generic error code.
+  if (message.rfind("ERR ", 0) == 0) return message;
+  return "ERR " + message;
+}
+
+int ReplyError(RedisModuleCtx* ctx, const absl::Status& status) {
+  return api::ReplyWithError(ctx, ErrorReply(status).c_str());
+}
+
+std::string_view Arg(RedisModuleString* arg) {
+  size_t length = 0;
+  const char* data = api::StringPtrLen(arg, &length);
+  return {data, length};
+}
+
+std::vector<std::string_view> Args(RedisModuleString** argv, int begin, int end) {
+  std::vector<std::string_view> args;
+  args.reserve(static_cast<size_t>(end - begin));
+  for (int i = begin; i < end; ++i) args.push_back(Arg(argv[i]));
+  return args;
+}
+
+// An open key and what it holds; closes the key when it goes out of scope.
+class OpenKey {
+ public:
+  enum class Holds { kNothing, kFilter, kPendingLoad, kOtherType };
+
+  OpenKey(RedisModuleCtx* ctx, RedisModuleString* name, int mode)
+      : key_(api::OpenKey(ctx, name, mode)) {
+    const int type = key_ == nullptr ? api::kKeyTypeEmpty : api::KeyType(key_);
+    if (type == api::kKeyTypeEmpty) {
+      holds_ = Holds::kNothing;
+    } else if (type != api::kKeyTypeModule || api::ModuleTypeGetType(key_) != g_type) {
+      holds_ = Holds::kOtherType;
+    } else {
+      value_ = static_cast<BloomValue*>(api::ModuleTypeGetValue(key_));
+      holds_ = value_->filter() != nullptr ? Holds::kFilter : Holds::kPendingLoad;
+    }
+  }
+  OpenKey(const OpenKey&) = delete;
+  OpenKey& operator=(const OpenKey&) = delete;
+  ~OpenKey() {
+    if (key_ != nullptr) api::CloseKey(key_);
+  }
+
+  Holds holds() const { return holds_; }
+  ScalableFilter* filter() const { return value_ == nullptr ? nullptr : value_->filter(); }
+  ChunkAssembler* pending() const { return value_ == nullptr ? nullptr : value_->pending(); }
+
+  // Replaces the key's value (Redis frees the old one through our free callback).
+  void Set(std::unique_ptr<BloomValue> value) {
+    value_ = value.get();
+    api::ModuleTypeSetValue(key_, g_type, value.release());
+    holds_ = value_->filter() != nullptr ? Holds::kFilter : Holds::kPendingLoad;
+  }
+  void Delete() {
+    api::DeleteKey(key_);
+    value_ = nullptr;
+    holds_ = Holds::kNothing;
+  }
+
+  // The error reply for a key that does not hold a loaded filter, RedisBloom's texts.
+  int ReplyNotAFilter(RedisModuleCtx* ctx) const {
+    switch (holds_) {
+      case Holds::kNothing:
+        return api::ReplyWithError(ctx, "ERR not found");
+      case Holds::kOtherType:
+        return api::ReplyWithError(ctx, api::kWrongTypeError);
+      case Holds::kPendingLoad:
+        return api::ReplyWithError(ctx, "ERR the filter is still being loaded by BF.LOADCHUNK");
+      case Holds::kFilter:
+        break;
+    }
+    return api::ReplyWithError(ctx, "ERR item exists");
+  }
+
+ private:
+  RedisModuleKey* key_;
+  BloomValue* value_ = nullptr;
+  Holds holds_ = Holds::kNothing;
+};
+
+absl::StatusOr<std::unique_ptr<BloomValue>> NewFilter(const FilterParams& params) {
+  absl::StatusOr<ScalableFilter> filter =
+      ScalableFilter::Create(ToScalableOptions(params, g_max_bytes));
+  if (!filter.ok()) return filter.status();
+  return std::make_unique<BloomValue>(BloomValue{std::move(*filter)});
+}
+
+absl::StatusOr<ScalableFilter> CloneFilter(const ScalableFilter& filter) {
+  absl::StatusOr<std::string> bytes = filter.SaveToBytes();
+  if (!bytes.ok()) return bytes.status();
+  return ScalableFilter::LoadFromBytes(*bytes, FilterLoadOptions());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands.
+
+int ReserveCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc < 4) return api::WrongArity(ctx);
+  absl::StatusOr<FilterParams> params = ParseReserve(Args(argv, 2, argc));
+  if (absl::IsFailedPrecondition(params.status())) return api::WrongArity(ctx);
+  if (!params.ok()) return ReplyError(ctx, params.status());
+  OpenKey key(ctx, argv[1], api::kRead | api::kWrite);
+  if (key.holds() != OpenKey::Holds::kNothing) return key.ReplyNotAFilter(ctx);
+  absl::StatusOr<std::unique_ptr<BloomValue>> value = NewFilter(*params);
+  if (!value.ok()) return ReplyError(ctx, value.status());
+  key.Set(std::move(*value));
+  api::ReplicateVerbatim(ctx);
+  return api::ReplyWithSimpleString(ctx, "OK");
+}
+
+// BF.ADD, BF.MADD and BF.INSERT: test-and-set of `items`, creating the filter with `params`
+// when the key is empty and `create` allows. Replies one integer (or an array of them when
+// `multi`), RedisBloom's "non scaling filter is full" error in place of the first refused key.
+int InsertItems(RedisModuleCtx* ctx, RedisModuleString* key_name,
+                std::span<RedisModuleString*> items, const FilterParams& params, bool create,
+                bool multi) {
+  OpenKey key(ctx, key_name, api::kRead | api::kWrite);
+  if (key.holds() == OpenKey::Holds::kNothing && create) {
+    absl::StatusOr<std::unique_ptr<BloomValue>> value = NewFilter(params);
+    if (!value.ok()) return ReplyError(ctx, value.status());
+    key.Set(std::move(*value));
+  }
+  ScalableFilter* filter = key.filter();
+  if (filter == nullptr) return key.ReplyNotAFilter(ctx);
+
+  std::vector<std::string_view> keys;
+  keys.reserve(items.size());
+  for (RedisModuleString* item : items) keys.push_back(Arg(item));
+  std::vector<InsertResult> results(keys.size());
+  (void)filter->InsertMany(keys, results);
+
+  if (multi) api::ReplyWithArray(ctx, api::kPostponedLength);
+  long replied = 0;
+  for (const InsertResult result : results) {
+    ++replied;
+    if (result == InsertResult::kRefused) {
+      if (filter->options().scaling) {
+        ReplyError(ctx, filter->FullStatus());
+      } else {
+        api::ReplyWithError(ctx, "ERR non scaling filter is full");
+      }
+      break;
+    }
+    api::ReplyWithLongLong(ctx, result == InsertResult::kAdded ? 1 : 0);
+  }
+  if (multi) api::ReplySetArrayLength(ctx, replied);
+  api::ReplicateVerbatim(ctx);
+  return api::kOk;
+}
+
+int AddCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 3) return api::WrongArity(ctx);
+  return InsertItems(ctx, argv[1], {argv + 2, 1}, FilterParams{}, /*create=*/true,
+                     /*multi=*/false);
+}
+
+int MaddCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc < 3) return api::WrongArity(ctx);
+  return InsertItems(ctx, argv[1], {argv + 2, static_cast<size_t>(argc - 2)}, FilterParams{},
+                     /*create=*/true, /*multi=*/true);
+}
+
+int InsertCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc < 4) return api::WrongArity(ctx);
+  absl::StatusOr<InsertArgs> args = ParseInsert(Args(argv, 2, argc));
+  if (absl::IsFailedPrecondition(args.status())) return api::WrongArity(ctx);
+  if (!args.ok()) return ReplyError(ctx, args.status());
+  const size_t first = 2 + args->first_item;
+  return InsertItems(ctx, argv[1], {argv + first, static_cast<size_t>(argc) - first}, args->params,
+                     args->create, /*multi=*/true);
+}
+
+// BF.EXISTS / BF.MEXISTS: a missing key holds nothing, so every answer is 0.
+int Lookup(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool multi) {
+  OpenKey key(ctx, argv[1], api::kRead);
+  if (key.holds() != OpenKey::Holds::kNothing && key.filter() == nullptr) {
+    return key.ReplyNotAFilter(ctx);
+  }
+  const std::vector<std::string_view> items = Args(argv, 2, argc);
+  std::vector<uint8_t> found(items.size(), 0);
+  if (const ScalableFilter* filter = key.filter()) {
+    // std::vector<bool> is not a span of bool: answer into a plain array.
+    const std::unique_ptr<bool[]> answers = std::make_unique<bool[]>(items.size());
+    (void)filter->MayContainMany(items, {answers.get(), items.size()});
+    for (size_t i = 0; i < items.size(); ++i) found[i] = answers[i];
+  }
+  if (multi) api::ReplyWithArray(ctx, static_cast<long>(items.size()));
+  for (const uint8_t answer : found) api::ReplyWithLongLong(ctx, answer);
+  return api::kOk;
+}
+
+int ExistsCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 3) return api::WrongArity(ctx);
+  return Lookup(ctx, argv, argc, /*multi=*/false);
+}
+
+int MexistsCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc < 3) return api::WrongArity(ctx);
+  return Lookup(ctx, argv, argc, /*multi=*/true);
+}
+
+size_t FilterMemory(const ScalableFilter& filter) {
+  return sizeof(BloomValue) + filter.memory_bytes();
+}
+
+uint64_t TotalBits(const ScalableFilter& filter) {
+  uint64_t bits = 0;
+  for (uint32_t i = 0; i < filter.stage_count(); ++i) bits += filter.stage(i).bits();
+  return bits;
+}
+
+int CardCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 2) return api::WrongArity(ctx);
+  OpenKey key(ctx, argv[1], api::kRead);
+  if (key.holds() == OpenKey::Holds::kNothing) return api::ReplyWithLongLong(ctx, 0);
+  const ScalableFilter* filter = key.filter();
+  if (filter == nullptr) return key.ReplyNotAFilter(ctx);
+  return api::ReplyWithLongLong(ctx, static_cast<long long>(filter->EstimatedCount() + 0.5));
+}
+
+// BF.INFO key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION|FPR|BITSPERITEM]: RedisBloom's five fields
+// (what redis-py's BFInfo reads), then the FPR the filter has now (exact, from its bits: O(bytes))
+// and its bits per key of capacity.
+int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 2 && argc != 3) return api::WrongArity(ctx);
+  OpenKey key(ctx, argv[1], api::kRead);
+  const ScalableFilter* filter = key.filter();
+  if (filter == nullptr) return key.ReplyNotAFilter(ctx);
+
+  struct Field {
+    const char* name;    // in the full reply
+    const char* option;  // BF.INFO key <option>
+  };
+  static constexpr Field kFields[] = {
+      {"Capacity", "CAPACITY"},         {"Size", "SIZE"},
+      {"Number of filters", "FILTERS"}, {"Number of items inserted", "ITEMS"},
+      {"Expansion rate", "EXPANSION"},  {"Estimated FPR", "FPR"},
+      {"Bits per item", "BITSPERITEM"},
+  };
+  const auto reply_field = [&](size_t index) {
+    switch (index) {
+      case 0:
+        return api::ReplyWithLongLong(ctx, static_cast<long long>(filter->capacity()));
+      case 1:
+        return api::ReplyWithLongLong(ctx, static_cast<long long>(FilterMemory(*filter)));
+      case 2:
+        return api::ReplyWithLongLong(ctx, filter->stage_count());
+      case 3:
+        return api::ReplyWithLongLong(ctx, static_cast<long long>(filter->EstimatedCount() + 0.5));
+      case 4:
+        return filter->options().scaling ? api::ReplyWithLongLong(ctx, filter->options().growth)
+                                         : api::ReplyWithNull(ctx);
+      case 5:
+        return api::ReplyWithDouble(ctx, filter->EstimatedFpr());
+      default:
+        return api::ReplyWithDouble(
+            ctx, static_cast<double>(TotalBits(*filter)) / static_cast<double>(filter->capacity()));
+    }
+  };
+  constexpr size_t kCount = sizeof(kFields) / sizeof(kFields[0]);
+  if (argc == 3) {
+    for (size_t i = 0; i < kCount; ++i) {
+      if (EqualsIgnoreCase(Arg(argv[2]), kFields[i].option)) {
+        api::ReplyWithArray(ctx, 1);
+        return reply_field(i);
+      }
+    }
+    return api::ReplyWithError(ctx, "ERR Invalid information value");
+  }
+  api::ReplyWithArray(ctx, 2 * kCount);
+  for (size_t i = 0; i < kCount; ++i) {
+    api::ReplyWithSimpleString(ctx, kFields[i].name);
+    reply_field(i);
+  }
+  return api::kOk;
+}
+
+// BF.SCANDUMP key iterator (chunks.h). Each call serializes the filter afresh: O(bytes) per
+// chunk, and nothing is held between calls.
+int ScanDumpCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 3) return api::WrongArity(ctx);
+  long long iterator = 0;
+  if (api::StringToLongLong(argv[2], &iterator) != api::kOk || iterator < 0) {
+    return api::ReplyWithError(ctx, "ERR Second argument must be numeric");
+  }
+  OpenKey key(ctx, argv[1], api::kRead);
+  const ScalableFilter* filter = key.filter();
+  if (filter == nullptr) return key.ReplyNotAFilter(ctx);
+  absl::StatusOr<std::string> image = filter->SaveToBytes();
+  if (!image.ok()) return ReplyError(ctx, image.status());
+  api::ReplyWithArray(ctx, 2);
+  if (iterator == 0) {
+    const std::string prefix = EncodeDumpPrefix(image->size());
+    api::ReplyWithLongLong(ctx, 1);
+    return api::ReplyWithStringBuffer(ctx, prefix.data(), prefix.size());
+  }
+  const DumpSlice slice = SliceForIterator(image->size(), iterator, g_chunk_bytes);
+  api::ReplyWithLongLong(ctx, slice.next_iterator);
+  return api::ReplyWithStringBuffer(ctx, image->data() + slice.begin, slice.length);
+}
+
+// BF.LOADCHUNK key iterator data. A failed chunk deletes the half-loaded key, so a client can
+// start again from the prefix; the key never holds an unvalidated filter.
+int LoadChunkCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 4) return api::WrongArity(ctx);
+  long long iterator = 0;
+  if (api::StringToLongLong(argv[2], &iterator) != api::kOk) {
+    return api::ReplyWithError(ctx, "ERR Second argument must be numeric");
+  }
+  const std::string_view data = Arg(argv[3]);
+  OpenKey key(ctx, argv[1], api::kRead | api::kWrite);
+  if (iterator == 1) {
+    if (key.holds() != OpenKey::Holds::kNothing) return key.ReplyNotAFilter(ctx);
+    absl::StatusOr<ChunkAssembler> assembler = ChunkAssembler::Start(data, MaxImageBytes());
+    if (!assembler.ok()) return ReplyError(ctx, assembler.status());
+    key.Set(std::make_unique<BloomValue>(BloomValue{std::move(*assembler)}));
+    api::ReplicateVerbatim(ctx);
+    return api::ReplyWithSimpleString(ctx, "OK");
+  }
+  ChunkAssembler* pending = key.pending();
+  if (pending == nullptr) {
+    if (key.holds() == OpenKey::Holds::kFilter) {
+      return api::ReplyWithError(ctx, "ERR the filter is already loaded");
+    }
+    return key.ReplyNotAFilter(ctx);
+  }
+  api::ReplicateVerbatim(ctx);
+  if (absl::Status appended = pending->Append(iterator, data); !appended.ok()) {
+    key.Delete();
+    return ReplyError(ctx, appended);
+  }
+  if (!pending->complete()) return api::ReplyWithSimpleString(ctx, "OK");
+  absl::StatusOr<ScalableFilter> filter =
+      ScalableFilter::LoadFromBytes(pending->received(), FilterLoadOptions());
+  if (!filter.ok()) {
+    key.Delete();
+    return api::ReplyWithError(
+        ctx, absl::StrCat("ERR invalid dump: ", ErrorReply(filter.status())).c_str());
+  }
+  key.Set(std::make_unique<BloomValue>(BloomValue{std::move(*filter)}));
+  return api::ReplyWithSimpleString(ctx, "OK");
+}
+
+// BF.MERGE dest src [src ...]: dest |= every src (compatible filters: same capacity, error
+// rate, expansion and seed). A missing dest starts as a copy of the first src. All keys must
+// hash to one slot in a cluster (use a hash tag: {crawl}:worker1).
+int MergeCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc < 3) return api::WrongArity(ctx);
+  std::vector<std::unique_ptr<OpenKey>> sources;
+  for (int i = 2; i < argc; ++i) {
+    sources.push_back(std::make_unique<OpenKey>(ctx, argv[i], api::kRead));
+    if (sources.back()->filter() == nullptr) return sources.back()->ReplyNotAFilter(ctx);
+  }
+  OpenKey dest(ctx, argv[1], api::kRead | api::kWrite);
+  if (dest.holds() == OpenKey::Holds::kNothing) {
+    absl::StatusOr<ScalableFilter> copy = CloneFilter(*sources.front()->filter());
+    if (!copy.ok()) return ReplyError(ctx, copy.status());
+    dest.Set(std::make_unique<BloomValue>(BloomValue{std::move(*copy)}));
+  }
+  ScalableFilter* target = dest.filter();
+  if (target == nullptr) return dest.ReplyNotAFilter(ctx);
+  for (const std::unique_ptr<OpenKey>& source : sources) {
+    if (source->filter() == target) continue;  // merging a key into itself changes nothing
+    if (absl::Status merged = target->UnionWith(*source->filter()); !merged.ok()) {
+      api::ReplicateVerbatim(ctx);  // earlier sources were merged: replicas must do the same
+      return ReplyError(ctx, merged);
+    }
+  }
+  api::ReplicateVerbatim(ctx);
+  return api::ReplyWithSimpleString(ctx, "OK");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The data type.
+
+void* RdbLoad(RedisModuleIO* io, int encoding_version) {
+  if (encoding_version != kEncodingVersion) {
+    api::LogIOError(io, "warning", "bloomery: unknown encoding version %d", encoding_version);
+    return nullptr;
+  }
+  const uint64_t tag = api::LoadUnsigned(io);
+  uint64_t total = 0;
+  if (tag == kSavedPendingLoad) total = api::LoadUnsigned(io);
+  if (api::IsIOError(io)) return nullptr;
+  size_t length = 0;
+  char* buffer = api::LoadStringBuffer(io, &length);
+  if (api::IsIOError(io) || buffer == nullptr) return nullptr;
+  std::string_view bytes(buffer, length);
+
+  std::unique_ptr<BloomValue> value;
+  absl::Status status;
+  if (tag == kSavedFilter) {
+    absl::StatusOr<ScalableFilter> filter =
+        ScalableFilter::LoadFromBytes(bytes, FilterLoadOptions());
+    if (filter.ok()) value = std::make_unique<BloomValue>(BloomValue{std::move(*filter)});
+    status = filter.status();
+  } else if (tag == kSavedPendingLoad) {
+    absl::StatusOr<ChunkAssembler> pending =
+        ChunkAssembler::Resume(total, std::string(bytes), MaxImageBytes());
+    if (pending.ok()) value = std::make_unique<BloomValue>(BloomValue{std::move(*pending)});
+    status = pending.status();
+  } else {
+    status = absl::DataLossError("unknown value tag");
+  }
+  api::Free(buffer);
+  if (!status.ok()) {
+    api::LogIOError(io, "warning", "bloomery: refusing a saved filter: %s",
+                    std::string(status.message()).c_str());
+    return nullptr;
+  }
+  return value.release();
+}
+
+void RdbSave(RedisModuleIO* io, void* opaque) {
+  BloomValue& value = *static_cast<BloomValue*>(opaque);
+  if (ChunkAssembler* pending = value.pending()) {
+    api::SaveUnsigned(io, kSavedPendingLoad);
+    api::SaveUnsigned(io, pending->total());
+    api::SaveStringBuffer(io, pending->received().data(), pending->received().size());
+    return;
+  }
+  api::SaveUnsigned(io, kSavedFilter);
+  absl::StatusOr<std::string> image = value.filter()->SaveToBytes();
+  if (!image.ok()) {
+    // Only an allocation can fail here; an empty image makes the load of this RDB fail loudly.
+    api::LogIOError(io, "warning", "bloomery: cannot serialize a filter: %s",
+                    std::string(image.status().message()).c_str());
+    api::SaveStringBuffer(io, "", 0);
+    return;
+  }
+  api::SaveStringBuffer(io, image->data(), image->size());
+}
+
+// The AOF gets the same chunks a SCANDUMP client would, as BF.LOADCHUNK commands.
+void AofRewrite(RedisModuleIO* aof, RedisModuleString* key, void* opaque) {
+  BloomValue& value = *static_cast<BloomValue*>(opaque);
+  std::string image;
+  uint64_t total = 0;
+  if (ChunkAssembler* pending = value.pending()) {
+    image = std::string(pending->received());
+    total = pending->total();
+  } else {
+    absl::StatusOr<std::string> saved = value.filter()->SaveToBytes();
+    if (!saved.ok()) {
+      api::LogIOError(aof, "warning", "bloomery: cannot serialize a filter: %s",
+                      std::string(saved.status().message()).c_str());
+      return;
+    }
+    image = std::move(*saved);
+    total = image.size();
+  }
+  const std::string prefix = EncodeDumpPrefix(total);
+  api::EmitAOF(aof, "BF.LOADCHUNK", "slb", key, 1LL, prefix.data(), prefix.size());
+  for (long long iterator = 1;;) {
+    const DumpSlice slice = SliceForIterator(image.size(), iterator, g_chunk_bytes);
+    if (slice.length == 0) break;
+    api::EmitAOF(aof, "BF.LOADCHUNK", "slb", key, slice.next_iterator, image.data() + slice.begin,
+                 slice.length);
+    iterator = slice.next_iterator;
+  }
+}
+
+size_t MemUsage(const void* opaque) {
+  auto& value = *const_cast<BloomValue*>(static_cast<const BloomValue*>(opaque));
+  if (const ScalableFilter* filter = value.filter()) return FilterMemory(*filter);
+  return sizeof(BloomValue) + value.pending()->received().size();
+}
+
+void Free(void* opaque) { std::unique_ptr<BloomValue> owned(static_cast<BloomValue*>(opaque)); }
+
+// COPY: a NULL result makes the command fail, which is what an allocation failure should do.
+void* Copy(RedisModuleString*, RedisModuleString*, const void* opaque) {
+  auto& value = *const_cast<BloomValue*>(static_cast<const BloomValue*>(opaque));
+  try {
+    if (ChunkAssembler* pending = value.pending()) {
+      absl::StatusOr<ChunkAssembler> copy =
+          ChunkAssembler::Resume(pending->total(), std::string(pending->received()), 0);
+      if (!copy.ok()) return nullptr;
+      return std::make_unique<BloomValue>(BloomValue{std::move(*copy)}).release();
+    }
+    absl::StatusOr<ScalableFilter> copy = CloneFilter(*value.filter());
+    if (!copy.ok()) return nullptr;
+    return std::make_unique<BloomValue>(BloomValue{std::move(*copy)}).release();
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+
+// Commands must not let an exception (std::bad_alloc from a vector or string) unwind into the
+// server's C frames: it becomes an error reply.
+template <api::CommandFunc kCommand>
+int Guarded(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  try {
+    return kCommand(ctx, argv, argc);
+  } catch (const std::exception& e) {
+    return api::ReplyWithError(ctx, absl::StrCat("ERR ", e.what()).c_str());
+  }
+}
+
+// Module arguments: pairs of NAME value.
+int ParseModuleArgs(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc % 2 != 0) {
+    api::Log(ctx, "warning", "bloomery: module arguments come in pairs: NAME value");
+    return api::kErr;
+  }
+  for (int i = 0; i < argc; i += 2) {
+    const std::string_view name = Arg(argv[i]);
+    long long value = 0;
+    if (api::StringToLongLong(argv[i + 1], &value) != api::kOk || value < 0) {
+      api::Log(ctx, "warning", "bloomery: %s needs a non-negative integer",
+               std::string(name).c_str());
+      return api::kErr;
+    }
+    if (EqualsIgnoreCase(name, "MAX_BYTES")) {
+      g_max_bytes = static_cast<uint64_t>(value);
+    } else if (EqualsIgnoreCase(name, "SCANDUMP_CHUNK_BYTES") && value > 0) {
+      g_chunk_bytes = static_cast<uint64_t>(value);
+    } else {
+      api::Log(ctx, "warning", "bloomery: unknown module argument %s", std::string(name).c_str());
+      return api::kErr;
+    }
+  }
+  return api::kOk;
+}
+
+struct CommandSpec {
+  const char* name;
+  api::CommandFunc function;
+  const char* flags;
+  int last_key;
+};
+
+constexpr CommandSpec kCommands[] = {
+    {"bf.reserve", Guarded<ReserveCommand>, "write deny-oom", 1},
+    {"bf.add", Guarded<AddCommand>, "write deny-oom", 1},
+    {"bf.madd", Guarded<MaddCommand>, "write deny-oom", 1},
+    {"bf.insert", Guarded<InsertCommand>, "write deny-oom", 1},
+    {"bf.exists", Guarded<ExistsCommand>, "readonly fast", 1},
+    {"bf.mexists", Guarded<MexistsCommand>, "readonly fast", 1},
+    {"bf.card", Guarded<CardCommand>, "readonly fast", 1},
+    // Not "fast": the estimated FPR reads every bit.
+    {"bf.info", Guarded<InfoCommand>, "readonly", 1},
+    {"bf.scandump", Guarded<ScanDumpCommand>, "readonly", 1},
+    {"bf.loadchunk", Guarded<LoadChunkCommand>, "write deny-oom", 1},
+    // Every argument from the first is a key (dest, then sources).
+    {"bf.merge", Guarded<MergeCommand>, "write deny-oom", -1},
+};
+
+}  // namespace
+}  // namespace bloomery::redis
+
+extern "C" __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx* ctx,
+                                                                         RedisModuleString** argv,
+                                                                         int argc) {
+  namespace br = bloomery::redis;
+  namespace api = bloomery::redis::api;
+  if (api::Bind(ctx, "bloomery", br::kModuleVersion) != api::kOk) return api::kErr;
+  if (br::ParseModuleArgs(ctx, argv, argc) != api::kOk) return api::kErr;
+  // rdb_load checks IsIOError after every read, so a truncated RDB or RESTORE payload is
+  // reported instead of ending the server.
+  api::SetModuleOptions(ctx, api::kOptionHandleIoErrors);
+
+  api::TypeMethods methods = {};
+  methods.version = api::kTypeMethodsVersion;
+  methods.rdb_load = br::RdbLoad;
+  methods.rdb_save = br::RdbSave;
+  methods.aof_rewrite = br::AofRewrite;
+  methods.mem_usage = br::MemUsage;
+  methods.free = br::Free;
+  methods.copy = br::Copy;
+  br::g_type = api::CreateDataType(ctx, br::kTypeName, br::kEncodingVersion, &methods);
+  if (br::g_type == nullptr) return api::kErr;
+
+  for (const br::CommandSpec& command : br::kCommands) {
+    if (api::CreateCommand(ctx, command.name, command.function, command.flags, 1, command.last_key,
+                           1) != api::kOk) {
+      return api::kErr;
+    }
+  }
+  return api::kOk;
+}

@@ -1,0 +1,180 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The Redis module's server-free parts: BF.RESERVE / BF.INSERT argument parsing (RedisBloom's
+// syntax and replies) and SCANDUMP / LOADCHUNK chunking and reassembly.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bf_args.h"
+#include "bloomery/scalable_filter.h"
+#include "chunks.h"
+
+namespace bloomery::redis {
+namespace {
+
+using Args = std::vector<std::string_view>;
+
+std::string ReplyOf(const absl::Status& status) { return std::string(status.message()); }
+
+TEST_CASE("BF.RESERVE takes error rate, capacity, EXPANSION 2 or 4 and NONSCALING") {
+  absl::StatusOr<FilterParams> plain = ParseReserve(Args{"0.001", "5000"});
+  REQUIRE(plain.ok());
+  CHECK(plain->error_rate == 0.001);
+  CHECK(plain->capacity == 5000);
+  CHECK(plain->expansion == 2);
+  CHECK(plain->scaling);
+
+  absl::StatusOr<FilterParams> grown = ParseReserve(Args{"0.01", "10", "expansion", "4"});
+  REQUIRE(grown.ok());
+  CHECK(grown->expansion == 4);
+  absl::StatusOr<FilterParams> fixed = ParseReserve(Args{"0.01", "10", "NONSCALING"});
+  REQUIRE(fixed.ok());
+  CHECK_FALSE(fixed->scaling);
+}
+
+TEST_CASE("BF.RESERVE refuses what RedisBloom refuses, with its replies") {
+  CHECK(ReplyOf(ParseReserve(Args{"abc", "10"}).status()) == "ERR bad error rate");
+  CHECK(ReplyOf(ParseReserve(Args{"nan", "10"}).status()) == "ERR bad error rate");
+  CHECK(ReplyOf(ParseReserve(Args{"1", "10"}).status()) == "ERR (0 < error rate range < 1) ");
+  CHECK(ReplyOf(ParseReserve(Args{"0", "10"}).status()) == "ERR (0 < error rate range < 1) ");
+  CHECK(ReplyOf(ParseReserve(Args{"0.01", "ten"}).status()) == "ERR bad capacity");
+  CHECK(ReplyOf(ParseReserve(Args{"0.01", "0"}).status()) ==
+        "ERR (capacity should be larger than 0)");
+  CHECK(ReplyOf(ParseReserve(Args{"0.01", "10", "EXPANSION"}).status()) == "ERR no expansion");
+  CHECK(ReplyOf(ParseReserve(Args{"0.01", "10", "EXPANSION", "3"}).status()) ==
+        "ERR bloomery supports EXPANSION 2 or 4");
+  CHECK(ReplyOf(ParseReserve(Args{"0.01", "10", "NONSCALING", "EXPANSION", "2"}).status()) ==
+        "Nonscaling filters cannot expand");
+  CHECK(absl::IsFailedPrecondition(ParseReserve(Args{"0.01"}).status()));  // arity
+}
+
+TEST_CASE("BF.INSERT options in any order before ITEMS; defaults as RedisBloom's") {
+  absl::StatusOr<InsertArgs> defaults = ParseInsert(Args{"ITEMS", "a", "b"});
+  REQUIRE(defaults.ok());
+  CHECK(defaults->params.capacity == kDefaultCapacity);
+  CHECK(defaults->params.error_rate == kDefaultErrorRate);
+  CHECK(defaults->create);
+  CHECK(defaults->first_item == 1);
+
+  absl::StatusOr<InsertArgs> all = ParseInsert(
+      Args{"NOCREATE", "CAPACITY", "1000", "ERROR", "0.05", "NONSCALING", "ITEMS", "x"});
+  REQUIRE(all.ok());
+  CHECK_FALSE(all->create);
+  CHECK(all->params.capacity == 1000);
+  CHECK(all->params.error_rate == 0.05);
+  CHECK_FALSE(all->params.scaling);
+  CHECK(all->first_item == 7);
+
+  // "ITEMS" after ITEMS is an item, not an option.
+  absl::StatusOr<InsertArgs> items = ParseInsert(Args{"ITEMS", "ITEMS", "NOCREATE"});
+  REQUIRE(items.ok());
+  CHECK(items->create);
+
+  CHECK(absl::IsFailedPrecondition(ParseInsert(Args{"CAPACITY", "10"}).status()));
+  CHECK(absl::IsFailedPrecondition(ParseInsert(Args{"ITEMS"}).status()));
+  CHECK(ReplyOf(ParseInsert(Args{"ERROR", "2", "ITEMS", "a"}).status()) ==
+        "ERR bad argument received");
+  CHECK(ReplyOf(ParseInsert(Args{"CAPACITY", "-1", "ITEMS", "a"}).status()) ==
+        "ERR bad argument received");
+  CHECK(ReplyOf(ParseInsert(Args{"WHAT", "ITEMS", "a"}).status()) ==
+        "ERR unknown argument received");
+}
+
+TEST_CASE("numbers follow Redis's syntax") {
+  long long integer = 0;
+  double real = 0;
+  CHECK(ParseInteger("-12", &integer));
+  CHECK(integer == -12);
+  CHECK_FALSE(ParseInteger(" 12", &integer));
+  CHECK_FALSE(ParseInteger("012", &integer));
+  CHECK_FALSE(ParseInteger("99999999999999999999", &integer));
+  CHECK(ParseDouble("1e-3", &real));
+  CHECK(real == 0.001);
+  CHECK_FALSE(ParseDouble("1e999", &real));
+  CHECK_FALSE(ParseDouble("0.1x", &real));
+}
+
+TEST_CASE("SCANDUMP slices cover an image once, in order, then end") {
+  for (uint64_t total : {uint64_t{1}, uint64_t{7}, uint64_t{64}, uint64_t{65}}) {
+    CAPTURE(total);
+    uint64_t covered = 0;
+    long long iterator = 1;
+    for (int calls = 0; calls < 100; ++calls) {
+      const DumpSlice slice = SliceForIterator(total, iterator, 8);
+      if (slice.length == 0) {
+        CHECK(slice.next_iterator == 0);
+        break;
+      }
+      CHECK(slice.begin == covered);
+      covered += slice.length;
+      iterator = slice.next_iterator;
+    }
+    CHECK(covered == total);
+  }
+}
+
+std::string Reassemble(const std::string& image, uint64_t chunk_bytes, uint64_t cap) {
+  absl::StatusOr<ChunkAssembler> assembler =
+      ChunkAssembler::Start(EncodeDumpPrefix(image.size()), cap);
+  REQUIRE(assembler.ok());
+  for (long long iterator = 1;;) {
+    const DumpSlice slice = SliceForIterator(image.size(), iterator, chunk_bytes);
+    if (slice.length == 0) break;
+    REQUIRE(
+        assembler
+            ->Append(slice.next_iterator, std::string_view(image).substr(slice.begin, slice.length))
+            .ok());
+    iterator = slice.next_iterator;
+  }
+  CHECK(assembler->complete());
+  return std::string(assembler->received());
+}
+
+TEST_CASE("a filter dumped in chunks and reassembled answers as the original") {
+  ScalableOptions options;
+  options.initial_capacity = 1000;
+  absl::StatusOr<ScalableFilter> filter = ScalableFilter::Create(options);
+  REQUIRE(filter.ok());
+  for (uint64_t key = 0; key < 3000; ++key) REQUIRE(filter->Insert(key) != InsertResult::kRefused);
+  absl::StatusOr<std::string> image = filter->SaveToBytes();
+  REQUIRE(image.ok());
+
+  const std::string copy = Reassemble(*image, 1000, 0);
+  absl::StatusOr<ScalableFilter> loaded = ScalableFilter::LoadFromBytes(copy);
+  REQUIRE(loaded.ok());
+  CHECK(loaded->stage_count() == filter->stage_count());
+  for (uint64_t key = 0; key < 3000; ++key) REQUIRE(loaded->MayContain(key));
+}
+
+TEST_CASE("LOADCHUNK refuses a bad prefix, an oversized total, gaps, overlaps and overruns") {
+  CHECK(absl::IsInvalidArgument(ChunkAssembler::Start("BLMRDUMP", 0).status()));
+  CHECK(absl::IsInvalidArgument(ChunkAssembler::Start(std::string(16, 'x'), 0).status()));
+  CHECK(absl::IsInvalidArgument(ChunkAssembler::Start(EncodeDumpPrefix(0), 0).status()));
+  // The cap is checked on the announced size, before anything is allocated.
+  CHECK(absl::IsResourceExhausted(
+      ChunkAssembler::Start(EncodeDumpPrefix(uint64_t{1} << 62), 1 << 20).status()));
+
+  absl::StatusOr<ChunkAssembler> assembler = ChunkAssembler::Start(EncodeDumpPrefix(10), 0);
+  REQUIRE(assembler.ok());
+  CHECK_FALSE(assembler->Append(3, "abcd").ok());  // would start before byte 0
+  CHECK_FALSE(assembler->Append(9, "abcd").ok());  // a gap: starts at byte 4
+  CHECK(assembler->received().empty());
+  CHECK_FALSE(assembler->Append(0, "abcd").ok());
+  CHECK_FALSE(assembler->Append(-3, "abcd").ok());
+  CHECK_FALSE(assembler->Append(6, "").ok());
+  CHECK(assembler->Append(7, "abcdef").ok());         // bytes 0..6
+  CHECK_FALSE(assembler->Append(7, "abcdef").ok());   // the same chunk again
+  CHECK_FALSE(assembler->Append(13, "ghijkl").ok());  // 6 + 6 > 10
+  CHECK(assembler->received() == "abcdef");
+  CHECK(assembler->Append(11, "ghij").ok());
+  CHECK(assembler->complete());
+  CHECK_FALSE(assembler->Append(12, "k").ok());
+
+  CHECK(absl::IsInvalidArgument(ChunkAssembler::Resume(4, "12345", 0).status()));
+}
+
+}  // namespace
+}  // namespace bloomery::redis
