@@ -6,6 +6,7 @@ and is stopped (killed if need be) when its test ends. The module and server pat
 meson (BLOOMERY_REDIS_MODULE, BLOOMERY_REDIS_SERVER).
 """
 import os
+import random
 import socket
 import subprocess
 import time
@@ -22,6 +23,21 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def free_cluster_port():
+    """A free port p whose cluster bus port p + 10000 is free too (so p <= 55535)."""
+    rng = random.Random()
+    for _ in range(1000):
+        port = rng.randrange(20000, 45000)
+        try:
+            with socket.socket() as a, socket.socket() as b:
+                a.bind(("127.0.0.1", port))
+                b.bind(("127.0.0.1", port + 10000))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no free port pair for a cluster node")
 
 
 class Server:

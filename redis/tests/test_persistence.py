@@ -1,0 +1,101 @@
+# Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+"""A filter survives SAVE + restart, DEBUG RELOAD, an AOF rewrite without the RDB preamble,
+DUMP/RESTORE and COPY, and reaches a replica by full sync and by later writes."""
+import time
+
+import redis
+
+ITEMS = [f"https://example.com/page/{i}" for i in range(5000)]
+ABSENT = [f"https://example.org/other/{i}" for i in range(5000)]
+
+
+def fill(r, key="f", capacity=1000, expansion=2):
+    r.execute_command("BF.RESERVE", key, 0.01, capacity, "EXPANSION", expansion)
+    r.execute_command("BF.MADD", key, *ITEMS)
+    return snapshot(r, key)
+
+
+def snapshot(r, key="f"):
+    """Everything a user can observe of a filter: info and the answers for present and absent keys."""
+    raw = r.execute_command("BF.INFO", key)
+    return raw, r.execute_command("BF.MEXISTS", key, *ITEMS), r.execute_command(
+        "BF.MEXISTS", key, *ABSENT)
+
+
+def test_save_and_restart(server):
+    r = server.client()
+    before = fill(r)
+    assert all(before[1])
+    r.save()
+    server.restart()
+    assert snapshot(server.client()) == before
+    # Still a live filter: it takes new keys.
+    assert server.client().execute_command("BF.ADD", "f", "new key") == 1
+
+
+def test_debug_reload(server):
+    r = server.client()
+    before = fill(r, expansion=4)
+    assert r.execute_command("DEBUG", "RELOAD") == b"OK"
+    assert snapshot(r) == before
+
+
+def test_aof_rewrite_without_rdb_preamble(make_server):
+    server = make_server(config=["--appendonly", "yes", "--aof-use-rdb-preamble", "no"])
+    r = server.client()
+    before = fill(r)
+    r.bgrewriteaof()
+    deadline = time.monotonic() + 60
+    while r.info("persistence")["aof_rewrite_in_progress"] or r.info("persistence")[
+            "aof_rewrite_scheduled"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    r.execute_command("BF.ADD", "f", "after the rewrite")
+    server.restart()
+    r = server.client()
+    info, present, absent = snapshot(r)
+    assert all(present)
+    assert r.execute_command("BF.EXISTS", "f", "after the rewrite") == 1
+    # The rewrite replays LOADCHUNK commands; one more key was added on top.
+    assert info[7] == before[0][7] + 1
+    assert absent == before[2]
+
+
+def test_dump_restore_and_copy(server):
+    r = server.client()
+    before = fill(r)
+    payload = r.dump("f")
+    assert r.restore("g", 0, payload) == b"OK"
+    assert snapshot(r, "g") == before
+    assert r.copy("f", "h") is True
+    assert snapshot(r, "h") == before
+    # The copy is independent of its source.
+    r.execute_command("BF.ADD", "h", "only in h")
+    assert r.execute_command("BF.EXISTS", "h", "only in h") == 1
+    assert r.execute_command("BF.EXISTS", "f", "only in h") == 0
+
+
+def test_replica_full_sync_and_later_writes(make_server):
+    master = make_server("master")
+    m = master.client()
+    before = fill(m)
+    replica = make_server("replica", config=["--replicaof", "127.0.0.1", str(master.port)])
+    rr = replica.client()
+    deadline = time.monotonic() + 60
+    while rr.info("replication").get("master_link_status") != "up":
+        assert time.monotonic() < deadline, replica.log()
+        time.sleep(0.05)
+    assert snapshot(rr) == before
+    m.execute_command("BF.MADD", "f", "later 1", "later 2")
+    m.execute_command("BF.RESERVE", "new", "0.001", "50")
+    m.execute_command("BF.ADD", "new", "x")
+    assert m.execute_command("WAIT", 1, 10000) == 1
+    assert rr.execute_command("BF.MEXISTS", "f", "later 1", "later 2") == [1, 1]
+    assert rr.execute_command("BF.EXISTS", "new", "x") == 1
+    assert snapshot(rr) == snapshot(m)
+    assert snapshot(rr, "new") == snapshot(m, "new")
+    try:
+        rr.execute_command("BF.ADD", "f", "on the replica")
+        raise AssertionError("a replica accepted a write")
+    except redis.ReadOnlyError:
+        pass
