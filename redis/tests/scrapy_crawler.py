@@ -1,0 +1,59 @@
+# Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+"""One Scrapy crawler process for test_scrapy.py: crawls http://127.0.0.1:<site_port>/ following
+every link, de-duplicating through RedisBloomDupeFilter on the Redis at <redis_port>.
+
+    python3 scrapy_crawler.py <site_port> <redis_port> <shards>
+"""
+import importlib.util
+import os
+import sys
+
+import scrapy
+from scrapy.crawler import CrawlerProcess
+
+# bloomery/scrapy_redis.py is pure Python: load it by path, so the test needs no built package.
+HERE = os.path.dirname(os.path.abspath(__file__))
+PATH = os.path.join(HERE, "..", "..", "python", "bloomery", "scrapy_redis.py")
+spec = importlib.util.spec_from_file_location("bloomery_scrapy_redis", PATH)
+module = importlib.util.module_from_spec(spec)
+sys.modules["bloomery_scrapy_redis"] = module
+spec.loader.exec_module(module)
+
+
+class SiteSpider(scrapy.Spider):
+    name = "site"
+
+    def __init__(self, site_port, **kwargs):
+        super().__init__(**kwargs)
+        self.root = f"http://127.0.0.1:{site_port}/"
+
+    def start_requests(self):
+        # Filtered like every other request (Scrapy's default start requests skip the filter).
+        yield scrapy.Request(self.root + "index.html")
+
+    def parse(self, response):
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href, self.parse)
+
+
+def main():
+    site_port, redis_port, shards = sys.argv[1], sys.argv[2], sys.argv[3]
+    process = CrawlerProcess(settings={
+        "DUPEFILTER_CLASS": "bloomery_scrapy_redis.RedisBloomDupeFilter",
+        "BLOOMERY_REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
+        "BLOOMERY_REDIS_CAPACITY": 1000,
+        "BLOOMERY_REDIS_ERROR_RATE": 0.0001,
+        "BLOOMERY_REDIS_SHARDS": int(shards),
+        "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
+        "ROBOTSTXT_OBEY": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "CONCURRENT_REQUESTS": 8,
+        "LOG_LEVEL": "WARNING",
+        "CLOSESPIDER_TIMEOUT": 60,
+    })
+    process.crawl(SiteSpider, site_port=site_port)
+    process.start()
+
+
+if __name__ == "__main__":
+    main()
