@@ -427,15 +427,18 @@ int MergeCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     if (sources.back()->filter() == nullptr) return sources.back()->ReplyNotAFilter(ctx);
   }
   OpenKey dest(ctx, argv[1], api::kRead | api::kWrite);
+  const ScalableFilter* copied = nullptr;
   if (dest.holds() == OpenKey::Holds::kNothing) {
-    absl::StatusOr<ScalableFilter> copy = CloneFilter(*sources.front()->filter());
+    copied = sources.front()->filter();
+    absl::StatusOr<ScalableFilter> copy = CloneFilter(*copied);
     if (!copy.ok()) return ReplyError(ctx, copy.status());
     dest.Set(std::make_unique<BloomValue>(BloomValue{std::move(*copy)}));
   }
   ScalableFilter* target = dest.filter();
   if (target == nullptr) return dest.ReplyNotAFilter(ctx);
   for (const std::unique_ptr<OpenKey>& source : sources) {
-    if (source->filter() == target) continue;  // merging a key into itself changes nothing
+    // Merging a filter into itself, or into its fresh copy, changes nothing.
+    if (source->filter() == target || source->filter() == copied) continue;
     if (absl::Status merged = target->UnionWith(*source->filter()); !merged.ok()) {
       api::ReplicateVerbatim(ctx);  // earlier sources were merged: replicas must do the same
       return ReplyError(ctx, merged);
