@@ -190,3 +190,10 @@ def test_scaling_filter_stops_at_max_bytes(make_server):
     size = r.execute_command("BF.INFO", "capped", "SIZE")[0]
     assert size <= (1 << 20) + 4096
     assert all(r.execute_command("BF.MEXISTS", "capped", *items[:start]))
+
+
+@pytest.mark.parametrize("module_args", [["MAX_BYTES", "-5"], ["MAX_BYTES"], ["COLOUR", "1"],
+                                         ["SCANDUMP_CHUNK_BYTES", "many"]])
+def test_bad_module_arguments_refuse_to_load(make_server, module_args):
+    with pytest.raises(RuntimeError, match="did not start"):
+        make_server(module_args=module_args)
