@@ -20,8 +20,10 @@ namespace {
 using internal::Batch;
 using internal::BlockIndex;
 using internal::kWordsPerBlock;
+using internal::LineOf;
 using internal::LoadRelaxed;
 using internal::Pipeline;
+using internal::PrefetchLine;
 
 }  // namespace
 
@@ -57,52 +59,38 @@ bool BlockedFilter::MayContain(const KeyHash& hash) const noexcept {
                                          concurrent_);
 }
 
-template <typename Key>
+template <FilterKey Key>
 size_t BlockedFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept {
   const simd::BlockKernels& kernels = simd::ActiveKernels();
-  return Pipeline<true>(
-      keys, was_new, seed_, words_, blocks_, [&](const Batch& batch, bool* out, const Batch* next) {
-        return kernels.set_lines(words_, batch.blocks, batch.hashes, batch.size, hashes_,
-                                 concurrent_, out, next ? next->blocks : nullptr,
-                                 next ? next->size : 0);
-      });
+  size_t added = 0;
+  Pipeline(keys, was_new, seed_, LineOf{blocks_}, PrefetchLine<true>{words_},
+           [&](const Batch<uint64_t>& batch, bool* out, const Batch<uint64_t>* next) {
+             added += kernels.set_lines(words_, batch.where, batch.hashes, batch.size, hashes_,
+                                        concurrent_, out, next ? next->where : nullptr,
+                                        next ? next->size : 0);
+           });
+  return added;
 }
 
-template <typename Key>
+template <FilterKey Key>
 size_t BlockedFilter::LookupKeys(std::span<const Key> keys,
                                  std::span<bool> results) const noexcept {
   const simd::BlockKernels& kernels = simd::ActiveKernels();
-  return Pipeline<false>(
-      keys, results, seed_, words_, blocks_, [&](const Batch& batch, bool* out, const Batch* next) {
-        return kernels.test_lines(words_, batch.blocks, batch.hashes, batch.size, hashes_,
-                                  concurrent_, out, next ? next->blocks : nullptr,
-                                  next ? next->size : 0);
-      });
+  size_t found = 0;
+  Pipeline(keys, results, seed_, LineOf{blocks_}, PrefetchLine<false>{words_},
+           [&](const Batch<uint64_t>& batch, bool* out, const Batch<uint64_t>* next) {
+             found += kernels.test_lines(words_, batch.where, batch.hashes, batch.size, hashes_,
+                                         concurrent_, out, next ? next->where : nullptr,
+                                         next ? next->size : 0);
+           });
+  return found;
 }
 
-size_t BlockedFilter::InsertMany(std::span<const std::string_view> keys,
-                                 std::span<bool> was_new) noexcept {
-  return InsertKeys(keys, was_new);
-}
-size_t BlockedFilter::InsertMany(std::span<const uint64_t> keys, std::span<bool> was_new) noexcept {
-  return InsertKeys(keys, was_new);
-}
-size_t BlockedFilter::InsertMany(std::span<const KeyHash> hashes,
-                                 std::span<bool> was_new) noexcept {
-  return InsertKeys(hashes, was_new);
-}
-size_t BlockedFilter::MayContainMany(std::span<const std::string_view> keys,
-                                     std::span<bool> results) const noexcept {
-  return LookupKeys(keys, results);
-}
-size_t BlockedFilter::MayContainMany(std::span<const uint64_t> keys,
-                                     std::span<bool> results) const noexcept {
-  return LookupKeys(keys, results);
-}
-size_t BlockedFilter::MayContainMany(std::span<const KeyHash> hashes,
-                                     std::span<bool> results) const noexcept {
-  return LookupKeys(hashes, results);
-}
+#define BLOOMERY_INSTANTIATE(Key)                                                            \
+  template size_t BlockedFilter::InsertKeys(std::span<const Key>, std::span<bool>) noexcept; \
+  template size_t BlockedFilter::LookupKeys(std::span<const Key>, std::span<bool>) const noexcept;
+BLOOMERY_FOR_EACH_FILTER_KEY(BLOOMERY_INSTANTIATE)
+#undef BLOOMERY_INSTANTIATE
 
 absl::Status BlockedFilter::CheckCompatible(const BlockedFilter& other) const {
   if (blocks_ != other.blocks_ || hashes_ != other.hashes_ || seed_ != other.seed_) {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "internal/batch_pipeline.h"
 #include "internal/classic_layout.h"
 #include "internal/filter_ops.h"
 #include "internal/format.h"
@@ -17,15 +18,34 @@ namespace bloomery {
 namespace {
 
 using internal::ClassicProbeBit;
-using internal::HashBatch;
 using internal::LoadRelaxed;
 using internal::LoadWord;
+using internal::PipelineEach;
 using internal::SetBits;
 
-// Keys per batch. Every key has up to 16 lines to fetch, so a batch of 16 keys already puts ~100
-// prefetches in flight at the usual k = 6-7, more than the memory system can overlap; the
-// positions (16 x 16 x 8 bytes) stay in L1.
-constexpr size_t kBatch = 16;
+// Where a key's k bits are, computed once per key of a batch (internal/batch_pipeline.h).
+struct ProbeBits {
+  uint64_t bit[kMaxHashes];
+};
+
+struct LocateBits {
+  uint64_t slice_bits;
+  uint32_t hashes;
+  [[nodiscard]] ProbeBits operator()(const KeyHash& hash) const noexcept {
+    ProbeBits probes{};
+    for (uint32_t i = 0; i < hashes; ++i) probes.bit[i] = ClassicProbeBit(hash, i, slice_bits);
+    return probes;
+  }
+};
+
+template <bool kWrite>
+struct PrefetchBits {
+  const uint64_t* words;
+  uint32_t hashes;
+  void operator()(const KeyHash& /*hash*/, const ProbeBits& probes) const noexcept {
+    for (uint32_t i = 0; i < hashes; ++i) __builtin_prefetch(words + probes.bit[i] / 64, kWrite, 3);
+  }
+};
 
 }  // namespace
 
@@ -69,84 +89,45 @@ bool ClassicFilter::MayContain(const KeyHash& hash) const noexcept {
   return true;
 }
 
-template <typename Key>
+template <FilterKey Key>
 size_t ClassicFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept {
-  KeyHash hashes[kBatch];
-  uint64_t bits[kBatch][kMaxHashes];
   size_t added = 0;
-  for (size_t base = 0; base < keys.size(); base += kBatch) {
-    const size_t n = std::min(kBatch, keys.size() - base);
-    HashBatch(keys.data() + base, n, seed_, hashes);
-    for (size_t j = 0; j < n; ++j) {
-      for (uint32_t i = 0; i < hashes_; ++i) {
-        bits[j][i] = ClassicProbeBit(hashes[j], i, slice_bits_);
-        __builtin_prefetch(words_ + bits[j][i] / 64, 1, 3);
-      }
-    }
-    for (size_t j = 0; j < n; ++j) {
-      uint64_t missing = 0;
-      for (uint32_t i = 0; i < hashes_; ++i) {
-        missing |= SetBits(words_ + bits[j][i] / 64, uint64_t{1} << (bits[j][i] % 64), concurrent_);
-      }
-      added += missing != 0;
-      if (base + j < was_new.size()) was_new[base + j] = missing != 0;
-    }
-  }
+  PipelineEach(keys, was_new, seed_, LocateBits{slice_bits_, hashes_},
+               PrefetchBits<true>{words_, hashes_}, [&](const KeyHash&, const ProbeBits& probes) {
+                 uint64_t missing = 0;
+                 for (uint32_t i = 0; i < hashes_; ++i) {
+                   const uint64_t bit = probes.bit[i];
+                   missing |= SetBits(words_ + bit / 64, uint64_t{1} << (bit % 64), concurrent_);
+                 }
+                 added += missing != 0;
+                 return missing != 0;
+               });
   return added;
 }
 
-template <typename Key>
+template <FilterKey Key>
 size_t ClassicFilter::LookupKeys(std::span<const Key> keys,
                                  std::span<bool> results) const noexcept {
-  KeyHash hashes[kBatch];
-  uint64_t bits[kBatch][kMaxHashes];
   size_t found = 0;
-  for (size_t base = 0; base < keys.size(); base += kBatch) {
-    const size_t n = std::min(kBatch, keys.size() - base);
-    HashBatch(keys.data() + base, n, seed_, hashes);
-    for (size_t j = 0; j < n; ++j) {
-      for (uint32_t i = 0; i < hashes_; ++i) {
-        bits[j][i] = ClassicProbeBit(hashes[j], i, slice_bits_);
-        __builtin_prefetch(words_ + bits[j][i] / 64, 0, 3);
-      }
-    }
-    for (size_t j = 0; j < n; ++j) {
-      // All lines are already on their way, so test every probe without branching on each.
-      uint64_t all = 1;
-      for (uint32_t i = 0; i < hashes_; ++i) {
-        all &= LoadWord(words_ + bits[j][i] / 64, concurrent_) >> (bits[j][i] % 64);
-      }
-      const bool hit = (all & 1) != 0;
-      found += hit;
-      if (base + j < results.size()) results[base + j] = hit;
-    }
-  }
+  PipelineEach(keys, results, seed_, LocateBits{slice_bits_, hashes_},
+               PrefetchBits<false>{words_, hashes_}, [&](const KeyHash&, const ProbeBits& probes) {
+                 // The lines are already on their way: test every probe without a branch on each.
+                 uint64_t all = 1;
+                 for (uint32_t i = 0; i < hashes_; ++i) {
+                   all &=
+                       LoadWord(words_ + probes.bit[i] / 64, concurrent_) >> (probes.bit[i] % 64);
+                 }
+                 found += all & 1;
+                 return (all & 1) != 0;
+               });
   return found;
 }
 
-size_t ClassicFilter::InsertMany(std::span<const std::string_view> keys,
-                                 std::span<bool> was_new) noexcept {
-  return InsertKeys(keys, was_new);
-}
-size_t ClassicFilter::InsertMany(std::span<const uint64_t> keys, std::span<bool> was_new) noexcept {
-  return InsertKeys(keys, was_new);
-}
-size_t ClassicFilter::InsertMany(std::span<const KeyHash> hashes,
-                                 std::span<bool> was_new) noexcept {
-  return InsertKeys(hashes, was_new);
-}
-size_t ClassicFilter::MayContainMany(std::span<const std::string_view> keys,
-                                     std::span<bool> results) const noexcept {
-  return LookupKeys(keys, results);
-}
-size_t ClassicFilter::MayContainMany(std::span<const uint64_t> keys,
-                                     std::span<bool> results) const noexcept {
-  return LookupKeys(keys, results);
-}
-size_t ClassicFilter::MayContainMany(std::span<const KeyHash> hashes,
-                                     std::span<bool> results) const noexcept {
-  return LookupKeys(hashes, results);
-}
+#define BLOOMERY_INSTANTIATE(Key)                                                            \
+  template size_t ClassicFilter::InsertKeys(std::span<const Key>, std::span<bool>) noexcept; \
+  template size_t ClassicFilter::LookupKeys(std::span<const Key>, std::span<bool>) const noexcept;
+BLOOMERY_FOR_EACH_FILTER_KEY(BLOOMERY_INSTANTIATE)
+#undef BLOOMERY_INSTANTIATE
 
 absl::Status ClassicFilter::CheckCompatible(const ClassicFilter& other) const {
   if (slice_bits_ != other.slice_bits_ || hashes_ != other.hashes_ || seed_ != other.seed_) {

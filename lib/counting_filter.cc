@@ -27,6 +27,7 @@ using internal::CounterProbes;
 using internal::kCountingSlices;
 using internal::kWordsPerBlock;
 using internal::LoadRelaxed;
+using internal::LoadWord;
 using internal::MakeCounterProbes;
 
 bool ValidCounterBits(uint32_t counter_bits) { return counter_bits == 4 || counter_bits == 8; }
@@ -61,6 +62,17 @@ uint32_t NonZeroInWord(uint64_t word, uint32_t counter_bits) noexcept {
   if (counter_bits == 8) x |= x >> 4;
   const uint64_t low_bits = counter_bits == 4 ? 0x1111111111111111ull : 0x0101010101010101ull;
   return static_cast<uint32_t>(std::popcount(x & low_bits));
+}
+
+// Whether the first `k` counters of `probes` in `line` are all non-zero.
+bool AllNonZero(const CounterProbes& probes, uint32_t k, uint64_t max, const uint64_t* line,
+                bool concurrent) noexcept {
+  bool all = true;
+  for (uint32_t i = 0; i < k; ++i) {
+    const uint64_t w = LoadWord(line + probes.word[i], concurrent);
+    all &= ((w >> probes.shift[i]) & max) != 0;
+  }
+  return all;
 }
 
 absl::Status ValidateOptions(const CountingOptions& options) {
@@ -204,26 +216,17 @@ bool CountingFilter::InsertAt(const KeyHash& hash, uint64_t* line) noexcept {
   return fresh;
 }
 
-bool CountingFilter::AllNonZero(const CounterProbes& probes, const uint64_t* line) const noexcept {
-  const uint32_t k = probe_count();
-  bool all = true;
-  for (uint32_t i = 0; i < k; ++i) {
-    const uint64_t w = concurrent_ ? LoadRelaxed(line + probes.word[i]) : line[probes.word[i]];
-    all &= ((w >> probes.shift[i]) & max_count_) != 0;
-  }
-  return all;
-}
-
 bool CountingFilter::TestAt(const KeyHash& hash, const uint64_t* line) const noexcept {
   CounterProbes probes;
   MakeCounterProbes(hash, counter_shift_, probes);
-  return AllNonZero(probes, line);
+  return AllNonZero(probes, probe_count(), max_count_, line, concurrent_);
 }
 
 EraseResult CountingFilter::EraseAt(const KeyHash& hash, uint64_t* line) noexcept {
   CounterProbes probes;
   MakeCounterProbes(hash, counter_shift_, probes);
-  if (!AllNonZero(probes, line)) return EraseResult::kNotFound;
+  if (!AllNonZero(probes, probe_count(), max_count_, line, concurrent_))
+    return EraseResult::kNotFound;
   const uint32_t k = probe_count();
   const uint64_t max = max_count_;
   for (uint32_t i = 0; i < k; ++i) {
@@ -258,7 +261,7 @@ uint32_t CountingFilter::Count(const KeyHash& hash) const noexcept {
   const uint32_t k = probe_count();
   uint64_t count = max_count_;
   for (uint32_t i = 0; i < k; ++i) {
-    const uint64_t w = concurrent_ ? LoadRelaxed(l + probes.word[i]) : l[probes.word[i]];
+    const uint64_t w = LoadWord(l + probes.word[i], concurrent_);
     count = std::min<uint64_t>(count, (w >> probes.shift[i]) & max_count_);
   }
   return static_cast<uint32_t>(count);
@@ -267,70 +270,43 @@ uint32_t CountingFilter::Count(const KeyHash& hash) const noexcept {
 template <bool kWrite, typename Key, typename Op>
 size_t CountingFilter::ForEachKey(std::span<const Key> keys, std::span<bool> results,
                                   Op op) const noexcept {
-  // The blocked filter's software pipeline: batch b + 1 is hashed and located while batch b is
-  // probed, and its line i is prefetched just before key i of batch b is probed.
-  return internal::Pipeline<kWrite>(
-      keys, results, seed_, words_, plan_.blocks,
-      [&](const internal::Batch& batch, bool* out, const internal::Batch* next) {
-        size_t yes = 0;
-        for (size_t i = 0; i < batch.size; ++i) {
-          if (next != nullptr && i < next->size) {
-            __builtin_prefetch(line(next->blocks[i]), kWrite ? 1 : 0, 3);
-          }
-          const bool answer = op(batch.hashes[i], line(batch.blocks[i]));
-          yes += answer;
-          if (out != nullptr) out[i] = answer;
-        }
-        return yes;
-      });
+  size_t yes = 0;
+  internal::PipelineEach(keys, results, seed_, internal::LineOf{plan_.blocks},
+                         internal::PrefetchLine<kWrite>{words_},
+                         [&](const KeyHash& hash, uint64_t block) {
+                           const bool answer = op(hash, line(block));
+                           yes += answer;
+                           return answer;
+                         });
+  return yes;
 }
 
-size_t CountingFilter::InsertMany(std::span<const std::string_view> keys,
-                                  std::span<bool> was_new) noexcept {
+template <FilterKey Key>
+size_t CountingFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept {
   return ForEachKey<true>(keys, was_new,
                           [this](const KeyHash& h, uint64_t* l) { return InsertAt(h, l); });
 }
-size_t CountingFilter::InsertMany(std::span<const uint64_t> keys,
-                                  std::span<bool> was_new) noexcept {
-  return ForEachKey<true>(keys, was_new,
-                          [this](const KeyHash& h, uint64_t* l) { return InsertAt(h, l); });
-}
-size_t CountingFilter::InsertMany(std::span<const KeyHash> hashes,
-                                  std::span<bool> was_new) noexcept {
-  return ForEachKey<true>(hashes, was_new,
-                          [this](const KeyHash& h, uint64_t* l) { return InsertAt(h, l); });
-}
-size_t CountingFilter::EraseMany(std::span<const std::string_view> keys,
-                                 std::span<bool> erased) noexcept {
+
+template <FilterKey Key>
+size_t CountingFilter::EraseKeys(std::span<const Key> keys, std::span<bool> erased) noexcept {
   return ForEachKey<true>(keys, erased, [this](const KeyHash& h, uint64_t* l) {
     return EraseAt(h, l) == EraseResult::kErased;
   });
 }
-size_t CountingFilter::EraseMany(std::span<const uint64_t> keys, std::span<bool> erased) noexcept {
-  return ForEachKey<true>(keys, erased, [this](const KeyHash& h, uint64_t* l) {
-    return EraseAt(h, l) == EraseResult::kErased;
-  });
-}
-size_t CountingFilter::EraseMany(std::span<const KeyHash> hashes, std::span<bool> erased) noexcept {
-  return ForEachKey<true>(hashes, erased, [this](const KeyHash& h, uint64_t* l) {
-    return EraseAt(h, l) == EraseResult::kErased;
-  });
-}
-size_t CountingFilter::MayContainMany(std::span<const std::string_view> keys,
-                                      std::span<bool> results) const noexcept {
+
+template <FilterKey Key>
+size_t CountingFilter::LookupKeys(std::span<const Key> keys,
+                                  std::span<bool> results) const noexcept {
   return ForEachKey<false>(keys, results,
                            [this](const KeyHash& h, uint64_t* l) { return TestAt(h, l); });
 }
-size_t CountingFilter::MayContainMany(std::span<const uint64_t> keys,
-                                      std::span<bool> results) const noexcept {
-  return ForEachKey<false>(keys, results,
-                           [this](const KeyHash& h, uint64_t* l) { return TestAt(h, l); });
-}
-size_t CountingFilter::MayContainMany(std::span<const KeyHash> hashes,
-                                      std::span<bool> results) const noexcept {
-  return ForEachKey<false>(hashes, results,
-                           [this](const KeyHash& h, uint64_t* l) { return TestAt(h, l); });
-}
+
+#define BLOOMERY_INSTANTIATE(Key)                                                             \
+  template size_t CountingFilter::InsertKeys(std::span<const Key>, std::span<bool>) noexcept; \
+  template size_t CountingFilter::EraseKeys(std::span<const Key>, std::span<bool>) noexcept;  \
+  template size_t CountingFilter::LookupKeys(std::span<const Key>, std::span<bool>) const noexcept;
+BLOOMERY_FOR_EACH_FILTER_KEY(BLOOMERY_INSTANTIATE)
+#undef BLOOMERY_INSTANTIATE
 
 absl::Status CountingFilter::CheckCompatible(const CountingFilter& other) const {
   if (plan_.blocks != other.plan_.blocks || plan_.hashes != other.plan_.hashes ||

@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "bloomery/plan.h"
+#include "internal/batch_pipeline.h"
 #include "internal/block_layout.h"
 #include "internal/filter_ops.h"
 #include "internal/format.h"
@@ -23,12 +24,8 @@
 namespace bloomery {
 namespace {
 
-using internal::HashBatch;
 using internal::LoadRelaxed;
-
-// Keys per batch. Each key prefetches one line per stage, so 16 keys put 16-128 lines in flight
-// for 1-8 stages: enough to overlap the misses, and the hashes stay in L1.
-constexpr size_t kBatch = 16;
+using internal::PipelineEach;
 
 struct Stage {
   Stage(BlockedFilter f, uint64_t cap) : filter(std::move(f)), capacity(cap) {}
@@ -65,6 +62,23 @@ double CountFromFill(uint64_t set, uint64_t bits, uint32_t hashes) {
   if (fill >= 1.0) return std::numeric_limits<double>::infinity();
   return std::log1p(-fill) / std::log1p(-static_cast<double>(hashes) / static_cast<double>(bits));
 }
+
+// A batch key's "where" (internal/batch_pipeline.h) is the stage count its lines were prefetched
+// for. Templates only because the Chain they read is private to ScalableFilter.
+template <typename Chain>
+struct StagesOf {
+  const Chain* chain;
+  uint32_t operator()(const KeyHash& /*hash*/) const noexcept {
+    return chain->stage_count.load(std::memory_order_acquire);
+  }
+};
+template <typename Chain>
+struct PrefetchStages {
+  const Chain* chain;
+  void operator()(const KeyHash& hash, uint32_t stages) const noexcept {
+    for (uint32_t s = 0; s < stages; ++s) PrefetchLine(chain->stages[s]->filter, hash);
+  }
+};
 
 }  // namespace
 
@@ -267,76 +281,43 @@ bool ScalableFilter::MayContain(const KeyHash& hash) const noexcept {
   return false;
 }
 
-template <typename Key>
+template <FilterKey Key>
 InsertCounts ScalableFilter::InsertKeys(std::span<const Key> keys,
                                         std::span<InsertResult> results) noexcept {
-  KeyHash hashes[kBatch];
   InsertCounts counts;
-  for (size_t base = 0; base < keys.size(); base += kBatch) {
-    const size_t n = std::min(kBatch, keys.size() - base);
-    HashBatch(keys.data() + base, n, options_.seed, hashes);
-    const uint32_t stages = chain_->stage_count.load(std::memory_order_acquire);
-    for (uint32_t s = 0; s < stages; ++s) {
-      for (size_t i = 0; i < n; ++i) PrefetchLine(chain_->stages[s]->filter, hashes[i]);
-    }
-    for (size_t i = 0; i < n; ++i) {
-      const InsertResult result = Insert(hashes[i]);
-      counts.added += result == InsertResult::kAdded;
-      counts.refused += result == InsertResult::kRefused;
-      if (base + i < results.size()) results[base + i] = result;
-    }
-  }
+  PipelineEach(keys, results, options_.seed, StagesOf<Chain>{chain_.get()},
+               PrefetchStages<Chain>{chain_.get()}, [&](const KeyHash& hash, uint32_t /*stages*/) {
+                 const InsertResult result = Insert(hash);
+                 counts.added += result == InsertResult::kAdded;
+                 counts.refused += result == InsertResult::kRefused;
+                 return result;
+               });
   return counts;
 }
 
-template <typename Key>
+template <FilterKey Key>
 size_t ScalableFilter::LookupKeys(std::span<const Key> keys,
                                   std::span<bool> results) const noexcept {
   const Chain& chain = *chain_;
-  KeyHash hashes[kBatch];
   size_t found = 0;
-  for (size_t base = 0; base < keys.size(); base += kBatch) {
-    const size_t n = std::min(kBatch, keys.size() - base);
-    HashBatch(keys.data() + base, n, options_.seed, hashes);
-    const uint32_t stages = chain.stage_count.load(std::memory_order_acquire);
-    for (uint32_t s = 0; s < stages; ++s) {
-      for (size_t i = 0; i < n; ++i) PrefetchLine(chain.stages[s]->filter, hashes[i]);
-    }
-    for (size_t i = 0; i < n; ++i) {
-      bool hit = false;
-      for (uint32_t s = stages; s-- > 0 && !hit;)
-        hit = chain.stages[s]->filter.MayContain(hashes[i]);
-      found += hit;
-      if (base + i < results.size()) results[base + i] = hit;
-    }
-  }
+  PipelineEach(keys, results, options_.seed, StagesOf<Chain>{&chain}, PrefetchStages<Chain>{&chain},
+               [&](const KeyHash& hash, uint32_t stages) {
+                 bool hit = false;
+                 for (uint32_t s = stages; s-- > 0 && !hit;) {
+                   hit = chain.stages[s]->filter.MayContain(hash);
+                 }
+                 found += hit;
+                 return hit;
+               });
   return found;
 }
 
-InsertCounts ScalableFilter::InsertMany(std::span<const std::string_view> keys,
-                                        std::span<InsertResult> results) noexcept {
-  return InsertKeys(keys, results);
-}
-InsertCounts ScalableFilter::InsertMany(std::span<const uint64_t> keys,
-                                        std::span<InsertResult> results) noexcept {
-  return InsertKeys(keys, results);
-}
-InsertCounts ScalableFilter::InsertMany(std::span<const KeyHash> hashes,
-                                        std::span<InsertResult> results) noexcept {
-  return InsertKeys(hashes, results);
-}
-size_t ScalableFilter::MayContainMany(std::span<const std::string_view> keys,
-                                      std::span<bool> results) const noexcept {
-  return LookupKeys(keys, results);
-}
-size_t ScalableFilter::MayContainMany(std::span<const uint64_t> keys,
-                                      std::span<bool> results) const noexcept {
-  return LookupKeys(keys, results);
-}
-size_t ScalableFilter::MayContainMany(std::span<const KeyHash> hashes,
-                                      std::span<bool> results) const noexcept {
-  return LookupKeys(hashes, results);
-}
+#define BLOOMERY_INSTANTIATE(Key)                                                     \
+  template InsertCounts ScalableFilter::InsertKeys(std::span<const Key>,              \
+                                                   std::span<InsertResult>) noexcept; \
+  template size_t ScalableFilter::LookupKeys(std::span<const Key>, std::span<bool>) const noexcept;
+BLOOMERY_FOR_EACH_FILTER_KEY(BLOOMERY_INSTANTIATE)
+#undef BLOOMERY_INSTANTIATE
 
 absl::Status ScalableFilter::CheckCompatible(const ScalableFilter& other) const {
   const ScalableOptions& a = options_;

@@ -46,6 +46,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "bloomery/filter.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
@@ -53,8 +54,10 @@
 
 namespace bloomery {
 
-class BlockedFilter {
+class BlockedFilter : public BatchForms<BlockedFilter> {
  public:
+  using Options = FilterOptions;
+
   // Creates an empty filter sized by `options` (see options.h).
   // Errors: InvalidArgument for inconsistent or out-of-range options (capacity 0 without bits and
   // hashes, fpr outside (0, 1) or NaN, hashes above 16, bits above 2^48); ResourceExhausted when
@@ -82,20 +85,8 @@ class BlockedFilter {
   }
   [[nodiscard]] bool MayContain(const KeyHash& hash) const noexcept;
 
-  // Batch forms: the same answers as the single-key calls in order (a key repeated within one
-  // batch is new only the first time), but hashed, located and prefetched many at a time, which
-  // hides memory latency: use them whenever keys come in groups. `results`, if not empty, receives
-  // one answer per key (only the first min(keys, results) are written). Return the number of
-  // keys that were new (InsertMany) or may be present (MayContainMany).
-  size_t InsertMany(std::span<const std::string_view> keys, std::span<bool> was_new = {}) noexcept;
-  size_t InsertMany(std::span<const uint64_t> keys, std::span<bool> was_new = {}) noexcept;
-  size_t InsertMany(std::span<const KeyHash> hashes, std::span<bool> was_new = {}) noexcept;
-  size_t MayContainMany(std::span<const std::string_view> keys,
-                        std::span<bool> results = {}) const noexcept;
-  size_t MayContainMany(std::span<const uint64_t> keys,
-                        std::span<bool> results = {}) const noexcept;
-  size_t MayContainMany(std::span<const KeyHash> hashes,
-                        std::span<bool> results = {}) const noexcept;
+  // Batch forms (filter.h): InsertMany(keys, was_new) and MayContainMany(keys, results) for a
+  // contiguous run of any key type, from BatchForms.
 
   // this |= other: afterwards this filter contains every key of both. Merging per-worker filters
   // is how a distributed de-duplication combines its state.
@@ -177,9 +168,11 @@ class BlockedFilter {
                                                           const std::string_view* bytes,
                                                           const LoadOptions& options);
 
-  template <typename Key>
+  friend class BatchForms<BlockedFilter>;
+  // The batch loops, instantiated in blocked_filter.cc for every FilterKey.
+  template <FilterKey Key>
   size_t InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept;
-  template <typename Key>
+  template <FilterKey Key>
   size_t LookupKeys(std::span<const Key> keys, std::span<bool> results) const noexcept;
   [[nodiscard]] uint64_t* line(uint64_t block) const noexcept { return words_ + block * 8; }
 

@@ -14,6 +14,7 @@
 #include "bloomery/classic_filter.h"   // IWYU pragma: export
 #include "bloomery/counting_filter.h"  // IWYU pragma: export
 #include "bloomery/file.h"             // IWYU pragma: export
+#include "bloomery/filter.h"           // IWYU pragma: export
 #include "bloomery/filter_kind.h"      // IWYU pragma: export
 #include "bloomery/key.h"              // IWYU pragma: export
 #include "bloomery/options.h"          // IWYU pragma: export

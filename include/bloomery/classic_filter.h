@@ -47,6 +47,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "bloomery/filter.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
@@ -54,8 +55,10 @@
 
 namespace bloomery {
 
-class ClassicFilter {
+class ClassicFilter : public BatchForms<ClassicFilter> {
  public:
+  using Options = FilterOptions;
+
   // Creates an empty filter sized by `options` (see options.h), planned with Layout::kPartitioned:
   // by capacity and fpr, or by explicit bits (rounded up to a multiple of k) and hashes.
   // Errors: InvalidArgument for inconsistent or out-of-range options (capacity 0 without bits and
@@ -86,20 +89,9 @@ class ClassicFilter {
   }
   [[nodiscard]] bool MayContain(const KeyHash& hash) const noexcept;
 
-  // Batch forms: the same answers as the single-key calls in order (a key repeated within one
-  // batch is new only the first time), but all k lines of every key in a group are prefetched
-  // before any is probed, so the k misses per key overlap. `results`, if not empty, receives one
-  // answer per key (only the first min(keys, results) are written). Return the number of keys
-  // that were new (InsertMany) or may be present (MayContainMany).
-  size_t InsertMany(std::span<const std::string_view> keys, std::span<bool> was_new = {}) noexcept;
-  size_t InsertMany(std::span<const uint64_t> keys, std::span<bool> was_new = {}) noexcept;
-  size_t InsertMany(std::span<const KeyHash> hashes, std::span<bool> was_new = {}) noexcept;
-  size_t MayContainMany(std::span<const std::string_view> keys,
-                        std::span<bool> results = {}) const noexcept;
-  size_t MayContainMany(std::span<const uint64_t> keys,
-                        std::span<bool> results = {}) const noexcept;
-  size_t MayContainMany(std::span<const KeyHash> hashes,
-                        std::span<bool> results = {}) const noexcept;
+  // Batch forms (filter.h): InsertMany(keys, was_new) and MayContainMany(keys, results) for a
+  // contiguous run of any key type, from BatchForms. All k lines of every key of a batch are
+  // prefetched before any is probed, so the k misses per key overlap.
 
   // this |= other: afterwards this filter contains every key of both. O(bytes).
   // Errors: FailedPrecondition unless both have the same bits, hashes and seed.
@@ -158,9 +150,11 @@ class ClassicFilter {
                                                           const std::string_view* bytes,
                                                           const LoadOptions& options);
 
-  template <typename Key>
+  friend class BatchForms<ClassicFilter>;
+  // The batch loops, instantiated in classic_filter.cc for every FilterKey.
+  template <FilterKey Key>
   size_t InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept;
-  template <typename Key>
+  template <FilterKey Key>
   size_t LookupKeys(std::span<const Key> keys, std::span<bool> results) const noexcept;
   [[nodiscard]] uint64_t words() const noexcept { return storage_.size() / 8; }
   // Set bits among bits [begin, end).

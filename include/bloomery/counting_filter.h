@@ -71,15 +71,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "bloomery/filter.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
 #include "bloomery/storage.h"
 
 namespace bloomery {
-namespace internal {
-struct CounterProbes;  // lib/internal/counting_layout.h
-}  // namespace internal
 
 // FilterOptions plus the counter width. `hashes` is limited to 1..8 (one slice per probe);
 // `bits` (explicit geometry) is the filter's memory in bits, counters times counter_bits.
@@ -124,8 +122,10 @@ enum class EraseResult : uint8_t {
   kNotFound = 1,  // some counter was 0: the key is certainly absent; nothing changed
 };
 
-class CountingFilter {
+class CountingFilter : public BatchForms<CountingFilter> {
  public:
+  using Options = CountingOptions;
+
   // Creates an empty filter sized by `options` (see PlanCountingFilter).
   // Errors: those of PlanCountingFilter; ResourceExhausted when the memory exceeds
   // options.max_memory_bytes or the kernel refuses it.
@@ -172,23 +172,13 @@ class CountingFilter {
   [[nodiscard]] uint32_t Count(uint64_t key) const noexcept { return Count(HashKey(key, seed_)); }
   [[nodiscard]] uint32_t Count(const KeyHash& hash) const noexcept;
 
-  // Batch forms: the same answers as the single-key calls, in order, but hashed, located and
-  // prefetched many at a time, which hides memory latency. `results`, if not empty, receives one
-  // answer per key (only the first min(keys, results) are written). Return the number of keys
-  // that were new (InsertMany), erased (EraseMany: results[i] is true for kErased) or may be
-  // present (MayContainMany).
-  size_t InsertMany(std::span<const std::string_view> keys, std::span<bool> was_new = {}) noexcept;
-  size_t InsertMany(std::span<const uint64_t> keys, std::span<bool> was_new = {}) noexcept;
-  size_t InsertMany(std::span<const KeyHash> hashes, std::span<bool> was_new = {}) noexcept;
-  size_t EraseMany(std::span<const std::string_view> keys, std::span<bool> erased = {}) noexcept;
-  size_t EraseMany(std::span<const uint64_t> keys, std::span<bool> erased = {}) noexcept;
-  size_t EraseMany(std::span<const KeyHash> hashes, std::span<bool> erased = {}) noexcept;
-  size_t MayContainMany(std::span<const std::string_view> keys,
-                        std::span<bool> results = {}) const noexcept;
-  size_t MayContainMany(std::span<const uint64_t> keys,
-                        std::span<bool> results = {}) const noexcept;
-  size_t MayContainMany(std::span<const KeyHash> hashes,
-                        std::span<bool> results = {}) const noexcept;
+  // Batch forms (filter.h): InsertMany(keys, was_new) and MayContainMany(keys, results) from
+  // BatchForms, and EraseMany(keys, erased), which returns the number of keys erased
+  // (erased[i] is true for kErased), for a contiguous run of any key type.
+  template <KeyRange Keys>
+  size_t EraseMany(const Keys& keys, std::span<bool> erased = {}) noexcept {
+    return EraseKeys(KeySpan(keys), erased);
+  }
 
   // this += other, counter by counter, saturating at max_count() (a sum that reaches it is
   // saturated and sticky). Afterwards each key's count is the sum of its counts in both, so
@@ -260,14 +250,20 @@ class CountingFilter {
   // Sets saturated_ from the counters themselves (after a load).
   void RecountSaturated() noexcept;
 
+  friend class BatchForms<CountingFilter>;
+  // The batch loops, instantiated in counting_filter.cc for every FilterKey.
+  template <FilterKey Key>
+  size_t InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept;
+  template <FilterKey Key>
+  size_t EraseKeys(std::span<const Key> keys, std::span<bool> erased) noexcept;
+  template <FilterKey Key>
+  size_t LookupKeys(std::span<const Key> keys, std::span<bool> results) const noexcept;
   // Runs `op(hash, line)` for every key, hashing, locating and prefetching a batch at a time.
   template <bool kWrite, typename Key, typename Op>
   size_t ForEachKey(std::span<const Key> keys, std::span<bool> results, Op op) const noexcept;
   bool InsertAt(const KeyHash& hash, uint64_t* line) noexcept;
   EraseResult EraseAt(const KeyHash& hash, uint64_t* line) noexcept;
   [[nodiscard]] bool TestAt(const KeyHash& hash, const uint64_t* line) const noexcept;
-  [[nodiscard]] bool AllNonZero(const internal::CounterProbes& probes,
-                                const uint64_t* line) const noexcept;
   void NoteSaturated(uint64_t count) noexcept;
   // plan_.hashes, which Create bounds to 1..8; the min lets the compiler see the bound too.
   [[nodiscard]] uint32_t probe_count() const noexcept {

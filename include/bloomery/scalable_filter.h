@@ -79,6 +79,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "bloomery/blocked_filter.h"
+#include "bloomery/filter.h"
 #include "bloomery/key.h"
 #include "bloomery/storage.h"
 
@@ -116,21 +117,12 @@ struct ScalableOptions {
   HugePages huge_pages = HugePages::kAuto;
 };
 
-// What happened to a key given to ScalableFilter::Insert.
-enum class InsertResult : uint8_t {
-  kPresent = 0,  // the filter already reported it present (a duplicate or a false positive)
-  kAdded = 1,    // it was new and is now in the filter
-  kRefused = 2,  // it was new and was NOT added: the filter is full() (see FullStatus())
-};
+// Insert answers with an InsertResult (filter.h): a key may be refused when the chain is full.
 
-// Totals of an InsertMany call; the remaining keys were kPresent.
-struct InsertCounts {
-  size_t added = 0;
-  size_t refused = 0;
-};
-
-class ScalableFilter {
+class ScalableFilter : public BatchForms<ScalableFilter, InsertResult> {
  public:
+  using Options = ScalableOptions;
+
   // Creates a chain with its first stage allocated.
   // Errors: InvalidArgument for initial_capacity 0, fpr outside (0, 1) or NaN, growth other than 2
   // or 4, tightening outside (0, 1) or NaN, max_stages outside [1, kMaxScalableStages];
@@ -179,21 +171,9 @@ class ScalableFilter {
   }
   [[nodiscard]] bool MayContain(const KeyHash& hash) const noexcept;
 
-  // Batch forms: the same answers as the single-key calls in order, with each group of keys
-  // hashed together and its lines in every stage prefetched before any is tested. `results`, if
-  // not empty, receives one answer per key (only the first min(keys, results) are written).
-  InsertCounts InsertMany(std::span<const std::string_view> keys,
-                          std::span<InsertResult> results = {}) noexcept;
-  InsertCounts InsertMany(std::span<const uint64_t> keys,
-                          std::span<InsertResult> results = {}) noexcept;
-  InsertCounts InsertMany(std::span<const KeyHash> hashes,
-                          std::span<InsertResult> results = {}) noexcept;
-  size_t MayContainMany(std::span<const std::string_view> keys,
-                        std::span<bool> results = {}) const noexcept;
-  size_t MayContainMany(std::span<const uint64_t> keys,
-                        std::span<bool> results = {}) const noexcept;
-  size_t MayContainMany(std::span<const KeyHash> hashes,
-                        std::span<bool> results = {}) const noexcept;
+  // Batch forms (filter.h): InsertMany(keys, results) -> InsertCounts and MayContainMany(keys,
+  // results) for a contiguous run of any key type, from BatchForms; each key's line in every
+  // stage is prefetched before it is tested.
 
   // this |= other, stage by stage: grows this chain to at least other's stage count, then ORs
   // stage i into stage i. Refused, leaving this filter's keys unchanged, when a stage of the union
@@ -275,9 +255,11 @@ class ScalableFilter {
   // Called when stage `seen_count - 1` is full: true if the caller should retry (a stage was added
   // by it or another thread), false if the filter is full.
   bool Grow(uint32_t seen_count) noexcept;
-  template <typename Key>
+  friend class BatchForms<ScalableFilter, InsertResult>;
+  // The batch loops, instantiated in scalable_filter.cc for every FilterKey.
+  template <FilterKey Key>
   InsertCounts InsertKeys(std::span<const Key> keys, std::span<InsertResult> results) noexcept;
-  template <typename Key>
+  template <FilterKey Key>
   size_t LookupKeys(std::span<const Key> keys, std::span<bool> results) const noexcept;
 
   ScalableOptions options_;

@@ -1,8 +1,7 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// batch_pipeline.h (internal): the batch loop of the one-line-per-key filters (BlockedFilter,
-// CountingFilter): hash a batch, locate its lines, and keep about one batch of line misses in
-// flight while the previous batch is probed.
+// batch_pipeline.h (internal): the one batch loop of every filter kind: hash a batch, locate its
+// keys, and keep about one batch of line misses in flight while the previous batch is probed.
 #ifndef BLOOMERY_LIB_INTERNAL_BATCH_PIPELINE_H_
 #define BLOOMERY_LIB_INTERNAL_BATCH_PIPELINE_H_
 
@@ -10,73 +9,103 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 
 #include "bloomery/key.h"
 #include "internal/block_layout.h"
 #include "internal/filter_ops.h"
 
+// Explicit instantiation of a kind's batch templates for every key type the filters accept
+// (bloomery::FilterKey): X(std::string_view) X(uint64_t) X(KeyHash).
+#define BLOOMERY_FOR_EACH_FILTER_KEY(X) X(std::string_view) X(uint64_t) X(KeyHash)
+
 namespace bloomery::internal {
 
 // Keys per batch, which is also the prefetch distance (see Pipeline): enough misses in flight to
-// cover the memory latency (~215 ns for one random line on the 2-core AVX2 VM this was tuned on,
-// ~7.5 ns of work per key in cache), few enough that two batches of hashes and block indices stay
-// in L1. BM_MayContainMany/BM_Floor out of cache, medians of 3: 24..64 within noise of each other
-// (1.27..1.34), 16 and 96 slower (1.4 and more).
+// cover the memory latency, few enough that two batches of hashes and locations stay in L1.
+// benchmarks/README.md has the sweep behind the value.
 constexpr size_t kBatch = 32;
 
-// One batch in flight: its hashes and the block index of each.
+// One batch in flight: its hashes and where each key lives (a block index, a list of bit
+// positions, a stage count: whatever the kind's `locate` returns).
+template <typename Where>
 struct Batch {
   KeyHash hashes[kBatch];
-  uint64_t blocks[kBatch];
+  Where where[kBatch];
   size_t size = 0;
 };
 
-// Hashes keys[0, n) into `batch` and locates their lines.
-template <typename Key>
-inline void StartBatch(const Key* keys, size_t n, uint64_t seed, uint64_t blocks,
-                       Batch& batch) noexcept {
-  internal::HashBatch(keys, n, seed, batch.hashes);
-  for (size_t i = 0; i < n; ++i) batch.blocks[i] = BlockIndex(batch.hashes[i], blocks);
-  batch.size = n;
-}
-
 // Runs `keys` through `finish(batch, out, next)` one batch at a time, software-pipelined: batch
-// b + 1 is hashed and located before batch b is probed, and `finish` prefetches batch b + 1's
-// line i while it probes key i of batch b (`next`; null for the last batch). So hashing overlaps
+// b + 1 is hashed and located (`locate(hash) -> Where`) before batch b is probed, and `finish`
+// prefetches batch b + 1's key i while it probes key i of batch b (`next`; null for the last
+// batch); the first batch is prefetched whole with `prefetch(hash, where)`. So hashing overlaps
 // the memory latency, and about one batch of misses is in flight at any time, a steady stream
 // rather than bursts that overflow the core's miss buffers. `out` receives the batch's answers
-// (null when the caller wants none); the return value sums finish's counts.
-template <bool kWrite, typename Key, typename Finish>
-inline size_t Pipeline(std::span<const Key> keys, std::span<bool> out, uint64_t seed,
-                       const uint64_t* words, uint64_t blocks, const Finish& finish) noexcept {
-  Batch batches[2];
-  size_t count = 0;
+// (null when the caller wants none); only the first out.size() answers are kept.
+template <typename Key, typename Answer, typename Locate, typename Prefetch, typename Finish>
+inline void Pipeline(std::span<const Key> keys, std::span<Answer> out, uint64_t seed,
+                     const Locate& locate, const Prefetch& prefetch,
+                     const Finish& finish) noexcept {
+  using Where = std::invoke_result_t<const Locate&, const KeyHash&>;
+  Batch<Where> batches[2];
   const size_t total = keys.size();
-  if (total == 0) return 0;
-  StartBatch(keys.data(), std::min(kBatch, total), seed, blocks, batches[0]);
-  for (size_t i = 0; i < batches[0].size; ++i) {
-    __builtin_prefetch(words + batches[0].blocks[i] * kWordsPerBlock, kWrite ? 1 : 0, 3);
-  }
+  auto start = [&](size_t begin, Batch<Where>& batch) {
+    batch.size = std::min(kBatch, total - begin);
+    HashBatch(keys.data() + begin, batch.size, seed, batch.hashes);
+    for (size_t i = 0; i < batch.size; ++i) batch.where[i] = locate(batch.hashes[i]);
+  };
+  if (total == 0) return;
+  start(0, batches[0]);
+  for (size_t i = 0; i < batches[0].size; ++i) prefetch(batches[0].hashes[i], batches[0].where[i]);
   for (size_t base = 0, b = 0; base < total; base += kBatch, b ^= 1) {
-    const Batch* next = nullptr;
-    if (const size_t start = base + kBatch; start < total) {
-      StartBatch(keys.data() + start, std::min(kBatch, total - start), seed, blocks,
-                 batches[b ^ 1]);
+    const Batch<Where>* next = nullptr;
+    if (base + kBatch < total) {
+      start(base + kBatch, batches[b ^ 1]);
       next = &batches[b ^ 1];
     }
-    const Batch& batch = batches[b];
+    const Batch<Where>& batch = batches[b];
     if (base + batch.size <= out.size()) {
-      count += finish(batch, out.data() + base, next);
+      finish(batch, out.data() + base, next);
     } else if (base < out.size()) {
-      bool answers[kBatch];
-      count += finish(batch, answers, next);
+      Answer answers[kBatch];
+      finish(batch, answers, next);
       std::copy(answers, answers + (out.size() - base), out.data() + base);
     } else {
-      count += finish(batch, nullptr, next);
+      finish(batch, static_cast<Answer*>(nullptr), next);
     }
   }
-  return count;
 }
+
+// Pipeline for kinds that probe one key at a time: `probe(hash, where) -> Answer`, with key i of
+// the next batch prefetched just before key i of this one is probed.
+template <typename Key, typename Answer, typename Locate, typename Prefetch, typename Probe>
+inline void PipelineEach(std::span<const Key> keys, std::span<Answer> out, uint64_t seed,
+                         const Locate& locate, const Prefetch& prefetch,
+                         const Probe& probe) noexcept {
+  Pipeline(keys, out, seed, locate, prefetch,
+           [&](const auto& batch, Answer* answers, const auto* next) {
+             for (size_t i = 0; i < batch.size; ++i) {
+               if (next != nullptr && i < next->size) prefetch(next->hashes[i], next->where[i]);
+               const Answer answer = probe(batch.hashes[i], batch.where[i]);
+               if (answers != nullptr) answers[i] = answer;
+             }
+           });
+}
+
+// `locate` and `prefetch` of the kinds that keep a key in one 64-byte line of `words`.
+struct LineOf {
+  uint64_t blocks;
+  [[nodiscard]] uint64_t operator()(const KeyHash& hash) const noexcept {
+    return BlockIndex(hash, blocks);
+  }
+};
+template <bool kWrite>
+struct PrefetchLine {
+  const uint64_t* words;
+  void operator()(const KeyHash& /*hash*/, uint64_t block) const noexcept {
+    __builtin_prefetch(words + block * kWordsPerBlock, kWrite ? 1 : 0, 3);
+  }
+};
 
 }  // namespace bloomery::internal
 

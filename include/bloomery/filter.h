@@ -1,0 +1,153 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// filter.h: the vocabulary every filter kind speaks, named so the compiler checks it.
+//
+// `Filter<F>` is what generic code may rely on for any kind (BlockedFilter, ClassicFilter,
+// CountingFilter, ScalableFilter, and whatever comes next): Create from its options, Insert and
+// MayContain for the three key types, their batch forms, UnionWith with CheckCompatible,
+// EstimatedCount, EstimatedFpr, Clear, Save and Load (to a file or to bytes), memory_bytes, seed
+// and concurrent. `MappableFilter<F>` adds Map and Flush (the kinds stored as one fixed-size
+// stage). tests/filter_test.cc asserts that every kind satisfies them.
+//
+// What differs between kinds is said honestly rather than papered over: Insert answers "was it
+// new?" as a bool for kinds that never refuse a key, and as an InsertResult for kinds that can
+// (ScalableFilter at a limit); `InsertAnswer<F>` names which.
+//
+//   template <bloomery::Filter F>
+//   size_t AddAll(F& filter, std::span<const std::string_view> keys) {
+//     return filter.MayContainMany(keys);  // ... or anything else the concept names
+//   }
+#ifndef BLOOMERY_FILTER_H_
+#define BLOOMERY_FILTER_H_
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <ranges>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "bloomery/key.h"
+#include "bloomery/options.h"
+
+namespace bloomery {
+
+// What happened to a key given to an Insert that may refuse it (ScalableFilter).
+enum class InsertResult : uint8_t {
+  kPresent = 0,  // the filter already reported it present (a duplicate or a false positive)
+  kAdded = 1,    // it was new and is now in the filter
+  kRefused = 2,  // it was new and was NOT added: the filter is full (see its FullStatus())
+};
+
+// Totals of an InsertMany call on such a filter; the remaining keys were kPresent.
+struct InsertCounts {
+  size_t added = 0;
+  size_t refused = 0;
+};
+
+// The key types every filter accepts: bytes, an integer (its 8 little-endian bytes), or a
+// KeyHash computed by the caller.
+template <typename T>
+concept FilterKey =
+    std::same_as<T, std::string_view> || std::same_as<T, uint64_t> || std::same_as<T, KeyHash>;
+
+// A contiguous run of keys of one FilterKey type (a span, vector or array, const or not): what the
+// batch forms take.
+template <typename R>
+concept KeyRange = std::ranges::contiguous_range<const R> && std::ranges::sized_range<const R> &&
+    FilterKey<std::remove_cv_t<std::ranges::range_value_t<const R>>>;
+
+// The keys of a KeyRange as the span the filters' batch loops are compiled for.
+template <KeyRange R>
+[[nodiscard]] std::span<const std::remove_cv_t<std::ranges::range_value_t<const R>>> KeySpan(
+    const R& keys) noexcept {
+  return {std::ranges::data(keys), std::ranges::size(keys)};
+}
+
+// The batch forms, written once for every kind: `InsertMany(keys, answers)` and
+// `MayContainMany(keys, results)` for any KeyRange, forwarded to the kind's InsertKeys and
+// LookupKeys templates, which its .cc instantiates for each FilterKey (so the loops stay out of
+// the headers). A kind derives from BatchForms<Kind> (CRTP) and befriends it. `InsertAnswer` is
+// what one Insert returns (bool, or InsertResult).
+//
+// Contract of every kind's batch forms: the same answers as the single-key calls in order (a key
+// repeated within one batch is new only the first time), but hashed, located and prefetched many
+// at a time, which hides memory latency: use them whenever keys come in groups. `answers` /
+// `results`, if not empty, receive one answer per key (only the first min(keys, answers) are
+// written). The return value counts the keys that were new (InsertMany; InsertCounts for kinds
+// that may refuse keys) or may be present (MayContainMany).
+template <typename Kind, typename InsertAnswer = bool>
+class BatchForms {
+ public:
+  template <KeyRange Keys>
+  auto InsertMany(const Keys& keys, std::span<InsertAnswer> answers = {}) noexcept {
+    return static_cast<Kind*>(this)->InsertKeys(KeySpan(keys), answers);
+  }
+  template <KeyRange Keys>
+  size_t MayContainMany(const Keys& keys, std::span<bool> results = {}) const noexcept {
+    return static_cast<const Kind*>(this)->LookupKeys(KeySpan(keys), results);
+  }
+};
+
+// What F::Insert returns: bool ("was new") or InsertResult.
+template <typename F>
+using InsertAnswer = decltype(std::declval<F&>().Insert(KeyHash{}));
+
+// The vocabulary of every filter kind. (clang-format 14 cannot lay out `{ e } noexcept -> C;`.)
+// clang-format off
+template <typename F>
+concept Filter =
+    std::movable<F> && !std::copy_constructible<F> &&
+    (std::same_as<InsertAnswer<F>, bool> || std::same_as<InsertAnswer<F>, InsertResult>) &&
+    requires(F& f, const F& cf, std::string_view s, uint64_t u, KeyHash h,
+             std::span<const std::string_view> ss, std::span<const uint64_t> us,
+             std::span<const KeyHash> hs, std::span<bool> out, std::span<InsertAnswer<F>> answers,
+             const std::string& path, const LoadOptions& load) {
+      // Sizing: every kind is created from one options struct and sized by the planner.
+      typename F::Options;
+      { F::Create(std::declval<const typename F::Options&>()) } -> std::same_as<absl::StatusOr<F>>;
+      // Single keys.
+      { f.Insert(s) } -> std::same_as<InsertAnswer<F>>;
+      { f.Insert(u) } -> std::same_as<InsertAnswer<F>>;
+      { cf.MayContain(s) } noexcept -> std::same_as<bool>;
+      { cf.MayContain(u) } noexcept -> std::same_as<bool>;
+      { cf.MayContain(h) } noexcept -> std::same_as<bool>;
+      // Batches, for each key type.
+      f.InsertMany(ss, answers);
+      f.InsertMany(us, answers);
+      f.InsertMany(hs, answers);
+      { cf.MayContainMany(ss, out) } noexcept -> std::same_as<size_t>;
+      { cf.MayContainMany(us, out) } noexcept -> std::same_as<size_t>;
+      { cf.MayContainMany(hs, out) } noexcept -> std::same_as<size_t>;
+      // Merging.
+      { cf.CheckCompatible(cf) } -> std::same_as<absl::Status>;
+      { f.UnionWith(cf) } -> std::same_as<absl::Status>;
+      // What it holds.
+      { cf.EstimatedCount() } noexcept -> std::same_as<double>;
+      { cf.EstimatedFpr() } noexcept -> std::same_as<double>;
+      { f.Clear() } noexcept;
+      { cf.memory_bytes() } noexcept -> std::same_as<uint64_t>;
+      { cf.seed() } noexcept -> std::same_as<uint64_t>;
+      { cf.concurrent() } noexcept -> std::same_as<bool>;
+      // Persistence (docs/FORMAT.md), to a file or to bytes.
+      { cf.Save(path) } -> std::same_as<absl::Status>;
+      { F::Load(path, load) } -> std::same_as<absl::StatusOr<F>>;
+      { cf.SaveToBytes() } -> std::same_as<absl::StatusOr<std::string>>;
+      { F::LoadFromBytes(s, load) } -> std::same_as<absl::StatusOr<F>>;
+    };
+// clang-format on
+
+// A filter stored as one fixed-size array, which can be used in place from a file mapping.
+template <typename F>
+concept MappableFilter = Filter<F> && requires(F& f, const std::string& path, MapMode mode) {
+  { F::Map(path, mode) } -> std::same_as<absl::StatusOr<F>>;
+  { f.Flush() } -> std::same_as<absl::Status>;
+};
+
+}  // namespace bloomery
+
+#endif  // BLOOMERY_FILTER_H_

@@ -1,0 +1,213 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// filter_test.cc: what every filter kind promises (filter.h), checked once over all of them.
+// Per-kind files keep only what is specific to their kind.
+#include "bloomery/filter.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <array>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bloomery/bloomery.h"
+#include "test_util.h"
+
+namespace bloomery {
+namespace {
+
+// The compiler holds every kind to the vocabulary.
+static_assert(Filter<BlockedFilter>);
+static_assert(Filter<ClassicFilter>);
+static_assert(Filter<CountingFilter>);
+static_assert(Filter<ScalableFilter>);
+static_assert(MappableFilter<BlockedFilter>);
+static_assert(MappableFilter<ClassicFilter>);
+static_assert(MappableFilter<CountingFilter>);
+static_assert(!MappableFilter<ScalableFilter>);  // a chain grows; a mapping cannot
+static_assert(std::same_as<InsertAnswer<BlockedFilter>, bool>);
+static_assert(std::same_as<InsertAnswer<ScalableFilter>, InsertResult>);
+// The batch forms take any contiguous run of one key type, const or not, and nothing else.
+static_assert(KeyRange<std::vector<std::string_view>>);
+static_assert(KeyRange<std::span<uint64_t>>);
+static_assert(KeyRange<std::array<KeyHash, 4>>);
+static_assert(!KeyRange<std::vector<std::string>>);
+static_assert(!KeyRange<std::vector<uint32_t>>);
+
+using testing::DistinctInts;
+using testing::DistinctStrings;
+using testing::MakeOrFail;
+
+// Options for `capacity` keys at `fpr`, whatever the kind calls its capacity.
+template <Filter F>
+typename F::Options Sized(uint64_t capacity, double fpr, bool concurrent = false) {
+  typename F::Options o;
+  if constexpr (requires { o.initial_capacity; }) {
+    o.initial_capacity = capacity;
+  } else {
+    o.capacity = capacity;
+  }
+  o.fpr = fpr;
+  o.concurrent = concurrent;
+  return o;
+}
+
+// Whether an Insert answer means "the key was new".
+bool WasNew(bool answer) { return answer; }
+bool WasNew(InsertResult answer) { return answer == InsertResult::kAdded; }
+
+template <typename T>
+std::unique_ptr<T[]> Answers(size_t n) {
+  return std::make_unique<T[]>(n);
+}
+
+#define KINDS BlockedFilter, ClassicFilter, CountingFilter, ScalableFilter
+
+TEST_CASE_TEMPLATE("no false negatives: every key type, single and batch, both modes", F, KINDS) {
+  for (bool concurrent : {false, true}) {
+    CAPTURE(concurrent);
+    F f = MakeOrFail<F>(Sized<F>(20'000, 0.01, concurrent));
+    const std::vector<std::string> strings = DistinctStrings(5000, "key-");
+    const std::vector<std::string_view> views(strings.begin(), strings.end());
+    const std::vector<uint64_t> ints = DistinctInts(5000, 0);
+    std::vector<KeyHash> hashes;
+    for (uint64_t i : DistinctInts(5000, 1)) hashes.push_back(HashKey(i, 99));
+    for (std::string_view s : views) (void)f.Insert(s);
+    f.InsertMany(ints);
+    f.InsertMany(hashes);
+    for (std::string_view s : views) REQUIRE(f.MayContain(s));
+    for (uint64_t i : ints) REQUIRE(f.MayContain(i));
+    for (const KeyHash& h : hashes) REQUIRE(f.MayContain(h));
+    auto hits = Answers<bool>(views.size());
+    CHECK(f.MayContainMany(views, std::span<bool>(hits.get(), views.size())) == views.size());
+    for (size_t i = 0; i < views.size(); ++i) REQUIRE(hits[i]);
+    CHECK(f.MayContainMany(ints) == ints.size());
+    CHECK(f.MayContainMany(hashes) == hashes.size());
+  }
+}
+
+TEST_CASE_TEMPLATE("batch answers equal single-key answers, in order, for every key type", F,
+                   KINDS) {
+  using Answer = InsertAnswer<F>;
+  F single = MakeOrFail<F>(Sized<F>(10'000, 0.001));
+  F batch = MakeOrFail<F>(Sized<F>(10'000, 0.001));
+  std::vector<uint64_t> keys = DistinctInts(3000, 1);
+  keys.insert(keys.end(), keys.begin(), keys.begin() + 200);  // duplicates, some inside one batch
+  keys.push_back(keys[3]);
+  const std::vector<std::string> strings = DistinctStrings(3000, "s");
+  const std::vector<std::string_view> views(strings.begin(), strings.end());
+  std::vector<KeyHash> hashes;
+  for (uint64_t k : DistinctInts(3000, 7)) hashes.push_back(HashKey(k, 5));
+  hashes.push_back(hashes[0]);
+
+  auto check = [&](const auto& run) {
+    // A results span shorter than the keys receives exactly its first answers.
+    const size_t n = run.size();
+    auto answers = Answers<Answer>(n);
+    const size_t partial = n - 41;
+    batch.InsertMany(run, std::span<Answer>(answers.get(), partial));
+    size_t fresh = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const Answer one = single.Insert(run[i]);
+      fresh += WasNew(one);
+      if (i < partial) REQUIRE(one == answers[i]);
+    }
+    CHECK(fresh > 0);
+    auto found = Answers<bool>(n);
+    CHECK(batch.MayContainMany(run, std::span<bool>(found.get(), n)) == n);
+    for (size_t i = 0; i < n; ++i) REQUIRE(found[i] == single.MayContain(run[i]));
+  };
+  check(keys);
+  check(views);
+  check(hashes);
+  // Absent keys: the batch and single lookups agree key by key (false positives included).
+  const std::vector<uint64_t> absent = DistinctInts(20'000, 100'000);
+  auto found = Answers<bool>(absent.size());
+  const size_t hits = batch.MayContainMany(absent, std::span<bool>(found.get(), absent.size()));
+  size_t single_hits = 0;
+  for (size_t i = 0; i < absent.size(); ++i) {
+    REQUIRE(found[i] == single.MayContain(absent[i]));
+    single_hits += found[i];
+  }
+  CHECK(hits == single_hits);
+  CHECK(hits < absent.size() / 100);
+  CHECK(batch.MayContainMany(std::span<const uint64_t>()) == 0);
+}
+
+TEST_CASE_TEMPLATE("UnionWith holds the keys of both; incompatible filters are refused", F, KINDS) {
+  const auto o = Sized<F>(100'000, 0.01);
+  F a = MakeOrFail<F>(o);
+  F b = MakeOrFail<F>(o);
+  const std::vector<uint64_t> evens = DistinctInts(20'000, 0);
+  const std::vector<uint64_t> odds = DistinctInts(20'000, 1);
+  a.InsertMany(evens);
+  b.InsertMany(odds);
+  REQUIRE(a.CheckCompatible(b).ok());
+  REQUIRE(a.UnionWith(b).ok());
+  CHECK(a.MayContainMany(evens) == evens.size());
+  CHECK(a.MayContainMany(odds) == odds.size());
+  CHECK(a.EstimatedCount() == doctest::Approx(40'000).epsilon(0.03));
+
+  auto other_seed = o;
+  other_seed.seed = 7;
+  F c = MakeOrFail<F>(other_seed);
+  const absl::Status s = a.UnionWith(c);
+  CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(std::string(s.message()).find("seed") != std::string::npos);
+  CHECK(a.CheckCompatible(c).code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(a.MayContainMany(odds) == odds.size());  // a refused merge changes nothing
+}
+
+TEST_CASE_TEMPLATE("Save then Load gives the same filter", F, KINDS) {
+  namespace fs = std::filesystem;
+  const fs::path path =
+      fs::temp_directory_path() / ("bloomery_filter_test_" + std::to_string(getpid()) + "_" +
+                                   std::to_string(reinterpret_cast<uintptr_t>(&path)));
+  F f = MakeOrFail<F>(Sized<F>(50'000, 0.01));
+  const std::vector<uint64_t> keys = DistinctInts(30'000, 0);
+  f.InsertMany(keys);
+  REQUIRE(f.Save(path.string()).ok());
+  absl::StatusOr<F> loaded = F::Load(path.string());
+  fs::remove(path);
+  REQUIRE(loaded.ok());
+  CHECK(loaded->seed() == f.seed());
+  CHECK(loaded->memory_bytes() == f.memory_bytes());
+  CHECK(loaded->EstimatedCount() == f.EstimatedCount());
+  CHECK(loaded->EstimatedFpr() == f.EstimatedFpr());
+  CHECK(loaded->MayContainMany(keys) == keys.size());
+  const std::vector<uint64_t> absent = DistinctInts(20'000, 1);
+  auto before = Answers<bool>(absent.size());
+  auto after = Answers<bool>(absent.size());
+  f.MayContainMany(absent, std::span<bool>(before.get(), absent.size()));
+  loaded->MayContainMany(absent, std::span<bool>(after.get(), absent.size()));
+  CHECK(std::equal(before.get(), before.get() + absent.size(), after.get()));
+  CHECK(loaded->CheckCompatible(f).ok());
+  CHECK(F::Load(path.string()).status().code() == absl::StatusCode::kNotFound);
+  // The in-memory form is the file's bytes.
+  absl::StatusOr<std::string> bytes = loaded->SaveToBytes();
+  REQUIRE(bytes.ok());
+  absl::StatusOr<F> from_bytes = F::LoadFromBytes(*bytes);
+  REQUIRE(from_bytes.ok());
+  CHECK(from_bytes->MayContainMany(keys) == keys.size());
+  CHECK(from_bytes->EstimatedCount() == f.EstimatedCount());
+}
+
+TEST_CASE_TEMPLATE("Clear empties the filter", F, KINDS) {
+  F f = MakeOrFail<F>(Sized<F>(10'000, 0.01));
+  const std::vector<uint64_t> keys = DistinctInts(10'000, 0);
+  f.InsertMany(keys);
+  CHECK(f.EstimatedCount() > 9000);
+  CHECK(f.EstimatedFpr() > 0.001);
+  f.Clear();
+  CHECK(f.EstimatedCount() == 0.0);
+  CHECK(f.EstimatedFpr() == 0.0);
+  CHECK(f.MayContainMany(keys) == 0);
+  CHECK(WasNew(f.Insert(keys[0])));
+}
+
+}  // namespace
+}  // namespace bloomery
