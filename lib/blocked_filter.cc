@@ -103,42 +103,20 @@ absl::Status BlockedFilter::CheckCompatible(const BlockedFilter& other) const {
 
 absl::Status BlockedFilter::UnionWith(const BlockedFilter& other) {
   if (absl::Status s = CheckCompatible(other); !s.ok()) return s;
-  const uint64_t words = blocks_ * kWordsPerBlock;
-  for (uint64_t i = 0; i < words; ++i) {
-    const uint64_t theirs = LoadRelaxed(other.words_ + i);
-    if (concurrent_) {
-      if (theirs & ~LoadRelaxed(words_ + i)) {
-        std::atomic_ref<uint64_t>(words_[i]).fetch_or(theirs, std::memory_order_relaxed);
-      }
-    } else {
-      words_[i] |= theirs;
-    }
-  }
+  internal::UnionWords(words_, other.words_, blocks_ * kWordsPerBlock, concurrent_);
   return absl::OkStatus();
 }
 
 absl::Status BlockedFilter::IntersectWith(const BlockedFilter& other) {
   if (absl::Status s = CheckCompatible(other); !s.ok()) return s;
-  const uint64_t words = blocks_ * kWordsPerBlock;
-  for (uint64_t i = 0; i < words; ++i) {
-    const uint64_t theirs = LoadRelaxed(other.words_ + i);
-    std::atomic_ref<uint64_t>(words_[i]).fetch_and(theirs, std::memory_order_relaxed);
-  }
+  internal::IntersectWords(words_, other.words_, blocks_ * kWordsPerBlock);
   return absl::OkStatus();
 }
 
-void BlockedFilter::Clear() noexcept {
-  const uint64_t words = blocks_ * kWordsPerBlock;
-  for (uint64_t i = 0; i < words; ++i) {
-    std::atomic_ref<uint64_t>(words_[i]).store(0, std::memory_order_relaxed);
-  }
-}
+void BlockedFilter::Clear() noexcept { internal::ClearWords(words_, blocks_ * kWordsPerBlock); }
 
 uint64_t BlockedFilter::PopCount() const noexcept {
-  const uint64_t words = blocks_ * kWordsPerBlock;
-  uint64_t count = 0;
-  for (uint64_t i = 0; i < words; ++i) count += std::popcount(LoadRelaxed(words_ + i));
-  return count;
+  return internal::PopCountWords(words_, blocks_ * kWordsPerBlock);
 }
 
 double BlockedFilter::FillRatio() const noexcept {

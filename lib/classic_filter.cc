@@ -140,17 +140,11 @@ absl::Status ClassicFilter::CheckCompatible(const ClassicFilter& other) const {
 
 absl::Status ClassicFilter::UnionWith(const ClassicFilter& other) {
   if (absl::Status s = CheckCompatible(other); !s.ok()) return s;
-  for (uint64_t i = 0; i < words(); ++i) {
-    (void)SetBits(words_ + i, LoadRelaxed(other.words_ + i), concurrent_);
-  }
+  internal::UnionWords(words_, other.words_, words(), concurrent_);
   return absl::OkStatus();
 }
 
-void ClassicFilter::Clear() noexcept {
-  for (uint64_t i = 0; i < words(); ++i) {
-    std::atomic_ref<uint64_t>(words_[i]).store(0, std::memory_order_relaxed);
-  }
-}
+void ClassicFilter::Clear() noexcept { internal::ClearWords(words_, words()); }
 
 uint64_t ClassicFilter::PopCountRange(uint64_t begin, uint64_t end) const noexcept {
   uint64_t count = 0;

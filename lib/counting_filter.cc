@@ -350,10 +350,7 @@ absl::Status CountingFilter::UnionWith(const CountingFilter& other) {
 }
 
 void CountingFilter::Clear() noexcept {
-  const uint64_t words = plan_.blocks * kWordsPerBlock;
-  for (uint64_t i = 0; i < words; ++i) {
-    std::atomic_ref<uint64_t>(words_[i]).store(0, std::memory_order_relaxed);
-  }
+  internal::ClearWords(words_, plan_.blocks * kWordsPerBlock);
   std::atomic_ref<uint64_t>(saturated_).store(0, std::memory_order_relaxed);
 }
 

@@ -1,16 +1,18 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// filter_ops.h (internal): the word-level operations and batch hashing that the filters built on a
-// plain bit array (ClassicFilter, ScalableFilter's stages) share.
+// filter_ops.h (internal): the one home of the word-array operations every filter kind uses
+// (relaxed access, set-only-the-missing-bits, clear, popcount, union, intersection), batch hashing
+// and the storage a filter asks for.
 //
 // Concurrent filters touch their words only through these: relaxed atomic loads for reads and
 // fetch_or for writes, so ThreadSanitizer sees no data race and x86-64 still gets plain movs for
-// the loads. Every filter kind uses this header.
+// the loads.
 #ifndef BLOOMERY_LIB_INTERNAL_FILTER_OPS_H_
 #define BLOOMERY_LIB_INTERNAL_FILTER_OPS_H_
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -41,6 +43,36 @@ namespace bloomery::internal {
 
 [[nodiscard]] inline uint64_t LoadWord(const uint64_t* word, bool concurrent) noexcept {
   return concurrent ? LoadRelaxed(word) : *word;
+}
+
+// The whole-array operations. They use relaxed atomics, so they may overlap concurrent lookups
+// (and UnionWords concurrent inserts) without a data race.
+
+// words[0, n) = 0.
+inline void ClearWords(uint64_t* words, uint64_t n) noexcept {
+  for (uint64_t i = 0; i < n; ++i) {
+    std::atomic_ref<uint64_t>(words[i]).store(0, std::memory_order_relaxed);
+  }
+}
+
+// Bits set in words[0, n).
+[[nodiscard]] inline uint64_t PopCountWords(const uint64_t* words, uint64_t n) noexcept {
+  uint64_t count = 0;
+  for (uint64_t i = 0; i < n; ++i) count += std::popcount(LoadRelaxed(words + i));
+  return count;
+}
+
+// words[i] |= from[i] for i < n, writing only the words that miss a bit (SetBits).
+inline void UnionWords(uint64_t* words, const uint64_t* from, uint64_t n,
+                       bool concurrent) noexcept {
+  for (uint64_t i = 0; i < n; ++i) (void)SetBits(words + i, LoadRelaxed(from + i), concurrent);
+}
+
+// words[i] &= from[i] for i < n.
+inline void IntersectWords(uint64_t* words, const uint64_t* from, uint64_t n) noexcept {
+  for (uint64_t i = 0; i < n; ++i) {
+    std::atomic_ref<uint64_t>(words[i]).fetch_and(LoadRelaxed(from + i), std::memory_order_relaxed);
+  }
 }
 
 // out[i] = the KeyHash of keys[i] under `seed`, for any key type a filter accepts.

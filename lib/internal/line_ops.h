@@ -9,7 +9,6 @@
 #ifndef BLOOMERY_LIB_INTERNAL_LINE_OPS_H_
 #define BLOOMERY_LIB_INTERNAL_LINE_OPS_H_
 
-#include <atomic>
 #include <cstdint>
 
 #include "internal/block_layout.h"
@@ -17,25 +16,12 @@
 
 namespace bloomery::internal {
 
-// Sets `mask` in `line`; returns whether any of its bits was 0 before.
+// Sets `mask` in `line`; returns whether any of its bits was 0 before. Only words whose bits are
+// missing are written in concurrent mode (SetBits).
 inline bool SetLineScalar(uint64_t* line, const LineMask& mask, bool concurrent) noexcept {
   uint64_t missing = 0;
-  if (!concurrent) {
-    for (uint32_t j = 0; j < kWordsPerBlock; ++j) {
-      missing |= mask.word[j] & ~line[j];
-      line[j] |= mask.word[j];
-    }
-    return missing != 0;
-  }
-  for (uint32_t j = 0; j < kWordsPerBlock; ++j) {
-    const uint64_t m = mask.word[j];
-    // Only words whose bits are missing are written: a duplicate insert stays a pure read and
-    // never takes the line exclusive, so concurrent lookups of hot keys do not bounce it.
-    if ((m & ~LoadRelaxed(line + j)) == 0) continue;
-    const uint64_t before =
-        std::atomic_ref<uint64_t>(line[j]).fetch_or(m, std::memory_order_relaxed);
-    missing |= m & ~before;
-  }
+  for (uint32_t j = 0; j < kWordsPerBlock; ++j)
+    missing |= SetBits(line + j, mask.word[j], concurrent);
   return missing != 0;
 }
 
@@ -43,10 +29,8 @@ inline bool SetLineScalar(uint64_t* line, const LineMask& mask, bool concurrent)
 [[nodiscard]] inline bool TestLineScalar(const uint64_t* line, const LineMask& mask,
                                          bool concurrent) noexcept {
   uint64_t missing = 0;
-  if (!concurrent) {
-    for (uint32_t j = 0; j < kWordsPerBlock; ++j) missing |= mask.word[j] & ~line[j];
-  } else {
-    for (uint32_t j = 0; j < kWordsPerBlock; ++j) missing |= mask.word[j] & ~LoadRelaxed(line + j);
+  for (uint32_t j = 0; j < kWordsPerBlock; ++j) {
+    missing |= mask.word[j] & ~LoadWord(line + j, concurrent);
   }
   return missing == 0;
 }
