@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/scalable_filter.h"
+#include "internal/filter_factory.h"
 #include "internal/format.h"
 
 namespace bloomery {
@@ -77,9 +78,10 @@ absl::StatusOr<ScalableFilter> ScalableFilter::Read(const std::string& name,
         plan->plan.hashes != saved.hashes || saved.insert_count > saved.capacity) {
       return corrupt(absl::StrFormat("stage %d does not match the chain's options", i));
     }
-    filter.PublishStage(
-        i, BlockedFilter(std::move(file->stages[i]), plan->plan, options.seed, options.concurrent),
-        saved.capacity, saved.insert_count);
+    filter.PublishStage(i,
+                        internal::MakeBlockedFilter(std::move(file->stages[i]), plan->plan,
+                                                    options.seed, options.concurrent),
+                        saved.capacity, saved.insert_count);
   }
   return filter;
 }

@@ -5,10 +5,12 @@
 // A cache-blocked Bloom filter (Putze, Sanders, Singler, "Cache-, Hash- and Space-Efficient Bloom
 // Filters", 2007) with pybloom-style partitioning inside the line: the line is split into 8 slices
 // of 64 bits (k <= 8) or 16 slices of 32 bits (k <= 16); a key's k probes go to k consecutive
-// slices from a hash-chosen start, probe i at the top bits of (h1 + i*h2) mod 2^32 (double hashing,
-// Kirsch & Mitzenmacher 2006). Insert and lookup touch exactly one cache line, so a lookup costs
-// about one memory access even for filters of many GiB; the price is a higher FPR than a classic
-// filter at the same bits/key (plan.h computes it exactly and the planner sizes for it).
+// slices from a hash-chosen start, probe i at the top bits of ((h1 + i*h2) * salt_i) mod 2^32
+// (double hashing, Kirsch & Mitzenmacher 2006, with an odd salt per probe that keeps the probes
+// independent; lib/internal/block_layout.h). Insert and lookup touch exactly one cache line, so a
+// lookup costs about one memory access even for filters of many GiB; the price is a higher FPR
+// than a classic filter at the same bits/key (plan.h computes it exactly and the planner sizes
+// for it).
 //
 // At 10 bits/key the planner picks k = 6 and predicts 0.97%; a classic partitioned filter would
 // give 0.82% but needs 6 cache misses per key.
@@ -157,10 +159,12 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
     return {storage_.data(), storage_.size()};
   }
 
- private:
-  friend class ScalableFilter;  // builds its stages from loaded storage
-
+ protected:
+  // Wraps memory that already holds a filter's bits (a loaded ScalableFilter stage); reached from
+  // outside the class only through lib/internal/filter_factory.h.
   BlockedFilter(Storage storage, const Plan& plan, uint64_t seed, bool concurrent) noexcept;
+
+ private:
   // Save / SaveToBytes: to the file at *path (returning ""), or the bytes when path is null.
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
   // Load / LoadFromBytes: the file at `name`, or *bytes when non-null (`name` labels errors).

@@ -5,9 +5,8 @@
 // A filter is sized in one of two ways:
 //   - by promise: capacity (keys) and fpr; the planner (plan.h) picks the bits and, unless `hashes`
 //     is set, k;
-//   - by geometry: bits (and hashes, or a capacity to choose hashes for), e.g. "2^30 bits, 6
-//   hashes",
-//     the configuration Redis- and Scrapy-based de-duplicators use.
+//   - by geometry: bits (and hashes, or a capacity to choose hashes for), e.g. "2^30 bits,
+//     6 hashes", the configuration Redis- and Scrapy-based de-duplicators use.
 // Setting both `bits` and an fpr-based plan is resolved in favour of `bits`.
 //
 //   bloomery::FilterOptions opts;

@@ -14,21 +14,16 @@
 //
 // Choosing r (default kDefaultTightening = 0.9). Stage i costs ~1.44 * (log2(1/P) + log2(1/(1-r))
 // + i * log2(1/r)) bits per key: small r tightens later stages fast, large r makes every stage pay
-// for a small first share. Measured with this planner, the memory from C = 1,000 keys to the
-// point where 13 stages are exactly full (8.19M keys) at P = 1%, relative to one BlockedFilter
-// planned for that many keys at 1%, is 2.07x at r = 0.8, 1.96x at 0.85, 1.90x at 0.9, 1.90x at
-// 0.93, 1.92x at 0.95; from 10 stages (1M keys) 1.92x, 1.87x, 1.85x, 1.88x, 1.92x. 0.9 is the
-// minimum or within 1% of it in both, at the top of the paper's suggested 0.8-0.9. With growth 4
-// the minimum moves to ~0.85 (2.29x at 1M keys vs 2.34x at 0.9).
+// for a small first share. Over the chain's memory relative to one right-sized BlockedFilter, 0.9
+// is the minimum or within 1% of it, at the top of the paper's suggested 0.8-0.9; with growth 4
+// the minimum moves to ~0.85 (the sweep: benchmarks/README.md).
 //
 // The price of not knowing n: besides the tightening, the newest stage is on average half empty
-// (growth 2), so between two growth points the chain uses 1.9x-3.2x the memory of a right-sized
-// BlockedFilter at the same P (3.2x at 10M keys from C = 1,000, where the 14th stage is 22% full;
-// tests/scalable_filter_test.cc prints the ratio). Each lookup of an absent key costs one cache
-// line per stage (~log_s(n/C) lines), all prefetched at once, and it is memory-bound: batch
-// lookups over 2^23 keys took 3.0x (4 stages) and 3.3-4.0x (8 stages) the time of one
-// BlockedFilter of the same bytes (BM_Scalable_MayContainMany; caching the line mask across
-// stages with equal k changed nothing measurable). Give a good initial capacity.
+// (growth 2), so between two growth points the chain uses about 2x-3x the memory of a right-sized
+// BlockedFilter at the same P (tests/scalable_filter_test.cc prints the ratio). Each lookup of an
+// absent key costs one cache line per stage (~log_s(n/C) lines), all prefetched at once, and it
+// is memory-bound, so lookups cost a few times those of one BlockedFilter of the same bytes
+// (benchmarks/README.md). Give a good initial capacity.
 //
 // Limits. Growth stops at `max_stages`, at `max_memory_bytes` (the total over all stages), or
 // when the next stage cannot be planned or allocated; a non-scaling filter (`scaling = false`)

@@ -3,7 +3,8 @@
 // counting_layout.h (internal): which counters of a counting-filter line a key uses, as plain
 // scalar code, and the exact FPR of that layout.
 //
-// This is the reference definition of a CountingFilter's layout (part of any future file format).
+// This is the reference definition of a CountingFilter's layout and part of the file format: a
+// change here changes every saved CountingFilter.
 // A line is one 64-byte block, 8 little-endian 64-bit words. Each word is one slice of counters:
 // 16 counters of 4 bits or 8 counters of 8 bits, counter c of a word at bits [c*w, c*w + w). A
 // key's k <= 8 counters go to the k consecutive slices (start + i) mod 8, start = hi mod 8, and

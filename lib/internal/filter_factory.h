@@ -1,0 +1,33 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// filter_factory.h (internal): builds a BlockedFilter around memory that already holds its bits (a
+// ScalableFilter stage read from a file), so that no other kind needs to be the filter's friend.
+#ifndef BLOOMERY_LIB_INTERNAL_FILTER_FACTORY_H_
+#define BLOOMERY_LIB_INTERNAL_FILTER_FACTORY_H_
+
+#include <cstdint>
+#include <utility>
+
+#include "bloomery/blocked_filter.h"
+#include "bloomery/plan.h"
+#include "bloomery/storage.h"
+
+namespace bloomery::internal {
+
+// The constructor is protected: a derived class may run it for its base, and moving the base out
+// of it loses nothing, since the derived class adds no state.
+class BlockedFilterParts : public BlockedFilter {
+ public:
+  BlockedFilterParts(Storage storage, const Plan& plan, uint64_t seed, bool concurrent) noexcept
+      : BlockedFilter(std::move(storage), plan, seed, concurrent) {}
+};
+
+[[nodiscard]] inline BlockedFilter MakeBlockedFilter(Storage storage, const Plan& plan,
+                                                     uint64_t seed, bool concurrent) noexcept {
+  BlockedFilterParts parts(std::move(storage), plan, seed, concurrent);
+  return BlockedFilter(static_cast<BlockedFilter&&>(parts));
+}
+
+}  // namespace bloomery::internal
+
+#endif  // BLOOMERY_LIB_INTERNAL_FILTER_FACTORY_H_
