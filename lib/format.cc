@@ -1,10 +1,14 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 #include "internal/format.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cmath>
@@ -13,6 +17,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/file.h"
@@ -499,21 +504,99 @@ absl::StatusOr<std::vector<uint8_t>> EncodeHeader(FileHeader& h,
 
 namespace {
 
-// The crash-safe write of a file image: temp file beside `path`, fsync, rename, directory fsync.
+// Removes `.BASE.tmp.PID.*` files in `dir` left by saves whose process is gone (killed mid-save).
+// A temp file of a live process (a save in progress, here or in another process) is kept; a pid
+// from another pid namespace or host (NFS) may look dead or alive, so this only ever removes files
+// named exactly as our saves name them.
+void RemoveStaleTemps(const std::string& dir, const std::string& base) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return;
+  const std::string prefix = absl::StrCat(".", base, ".tmp.");
+  while (const dirent* entry = readdir(d)) {
+    const absl::string_view name = entry->d_name;
+    if (!absl::StartsWith(name, prefix)) continue;
+    const absl::string_view rest = name.substr(prefix.size());
+    const size_t dot = rest.find('.');
+    int pid = 0;
+    if (dot == absl::string_view::npos || !absl::SimpleAtoi(rest.substr(0, dot), &pid) ||
+        pid <= 0) {
+      continue;
+    }
+    if (pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;
+    unlinkat(dirfd(d), entry->d_name, 0);
+  }
+  closedir(d);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ResolveSaveTarget(const std::string& path) {
+  std::string current = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st;
+    if (lstat(current.c_str(), &st) != 0) {
+      if (errno == ENOENT) return current;  // a new file (or a dangling link's target)
+      return ErrnoStatus("cannot stat", current, errno);
+    }
+    if (!S_ISLNK(st.st_mode)) {
+      if (!S_ISREG(st.st_mode)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            current, " is not a regular file; refusing to replace it with a filter file"));
+      }
+      return current;
+    }
+    std::string link(PATH_MAX, '\0');
+    const ssize_t n = readlink(current.c_str(), link.data(), link.size());
+    if (n < 0) return ErrnoStatus("cannot read link", current, errno);
+    link.resize(static_cast<size_t>(n));
+    const size_t slash = current.rfind('/');
+    current = link.starts_with('/') || slash == std::string::npos
+                  ? link
+                  : absl::StrCat(current.substr(0, slash + 1), link);
+  }
+  return ErrnoStatus("cannot resolve", path, ELOOP);
+}
+
+namespace {
+
+// The crash-safe write of a file image: temp file beside the target, fsync, rename, directory
+// fsync. The target is what `path` names after following symlinks, so a link keeps pointing at
+// the updated file. An existing file keeps its mode (and, where we may, its owner); a new one gets
+// 0666 & ~umask, as any file a program creates.
 absl::Status SaveFile(const std::string& path, std::span<const uint8_t> region,
                       std::span<const std::span<const uint8_t>> payloads) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  std::string temp = absl::StrCat(dir, "/.", base, ".tmp.XXXXXX");
-  const int raw = mkstemp(temp.data());
-  if (raw < 0) return ErrnoStatus("cannot create a temporary file next to", path, errno);
+  absl::StatusOr<std::string> target = ResolveSaveTarget(path);
+  if (!target.ok()) return target.status();
+  struct stat old;
+  const bool exists = stat(target->c_str(), &old) == 0;
+  const size_t slash = target->rfind('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : target->substr(0, slash == 0 ? 1 : slash);
+  const std::string base = slash == std::string::npos ? *target : target->substr(slash + 1);
+  // The pid in the name lets a later save tell a dead process's leftover from a live save.
+  static std::atomic<uint64_t> counter{0};
+  std::string temp;
+  int raw = -1;
+  for (int attempt = 0; raw < 0 && attempt < 100; ++attempt) {
+    temp = absl::StrCat(dir, "/.", base, ".tmp.", getpid(), ".",
+                        counter.fetch_add(1, std::memory_order_relaxed), ".", attempt);
+    raw = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (raw < 0 && errno != EEXIST) break;
+  }
+  if (raw < 0) return ErrnoStatus("cannot create a temporary file next to", *target, errno);
   Fd fd(raw);
   auto fail = [&](absl::Status s) {
     unlink(temp.c_str());
     return s;
   };
-  if (fchmod(raw, 0644) != 0) return fail(ErrnoStatus("cannot chmod", temp, errno));
+  if (exists) {
+    if ((old.st_uid != geteuid() || old.st_gid != getegid()) &&
+        fchown(raw, old.st_uid, old.st_gid) != 0) {
+      // Not permitted (not root): the file becomes ours, as with any editor's atomic save.
+    }
+    if (fchmod(raw, old.st_mode & 07777) != 0)
+      return fail(ErrnoStatus("cannot chmod", temp, errno));
+  }
   if (absl::Status s = WriteAll(raw, region.data(), region.size(), temp); !s.ok()) return fail(s);
   for (std::span<const uint8_t> payload : payloads) {
     if (absl::Status s = WriteAll(raw, payload.data(), payload.size(), temp); !s.ok()) {
@@ -522,13 +605,15 @@ absl::Status SaveFile(const std::string& path, std::span<const uint8_t> region,
   }
   if (fsync(raw) != 0) return fail(ErrnoStatus("fsync failed on", temp, errno));
   if (fd.Close() != 0) return fail(ErrnoStatus("close failed on", temp, errno));
-  if (rename(temp.c_str(), path.c_str()) != 0)
-    return fail(ErrnoStatus("cannot rename to", path, errno));
+  if (rename(temp.c_str(), target->c_str()) != 0) {
+    return fail(ErrnoStatus("cannot rename to", *target, errno));
+  }
   // The rename is durable only once the directory entry is.
   const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) return ErrnoStatus("cannot open directory of", path, errno);
+  if (dir_fd < 0) return ErrnoStatus("cannot open directory of", *target, errno);
   Fd dir_guard(dir_fd);
-  if (fsync(dir_fd) != 0) return ErrnoStatus("fsync of the directory failed for", path, errno);
+  if (fsync(dir_fd) != 0) return ErrnoStatus("fsync of the directory failed for", *target, errno);
+  RemoveStaleTemps(dir, base);
   return absl::OkStatus();
 }
 

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -578,6 +579,89 @@ TEST_CASE("hostile headers get the right code and never an oversized allocation"
   CHECK(BlockedFilter::Load(dir.File("missing")).status().code() == absl::StatusCode::kNotFound);
   CHECK(BlockedFilter::Load(dir.path().string()).status().code() ==
         absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE(
+    "Save replaces only regular files: devices, FIFOs and directories are refused untouched") {
+  TempDir dir;
+  const BlockedFilter f = SmallFilter(10);
+  const std::string fifo = dir.File("fifo");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  absl::Status s = f.Save(fifo);
+  CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(fs::is_fifo(fifo));
+  const std::string sub = dir.File("sub");
+  fs::create_directory(sub);
+  CHECK(f.Save(sub).code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(fs::is_directory(sub));
+  if (fs::exists("/dev/null")) {
+    CHECK(f.Save("/dev/null").code() == absl::StatusCode::kFailedPrecondition);
+    CHECK(fs::is_character_file("/dev/null"));
+  }
+  // Nothing was left beside them.
+  CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 2);
+}
+
+TEST_CASE("Save through a symlink updates its target; an existing file keeps its mode") {
+  TempDir dir;
+  const std::string target = dir.File("real.bloom");
+  const std::string link = dir.File("link.bloom");
+  REQUIRE(SmallFilter(10).Save(target).ok());
+  REQUIRE(chmod(target.c_str(), 0640) == 0);
+  fs::create_symlink("real.bloom", link);  // relative, as `ln -s` makes them
+  const BlockedFilter bigger = SmallFilter(50);
+  REQUIRE(bigger.Save(link).ok());
+  CHECK(fs::is_symlink(link));
+  absl::StatusOr<BlockedFilter> through_target = BlockedFilter::Load(target);
+  REQUIRE(through_target.ok());
+  CHECK(SameBits(*through_target, bigger));
+  CHECK((fs::status(target).permissions() & fs::perms::all) ==
+        (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read));
+  // A new file gets 0666 & ~umask, as any file a program creates.
+  const mode_t old_mask = umask(077);
+  const absl::Status saved = SmallFilter(10).Save(dir.File("new.bloom"));
+  umask(old_mask);
+  REQUIRE(saved.ok());
+  CHECK((fs::status(dir.File("new.bloom")).permissions() & fs::perms::all) ==
+        (fs::perms::owner_read | fs::perms::owner_write));
+}
+
+TEST_CASE("a successful save removes temp files that dead processes' interrupted saves left") {
+  TempDir dir;
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) _exit(0);
+  REQUIRE(waitpid(child, nullptr, 0) == child);  // `child` is now a pid nobody holds
+  const std::string dead = dir.File(absl::StrCat(".f.bloom.tmp.", child, ".0.0"));
+  const std::string live = dir.File(absl::StrCat(".f.bloom.tmp.", getpid(), ".99.0"));
+  const std::string other = dir.File(absl::StrCat(".g.bloom.tmp.", child, ".0.0"));
+  for (const std::string& leftover : {dead, live, other}) WriteBytes(leftover, {1, 2, 3});
+  REQUIRE(SmallFilter(10).Save(dir.File("f.bloom")).ok());
+  CHECK_FALSE(fs::exists(dead));
+  CHECK(fs::exists(live));   // a save in progress in a live process is never touched
+  CHECK(fs::exists(other));  // another file's temp is that file's save's business
+}
+
+TEST_CASE("loaders refuse a FIFO at once and every error names the file") {
+  TempDir dir;
+  const std::string fifo = dir.File("fifo");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  // Before the fix each of these blocked in open() for ever.
+  CHECK(BlockedFilter::Load(fifo).status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(BlockedFilter::Map(fifo, MapMode::kReadOnly).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+  CHECK(InspectFile(fifo).status().code() == absl::StatusCode::kInvalidArgument);
+  const std::string bad = dir.File("g3.bloom");
+  REQUIRE(SmallFilter(10).Save(bad).ok());
+  std::vector<uint8_t> bytes = ReadBytes(bad);
+  bytes[100] ^= 1;
+  WriteBytes(bad, bytes);
+  for (const absl::Status& status :
+       {BlockedFilter::Load(bad).status(), BlockedFilter::Map(bad, MapMode::kReadOnly).status(),
+        InspectFile(bad).status(), ClassicFilter::Load(bad).status()}) {
+    CHECK_FALSE(status.ok());
+    CHECK(std::string(status.message()).find(bad) != std::string::npos);
+  }
 }
 
 TEST_CASE("a failed save (file size limit: like a full disk) leaves the old file intact") {

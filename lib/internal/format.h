@@ -80,6 +80,11 @@ struct FileHeader {
 [[nodiscard]] absl::StatusOr<std::string> WriteFilter(
     const std::string* path, FileHeader header, std::span<const std::span<const uint8_t>> payloads);
 
+// The file a save to `path` replaces: `path` with its symlinks followed (a dangling link's target
+// is created). FailedPrecondition if that is not a regular file (a device, FIFO, directory...): a
+// filter never replaces one.
+[[nodiscard]] absl::StatusOr<std::string> ResolveSaveTarget(const std::string& path);
+
 // What a filter is read from: the file at `name`, or `bytes` when set (`name` then only labels
 // the bytes in error messages).
 struct Input {
