@@ -16,7 +16,8 @@ namespace {
 using testing::SplitMix64;
 using testing::WithinBinomialBound;
 
-TEST_CASE("word list: 10M random words, 'already present' count equals the exact duplicates") {
+TEST_CASE("word list: 10M random words, 'already present' count equals the exact duplicates" *
+          doctest::test_suite("slow")) {
   // Random lowercase words of 4-12 letters from a fixed-seed generator: with 26^4 four-letter words
   // and 10^7 draws there are many exact duplicates, which a hash set counts exactly.
   SplitMix64 rng(20261122);
@@ -48,7 +49,8 @@ TEST_CASE("word list: 10M random words, 'already present' count equals the exact
   CHECK(already_present == duplicates);
 }
 
-TEST_CASE("a 2^33-bit filter uses blocks past 2^32/512 uniformly, FPR within bound") {
+TEST_CASE("a 2^33-bit filter uses blocks past 2^32/512 uniformly, FPR within bound" *
+          doctest::test_suite("slow")) {
   // k = 1 keeps the FPR large enough to measure with few keys: 2^24 blocks, 16 * 2^20 keys.
   FilterOptions o;
   o.bits = uint64_t{1} << 33;

@@ -21,11 +21,7 @@ using testing::WithinBinomialBound;
 constexpr auto MakeFilter = testing::MakeOrFail<BlockedFilter, FilterOptions>;
 
 FilterOptions Sized(uint64_t capacity, double fpr, bool concurrent = false) {
-  FilterOptions o;
-  o.capacity = capacity;
-  o.fpr = fpr;
-  o.concurrent = concurrent;
-  return o;
+  return testing::Sized<BlockedFilter>(capacity, fpr, concurrent);
 }
 
 TEST_CASE("no false negatives: strings and integers, every k, both modes, single and batch") {

@@ -26,19 +26,11 @@ using testing::WithinBinomialBound;
 constexpr auto MakeFilter = testing::MakeOrFail<ClassicFilter, FilterOptions>;
 
 FilterOptions Geometry(uint64_t bits, uint32_t hashes, bool concurrent = false) {
-  FilterOptions o;
-  o.bits = bits;
-  o.hashes = hashes;
-  o.concurrent = concurrent;
-  return o;
+  return testing::Geometry<ClassicFilter>(bits, hashes, concurrent);
 }
 
 FilterOptions Sized(uint64_t capacity, double fpr, bool concurrent = false) {
-  FilterOptions o;
-  o.capacity = capacity;
-  o.fpr = fpr;
-  o.concurrent = concurrent;
-  return o;
+  return testing::Sized<ClassicFilter>(capacity, fpr, concurrent);
 }
 
 // The classic table (Fan, Cao, Almeida, Broder 2000, table 1; also the Wisconsin "Bloom filters -

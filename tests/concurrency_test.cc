@@ -16,7 +16,8 @@ namespace {
 
 constexpr int kThreads = 4;
 
-TEST_CASE("concurrent inserts of overlapping key sets lose nothing") {
+TEST_CASE("concurrent inserts of overlapping key sets lose nothing" *
+          doctest::test_suite("concurrency")) {
   FilterOptions o;
   o.capacity = 200'000;
   o.fpr = 1e-6;  // so that a key nobody was told is new would be a real lost insert, not an FP
@@ -79,7 +80,8 @@ TEST_CASE("concurrent inserts of overlapping key sets lose nothing") {
   CHECK(f->EstimatedCount() == doctest::Approx(static_cast<double>(kDistinct)).epsilon(0.02));
 }
 
-TEST_CASE("concurrent UnionWith while inserting loses nothing") {
+TEST_CASE("concurrent UnionWith while inserting loses nothing" *
+          doctest::test_suite("concurrency")) {
   FilterOptions o;
   o.capacity = 100'000;
   o.fpr = 0.001;

@@ -60,7 +60,8 @@ void Work(CountingFilter& f, int t, std::atomic<uint64_t>& wrong_answers) {
   }
 }
 
-TEST_CASE("concurrent inserts and erases of disjoint key sets: every survivor is present") {
+TEST_CASE("concurrent inserts and erases of disjoint key sets: every survivor is present" *
+          doctest::test_suite("concurrency")) {
   // The replay below needs no counter to saturate, while every key is held 3 times. 4-bit: 256
   // counters per key, so the 5 keys needed on one counter to reach 15 essentially never meet
   // (expected ~1e-4 such counters). 8-bit: one counter per key, so every counter is shared by
@@ -109,7 +110,8 @@ TEST_CASE("concurrent inserts and erases of disjoint key sets: every survivor is
   }
 }
 
-TEST_CASE("racing inserts of the same keys: counts add up and one racer is told 'new'") {
+TEST_CASE("racing inserts of the same keys: counts add up and one racer is told 'new'" *
+          doctest::test_suite("concurrency")) {
   CountingOptions o;
   o.capacity = 200'000;
   o.fpr = 1e-6;  // a key nobody was told is new would be a real error, not a false positive
@@ -143,7 +145,8 @@ TEST_CASE("racing inserts of the same keys: counts add up and one racer is told 
   CHECK(f->EstimatedCount() == static_cast<double>(kThreads * kPerThread));
 }
 
-TEST_CASE("concurrent UnionWith while inserting and erasing loses nothing") {
+TEST_CASE("concurrent UnionWith while inserting and erasing loses nothing" *
+          doctest::test_suite("concurrency")) {
   CountingOptions o;
   o.capacity = 100'000;
   o.fpr = 0.001;

@@ -28,11 +28,8 @@ constexpr auto MakeFilter = testing::MakeOrFail<CountingFilter, CountingOptions>
 
 CountingOptions Sized(uint64_t capacity, double fpr, uint32_t counter_bits = 4,
                       bool concurrent = false) {
-  CountingOptions o;
-  o.capacity = capacity;
-  o.fpr = fpr;
+  CountingOptions o = testing::Sized<CountingFilter>(capacity, fpr, concurrent);
   o.counter_bits = counter_bits;
-  o.concurrent = concurrent;
   return o;
 }
 

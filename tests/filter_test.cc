@@ -41,20 +41,7 @@ static_assert(!KeyRange<std::vector<uint32_t>>);
 using testing::DistinctInts;
 using testing::DistinctStrings;
 using testing::MakeOrFail;
-
-// Options for `capacity` keys at `fpr`, whatever the kind calls its capacity.
-template <Filter F>
-typename F::Options Sized(uint64_t capacity, double fpr, bool concurrent = false) {
-  typename F::Options o;
-  if constexpr (requires { o.initial_capacity; }) {
-    o.initial_capacity = capacity;
-  } else {
-    o.capacity = capacity;
-  }
-  o.fpr = fpr;
-  o.concurrent = concurrent;
-  return o;
-}
+using testing::Sized;
 
 // Whether an Insert answer means "the key was new".
 bool WasNew(bool answer) { return answer; }

@@ -25,11 +25,7 @@ using testing::WithinBinomialBound;
 constexpr auto MakeFilter = testing::MakeOrFail<ScalableFilter, ScalableOptions>;
 
 ScalableOptions Options(uint64_t initial_capacity, double fpr, bool concurrent = false) {
-  ScalableOptions o;
-  o.initial_capacity = initial_capacity;
-  o.fpr = fpr;
-  o.concurrent = concurrent;
-  return o;
+  return testing::Sized<ScalableFilter>(initial_capacity, fpr, concurrent);
 }
 
 uint64_t RightSizedBytes(uint64_t keys, double fpr) {

@@ -37,6 +37,31 @@ class SplitMix64 {
   uint64_t state_;
 };
 
+// Options of filter kind F (filter.h) for `capacity` keys at `fpr`, whatever the kind calls its
+// capacity (ScalableOptions: initial_capacity).
+template <typename F>
+typename F::Options Sized(uint64_t capacity, double fpr, bool concurrent = false) {
+  typename F::Options o;
+  if constexpr (requires { o.initial_capacity; }) {
+    o.initial_capacity = capacity;
+  } else {
+    o.capacity = capacity;
+  }
+  o.fpr = fpr;
+  o.concurrent = concurrent;
+  return o;
+}
+
+// Options of filter kind F for an explicit geometry: `bits` and `hashes` probes per key.
+template <typename F>
+typename F::Options Geometry(uint64_t bits, uint32_t hashes, bool concurrent = false) {
+  typename F::Options o;
+  o.bits = bits;
+  o.hashes = hashes;
+  o.concurrent = concurrent;
+  return o;
+}
+
 // Filter::Create(options), failing the test case if it does not succeed.
 template <typename Filter, typename Options>
 Filter MakeOrFail(const Options& options) {
