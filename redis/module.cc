@@ -55,7 +55,14 @@ uint64_t g_chunk_bytes = kDumpChunkBytes;
 
 // What a key of our type holds.
 struct BloomValue {
+  explicit BloomValue(ScalableFilter filter) : state(std::move(filter)) {}
+  explicit BloomValue(ChunkAssembler pending) : state(std::move(pending)) {}
+
   std::variant<ScalableFilter, ChunkAssembler> state;
+  // BF.SCANDUMP's image, kept between its calls so that each costs O(chunk) rather than a
+  // serialization of the whole filter; dropped by the call that ends the dump and by every write
+  // (a dump across writes mixes two states, which LOADCHUNK's validator then refuses).
+  std::string dump;
 
   ScalableFilter* filter() { return std::get_if<ScalableFilter>(&state); }
   ChunkAssembler* pending() { return std::get_if<ChunkAssembler>(&state); }
@@ -117,6 +124,7 @@ class OpenKey {
   }
 
   Holds holds() const { return holds_; }
+  BloomValue* value() const { return value_; }
   ScalableFilter* filter() const { return value_ == nullptr ? nullptr : value_->filter(); }
   ChunkAssembler* pending() const { return value_ == nullptr ? nullptr : value_->pending(); }
 
@@ -125,6 +133,10 @@ class OpenKey {
     value_ = value.get();
     api::ModuleTypeSetValue(key_, g_type, value.release());
     holds_ = value_->filter() != nullptr ? Holds::kFilter : Holds::kPendingLoad;
+  }
+  // After a write to the filter: a cached SCANDUMP image is stale.
+  void Modified() {
+    if (value_ != nullptr && !value_->dump.empty()) std::string().swap(value_->dump);
   }
   void Delete() {
     api::DeleteKey(key_);
@@ -157,7 +169,7 @@ absl::StatusOr<std::unique_ptr<BloomValue>> NewFilter(const FilterParams& params
   absl::StatusOr<ScalableFilter> filter =
       ScalableFilter::Create(ToScalableOptions(params, g_max_bytes));
   if (!filter.ok()) return filter.status();
-  return std::make_unique<BloomValue>(BloomValue{std::move(*filter)});
+  return std::make_unique<BloomValue>(std::move(*filter));
 }
 
 absl::StatusOr<ScalableFilter> CloneFilter(const ScalableFilter& filter) {
@@ -203,6 +215,7 @@ int InsertItems(RedisModuleCtx* ctx, RedisModuleString* key_name,
   for (RedisModuleString* item : items) keys.push_back(Arg(item));
   std::vector<InsertResult> results(keys.size());
   (void)filter->InsertMany(keys, results);
+  key.Modified();
 
   if (multi) api::ReplyWithArray(ctx, api::kPostponedLength);
   long replied = 0;
@@ -350,8 +363,10 @@ int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   return api::kOk;
 }
 
-// BF.SCANDUMP key iterator (chunks.h). Each call serializes the filter afresh: O(bytes) per
-// chunk, and nothing is held between calls.
+// BF.SCANDUMP key iterator (chunks.h). Iterator 0 serializes the filter (O(bytes)) into the
+// value's cached image; later calls copy one chunk of it, and the call that ends the dump frees
+// it (a client that stops early leaves it until the next write or the key's deletion; it counts
+// in MEMORY USAGE).
 int ScanDumpCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc != 3) return api::WrongArity(ctx);
   long long iterator = 0;
@@ -361,17 +376,23 @@ int ScanDumpCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   OpenKey key(ctx, argv[1], api::kRead);
   const ScalableFilter* filter = key.filter();
   if (filter == nullptr) return key.ReplyNotAFilter(ctx);
-  absl::StatusOr<std::string> image = filter->SaveToBytes();
-  if (!image.ok()) return ReplyError(ctx, image.status());
+  std::string& image = key.value()->dump;
+  if (iterator == 0 || image.empty()) {
+    absl::StatusOr<std::string> saved = filter->SaveToBytes();
+    if (!saved.ok()) return ReplyError(ctx, saved.status());
+    image = std::move(*saved);
+  }
   api::ReplyWithArray(ctx, 2);
   if (iterator == 0) {
-    const std::string prefix = EncodeDumpPrefix(image->size());
+    const std::string prefix = EncodeDumpPrefix(image.size());
     api::ReplyWithLongLong(ctx, 1);
     return api::ReplyWithStringBuffer(ctx, prefix.data(), prefix.size());
   }
-  const DumpSlice slice = SliceForIterator(image->size(), iterator, g_chunk_bytes);
+  const DumpSlice slice = SliceForIterator(image.size(), iterator, g_chunk_bytes);
   api::ReplyWithLongLong(ctx, slice.next_iterator);
-  return api::ReplyWithStringBuffer(ctx, image->data() + slice.begin, slice.length);
+  api::ReplyWithStringBuffer(ctx, image.data() + slice.begin, slice.length);
+  if (slice.length == 0) std::string().swap(image);  // the dump is over
+  return api::kOk;
 }
 
 // BF.LOADCHUNK key iterator data. A failed chunk deletes the half-loaded key, so a client can
@@ -388,7 +409,7 @@ int LoadChunkCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     if (key.holds() != OpenKey::Holds::kNothing) return key.ReplyNotAFilter(ctx);
     absl::StatusOr<ChunkAssembler> assembler = ChunkAssembler::Start(data, MaxImageBytes());
     if (!assembler.ok()) return ReplyError(ctx, assembler.status());
-    key.Set(std::make_unique<BloomValue>(BloomValue{std::move(*assembler)}));
+    key.Set(std::make_unique<BloomValue>(std::move(*assembler)));
     api::ReplicateVerbatim(ctx);
     return api::ReplyWithSimpleString(ctx, "OK");
   }
@@ -412,7 +433,7 @@ int LoadChunkCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     return api::ReplyWithError(
         ctx, absl::StrCat("ERR invalid dump: ", ErrorReply(filter.status())).c_str());
   }
-  key.Set(std::make_unique<BloomValue>(BloomValue{std::move(*filter)}));
+  key.Set(std::make_unique<BloomValue>(std::move(*filter)));
   return api::ReplyWithSimpleString(ctx, "OK");
 }
 
@@ -432,13 +453,14 @@ int MergeCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     copied = sources.front()->filter();
     absl::StatusOr<ScalableFilter> copy = CloneFilter(*copied);
     if (!copy.ok()) return ReplyError(ctx, copy.status());
-    dest.Set(std::make_unique<BloomValue>(BloomValue{std::move(*copy)}));
+    dest.Set(std::make_unique<BloomValue>(std::move(*copy)));
   }
   ScalableFilter* target = dest.filter();
   if (target == nullptr) return dest.ReplyNotAFilter(ctx);
   for (const std::unique_ptr<OpenKey>& source : sources) {
     // Merging a filter into itself, or into its fresh copy, changes nothing.
     if (source->filter() == target || source->filter() == copied) continue;
+    dest.Modified();
     if (absl::Status merged = target->UnionWith(*source->filter()); !merged.ok()) {
       api::ReplicateVerbatim(ctx);  // earlier sources were merged: replicas must do the same
       return ReplyError(ctx, merged);
@@ -470,12 +492,12 @@ void* RdbLoad(RedisModuleIO* io, int encoding_version) {
   if (tag == kSavedFilter) {
     absl::StatusOr<ScalableFilter> filter =
         ScalableFilter::LoadFromBytes(bytes, FilterLoadOptions());
-    if (filter.ok()) value = std::make_unique<BloomValue>(BloomValue{std::move(*filter)});
+    if (filter.ok()) value = std::make_unique<BloomValue>(std::move(*filter));
     status = filter.status();
   } else if (tag == kSavedPendingLoad) {
     absl::StatusOr<ChunkAssembler> pending =
         ChunkAssembler::Resume(total, std::string(bytes), MaxImageBytes());
-    if (pending.ok()) value = std::make_unique<BloomValue>(BloomValue{std::move(*pending)});
+    if (pending.ok()) value = std::make_unique<BloomValue>(std::move(*pending));
     status = pending.status();
   } else {
     status = absl::DataLossError("unknown value tag");
@@ -540,7 +562,9 @@ void AofRewrite(RedisModuleIO* aof, RedisModuleString* key, void* opaque) {
 
 size_t MemUsage(const void* opaque) {
   auto& value = *const_cast<BloomValue*>(static_cast<const BloomValue*>(opaque));
-  if (const ScalableFilter* filter = value.filter()) return FilterMemory(*filter);
+  if (const ScalableFilter* filter = value.filter()) {
+    return FilterMemory(*filter) + value.dump.capacity();
+  }
   return sizeof(BloomValue) + value.pending()->received().size();
 }
 
@@ -554,11 +578,11 @@ void* Copy(RedisModuleString*, RedisModuleString*, const void* opaque) {
       absl::StatusOr<ChunkAssembler> copy =
           ChunkAssembler::Resume(pending->total(), std::string(pending->received()), 0);
       if (!copy.ok()) return nullptr;
-      return std::make_unique<BloomValue>(BloomValue{std::move(*copy)}).release();
+      return std::make_unique<BloomValue>(std::move(*copy)).release();
     }
     absl::StatusOr<ScalableFilter> copy = CloneFilter(*value.filter());
     if (!copy.ok()) return nullptr;
-    return std::make_unique<BloomValue>(BloomValue{std::move(*copy)}).release();
+    return std::make_unique<BloomValue>(std::move(*copy)).release();
   } catch (const std::bad_alloc&) {
     return nullptr;
   }

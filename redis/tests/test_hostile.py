@@ -197,3 +197,27 @@ def test_scaling_filter_stops_at_max_bytes(make_server):
 def test_bad_module_arguments_refuse_to_load(make_server, module_args):
     with pytest.raises(RuntimeError, match="did not start"):
         make_server(module_args=module_args)
+
+
+def test_scandump_across_writes_never_loads_a_wrong_filter(hostile):
+    server, r = hostile
+    items = [f"item{i}" for i in range(20000)]
+    for trial in range(3):
+        chunks, iterator = [], 0
+        while True:
+            iterator, data = r.execute_command("BF.SCANDUMP", "good", iterator)
+            if iterator == 0:
+                break
+            chunks.append((iterator, data))
+            if len(chunks) == 2 + trial:
+                r.execute_command("BF.ADD", "good", f"written during the dump {trial}")
+        key = f"mixed{trial}"
+        try:
+            for chunk in chunks:
+                r.execute_command("BF.LOADCHUNK", key, *chunk)
+        except redis.ResponseError as error:
+            assert "invalid dump" in str(error) or "out of order" in str(error)
+            assert r.exists(key) == 0
+        else:
+            # Only possible when the write changed no byte still to be served: the old state.
+            assert all(r.execute_command("BF.MEXISTS", key, *items))
