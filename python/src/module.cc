@@ -577,29 +577,71 @@ std::unique_ptr<PyFilter<Filter>> Wrap(Filter filter) {
   return std::make_unique<PyFilter<Filter>>(std::move(filter));
 }
 
+// The single-key hot calls, `key in filter` and add(key), bypass pybind11's dispatch: `in` is the
+// type's sq_contains slot and add a METH_O method, called by CPython directly. Through pybind11
+// (slot wrapper or method lookup, argument loader, result caster) each cost ~80 ns more; a URL
+// lookup in an L2-sized filter took ~130 ns that way and ~25 ns this way.
+
+// The C++ object of a filter instance, or nullptr (TypeError set) if __init__ never ran.
+template <typename Filter>
+PyFilter<Filter>* Unwrap(PyObject* self) {
+  auto* instance = reinterpret_cast<py::detail::instance*>(self);
+  auto* wrapper = static_cast<PyFilter<Filter>*>(instance->simple_layout
+                                                     ? instance->simple_value_holder[0]
+                                                     : instance->nonsimple.values_and_holders[0]);
+  if (wrapper == nullptr) {
+    PyErr_SetString(PyExc_TypeError, "the filter was not initialised (__init__ was not called)");
+  }
+  return wrapper;
+}
+
+template <typename Filter>
+int ContainsSlot(PyObject* self, PyObject* key) {
+  PyFilter<Filter>* wrapper = Unwrap<Filter>(self);
+  if (wrapper == nullptr) return -1;
+  try {
+    const Key k(key);
+    return wrapper->Single(
+               [&](Filter& f) { return k.Visit([&](auto v) { return f.MayContain(v); }); })
+               ? 1
+               : 0;
+  } catch (py::error_already_set& error) {
+    error.restore();
+    return -1;
+  }
+}
+
+template <typename Filter>
+PyObject* AddMethod(PyObject* self, PyObject* key) {
+  PyFilter<Filter>* wrapper = Unwrap<Filter>(self);
+  if (wrapper == nullptr) return nullptr;
+  try {
+    const Key k(key);
+    const bool present = wrapper->Single(
+        [&](Filter& f) { return AlreadyPresent(k.Visit([&](auto v) { return f.Insert(v); })); });
+    return Py_NewRef(present ? Py_True : Py_False);
+  } catch (py::error_already_set& error) {
+    error.restore();
+    return nullptr;
+  }
+}
+
+constexpr const char* kAddDoc =
+    "add(key) -> bool\n\nAdds `key`. Returns True if it was already present (a duplicate, or a "
+    "false positive), False if it was new: pybloom-live's meaning, the negation of C++ Insert.";
+
 template <typename Filter>
 py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const char* doc) {
   using W = PyFilter<Filter>;
   py::class_<W> cls(m, name, doc);
   cls.def(
-         "add",
+         "__contains__",
          [](W& self, py::handle key) {
            const Key k(key.ptr());
-           return self.Single([&](Filter& f) {
-             return AlreadyPresent(k.Visit([&](auto v) { return f.Insert(v); }));
-           });
+           return self.Single(
+               [&](Filter& f) { return k.Visit([&](auto v) { return f.MayContain(v); }); });
          },
-         py::arg("key"),
-         "Adds `key`. Returns True if it was already present (a duplicate, or a false positive), "
-         "False if it was new: pybloom-live's meaning, the negation of C++ Insert.")
-      .def(
-          "__contains__",
-          [](W& self, py::handle key) {
-            const Key k(key.ptr());
-            return self.Single(
-                [&](Filter& f) { return k.Visit([&](auto v) { return f.MayContain(v); }); });
-          },
-          "False: the key was certainly never added. True: it was, or a false positive.")
+         "False: the key was certainly never added. True: it was, or a false positive.")
       .def(
           "add_many",
           [](W& self, py::handle keys) {
@@ -824,6 +866,12 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
             "flush", [](W& self) { OrThrow(self.Exclusive([](Filter& f) { return f.Flush(); })); },
             "For a writable mapping: checksums, clears the dirty mark and syncs the file.");
   }
+  auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  type->tp_as_sequence->sq_contains = &ContainsSlot<Filter>;
+  PyType_Modified(type);
+  static PyMethodDef add_def = {"add", reinterpret_cast<PyCFunction>(&AddMethod<Filter>), METH_O,
+                                kAddDoc};
+  cls.attr("add") = py::reinterpret_steal<py::object>(PyDescr_NewMethod(type, &add_def));
   return cls;
 }
 
