@@ -40,6 +40,7 @@ from ._native import (  # noqa: E402
     ScalableFilter,
     hash_key,
     info,
+    info_bytes,
 )
 
 # pybloom-live's names.
@@ -59,6 +60,11 @@ def load(path, **options):
     return _KINDS[info(path)["kind"]].load(path, **options)
 
 
+def loads(data, **options):
+    """A filter of any kind from the bytes of its file; options as ``Kind.frombytes``."""
+    return _KINDS[info_bytes(data)["kind"]].frombytes(data, **options)
+
+
 __all__ = [
     "BlockedFilter",
     "BloomFilter",
@@ -70,5 +76,7 @@ __all__ = [
     "ScalableFilter",
     "hash_key",
     "info",
+    "info_bytes",
     "load",
+    "loads",
 ]

@@ -128,6 +128,9 @@ ScalableBloomFilter = ScalableFilter
 
 def info(path: str) -> dict[str, object]:
     """The validated header of a filter file: kind, version, bits, hashes, seed..."""
+def info_bytes(data: bytes) -> dict[str, object]: ...
+def loads(data: bytes, *, concurrent: bool = ..., max_bytes: int = ...) -> Union[
+    BlockedFilter, ClassicFilter, CountingFilter, ScalableFilter]: ...
 def hash_key(key: Key, seed: int | None = ...) -> tuple[int, int]: ...
 def load(path: str, *, concurrent: bool = ..., max_bytes: int = ..., verify_checksums: bool = ...,
          allow_dirty: bool = ...) -> Union[BlockedFilter, ClassicFilter, CountingFilter,

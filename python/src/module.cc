@@ -19,19 +19,13 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <fstream>
-#include <iterator>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -478,52 +472,15 @@ class PyFilter {
   int batches_ = 0;  // changed only with the GIL held
 };
 
-// Where serialisation goes until the library has an in-memory form: a private temp file.
-class TempPath {
- public:
-  TempPath() {
-    const char* dir = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/bloomery-py-XXXXXX";
-    std::vector<char> buffer(pattern.begin(), pattern.end());
-    buffer.push_back('\0');
-    const int fd = mkstemp(buffer.data());
-    if (fd < 0) {
-      PyErr_SetFromErrno(PyExc_OSError);
-      throw py::error_already_set();
-    }
-    close(fd);
-    path_ = buffer.data();
-  }
-  TempPath(const TempPath&) = delete;
-  ~TempPath() { std::remove(path_.c_str()); }
-  [[nodiscard]] const std::string& path() const noexcept { return path_; }
-
- private:
-  std::string path_;
-};
-
 template <typename Filter>
 py::bytes ToBytes(const Filter& filter) {
-  TempPath temp;
-  OrThrow(filter.Save(temp.path()));
-  std::ifstream in(temp.path(), std::ios::binary);
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string data = OrThrow(filter.SaveToBytes());
   return py::bytes(data);
 }
 
 template <typename Filter>
 Filter FromBytes(std::string_view data, const LoadOptions& options) {
-  TempPath temp;
-  {
-    std::ofstream out(temp.path(), std::ios::binary | std::ios::trunc);
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-    if (!out) {
-      PyErr_SetString(PyExc_OSError, "cannot write a temporary file to read the filter from");
-      throw py::error_already_set();
-    }
-  }
-  return OrThrow(WithoutGil([&] { return Filter::Load(temp.path(), options); }),
+  return OrThrow(WithoutGil([&] { return Filter::LoadFromBytes(data, options); }),
                  /*reading=*/true);
 }
 
@@ -906,6 +863,23 @@ std::string Describe(const char* kind, const Filter& f) {
          " hashes=" + std::to_string(f.hashes()) + (f.concurrent() ? " concurrent" : "") + ">";
 }
 
+py::dict InfoDict(const FileInfo& info) {
+  py::dict d;
+  d["kind"] = std::string(FilterKindName(info.kind));
+  d["version"] = info.version;
+  d["file_bytes"] = info.file_bytes;
+  d["bits"] = info.bits;
+  d["hashes"] = info.hashes;
+  d["counter_bits"] = info.counter_bits;
+  d["stages"] = info.stages;
+  d["capacity"] = info.capacity;
+  d["fpr"] = info.fpr;
+  d["insert_count"] = info.insert_count;
+  d["seed"] = info.seed;
+  d["dirty"] = info.dirty;
+  return d;
+}
+
 constexpr const char* kFixedDoc =
     "(capacity=0, error_rate=0.001, *, bits=0, hashes=0, seed=None, concurrent=False, "
     "max_memory=0, huge_pages=True, populate=False)\n\n"
@@ -1084,15 +1058,27 @@ void BindModule(py::module_& m) {
       [](PyFilter<BlockedFilter>& self, py::handle keys, bool insert) {
         // The C++ batch call alone, for benchmarks/python_bench.py's "x C++" ratios: the keys
         // are converted to what InsertMany/MayContainMany take before the clock starts.
+        // Byte keys are copied into one arena first, as a C++ caller holding lines it read would
+        // have them (views into 7M scattered bytes objects would time cache misses of Python's
+        // heap, not the filter).
+        std::string arena;
         std::vector<std::string_view> views;
         std::optional<py::buffer_info> numbers;
         if (PyList_Check(keys.ptr())) {
           const Py_ssize_t size = PyList_GET_SIZE(keys.ptr());
-          views.reserve(static_cast<size_t>(size));
+          std::vector<size_t> ends;
+          ends.reserve(static_cast<size_t>(size));
           for (Py_ssize_t i = 0; i < size; ++i) {
             PyObject* item = PyList_GET_ITEM(keys.ptr(), i);
             if (!PyBytes_Check(item)) throw py::type_error("a list of bytes");
-            views.emplace_back(PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item));
+            arena.append(PyBytes_AS_STRING(item), static_cast<size_t>(PyBytes_GET_SIZE(item)));
+            ends.push_back(arena.size());
+          }
+          views.reserve(ends.size());
+          size_t begin = 0;
+          for (const size_t end : ends) {
+            views.emplace_back(arena.data() + begin, end - begin);
+            begin = end;
           }
         } else {
           numbers = py::reinterpret_borrow<py::buffer>(keys).request();
@@ -1122,24 +1108,16 @@ void BindModule(py::module_& m) {
   m.def(
       "info",
       [](const std::string& path) {
-        const FileInfo info =
-            OrThrow(WithoutGil([&] { return InspectFile(path); }), /*reading=*/true);
-        py::dict d;
-        d["kind"] = std::string(FilterKindName(info.kind));
-        d["version"] = info.version;
-        d["file_bytes"] = info.file_bytes;
-        d["bits"] = info.bits;
-        d["hashes"] = info.hashes;
-        d["counter_bits"] = info.counter_bits;
-        d["stages"] = info.stages;
-        d["capacity"] = info.capacity;
-        d["fpr"] = info.fpr;
-        d["insert_count"] = info.insert_count;
-        d["seed"] = info.seed;
-        d["dirty"] = info.dirty;
-        return d;
+        return InfoDict(OrThrow(WithoutGil([&] { return InspectFile(path); }), /*reading=*/true));
       },
       py::arg("path"), "The header of a filter file: its kind, geometry and seed, validated.");
+  m.def(
+      "info_bytes",
+      [](py::bytes data) {
+        const std::string_view view(data);
+        return InfoDict(OrThrow(WithoutGil([&] { return InspectBytes(view); }), /*reading=*/true));
+      },
+      py::arg("data"), "info() of a filter's bytes (tobytes(), a pickle's payload).");
   m.def(
       "hash_key",
       [](py::handle key, std::optional<uint64_t> seed) {

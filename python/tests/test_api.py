@@ -227,7 +227,7 @@ def test_pickle_copy_and_bytes_round_trip(kind):
     keys = urls("pickle", 2_000)
     f.update(keys)
     for g in (pickle.loads(pickle.dumps(f)), f.copy(), copy.copy(f),
-              CLASSES[kind].frombytes(f.tobytes())):
+              CLASSES[kind].frombytes(f.tobytes()), bloomery.loads(f.tobytes())):
         assert type(g) is type(f)
         assert g.contains_many(keys).all()
         assert g.contains_many(urls("other", 2_000)).tolist() == \
@@ -274,6 +274,8 @@ def test_bad_files_raise_clear_exceptions(tmp_path):
         bloomery.BlockedFilter.load(str(junk))
     with pytest.raises(bloomery.FormatError):
         bloomery.load(str(junk))
+    with pytest.raises(bloomery.FormatError):
+        bloomery.loads(b"junk" * 100)
     f = bloomery.BlockedFilter(1_000, 0.01)
     f.update(range(100))
     data = bytearray(f.tobytes())
