@@ -377,9 +377,16 @@ TEST_CASE("numbers may be written as 1e6, 1M, 2^20, 4G, 1%") {
   CHECK(PlannedBlockedBits({"--capacity=1000k", "--fpr=1e-2"}) == plain);
   CHECK(PlannedBlockedBits({"--capacity", "1048576", "--fpr", "0.01"}) ==
         PlannedBlockedBits({"--capacity", "2^20", "--fpr", "0.01"}));
-  for (const char* bits : {"1G", "1GiB", "1GB", "2^30"}) {
+  for (const char* bits : {"1G", "2^30", "1073741824"}) {
     CAPTURE(bits);
     CHECK(PlannedBlockedBits({"--bits", bits, "--hashes", "6"}) == uint64_t{1} << 30);
+  }
+  // Bits are not bytes: "1GB" must not quietly mean 2^30 bits (nor 2^33).
+  for (const char* bits : {"1GB", "1GiB", "8B"}) {
+    CAPTURE(bits);
+    RunResult r = Run({"plan", "--bits", bits, "--hashes", "6"});
+    CHECK(r.exit_code == 2);
+    CHECK(Contains(r.err, "--bits"));
   }
 }
 
@@ -388,7 +395,9 @@ TEST_CASE("bad numbers and bad combinations are usage errors (exit 2) naming the
       {"--capacity", "12x"},  {"--capacity", "-5"}, {"--capacity", " 5"}, {"--capacity", "1.5"},
       {"--capacity", "1e30"}, {"--capacity", ""},   {"--capacity", "0"},  {"--capacity", "2^99"},
       {"--fpr", "1.5"},       {"--fpr", "0"},       {"--fpr", "nan"},     {"--fpr", "abc"},
-      {"--fpr", "-0.1"},      {"--hashes", "17"},   {"--hashes", "0"},    {"--hashes", "6x"}};
+      {"--fpr", "-0.1"},      {"--hashes", "17"},   {"--hashes", "0"},    {"--hashes", "6x"},
+      {"--capacity", "0x10"}, {"--fpr", "0x0.1"},   {"--fpr", "inf"},     {"--capacity", "+5"},
+      {"--capacity", "1e"},   {"--fpr", "1e-"},     {"--capacity", "."},  {"--hashes", "+4"}};
   for (const auto& [flag, value] : bad) {
     CAPTURE(flag);
     CAPTURE(value);
@@ -615,7 +624,10 @@ TEST_CASE("dedupe prints exactly the first occurrence of every line, in order") 
 }
 
 TEST_CASE("dedupe: a last line without newline, empty input, and a filter far too small") {
-  CHECK(Run({"dedupe"}, "a\nb\na\nc").out == "a\nb\nc\n");
+  // The output ends as the input did: no newline is added to a last line that had none.
+  CHECK(Run({"dedupe"}, "a\nb\na\nc").out == "a\nb\nc");
+  CHECK(Run({"dedupe"}, "a\nb\na\nc\n").out == "a\nb\nc\n");
+  CHECK(Run({"dedupe"}, "c\nb\nc").out == "c\nb\n");  // the unterminated last line is a repeat
   RunResult empty = Run({"dedupe"}, "");
   CHECK(empty.exit_code == 0);
   CHECK(empty.out.empty());
@@ -738,7 +750,20 @@ TEST_CASE("intersect errors: missing files (1), bad usage (2)") {
   CHECK(Run({"intersect", c.a_path}).exit_code == 2);
   CHECK(Run({"intersect", c.a_path, c.b_path, "--memory", "4Q"}).exit_code == 2);
   CHECK(Run({"intersect", c.a_path, c.b_path, "--memory", "8"}).exit_code == 2);
-  CHECK(Run({"intersect", "-", c.b_path}).exit_code == 2);  // A read twice needs a file
+}
+
+TEST_CASE("intersect reads an A that cannot be read twice (stdin, a pipe) once") {
+  const IntersectCase c = MakeIntersectCase();
+  // Without --capacity A is counted, then loaded: stdin is held in memory between the passes
+  // (it used to be re-read, found empty, and nothing was printed).
+  RunResult piped = Run({"intersect", "-", c.b_path}, ReadFile(c.a_path));
+  REQUIRE_MESSAGE(piped.exit_code == 0, piped.err);
+  CHECK(Contains(piped.err, "A has 6,000 lines"));
+  CHECK(WithinBinomialBound(CheckIntersection(c, piped.out), c.not_common, ReportedFpr(piped.err)));
+  // More than --memory cannot be held: a clear error, not an empty answer.
+  RunResult over = Run({"intersect", "-", c.b_path, "--memory", "4K"}, ReadFile(c.a_path));
+  CHECK(over.exit_code == 1);
+  CHECK(Contains(over.err, "cannot be read twice"));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,84 +14,89 @@
 //   bloomery query f.bloom < keys.txt             the lines that may be in it
 //   bloomery info f.bloom                         what a filter file holds, checksums verified
 //   bloomery merge -o all.bloom a.bloom b.bloom   the union of filters built alike
+//   bloomery repair f.bloom                       a file left DIRTY made whole again
 //
-// Exit codes: 0 success, 1 bad input or file, 2 bad usage (cli_common.h).
+// Exit codes: 0 success, 1 bad input or file (or stdout not writable), 2 bad usage.
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "absl/status/status.h"
 #include "cli_commands.h"
 #include "cli_common.h"
 
 namespace {
 
-struct Subcommand {
-  std::string_view name;
-  std::string_view summary;
-  absl::Status (*run)(int argc, char* const* argv);
-};
+using bloomery::cli::Command;
 
-constexpr Subcommand kSubcommands[] = {
-    {"plan", "size a filter for N keys at FPR p (or B bits, K hashes): blocked vs classic",
-     bloomery::cli::PlanCommand},
-    {"table", "the m/n x k table of predicted and measured FPR (text, JSON, CSV, SVG chart)",
-     bloomery::cli::TableCommand},
-    {"bench", "ns/key of inserts and lookups next to the memory floor, measured FPR",
-     bloomery::cli::BenchCommand},
-    {"dedupe", "copy stdin (or FILE) to stdout, keeping only the first occurrence of each line",
-     bloomery::cli::DedupeCommand},
-    {"intersect", "print the lines of B that are probably in A, within a memory budget",
-     bloomery::cli::IntersectCommand},
-    {"build", "create a filter file (blocked, classic, scalable, counting) from lines",
-     bloomery::cli::BuildCommand},
-    {"add", "insert lines into a filter file", bloomery::cli::AddCommand},
-    {"remove", "erase lines from a counting filter file", bloomery::cli::RemoveCommand},
-    {"query", "print the lines that may be in a filter file (or those certainly not)",
-     bloomery::cli::QueryCommand},
-    {"info", "describe a filter file: kind, geometry, checksums, keys, FPR now",
-     bloomery::cli::InfoCommand},
-    {"merge", "write the union of filter files built alike", bloomery::cli::MergeCommand},
-};
+// An argument CLI11 left over: an unknown flag or one positional argument too many.
+std::string Leftover(const std::string& arg) {
+  if (arg.size() > 1 && arg[0] == '-') return "unknown option " + arg;
+  return "unexpected argument \"" + arg + "\"";
+}
 
-void PrintUsage(std::FILE* out) {
-  std::fputs(
-      "usage: bloomery <command> [options]   (bloomery <command> --help for details)\n\n"
-      "commands:\n",
-      out);
-  for (const Subcommand& command : kSubcommands) {
-    std::fprintf(out, "  %-10s %.*s\n", std::string(command.name).c_str(),
-                 static_cast<int>(command.summary.size()), command.summary.data());
-  }
-  std::fputs(
-      "\nKeys are read one per line. Exit codes: 0 success, 1 bad input or file, 2 bad usage.\n",
-      out);
+// Every output ends here: a full disk or a closed pipe must not look like success.
+int CheckStdout(int code, const char* command) {
+  if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return code;
+  std::fprintf(stderr, "bloomery %s: writing to stdout: %s\n", command, std::strerror(errno));
+  return bloomery::cli::kExitBadInput;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    PrintUsage(stderr);
+  CLI::App root("bloomery: Bloom filters from the command line. Keys are read one per line.\n",
+                "bloomery");
+  root.footer("Exit codes: 0 success, 1 bad input or file, 2 bad usage.");
+  root.get_formatter()->label("Usage", "usage");
+  root.require_subcommand(1);
+  const std::vector<Command> commands = {
+      bloomery::cli::AddPlanCommand(root),      bloomery::cli::AddTableCommand(root),
+      bloomery::cli::AddBenchCommand(root),     bloomery::cli::AddDedupeCommand(root),
+      bloomery::cli::AddIntersectCommand(root), bloomery::cli::AddBuildCommand(root),
+      bloomery::cli::AddAddCommand(root),       bloomery::cli::AddRemoveCommand(root),
+      bloomery::cli::AddQueryCommand(root),     bloomery::cli::AddInfoCommand(root),
+      bloomery::cli::AddMergeCommand(root),     bloomery::cli::AddRepairCommand(root),
+  };
+  const std::string_view name = argc > 1 ? argv[1] : "";
+  if (name == "--help" || name == "-h" || name == "help") {
+    std::cout << root.help();
+    return CheckStdout(bloomery::cli::kExitOk, "--help");
+  }
+  if (std::none_of(commands.begin(), commands.end(),
+                   [&](const Command& c) { return c.app->get_name() == name; })) {
+    if (!name.empty()) std::fprintf(stderr, "bloomery: unknown command \"%s\"\n\n", argv[1]);
+    std::cerr << root.help();
     return bloomery::cli::kExitUsage;
   }
-  const std::string_view name = argv[1];
-  if (name == "--help" || name == "-h" || name == "help") {
-    PrintUsage(stdout);
-    return bloomery::cli::kExitOk;
+  for (const Command& command : commands) command.app->allow_extras();
+  std::string error;
+  try {
+    root.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << root.help();  // the chosen subcommand's
+    return CheckStdout(bloomery::cli::kExitOk, argv[1]);
+  } catch (const CLI::ParseError& e) {
+    error = e.what();
   }
-  for (const Subcommand& command : kSubcommands) {
-    if (command.name != name) continue;
-    const absl::Status status = command.run(argc - 2, argv + 2);
+  for (const Command& command : commands) {
+    if (!command.app->parsed()) continue;
+    if (error.empty() && !command.app->remaining().empty()) {
+      error = Leftover(command.app->remaining().front());
+    }
+    absl::Status status = error.empty() ? command.run() : bloomery::cli::UsageError(error);
     if (!status.ok()) {
       std::fprintf(stderr, "bloomery %s: %s\n", argv[1], std::string(status.message()).c_str());
       if (bloomery::cli::ExitCodeFor(status) == bloomery::cli::kExitUsage) {
         std::fprintf(stderr, "(see bloomery %s --help)\n", argv[1]);
       }
     }
-    return bloomery::cli::ExitCodeFor(status);
+    return CheckStdout(bloomery::cli::ExitCodeFor(status), argv[1]);
   }
-  std::fprintf(stderr, "bloomery: unknown command \"%s\"\n\n", argv[1]);
-  PrintUsage(stderr);
+  std::fprintf(stderr, "bloomery %s: %s\n", argv[1], error.c_str());
   return bloomery::cli::kExitUsage;
 }

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <numeric>
 #include <span>
 #include <string>
@@ -26,30 +27,6 @@
 
 namespace bloomery::cli {
 namespace {
-
-constexpr char kBenchHelp[] =
-    R"(usage: bloomery bench [--keys N] [--fpr P] [--threads T] [--reps R] [--json]
-
-Measures a BlockedFilter on this machine, in ns per key (median of R runs):
-  Insert, InsertMany                 adding keys to an empty filter, one at a time or in batches
-  MayContain, MayContainMany         looking up keys that are absent / present, single and batch
-  memory floor                       one random 64-byte line read per key with the same batching
-                                     and prefetching, over memory of the filter's size: the limit
-                                     a lookup cannot beat; "x floor" is each operation against it
-and the measured false-positive rate against the planned one, bits/key, whether the filter got
-transparent huge pages, and the SIMD target in use.
-
-Without --keys it runs an in-cache size (1M keys) and an out-of-cache size (32M keys, doubled
-until the filter is at least twice the last-level cache, at most 128M keys).
-
-options:
-  --keys N       one size of N keys instead of the two default sizes (1e6, 2^24, 10M); each
-                 operation is timed over min(N, 4M) keys, and the filter holds all N for lookups
-  --fpr P        size the filter for FPR P instead of 10 bits/key
-  --threads T    also measure T threads inserting and looking up at once (a concurrent filter)
-  --reps R       runs per measurement, 1..100 (default 3)
-  --json         print JSON instead of a table
-)";
 
 constexpr uint64_t kInCacheKeys = 1'000'000;
 constexpr uint64_t kOutOfCacheKeys = uint64_t{1} << 25;
@@ -252,7 +229,7 @@ std::string RenderText(const BenchConfig& config, const std::vector<SizeReport>&
       "last-level cache: %s\n\n",
       config.fpr > 0 ? absl::StrCat("FPR ", FormatFpr(config.fpr))
                      : absl::StrFormat("%g bits/key", kDefaultBitsPerKey),
-      SimdTargetName(), config.reps, config.reps == 1 ? "" : "s",
+      std::string(ActiveSimdTarget()), config.reps, config.reps == 1 ? "" : "s",
       cache ? FormatBytes(static_cast<double>(cache)) : "unknown");
   TextTable facts;
   std::vector<std::string> row = {""};
@@ -315,109 +292,97 @@ std::string RenderText(const BenchConfig& config, const std::vector<SizeReport>&
   return out;
 }
 
-std::string RenderJson(const BenchConfig& config, const std::vector<SizeReport>& reports) {
-  JsonWriter json;
-  json.BeginObject()
-      .Key("filter")
-      .String("BlockedFilter")
-      .Key("simd_target")
-      .String(SimdTargetName())
-      .Key("reps")
-      .Integer(config.reps)
-      .Key("threads")
-      .Integer(config.threads)
-      .Key("last_level_cache_bytes")
-      .Integer(measure::LastLevelCacheBytes())
-      .Key("sizes")
-      .BeginArray();
+Json RenderJson(const BenchConfig& config, const std::vector<SizeReport>& reports) {
+  Json sizes = Json::array();
   for (const SizeReport& r : reports) {
-    json.BeginObject()
-        .Key("keys")
-        .Integer(r.keys)
-        .Key("bits")
-        .Integer(r.plan.bits)
-        .Key("bytes")
-        .Integer(r.plan.bytes())
-        .Key("hashes")
-        .Integer(r.plan.hashes)
-        .Key("bits_per_key")
-        .Number(r.plan.bits_per_key)
-        .Key("planned_fpr")
-        .Number(r.plan.expected_fpr)
-        .Key("measured_fpr")
-        .Number(MeasuredFpr(r))
-        .Key("false_positives")
-        .Integer(r.false_positives)
-        .Key("lookups")
-        .Integer(r.lookups)
-        .Key("huge_pages")
-        .Bool(r.huge_page_bytes > 0)
-        .Key("huge_page_bytes")
-        .Integer(r.huge_page_bytes)
-        .Key("floor_huge_page_bytes")
-        .Integer(r.floor_huge_page_bytes)
-        .Key("floor_ns_per_key")
-        .Number(r.floor_ns_per_key)
-        .Key("operations")
-        .BeginObject();
+    Json operations = Json::object();
     for (const auto* list : {&r.operations, &r.threaded}) {
       for (const Operation& op : *list) {
-        json.Key(op.json_name)
-            .BeginObject()
-            .Key("ns_per_key")
-            .Number(op.ns_per_key)
-            .Key("ratio_to_floor")
-            .Number(op.ns_per_key / r.floor_ns_per_key)
-            .Key("million_keys_per_second")
-            .Number(1e3 / op.ns_per_key)
-            .EndObject();
+        operations[op.json_name] = {{"ns_per_key", op.ns_per_key},
+                                    {"ratio_to_floor", op.ns_per_key / r.floor_ns_per_key},
+                                    {"million_keys_per_second", 1e3 / op.ns_per_key}};
       }
     }
-    json.EndObject().EndObject();
+    sizes.push_back({{"keys", r.keys},
+                     {"bits", r.plan.bits},
+                     {"bytes", r.plan.bytes()},
+                     {"hashes", r.plan.hashes},
+                     {"bits_per_key", r.plan.bits_per_key},
+                     {"planned_fpr", r.plan.expected_fpr},
+                     {"measured_fpr", MeasuredFpr(r)},
+                     {"false_positives", r.false_positives},
+                     {"lookups", r.lookups},
+                     {"huge_pages", r.huge_page_bytes > 0},
+                     {"huge_page_bytes", r.huge_page_bytes},
+                     {"floor_huge_page_bytes", r.floor_huge_page_bytes},
+                     {"floor_ns_per_key", r.floor_ns_per_key},
+                     {"operations", std::move(operations)}});
   }
-  return json.EndArray().EndObject().Finish();
+  return {{"filter", "BlockedFilter"},
+          {"simd_target", std::string(ActiveSimdTarget())},
+          {"reps", config.reps},
+          {"threads", config.threads},
+          {"last_level_cache_bytes", measure::LastLevelCacheBytes()},
+          {"sizes", std::move(sizes)}};
 }
 
-}  // namespace
+struct BenchFlags {
+  uint64_t keys = 0;
+  double fpr = 0;
+  uint32_t threads = 0;
+  uint32_t reps = 3;
+  bool json = false;
+  CLI::Option* keys_flag = nullptr;
+};
 
-absl::Status BenchCommand(int argc, char* const* argv) {
-  absl::StatusOr<Args> args = Args::Parse(
-      argc, argv,
-      {{"keys", true}, {"fpr", true}, {"threads", true}, {"reps", true}, {"json", false}});
-  if (!args.ok()) return args.status();
-  if (args->help()) {
-    std::fputs(kBenchHelp, stdout);
-    return absl::OkStatus();
-  }
-  if (absl::Status s = args->ExpectPositional(0, 0); !s.ok()) return s;
-  BenchConfig config;
-  absl::StatusOr<uint64_t> keys = args->Count("keys", 0);
-  if (!keys.ok()) return keys.status();
-  if (args->Has("keys") && (*keys == 0 || *keys > (uint64_t{1} << 32))) {
+absl::Status RunBench(const BenchFlags& flags) {
+  if (Given(flags.keys_flag) && (flags.keys == 0 || flags.keys > (uint64_t{1} << 32))) {
     return UsageError("--keys must be in [1, 2^32]");
   }
-  config.sizes = *keys ? std::vector<uint64_t>{*keys}
-                       : std::vector<uint64_t>{kInCacheKeys, DefaultOutOfCacheKeys()};
-  absl::StatusOr<double> fpr = args->Fraction("fpr", 0);
-  if (!fpr.ok()) return fpr.status();
-  config.fpr = *fpr;
-  absl::StatusOr<uint32_t> threads = args->Integer("threads", 0, 1, 1024);
-  if (!threads.ok()) return threads.status();
-  config.threads = *threads;
-  absl::StatusOr<uint32_t> reps = args->Integer("reps", 3, 1, 100);
-  if (!reps.ok()) return reps.status();
-  config.reps = *reps;
-
+  BenchConfig config;
+  config.sizes = flags.keys ? std::vector<uint64_t>{flags.keys}
+                            : std::vector<uint64_t>{kInCacheKeys, DefaultOutOfCacheKeys()};
+  config.fpr = flags.fpr;
+  config.threads = flags.threads;
+  config.reps = flags.reps;
   std::vector<SizeReport> reports;
   for (const uint64_t size : config.sizes) {
     absl::StatusOr<SizeReport> report = BenchOneSize(config, size);
     if (!report.ok()) return report.status();
     reports.push_back(*std::move(report));
   }
-  const std::string out =
-      args->Has("json") ? RenderJson(config, reports) : RenderText(config, reports);
-  std::fputs(out.c_str(), stdout);
+  if (flags.json) {
+    PrintJson(RenderJson(config, reports));
+  } else {
+    std::fputs(RenderText(config, reports).c_str(), stdout);
+  }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+Command AddBenchCommand(CLI::App& root) {
+  CLI::App* app = root.add_subcommand(
+      "bench", "ns/key of inserts and lookups next to the memory floor, measured FPR");
+  app->footer(
+      "Measures a BlockedFilter on this machine, in ns per key (median of R runs): Insert and\n"
+      "InsertMany into an empty filter; MayContain and MayContainMany of absent and present keys;\n"
+      "the memory floor: one random 64-byte line read per key with the same batching and\n"
+      "prefetching, over memory of the filter's size (benchmarks/measure, the floor the benchmark\n"
+      "suite uses): the limit a lookup cannot beat, and \"x floor\" is each operation against it.\n"
+      "Also the measured FPR against the planned one, bits/key, huge pages and the SIMD target.\n"
+      "Without --keys it runs an in-cache size (1M keys) and an out-of-cache size (32M keys,\n"
+      "doubled until the filter is at least twice the last-level cache, at most 128M keys).");
+  auto flags = std::make_shared<BenchFlags>();
+  flags->keys_flag = AddNumber(*app, "--keys", flags->keys, Unit::kCount,
+                               "one size of N keys instead of the two default sizes; each "
+                               "operation is timed over min(N, 4M) keys");
+  AddFraction(*app, "--fpr", flags->fpr, "size the filter for FPR P instead of 10 bits/key");
+  AddInteger(*app, "--threads", flags->threads, 1, 1024,
+             "also measure T threads inserting and looking up at once (a concurrent filter)");
+  AddInteger(*app, "--reps", flags->reps, 1, 100, "runs per measurement, 1..100 (default 3)");
+  AddFlag(*app, "--json", flags->json, "print JSON instead of a table");
+  return {app, [flags] { return RunBench(*flags); }};
 }
 
 }  // namespace bloomery::cli

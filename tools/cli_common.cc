@@ -2,9 +2,8 @@
 #include "cli_common.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <limits>
+#include <cstdio>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -14,118 +13,31 @@
 namespace bloomery::cli {
 namespace {
 
-// Largest value a count or size may take: keeps every later product (bits = bytes * 8, keys * bits
-// per key) away from overflow's edge.
+// Largest value a number may take: keeps every later product (bits = bytes * 8, keys * bits per
+// key) away from overflow's edge.
 constexpr uint64_t kMaxNumber = uint64_t{1} << 62;
 
 absl::Status BadNumber(std::string_view text, std::string_view what) {
   return UsageError(absl::StrCat("\"", AsAbsl(text), "\" is not ", AsAbsl(what)));
 }
 
-bool MultiplyChecked(uint64_t a, uint64_t b, uint64_t* out) {
-  return !__builtin_mul_overflow(a, b, out) && *out <= kMaxNumber;
-}
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-// "<mantissa>[suffix]" or "<base>^<exponent>"; binary suffixes for sizes, decimal ones for counts.
-absl::StatusOr<uint64_t> ParseNumber(std::string_view text, bool binary_suffixes) {
-  const std::string_view what = binary_suffixes ? "a size (e.g. 1048576, 2^20, 4G, 1.5GiB)"
-                                                : "a whole number (e.g. 1000000, 1e6, 2^20, 10M)";
-  const std::string_view original = text;
-  if (text.empty() || !(std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.')) {
-    return BadNumber(original, what);
+// Decimal notation only: digits, one point, an exponent. absl::SimpleAtod alone would also take
+// "0x10", "inf", "nan" and a leading sign.
+bool IsDecimal(std::string_view text) {
+  const size_t e = text.find_first_of("eE");
+  const std::string_view mantissa = text.substr(0, e);
+  if (mantissa.empty() || std::count(mantissa.begin(), mantissa.end(), '.') > 1 ||
+      !std::any_of(mantissa.begin(), mantissa.end(), IsDigit) ||
+      !std::all_of(mantissa.begin(), mantissa.end(),
+                   [](char c) { return IsDigit(c) || c == '.'; })) {
+    return false;
   }
-  if (std::any_of(text.begin(), text.end(),
-                  [](char c) { return std::isspace(static_cast<unsigned char>(c)); })) {
-    return BadNumber(original, what);
-  }
-  if (const size_t caret = text.find('^'); caret != std::string_view::npos) {
-    uint64_t base = 0;
-    uint32_t exponent = 0;
-    if (!absl::SimpleAtoi(AsAbsl(text.substr(0, caret)), &base) ||
-        !absl::SimpleAtoi(AsAbsl(text.substr(caret + 1)), &exponent) ||
-        !std::isdigit(static_cast<unsigned char>(text[caret + 1]))) {
-      return BadNumber(original, what);
-    }
-    uint64_t value = 1;
-    for (uint32_t i = 0; i < exponent; ++i) {
-      if (!MultiplyChecked(value, base, &value)) {
-        return UsageError(absl::StrCat("\"", AsAbsl(original), "\" is too large"));
-      }
-    }
-    return value;
-  }
-  uint64_t multiplier = 1;
-  if (binary_suffixes) {
-    if (text.size() >= 3 && text.substr(text.size() - 2) == "iB") {
-      text.remove_suffix(2);
-    } else if (text.size() >= 2 && text.back() == 'B') {
-      text.remove_suffix(1);
-    }
-  }
-  constexpr std::string_view kSuffixes = "KMGT";
-  if (!text.empty()) {
-    const char last = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
-    if (const size_t index = kSuffixes.find(last); index != std::string_view::npos) {
-      for (size_t i = 0; i <= index; ++i) multiplier *= binary_suffixes ? 1024 : 1000;
-      text.remove_suffix(1);
-    } else if (original.size() != text.size()) {
-      return BadNumber(original, what);  // "B" or "iB" without K/M/G/T
-    }
-  }
-  if (text.empty()) return BadNumber(original, what);
-  if (std::all_of(text.begin(), text.end(),
-                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-    uint64_t mantissa = 0;
-    uint64_t value = 0;
-    if (!absl::SimpleAtoi(AsAbsl(text), &mantissa) ||
-        !MultiplyChecked(mantissa, multiplier, &value)) {
-      return UsageError(absl::StrCat("\"", AsAbsl(original), "\" is too large"));
-    }
-    return value;
-  }
-  double mantissa = 0;
-  if (!absl::SimpleAtod(AsAbsl(text), &mantissa) || !std::isfinite(mantissa) || mantissa < 0) {
-    return BadNumber(original, what);
-  }
-  const double value = mantissa * static_cast<double>(multiplier);
-  if (value >= static_cast<double>(kMaxNumber)) {
-    return UsageError(absl::StrCat("\"", AsAbsl(original), "\" is too large"));
-  }
-  if (value != std::floor(value)) {
-    return UsageError(absl::StrCat("\"", AsAbsl(original), "\" is not a whole number"));
-  }
-  return static_cast<uint64_t>(value);
-}
-
-std::string JsonEscape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", static_cast<unsigned char>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
+  if (e == std::string_view::npos) return true;
+  std::string_view exponent = text.substr(e + 1);
+  if (!exponent.empty() && (exponent[0] == '-' || exponent[0] == '+')) exponent.remove_prefix(1);
+  return !exponent.empty() && std::all_of(exponent.begin(), exponent.end(), IsDigit);
 }
 
 }  // namespace
@@ -142,21 +54,79 @@ int ExitCodeFor(const absl::Status& status) {
   return status.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitBadInput;
 }
 
-std::string SimdTargetName() { return std::string(ActiveSimdTarget()); }
-
-absl::StatusOr<uint64_t> ParseCount(std::string_view text) { return ParseNumber(text, false); }
-absl::StatusOr<uint64_t> ParseSize(std::string_view text) { return ParseNumber(text, true); }
+absl::StatusOr<uint64_t> ParseNumber(std::string_view text, Unit unit) {
+  const std::string_view what =
+      unit == Unit::kCount  ? "a whole number (e.g. 1000000, 1e6, 2^20, 10M)"
+      : unit == Unit::kBits ? "a number of bits (e.g. 1048576, 2^20, 1G; not bytes: no B)"
+                            : "a size (e.g. 1048576, 2^20, 4G, 1.5GiB)";
+  const std::string_view original = text;
+  const auto too_large = [&] {
+    return UsageError(absl::StrCat("\"", AsAbsl(original), "\" is too large"));
+  };
+  if (const size_t caret = text.find('^'); caret != std::string_view::npos) {
+    const std::string_view base_text = text.substr(0, caret);
+    const std::string_view exponent_text = text.substr(caret + 1);
+    uint64_t base = 0;
+    uint32_t exponent = 0;
+    if (base_text.empty() || exponent_text.empty() ||
+        !std::all_of(base_text.begin(), base_text.end(), IsDigit) ||
+        !std::all_of(exponent_text.begin(), exponent_text.end(), IsDigit) ||
+        !absl::SimpleAtoi(AsAbsl(base_text), &base) ||
+        !absl::SimpleAtoi(AsAbsl(exponent_text), &exponent)) {
+      return BadNumber(original, what);
+    }
+    uint64_t value = 1;
+    for (uint32_t i = 0; i < exponent; ++i) {
+      if (__builtin_mul_overflow(value, base, &value) || value > kMaxNumber) return too_large();
+    }
+    return value;
+  }
+  if (unit == Unit::kBytes) {
+    if (text.ends_with("iB")) {
+      text.remove_suffix(2);
+    } else if (text.ends_with("B")) {
+      text.remove_suffix(1);
+    }
+  }
+  double multiplier = 1;
+  constexpr std::string_view kSuffixes = "KMGT";
+  if (!text.empty()) {
+    const char last = text.back() == 'k' && unit == Unit::kCount ? 'K' : text.back();
+    if (const size_t index = kSuffixes.find(last); index != std::string_view::npos) {
+      multiplier = std::pow(unit == Unit::kCount ? 1000.0 : 1024.0, static_cast<double>(index + 1));
+      text.remove_suffix(1);
+    } else if (original.size() != text.size()) {
+      return BadNumber(original, what);  // "B" or "iB" without K/M/G/T
+    }
+  }
+  if (!IsDecimal(text)) return BadNumber(original, what);
+  if (std::all_of(text.begin(), text.end(), IsDigit)) {
+    uint64_t mantissa = 0;
+    uint64_t value = 0;
+    if (!absl::SimpleAtoi(AsAbsl(text), &mantissa) ||
+        __builtin_mul_overflow(mantissa, static_cast<uint64_t>(multiplier), &value) ||
+        value > kMaxNumber) {
+      return too_large();
+    }
+    return value;
+  }
+  double mantissa = 0;
+  if (!absl::SimpleAtod(AsAbsl(text), &mantissa)) return BadNumber(original, what);
+  const double value = mantissa * multiplier;
+  if (!(value < static_cast<double>(kMaxNumber))) return too_large();
+  if (value != std::floor(value)) {
+    return UsageError(absl::StrCat("\"", AsAbsl(original), "\" is not a whole number"));
+  }
+  return static_cast<uint64_t>(value);
+}
 
 absl::StatusOr<double> ParseFraction(std::string_view text) {
   const std::string_view original = text;
   constexpr std::string_view kWhat = "a probability in (0, 1) (e.g. 0.01, 1e-3, 1%)";
-  const bool percent = !text.empty() && text.back() == '%';
+  const bool percent = text.ends_with('%');
   if (percent) text.remove_suffix(1);
   double value = 0;
-  if (text.empty() || !(std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.') ||
-      std::any_of(text.begin(), text.end(),
-                  [](char c) { return std::isspace(static_cast<unsigned char>(c)); }) ||
-      !absl::SimpleAtod(AsAbsl(text), &value)) {
+  if (!IsDecimal(text) || !absl::SimpleAtod(AsAbsl(text), &value)) {
     return BadNumber(original, kWhat);
   }
   if (percent) value /= 100;
@@ -164,229 +134,104 @@ absl::StatusOr<double> ParseFraction(std::string_view text) {
   return value;
 }
 
-absl::StatusOr<FilterOptions> SizingFromFlags(const Args& args, uint64_t default_capacity,
-                                              double default_fpr) {
+namespace {
+
+// A flag taking one value, turned into `T` by `parse` while the command line is parsed.
+template <typename T, typename Parse>
+CLI::Option* AddParsed(CLI::App& app, const std::string& name, T& out, const std::string& help,
+                       Parse parse) {
+  return app.add_option_function<std::string>(
+      name,
+      [&out, name, parse](const std::string& text) {
+        absl::StatusOr<T> value = parse(text);
+        if (!value.ok()) {
+          const std::string flag = name.substr(name.find("--"));
+          throw CLI::ValidationError(absl::StrCat(flag, ": ", value.status().message()));
+        }
+        out = *value;
+      },
+      help);
+}
+
+}  // namespace
+
+CLI::Option* AddNumber(CLI::App& app, const std::string& name, uint64_t& out, Unit unit,
+                       const std::string& help) {
+  return AddParsed(app, name, out, help,
+                   [unit](std::string_view t) { return ParseNumber(t, unit); })
+      ->type_name(unit == Unit::kCount  ? "N"
+                  : unit == Unit::kBits ? "BITS"
+                                        : "SIZE");
+}
+
+CLI::Option* AddFraction(CLI::App& app, const std::string& name, double& out,
+                         const std::string& help) {
+  return AddParsed(app, name, out, help, ParseFraction)->type_name("P");
+}
+
+CLI::Option* AddInteger(CLI::App& app, const std::string& name, uint32_t& out, uint32_t min,
+                        uint32_t max, const std::string& help) {
+  return AddParsed(app, name, out, help,
+                   [min, max](std::string_view text) -> absl::StatusOr<uint32_t> {
+                     uint32_t value = 0;
+                     if (text.empty() || !std::all_of(text.begin(), text.end(), IsDigit) ||
+                         !absl::SimpleAtoi(AsAbsl(text), &value) || value < min || value > max) {
+                       return UsageError(absl::StrFormat("\"%s\" is not a whole number in [%d, %d]",
+                                                         text, min, max));
+                     }
+                     return value;
+                   })
+      ->type_name("N");
+}
+
+CLI::Option* AddFlag(CLI::App& app, const std::string& name, bool& out, const std::string& help) {
+  return app.add_flag(name, out, help)->disable_flag_override();
+}
+
+void SizingFlags::Add(CLI::App& app, const std::string& capacity_help,
+                      const std::string& fpr_help) {
+  capacity_flag = AddNumber(app, "--capacity", capacity, Unit::kCount, capacity_help);
+  fpr_flag = AddFraction(app, "--fpr", fpr, fpr_help);
+  bits_flag = AddNumber(app, "--bits", bits, Unit::kBits,
+                        "a given size in bits instead: 2^30, 1G (K, M, G, T: powers of 1024)");
+  hashes_flag = AddInteger(app, "--hashes", hashes, kMinHashes, kMaxHashes,
+                           "probes per key, 1..16 (default: the planner's choice)");
+}
+
+absl::StatusOr<FilterOptions> SizingFlags::Options(uint64_t default_capacity,
+                                                   double default_fpr) const {
   FilterOptions options;
-  absl::StatusOr<uint32_t> hashes = args.Integer("hashes", 0, kMinHashes, kMaxHashes);
-  if (!hashes.ok()) return hashes.status();
-  options.hashes = *hashes;
-  if (args.Has("bits")) {
-    if (args.Has("fpr")) {
+  options.hashes = hashes;
+  options.capacity = Given(capacity_flag) ? capacity : default_capacity;
+  if (Given(capacity_flag) && capacity == 0) return UsageError("--capacity must be at least 1");
+  if (Given(bits_flag)) {
+    if (Given(fpr_flag)) {
       return UsageError(
-          "--fpr and --bits do not go together (--bits fixes the size; --fpr asks "
-          "the planner for one)");
+          "--fpr and --bits do not go together (--bits fixes the size; --fpr asks the planner "
+          "for one)");
     }
-    absl::StatusOr<uint64_t> bits = args.Size("bits", 0);
-    if (!bits.ok()) return bits.status();
-    absl::StatusOr<uint64_t> capacity = args.Count("capacity", 0);
-    if (!capacity.ok()) return capacity.status();
-    if (*bits == 0) return UsageError("--bits must be at least 1");
-    if (options.hashes == 0 && *capacity == 0) {
+    if (bits == 0) return UsageError("--bits must be at least 1");
+    if (hashes == 0 && !Given(capacity_flag)) {
       return UsageError("--bits needs --hashes, or --capacity to choose them for");
     }
-    options.bits = *bits;
-    options.capacity = *capacity;
+    options.bits = bits;
+    options.capacity = Given(capacity_flag) ? capacity : 0;
     return options;
   }
-  absl::StatusOr<uint64_t> capacity = args.Count("capacity", default_capacity);
-  if (!capacity.ok()) return capacity.status();
-  absl::StatusOr<double> fpr = args.Fraction("fpr", default_fpr);
-  if (!fpr.ok()) return fpr.status();
-  if (*capacity == 0) {
-    return UsageError(args.Has("capacity") ? "--capacity must be at least 1"
-                                           : "give --capacity N (and --fpr P), or --bits B");
-  }
-  options.capacity = *capacity;
-  options.fpr = *fpr;
+  if (options.capacity == 0) return UsageError("give --capacity N (and --fpr P), or --bits B");
+  options.fpr = Given(fpr_flag) ? fpr : default_fpr;
   return options;
 }
 
-absl::StatusOr<Args> Args::Parse(int argc, char* const* argv,
-                                 std::initializer_list<FlagSpec> flags) {
-  Args args;
-  bool flags_done = false;
-  for (int i = 0; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (flags_done || arg == "-" || !arg.starts_with("-")) {
-      args.positional_.emplace_back(arg);
-      continue;
-    }
-    if (arg == "--") {
-      flags_done = true;
-      continue;
-    }
-    if (arg == "--help" || arg == "-h") {
-      args.help_ = true;
-      continue;
-    }
-    // "-o" is the short form of a one-letter flag "o"; other single-dash words are not flags.
-    if (!arg.starts_with("--") && arg.size() != 2) {
-      return UsageError(absl::StrCat("unknown option ", AsAbsl(arg)));
-    }
-    std::string_view name = arg.substr(arg.starts_with("--") ? 2 : 1);
-    std::optional<std::string_view> inline_value;
-    if (const size_t eq = name.find('='); eq != std::string_view::npos) {
-      inline_value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    }
-    const auto spec =
-        std::find_if(flags.begin(), flags.end(), [&](const FlagSpec& f) { return f.name == name; });
-    if (spec == flags.end()) return UsageError(absl::StrCat("unknown option --", AsAbsl(name)));
-    if (args.Has(name)) return UsageError(absl::StrCat("--", AsAbsl(name), " given twice"));
-    std::string value;
-    if (spec->takes_value) {
-      if (inline_value) {
-        value = std::string(*inline_value);
-      } else if (i + 1 < argc) {
-        value = argv[++i];
-      } else {
-        return UsageError(absl::StrCat("--", AsAbsl(name), " needs a value"));
-      }
-    } else if (inline_value) {
-      return UsageError(absl::StrCat("--", AsAbsl(name), " takes no value"));
-    }
-    args.values_.emplace_back(std::string(name), std::move(value));
-  }
-  return args;
+CLI::Option* AddMaxMemory(CLI::App& app, uint64_t& out) {
+  return AddNumber(app, "--max-memory", out, Unit::kBytes,
+                   "refuse a filter that needs more memory than SIZE (4G, 512M; default: no cap)");
 }
 
-bool Args::Has(std::string_view name) const { return Value(name).has_value(); }
-
-std::optional<std::string_view> Args::Value(std::string_view name) const {
-  for (const auto& [key, value] : values_) {
-    if (key == name) return value;
-  }
-  return std::nullopt;
-}
-
-absl::StatusOr<uint64_t> Args::Count(std::string_view name, uint64_t fallback) const {
-  const std::optional<std::string_view> text = Value(name);
-  if (!text) return fallback;
-  absl::StatusOr<uint64_t> value = ParseCount(*text);
-  if (!value.ok())
-    return UsageError(absl::StrCat("--", AsAbsl(name), ": ", value.status().message()));
-  return value;
-}
-
-absl::StatusOr<uint64_t> Args::Size(std::string_view name, uint64_t fallback) const {
-  const std::optional<std::string_view> text = Value(name);
-  if (!text) return fallback;
-  absl::StatusOr<uint64_t> value = ParseSize(*text);
-  if (!value.ok())
-    return UsageError(absl::StrCat("--", AsAbsl(name), ": ", value.status().message()));
-  return value;
-}
-
-absl::StatusOr<double> Args::Fraction(std::string_view name, double fallback) const {
-  const std::optional<std::string_view> text = Value(name);
-  if (!text) return fallback;
-  absl::StatusOr<double> value = ParseFraction(*text);
-  if (!value.ok())
-    return UsageError(absl::StrCat("--", AsAbsl(name), ": ", value.status().message()));
-  return value;
-}
-
-absl::StatusOr<uint32_t> Args::Integer(std::string_view name, uint32_t fallback, uint32_t min,
-                                       uint32_t max) const {
-  const std::optional<std::string_view> text = Value(name);
-  if (!text) return fallback;
-  uint32_t value = 0;
-  if (text->empty() || !std::isdigit(static_cast<unsigned char>((*text)[0])) ||
-      !absl::SimpleAtoi(AsAbsl(*text), &value) || value < min || value > max) {
-    return UsageError(
-        absl::StrFormat("--%s: \"%s\" is not a whole number in [%d, %d]", name, *text, min, max));
-  }
-  return value;
-}
-
-absl::Status Args::ExpectPositional(size_t min, size_t max) const {
-  if (positional_.size() < min) {
-    return UsageError(min == 1 ? "missing argument" : absl::StrCat("needs ", min, " arguments"));
-  }
-  if (positional_.size() > max) {
-    return UsageError(absl::StrCat("unexpected argument \"", positional_[max], "\""));
-  }
-  return absl::OkStatus();
-}
-
-void JsonWriter::BeforeValue() {
-  if (after_key_) {
-    after_key_ = false;
-    return;
-  }
-  if (!first_.empty()) {
-    if (!first_.back()) out_ += ',';
-    first_.back() = false;
-  }
-}
-
-JsonWriter& JsonWriter::BeginObject() {
-  BeforeValue();
-  out_ += '{';
-  first_.push_back(true);
-  return *this;
-}
-
-JsonWriter& JsonWriter::EndObject() {
-  out_ += '}';
-  first_.pop_back();
-  return *this;
-}
-
-JsonWriter& JsonWriter::BeginArray() {
-  BeforeValue();
-  out_ += '[';
-  first_.push_back(true);
-  return *this;
-}
-
-JsonWriter& JsonWriter::EndArray() {
-  out_ += ']';
-  first_.pop_back();
-  return *this;
-}
-
-JsonWriter& JsonWriter::Key(std::string_view key) {
-  BeforeValue();
-  absl::StrAppend(&out_, "\"", JsonEscape(key), "\":");
-  after_key_ = true;
-  return *this;
-}
-
-JsonWriter& JsonWriter::String(std::string_view value) {
-  BeforeValue();
-  absl::StrAppend(&out_, "\"", JsonEscape(value), "\"");
-  return *this;
-}
-
-JsonWriter& JsonWriter::Number(double value) {
-  if (!std::isfinite(value)) return Null();
-  BeforeValue();
-  absl::StrAppendFormat(&out_, "%.10g", value);
-  return *this;
-}
-
-JsonWriter& JsonWriter::Integer(uint64_t value) {
-  BeforeValue();
-  absl::StrAppend(&out_, value);
-  return *this;
-}
-
-JsonWriter& JsonWriter::Bool(bool value) {
-  BeforeValue();
-  out_ += value ? "true" : "false";
-  return *this;
-}
-
-JsonWriter& JsonWriter::Null() {
-  BeforeValue();
-  out_ += "null";
-  return *this;
-}
-
-std::string JsonWriter::Finish() {
-  out_ += '\n';
-  return std::move(out_);
+void PrintJson(const Json& json) {
+  const std::string text = json.dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fputc('\n', stdout);
 }
 
 std::string TextTable::Render() const {
@@ -400,11 +245,7 @@ std::string TextTable::Render() const {
     std::string line;
     for (size_t c = 0; c < row.size(); ++c) {
       const std::string pad(width[c] - row[c].size(), ' ');
-      if (c == 0) {
-        absl::StrAppend(&line, row[c], pad);
-      } else {
-        absl::StrAppend(&line, "  ", pad, row[c]);
-      }
+      absl::StrAppend(&line, c == 0 ? row[c] + pad : absl::StrCat("  ", pad, row[c]));
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     absl::StrAppend(&out, line, "\n");

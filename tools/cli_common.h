@@ -1,17 +1,20 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// cli_common.h: what every `bloomery` subcommand shares: flag parsing, strict number parsing,
-// exit codes, a small JSON writer and human-readable formatting.
+// cli_common.h: what every `bloomery` subcommand shares: the subcommand registry, strict numbers
+// as CLI11 flags (each flag and its help declared in one call, so --help cannot drift from the
+// flags), exit codes, JSON output and human-readable formatting.
 //
 // Errors travel as absl::Status and become exit codes in one place (ExitCodeFor): InvalidArgument
 // means the command line was wrong (exit 2), anything else means the input or a file was bad
-// (exit 1). Messages go to stderr prefixed with "bloomery <subcommand>: ".
+// (exit 1). CLI11's parse errors are usage errors too. Messages go to stderr prefixed with
+// "bloomery <subcommand>: ".
 #ifndef BLOOMERY_TOOLS_CLI_COMMON_H_
 #define BLOOMERY_TOOLS_CLI_COMMON_H_
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
-#include <initializer_list>
-#include <optional>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,84 +41,62 @@ inline constexpr int kExitUsage = 2;
 // 0 for OK, 2 for InvalidArgument (usage), 1 for everything else.
 [[nodiscard]] int ExitCodeFor(const absl::Status& status);
 
-// The SIMD target the filter kernels run on, as a short name (bloomery::ActiveSimdTarget()).
-[[nodiscard]] std::string SimdTargetName();
-
-struct FlagSpec {
-  std::string_view name;  // without the leading "--" (or "-" for one letter)
-  bool takes_value;
+// A subcommand: Add*Command (cli_commands.h) declares its flags on `app` and returns what runs once
+// they are parsed (flags are bound to state the function owns).
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<absl::Status()> run;
 };
 
-// The parsed command line of one subcommand: "--flag value", "--flag=value", boolean "--flag",
-// positional arguments ("-" is a positional meaning stdin), and "--" ending the flags. A one-letter
-// flag may also be written with one dash: "-o FILE".
-class Args {
- public:
-  // Errors (InvalidArgument): unknown flags, a value missing or given to a boolean flag, a flag
-  // given twice. "--help" / "-h" are always accepted.
-  [[nodiscard]] static absl::StatusOr<Args> Parse(int argc, char* const* argv,
-                                                  std::initializer_list<FlagSpec> flags);
-
-  [[nodiscard]] bool help() const { return help_; }
-  [[nodiscard]] bool Has(std::string_view name) const;
-  [[nodiscard]] std::optional<std::string_view> Value(std::string_view name) const;
-  [[nodiscard]] const std::vector<std::string>& positional() const { return positional_; }
-
-  // Typed values: `fallback` when the flag is absent; InvalidArgument naming the flag when bad.
-  [[nodiscard]] absl::StatusOr<uint64_t> Count(std::string_view name, uint64_t fallback) const;
-  [[nodiscard]] absl::StatusOr<uint64_t> Size(std::string_view name, uint64_t fallback) const;
-  [[nodiscard]] absl::StatusOr<double> Fraction(std::string_view name, double fallback) const;
-  [[nodiscard]] absl::StatusOr<uint32_t> Integer(std::string_view name, uint32_t fallback,
-                                                 uint32_t min, uint32_t max) const;
-  // Fails unless exactly `min`..`max` positional arguments were given.
-  [[nodiscard]] absl::Status ExpectPositional(size_t min, size_t max) const;
-
- private:
-  bool help_ = false;
-  std::vector<std::pair<std::string, std::string>> values_;  // (name, value); "" for booleans
-  std::vector<std::string> positional_;
+// What a number flag accepts. Every form is strict: nothing but the number (no spaces, sign, hex
+// or trailing text); "1e6", "1.5e6" and "2^20" are fine; the value must be a whole number < 2^62.
+enum class Unit {
+  kCount,  // k/K, M, G, T are powers of 1000: "10M" == 10^7
+  kBits,   // K, M, G, T are powers of 1024: "1G" == 2^30 bits; byte units ("1GB") are refused
+  kBytes,  // K, M, G, T are powers of 1024, optionally followed by B or iB: "4G" == "4GiB"
 };
-
-// Strict number parsing. Nothing but the number may appear (no spaces, no sign, no trailing text).
-// Counts: "1000000", "1e6", "1.5e6", "2^20", and decimal suffixes k/K, M, G, T (10^3 .. 10^12);
-// the value must be a whole number below 2^63.
-[[nodiscard]] absl::StatusOr<uint64_t> ParseCount(std::string_view text);
-// Sizes (bytes or bits): as counts, but suffixes K, M, G, T are binary (2^10 .. 2^40) and may be
-// followed by "B" or "iB": "4G" == "4GiB" == "4GB" == 2^32.
-[[nodiscard]] absl::StatusOr<uint64_t> ParseSize(std::string_view text);
+[[nodiscard]] absl::StatusOr<uint64_t> ParseNumber(std::string_view text, Unit unit);
 // A probability in (0, 1): "0.01", "1e-3", or a percentage "1%".
 [[nodiscard]] absl::StatusOr<double> ParseFraction(std::string_view text);
 
-// FilterOptions from the sizing flags shared by every subcommand that builds a filter:
-// "--capacity N [--fpr P] [--hashes K]" (planned) or "--bits B [--hashes K] [--capacity N]" (a
-// given geometry). Absent flags take the defaults. Errors (InvalidArgument): bad numbers, --fpr
-// with --bits.
-[[nodiscard]] absl::StatusOr<FilterOptions> SizingFromFlags(const Args& args,
-                                                            uint64_t default_capacity,
-                                                            double default_fpr);
+// Flags whose value is parsed (strictly, as above) while the command line is: a bad value is a
+// usage error naming the flag. `name` is CLI11's ("--capacity", "-o,--output").
+CLI::Option* AddNumber(CLI::App& app, const std::string& name, uint64_t& out, Unit unit,
+                       const std::string& help);
+CLI::Option* AddFraction(CLI::App& app, const std::string& name, double& out,
+                         const std::string& help);
+CLI::Option* AddInteger(CLI::App& app, const std::string& name, uint32_t& out, uint32_t min,
+                        uint32_t max, const std::string& help);
+// A boolean flag; "--json=yes" is a usage error.
+CLI::Option* AddFlag(CLI::App& app, const std::string& name, bool& out, const std::string& help);
+[[nodiscard]] inline bool Given(const CLI::Option* option) { return option->count() > 0; }
 
-// Builds JSON text; commas and nesting are tracked for the caller. Non-finite numbers become null.
-class JsonWriter {
- public:
-  JsonWriter& BeginObject();
-  JsonWriter& EndObject();
-  JsonWriter& BeginArray();
-  JsonWriter& EndArray();
-  JsonWriter& Key(std::string_view key);
-  JsonWriter& String(std::string_view value);
-  JsonWriter& Number(double value);
-  JsonWriter& Integer(uint64_t value);
-  JsonWriter& Bool(bool value);
-  JsonWriter& Null();
-  // The document, with a trailing newline.
-  [[nodiscard]] std::string Finish();
-
- private:
-  void BeforeValue();
-  std::string out_;
-  std::vector<bool> first_;  // per open container: no element written yet
-  bool after_key_ = false;
+// The sizing flags of every subcommand that creates a filter: "--capacity N [--fpr P] [--hashes
+// K]" (planned) or "--bits B [--hashes K] [--capacity N]" (a given geometry).
+struct SizingFlags {
+  // Declares the flags; `capacity_help` and `fpr_help` say what they mean to this subcommand.
+  void Add(CLI::App& app, const std::string& capacity_help, const std::string& fpr_help);
+  // FilterOptions from the flags, absent ones taking the defaults. Errors (InvalidArgument): --fpr
+  // with --bits, --bits without --hashes or --capacity, a zero capacity.
+  [[nodiscard]] absl::StatusOr<FilterOptions> Options(uint64_t default_capacity,
+                                                      double default_fpr) const;
+  uint64_t capacity = 0;
+  double fpr = 0;
+  uint64_t bits = 0;
+  uint32_t hashes = 0;
+  CLI::Option* capacity_flag = nullptr;
+  CLI::Option* fpr_flag = nullptr;
+  CLI::Option* bits_flag = nullptr;
+  CLI::Option* hashes_flag = nullptr;
 };
+
+// "--max-memory SIZE": the cap on the memory of a filter created or loaded (0: none).
+CLI::Option* AddMaxMemory(CLI::App& app, uint64_t& out);
+
+// JSON in the order the fields are written. Printed with invalid UTF-8 (a file name's bytes)
+// replaced by U+FFFD, so the output is always valid JSON; non-finite numbers print as null.
+using Json = nlohmann::ordered_json;
+void PrintJson(const Json& json);
 
 // Right-aligned text columns (the first column left-aligned), two spaces apart.
 class TextTable {

@@ -1,35 +1,60 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 #include "cli_filter.h"
 
+#include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <memory>
+#include <numbers>
 #include <optional>
 #include <type_traits>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli_common.h"
 
 namespace bloomery::cli {
 
-absl::StatusOr<CreateSpec> CreateSpecFromFlags(const Args& args, uint64_t default_capacity,
-                                               double default_fpr) {
-  CreateSpec spec;
-  if (const std::optional<std::string_view> kind = args.Value("kind")) spec.kind = *kind;
-  if (spec.kind != "blocked" && spec.kind != "classic" && spec.kind != "scalable" &&
-      spec.kind != "counting") {
-    return UsageError(
-        absl::StrCat("unknown --kind \"", spec.kind, "\" (blocked, classic, scalable, counting)"));
+void CreateFlags::Add(CLI::App& app, const std::string& capacity_help,
+                      const std::string& fpr_help) {
+  kind_flag = app.add_option("--kind", kind,
+                             "blocked (the default: one cache line per key), classic (partitioned: "
+                             "the fewest bits), scalable (grows: for unknown counts; --capacity is "
+                             "its first stage), counting (supports remove)")
+                  ->type_name("K");
+  sizing.Add(app, capacity_help, fpr_help);
+  counter_bits_flag = AddInteger(app, "--counter-bits", counter_bits, 1, 64,
+                                 "counting filters: 4 (the default, counts to 15) or 8 (to 255)");
+  AddMaxMemory(app, max_memory);
+}
+
+std::vector<std::string> CreateFlags::Given() const {
+  std::vector<std::string> names;
+  for (const CLI::Option* flag : {kind_flag, sizing.capacity_flag, sizing.fpr_flag,
+                                  sizing.bits_flag, sizing.hashes_flag, counter_bits_flag}) {
+    if (cli::Given(flag)) names.push_back(flag->get_name());
   }
-  absl::StatusOr<FilterOptions> sizing = SizingFromFlags(args, default_capacity, default_fpr);
-  if (!sizing.ok()) return sizing.status();
-  spec.sizing = *sizing;
-  if (args.Has("counter-bits")) {
-    if (spec.kind != "counting") return UsageError("--counter-bits needs --kind counting");
-    absl::StatusOr<uint32_t> counter_bits = args.Integer("counter-bits", 4, 4, 8);
-    if (!counter_bits.ok()) return counter_bits.status();
-    if (*counter_bits != 4 && *counter_bits != 8)
-      return UsageError("--counter-bits must be 4 or 8");
-    spec.counter_bits = *counter_bits;
+  return names;
+}
+
+absl::StatusOr<CreateSpec> CreateFlags::Spec(uint64_t default_capacity, double default_fpr) const {
+  CreateSpec spec;
+  const std::optional<FilterKind> parsed = ParseFilterKind(kind);
+  if (!parsed) {
+    return UsageError(
+        absl::StrCat("unknown --kind \"", kind, "\" (blocked, classic, scalable, counting)"));
+  }
+  spec.kind = *parsed;
+  absl::StatusOr<FilterOptions> options = sizing.Options(default_capacity, default_fpr);
+  if (!options.ok()) return options.status();
+  spec.sizing = *options;
+  spec.sizing.max_memory_bytes = max_memory;
+  if (cli::Given(counter_bits_flag)) {
+    if (spec.kind != FilterKind::kCounting)
+      return UsageError("--counter-bits needs --kind counting");
+    if (counter_bits != 4 && counter_bits != 8) return UsageError("--counter-bits must be 4 or 8");
+    spec.counter_bits = counter_bits;
   }
   return spec;
 }
@@ -39,15 +64,15 @@ absl::StatusOr<AnyFilter> AnyFilter::Create(const CreateSpec& spec) {
     if (!filter.ok()) return filter.status();
     return AnyFilter(Variant(*std::move(filter)));
   };
-  if (spec.kind == "blocked") return wrap(BlockedFilter::Create(spec.sizing));
-  if (spec.kind == "classic") return wrap(ClassicFilter::Create(spec.sizing));
-  if (spec.kind == "counting") {
+  if (spec.kind == FilterKind::kBlocked) return wrap(BlockedFilter::Create(spec.sizing));
+  if (spec.kind == FilterKind::kClassic) return wrap(ClassicFilter::Create(spec.sizing));
+  if (spec.kind == FilterKind::kCounting) {
     CountingOptions options;
     static_cast<FilterOptions&>(options) = spec.sizing;
     options.counter_bits = spec.counter_bits;
     return wrap(CountingFilter::Create(options));
   }
-  if (spec.kind == "scalable") {
+  if (spec.kind == FilterKind::kScalable) {
     if (spec.sizing.bits != 0) {
       return UsageError("a scalable filter is sized by --capacity (its first stage) and --fpr");
     }
@@ -58,20 +83,23 @@ absl::StatusOr<AnyFilter> AnyFilter::Create(const CreateSpec& spec) {
     options.max_memory_bytes = spec.sizing.max_memory_bytes;
     return wrap(ScalableFilter::Create(options));
   }
-  return UsageError(
-      absl::StrCat("unknown --kind \"", spec.kind, "\" (blocked, classic, scalable, counting)"));
+  return UsageError(absl::StrCat("unknown kind ", static_cast<uint32_t>(spec.kind)));
 }
 
-absl::Status FileStatus(const absl::Status& status) {
-  if (status.code() != absl::StatusCode::kInvalidArgument) return status;
-  return absl::FailedPreconditionError(status.message());
+absl::Status FileStatus(const absl::Status& status, const std::string& path) {
+  if (status.ok()) return status;
+  const absl::StatusCode code = status.code() == absl::StatusCode::kInvalidArgument
+                                    ? absl::StatusCode::kFailedPrecondition
+                                    : status.code();
+  if (absl::StrContains(status.message(), path)) return absl::Status(code, status.message());
+  return absl::Status(code, absl::StrCat(path, ": ", status.message()));
 }
 
 absl::StatusOr<AnyFilter> AnyFilter::Load(const std::string& path, const LoadOptions& options) {
   absl::StatusOr<FileInfo> info = InspectFile(path, /*verify_checksums=*/false);
-  if (!info.ok()) return FileStatus(info.status());
-  auto wrap = [](auto filter) -> absl::StatusOr<AnyFilter> {
-    if (!filter.ok()) return FileStatus(filter.status());
+  if (!info.ok()) return FileStatus(info.status(), path);
+  auto wrap = [&path](auto filter) -> absl::StatusOr<AnyFilter> {
+    if (!filter.ok()) return FileStatus(filter.status(), path);
     return AnyFilter(Variant(*std::move(filter)));
   };
   if (info->kind == FilterKind::kBlocked) return wrap(BlockedFilter::Load(path, options));
@@ -80,9 +108,9 @@ absl::StatusOr<AnyFilter> AnyFilter::Load(const std::string& path, const LoadOpt
   return wrap(CountingFilter::Load(path, options));
 }
 
+// The variant's alternatives are in FilterKind's order, from 1.
 std::string_view AnyFilter::kind() const {
-  constexpr std::string_view kNames[] = {"blocked", "classic", "scalable", "counting"};
-  return kNames[filter_.index()];
+  return FilterKindName(static_cast<FilterKind>(filter_.index() + 1));
 }
 
 absl::StatusOr<size_t> AnyFilter::InsertMany(std::span<const std::string_view> keys,
@@ -149,7 +177,15 @@ uint64_t AnyFilter::capacity() const {
         if constexpr (std::is_same_v<std::decay_t<decltype(filter)>, ScalableFilter>) {
           return filter.capacity();
         } else {
-          return filter.plan().capacity;
+          const auto& plan = filter.plan();
+          if (plan.capacity != 0 || plan.hashes == 0) return plan.capacity;
+          double cells = 0;
+          if constexpr (requires { plan.counters(); }) {
+            cells = static_cast<double>(plan.counters());
+          } else {
+            cells = static_cast<double>(plan.bits);
+          }
+          return static_cast<uint64_t>(cells * std::numbers::ln2 / plan.hashes);
         }
       },
       filter_);
@@ -179,6 +215,13 @@ double AnyFilter::EstimatedCount() const {
 double AnyFilter::EstimatedFpr() const {
   return std::visit([](const auto& filter) { return filter.EstimatedFpr(); }, filter_);
 }
+
+std::string FormatEstimate(double count) {
+  if (!std::isfinite(count)) return "saturated";
+  return FormatCount(static_cast<uint64_t>(count + 0.5));
+}
+
+Json EstimateJson(double count) { return std::isfinite(count) ? Json(count) : Json("saturated"); }
 
 uint64_t AnyFilter::memory_bytes() const {
   return std::visit([](const auto& filter) { return filter.memory_bytes(); }, filter_);

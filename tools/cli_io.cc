@@ -28,8 +28,8 @@ std::string FormatDuration(double seconds) {
 
 }  // namespace
 
-absl::StatusOr<LineReader> LineReader::Open(const std::string& path) {
-  if (path == "-") return LineReader(STDIN_FILENO, false, "<stdin>", 0);
+absl::StatusOr<LineReader> LineReader::Open(const std::string& path, bool strip_cr) {
+  if (path == "-") return LineReader(STDIN_FILENO, false, "<stdin>", 0, strip_cr);
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const std::string message = absl::StrCat("cannot open ", path, ": ", std::strerror(errno));
@@ -41,11 +41,48 @@ absl::StatusOr<LineReader> LineReader::Open(const std::string& path) {
     return InputError(absl::StrCat("cannot read ", path, ": is a directory"));
   }
   const uint64_t size = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
-  return LineReader(fd, true, path, size);
+  LineReader reader(fd, true, path, size, strip_cr);
+  reader.rereadable_ = S_ISREG(st.st_mode);
+  return reader;
 }
 
-LineReader::LineReader(int fd, bool owned, std::string path, uint64_t total_bytes)
-    : fd_(fd), owned_(owned), path_(std::move(path)), total_bytes_(total_bytes) {
+absl::StatusOr<LineReader> LineReader::OpenBuffered(const std::string& path, bool strip_cr,
+                                                    uint64_t max_bytes) {
+  absl::StatusOr<LineReader> reader = Open(path, strip_cr);
+  if (!reader.ok() || reader->rereadable()) return reader;
+  while (!reader->eof_) {
+    if (reader->end_ > max_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(reader->path_, " cannot be read twice (a pipe?) and is over ",
+                       FormatBytes(max_bytes), " to hold in memory: give it as a file"));
+    }
+    if (absl::Status s = reader->Fill(); !s.ok()) return s;
+  }
+  reader->total_bytes_ = reader->end_;
+  reader->rereadable_ = reader->buffered_ = true;
+  return reader;
+}
+
+absl::Status LineReader::Rewind() {
+  if (!rereadable_) return InputError(absl::StrCat(path_, " cannot be read twice"));
+  unterminated_ = false;
+  begin_ = 0;
+  if (buffered_) return absl::OkStatus();
+  if (lseek(fd_, 0, SEEK_SET) != 0) {
+    return absl::DataLossError(absl::StrCat("rewinding ", path_, ": ", std::strerror(errno)));
+  }
+  end_ = 0;
+  eof_ = false;
+  bytes_read_ = 0;
+  return absl::OkStatus();
+}
+
+LineReader::LineReader(int fd, bool owned, std::string path, uint64_t total_bytes, bool strip_cr)
+    : fd_(fd),
+      owned_(owned),
+      strip_cr_(strip_cr),
+      path_(std::move(path)),
+      total_bytes_(total_bytes) {
   buffer_.resize(kReadBlock);
 }
 
@@ -53,6 +90,10 @@ LineReader::LineReader(LineReader&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       owned_(std::exchange(other.owned_, false)),
       eof_(other.eof_),
+      strip_cr_(other.strip_cr_),
+      rereadable_(other.rereadable_),
+      unterminated_(other.unterminated_),
+      buffered_(other.buffered_),
       path_(std::move(other.path_)),
       total_bytes_(other.total_bytes_),
       bytes_read_(other.bytes_read_),
@@ -90,15 +131,19 @@ absl::Status LineReader::NextBatch(size_t max_lines, std::vector<std::string_vie
       const char* start = buffer_.data() + begin_;
       const auto* newline = static_cast<const char*>(std::memchr(start, '\n', end_ - begin_));
       if (newline == nullptr) break;
-      lines.emplace_back(start, static_cast<size_t>(newline - start));
-      begin_ += lines.back().size() + 1;
+      const auto length = static_cast<size_t>(newline - start);
+      begin_ += length + 1;
+      lines.emplace_back(start, length - (strip_cr_ && length != 0 && start[length - 1] == '\r'));
     }
     // Returning before Fill() keeps the views valid: Fill moves the buffer's contents.
     if (!lines.empty()) return absl::OkStatus();
     if (eof_) {
       if (begin_ < end_) {  // a last line without '\n'
-        lines.emplace_back(buffer_.data() + begin_, end_ - begin_);
+        const size_t length = end_ - begin_;
+        const char* start = buffer_.data() + begin_;
+        lines.emplace_back(start, length - (strip_cr_ && start[length - 1] == '\r'));
         begin_ = end_;
+        unterminated_ = true;
       }
       return absl::OkStatus();
     }
@@ -108,9 +153,9 @@ absl::Status LineReader::NextBatch(size_t max_lines, std::vector<std::string_vie
 
 LineWriter::LineWriter() { buffer_.reserve(kWriteBlock + 4096); }
 
-void LineWriter::Write(std::string_view line) {
+void LineWriter::Write(std::string_view line, bool newline) {
   buffer_.append(line);
-  buffer_.push_back('\n');
+  if (newline) buffer_.push_back('\n');
   if (buffer_.size() >= kWriteBlock) failed_ |= !Flush().ok();
 }
 

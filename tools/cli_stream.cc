@@ -3,9 +3,15 @@
 // `bloomery dedupe` and `bloomery intersect`: stream lines through a filter (dedupe: any kind, via
 // AnyFilter, optionally kept in a state file; intersect: a BlockedFilter), in batches so the
 // filter hashes, locates and prefetches many keys at a time.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <span>
@@ -23,202 +29,127 @@
 namespace bloomery::cli {
 namespace {
 
-constexpr char kDedupeHelp[] =
-    R"(usage: bloomery dedupe [--kind K] [--capacity N] [--fpr P] [--state FILE] [INPUT]
-       bloomery dedupe [--kind K] --bits B [--hashes K] [--capacity N] [--state FILE] [INPUT]
-
-Copies INPUT (or stdin, or "-") to stdout, keeping only the first occurrence of every line, in
-order. A line is never printed twice; a line seen for the first time is dropped, wrongly, with
-probability about the filter's false-positive rate (it looked like one already seen). Past the
-planned capacity that rate climbs: size the filter for the number of distinct lines, or use
---kind scalable when that number is unknown.
-
-options:
-  --kind K          blocked (the default), classic, scalable (grows with the input: --capacity is
-                    its first stage) or counting
-  --capacity N      distinct lines expected (default 10M); k, M, G, T are powers of 1000
-  --fpr P           false-positive rate at capacity (default 1e-6): the chance of a wrong drop
-  --bits B          a given filter size in bits instead (2^30, 1G = 2^30)
-  --hashes K        probes per key (default: the planner's choice)
-  --counter-bits C  counting filters: 4 or 8
-  --stats           print lines read, kept and dropped to stderr at the end
-  --state FILE      remember the lines seen across runs: load the filter from FILE if it exists
-                    (any kind, as written by dedupe --state or bloomery build), otherwise create it
-                    from the flags above; save it to FILE at every checkpoint and at the end. With
-                    an existing FILE the sizing flags above are ignored, with a warning: the file's
-                    filter is used as it is.
-  --checkpoint N    with --state: save every N lines read (default 10M)
-
-Crashes and restarts: saving is atomic (temp file, fsync, rename), so FILE always holds a complete
-filter from the last checkpoint, never a torn one. Output is flushed before each save, so every
-line the state file remembers has been written out; lines read after the last checkpoint are not
-remembered, and after a crash a restart on the same input may print them again: delivery is
-at-least-once, never lost.
-)";
-
-constexpr char kIntersectHelp[] = R"(usage: bloomery intersect A B [--memory SIZE] [--capacity N]
-
-Prints the lines of B that are probably lines of A, in B's order: every line of B that is in A
-is printed; a line of B that is not in A is printed with probability about the expected FPR,
-which goes to stderr before B is read. A is loaded into a Bloom filter that fits the memory
-budget, so two files far larger than memory can be intersected in two passes over A and one
-over B. B may be "-" (stdin). The expected rate counts every line of A as a key: when A repeats
-lines, the real rate is lower.
-
-options:
-  --memory SIZE  memory for the filter (default 1G): 4G, 512M, 2^30 (K, M, G, T: powers of 1024);
-                 no more than about 64 bits per line of A is used
-  --capacity N   lines in A, if known: saves the pass that counts them (and allows A = "-")
-)";
-
 constexpr uint64_t kDefaultDedupeCapacity = 10'000'000;
 constexpr double kDefaultDedupeFpr = 1e-6;
 constexpr uint64_t kDefaultMemory = uint64_t{1} << 30;
-constexpr size_t kBatchLines = 4096;
 // More than this buys nothing: a blocked filter's FPR at 64 bits/key is ~1e-11 at best.
 constexpr uint64_t kMaxBitsPerLine = 64;
 constexpr uint64_t kDefaultCheckpointLines = 10'000'000;
 
-// Counts `path`'s lines (one pass).
-absl::StatusOr<uint64_t> CountLines(const std::string& path) {
-  absl::StatusOr<LineReader> reader = LineReader::Open(path);
-  if (!reader.ok()) return reader.status();
-  Progress progress(absl::StrCat("counting ", path), reader->total_bytes());
-  std::vector<std::string_view> lines;
-  uint64_t count = 0;
-  while (true) {
-    if (absl::Status s = reader->NextBatch(kBatchLines, lines); !s.ok()) return s;
-    if (lines.empty()) return count;
-    count += lines.size();
-    progress.Update(reader->bytes_read(), count);
-  }
+const char kStripCrHelp[] =
+    "drop one '\\r' at the end of each line (CRLF input); without it \"a\\r\" and \"a\" are "
+    "different keys";
+
+struct DedupeFlags {
+  CreateFlags create;
+  bool stats = false;
+  std::string state;
+  uint64_t checkpoint = kDefaultCheckpointLines;
+  bool strip_cr = false;
+  bool allow_dirty = false;
+  std::string input = "-";
+  CLI::Option* state_flag = nullptr;
+  CLI::Option* checkpoint_flag = nullptr;
+};
+
+// Whether the state file exists. Only "no such file" starts a fresh state: any other error
+// (permissions, a symlink loop, a file in the way of a directory) must not silently forget what
+// the state holds.
+absl::StatusOr<bool> StateExists(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0) return true;
+  if (errno == ENOENT) return false;
+  return InputError(absl::StrCat("--state ", path, ": ", std::strerror(errno)));
 }
 
-// Inserts every line of `path`; returns the number of lines.
-absl::StatusOr<uint64_t> InsertLines(const std::string& path, BlockedFilter& filter) {
-  absl::StatusOr<LineReader> reader = LineReader::Open(path);
-  if (!reader.ok()) return reader.status();
-  Progress progress(absl::StrCat("loading ", path), reader->total_bytes());
-  std::vector<std::string_view> lines;
-  uint64_t count = 0;
-  while (true) {
-    if (absl::Status s = reader->NextBatch(kBatchLines, lines); !s.ok()) return s;
-    if (lines.empty()) return count;
-    filter.InsertMany(lines);
-    count += lines.size();
-    progress.Update(reader->bytes_read(), count);
+// Saves are atomic: a temp file beside the state, then a rename. Check that one can be created
+// before any input is read, so an unwritable place fails before the run, not after it.
+absl::Status CheckWritableBeside(const std::string& path) {
+  std::filesystem::path probe = std::filesystem::path(path).parent_path();
+  if (probe.empty()) probe = ".";
+  std::string name = (probe / ".bloomery-probe.XXXXXX").string();
+  const int fd = mkstemp(name.data());
+  if (fd < 0) {
+    return InputError(
+        absl::StrCat("--state ", path, ": cannot write beside it (", std::strerror(errno), ")"));
   }
+  close(fd);
+  unlink(name.c_str());
+  return absl::OkStatus();
 }
 
-// `Filter`: BlockedFilter or AnyFilter.
-template <typename Filter>
-void WarnIfOverCapacity(std::string_view command, uint64_t keys, uint64_t capacity,
-                        const Filter& filter) {
-  if (capacity == 0 || keys <= capacity) return;
-  std::fprintf(stderr,
-               "bloomery %.*s: warning: %s keys went in, over the planned capacity of %s; the "
-               "false-positive rate rose to about %s (plan for more)\n",
-               static_cast<int>(command.size()), command.data(), FormatCount(keys).c_str(),
-               FormatCount(capacity).c_str(), FormatFpr(filter.EstimatedFpr()).c_str());
-}
-
-}  // namespace
-
-absl::Status DedupeCommand(int argc, char* const* argv) {
-  absl::StatusOr<Args> args = Args::Parse(argc, argv,
-                                          {{"kind", true},
-                                           {"capacity", true},
-                                           {"fpr", true},
-                                           {"bits", true},
-                                           {"hashes", true},
-                                           {"counter-bits", true},
-                                           {"stats", false},
-                                           {"state", true},
-                                           {"checkpoint", true}});
-  if (!args.ok()) return args.status();
-  if (args->help()) {
-    std::fputs(kDedupeHelp, stdout);
-    return absl::OkStatus();
-  }
-  if (absl::Status s = args->ExpectPositional(0, 1); !s.ok()) return s;
+absl::Status RunDedupe(const DedupeFlags& flags) {
   // The flags are checked even when a state file will make them moot: a typo is always an error.
-  absl::StatusOr<CreateSpec> spec =
-      CreateSpecFromFlags(*args, kDefaultDedupeCapacity, kDefaultDedupeFpr);
+  absl::StatusOr<CreateSpec> spec = flags.create.Spec(kDefaultDedupeCapacity, kDefaultDedupeFpr);
   if (!spec.ok()) return spec.status();
-  const std::optional<std::string_view> state_flag = args->Value("state");
-  if (state_flag && state_flag->empty()) return UsageError("--state needs a file name");
-  if (args->Has("checkpoint") && !state_flag) return UsageError("--checkpoint needs --state");
-  absl::StatusOr<uint64_t> checkpoint = args->Count("checkpoint", kDefaultCheckpointLines);
-  if (!checkpoint.ok()) return checkpoint.status();
-  if (*checkpoint == 0) return UsageError("--checkpoint must be at least 1");
-  const std::string state_path = state_flag ? std::string(*state_flag) : "";
-  const std::string path = args->positional().empty() ? "-" : args->positional()[0];
-  absl::StatusOr<LineReader> reader = LineReader::Open(path);
+  const bool with_state = Given(flags.state_flag);
+  if (with_state && flags.state.empty()) return UsageError("--state needs a file name");
+  if (Given(flags.checkpoint_flag) && !with_state) return UsageError("--checkpoint needs --state");
+  if (flags.checkpoint == 0) return UsageError("--checkpoint must be at least 1");
+  absl::StatusOr<LineReader> reader = LineReader::Open(flags.input, flags.strip_cr);
   if (!reader.ok()) return reader.status();
 
-  std::error_code error;
-  const bool resume = state_flag && std::filesystem::exists(state_path, error);
+  bool resume = false;
+  if (with_state) {
+    absl::StatusOr<bool> exists = StateExists(flags.state);
+    if (!exists.ok()) return exists.status();
+    if (absl::Status s = CheckWritableBeside(flags.state); !s.ok()) return s;
+    resume = *exists;
+  }
+  LoadOptions load;
+  load.max_bytes = flags.create.max_memory;
+  load.allow_dirty = flags.allow_dirty;
   absl::StatusOr<AnyFilter> filter =
-      resume ? AnyFilter::Load(state_path) : AnyFilter::Create(*spec);
+      resume ? AnyFilter::Load(flags.state, load) : AnyFilter::Create(*spec);
   if (!filter.ok()) return filter.status();
-  uint64_t known = 0;  // distinct lines the filter held before this run
+  double known = 0;  // distinct lines the filter held before this run (infinite: saturated)
   if (resume) {
-    for (const std::string_view flag :
-         {"kind", "capacity", "fpr", "bits", "hashes", "counter-bits"}) {
-      if (args->Has(flag)) {
-        std::fprintf(stderr,
-                     "bloomery dedupe: warning: --%.*s ignored: %s exists and its %.*s filter is "
-                     "used as it is\n",
-                     static_cast<int>(flag.size()), flag.data(), state_path.c_str(),
-                     static_cast<int>(filter->kind().size()), filter->kind().data());
-      }
+    for (const std::string& flag : flags.create.Given()) {
+      std::fprintf(stderr,
+                   "bloomery dedupe: warning: %s ignored: %s exists and its %.*s filter is used "
+                   "as it is\n",
+                   flag.c_str(), flags.state.c_str(), static_cast<int>(filter->kind().size()),
+                   filter->kind().data());
     }
-    known = static_cast<uint64_t>(filter->EstimatedCount() + 0.5);
+    known = filter->EstimatedCount();
   }
 
-  Progress progress("dedupe", reader->total_bytes());
   LineWriter out;
-  std::vector<std::string_view> lines;
-  // std::vector<bool> is packed bits; the filter writes a span of real bools.
-  const auto was_new = std::make_unique<bool[]>(kBatchLines);
   uint64_t read = 0;
-  uint64_t kept = 0;
-  uint64_t since_checkpoint = 0;
-  while (true) {
-    // Batches end at checkpoints, so a checkpoint lands exactly every --checkpoint lines.
-    const size_t batch =
-        state_flag ? std::min<uint64_t>(kBatchLines, *checkpoint - since_checkpoint) : kBatchLines;
-    if (absl::Status s = reader->NextBatch(batch, lines); !s.ok()) return s;
-    if (lines.empty()) break;
-    // InsertMany answers as if the keys were inserted one by one, so a line repeated within the
-    // batch is new only at its first occurrence. A full scalable filter stops the run here, with
-    // the state file at its last checkpoint, after the lines it did add are written out.
-    absl::StatusOr<size_t> added =
-        filter->InsertMany(lines, std::span<bool>(was_new.get(), lines.size()));
-    for (size_t i = 0; i < lines.size(); ++i) {
-      if (was_new[i]) out.Write(lines[i]);
-    }
-    if (!added.ok()) {
-      if (absl::Status s = out.Flush(); !s.ok()) return s;
-      return added.status();
-    }
-    kept += *added;
-    read += lines.size();
-    since_checkpoint += lines.size();
-    progress.Update(reader->bytes_read(), read);
-    if (state_flag && since_checkpoint == *checkpoint) {
-      // Output first: the state must never remember a line that was not written out.
-      if (absl::Status s = out.Flush(); !s.ok()) return s;
-      if (absl::Status s = filter->Save(state_path); !s.ok()) return s;
-      since_checkpoint = 0;
-    }
-  }
+  absl::StatusOr<BatchTotals> totals = ForEachBatch(
+      *reader, "dedupe",
+      [&](std::span<const std::string_view> lines,
+          std::span<bool> was_new) -> absl::StatusOr<size_t> {
+        // InsertMany answers as if the keys were inserted one by one, so a line repeated within
+        // the batch is new only at its first occurrence. A full scalable filter stops the run
+        // here, with the state file at its last checkpoint, after the lines it did add are out.
+        absl::StatusOr<size_t> added = filter->InsertMany(lines, was_new);
+        for (size_t i = 0; i < lines.size(); ++i) {
+          // A last line without '\n' is copied without one.
+          const bool last = i + 1 == lines.size() && reader->unterminated();
+          if (was_new[i]) out.Write(lines[i], !last);
+        }
+        if (!added.ok()) {
+          if (absl::Status s = out.Flush(); !s.ok()) return s;
+          return added.status();
+        }
+        read += lines.size();
+        if (with_state && read % flags.checkpoint == 0) {
+          // Output first: the state must never remember a line that was not written out.
+          if (absl::Status s = out.Flush(); !s.ok()) return s;
+          if (absl::Status s = filter->Save(flags.state); !s.ok()) return s;
+        }
+        return added;
+      },
+      with_state ? flags.checkpoint : 0);
+  if (!totals.ok()) return totals.status();
   if (absl::Status s = out.Flush(); !s.ok()) return s;
-  if (state_flag) {
-    if (absl::Status s = filter->Save(state_path); !s.ok()) return s;
+  if (with_state && read % flags.checkpoint != 0) {
+    if (absl::Status s = filter->Save(flags.state); !s.ok()) return s;
   }
-  WarnIfOverCapacity("dedupe", known + kept, filter->capacity(), *filter);
-  if (args->Has("stats")) {
+  const uint64_t kept = totals->counted;
+  WarnIfOverCapacity("dedupe", known + static_cast<double>(kept), filter->capacity(), *filter);
+  if (flags.stats) {
     std::fprintf(stderr,
                  "bloomery dedupe: read %s lines, kept %s, dropped %s; %.*s filter %s, "
                  "false-positive rate now about %s\n",
@@ -231,78 +162,135 @@ absl::Status DedupeCommand(int argc, char* const* argv) {
   return absl::OkStatus();
 }
 
-absl::Status IntersectCommand(int argc, char* const* argv) {
-  absl::StatusOr<Args> args = Args::Parse(argc, argv, {{"memory", true}, {"capacity", true}});
-  if (!args.ok()) return args.status();
-  if (args->help()) {
-    std::fputs(kIntersectHelp, stdout);
-    return absl::OkStatus();
-  }
-  if (absl::Status s = args->ExpectPositional(2, 2); !s.ok()) return s;
-  const std::string& a_path = args->positional()[0];
-  const std::string& b_path = args->positional()[1];
-  absl::StatusOr<uint64_t> memory = args->Size("memory", kDefaultMemory);
-  if (!memory.ok()) return memory.status();
-  if (*memory < kBlockBytes) {
+struct IntersectFlags {
+  std::string a;
+  std::string b;
+  uint64_t memory = kDefaultMemory;
+  uint64_t capacity = 0;
+  bool strip_cr = false;
+  CLI::Option* capacity_flag = nullptr;
+};
+
+absl::Status RunIntersect(const IntersectFlags& flags) {
+  if (flags.memory < kBlockBytes) {
     return UsageError(absl::StrCat("--memory must be at least ", kBlockBytes, " bytes"));
   }
-  absl::StatusOr<uint64_t> capacity = args->Count("capacity", 0);
-  if (!capacity.ok()) return capacity.status();
-  if (args->Has("capacity") && *capacity == 0) return UsageError("--capacity must be at least 1");
-  if (a_path == "-" && b_path == "-") return UsageError("A and B cannot both be stdin");
-  if (a_path == "-" && *capacity == 0) {
-    return UsageError(
-        "A is read twice (to count its lines, then to load them): give A as a "
-        "file, or --capacity");
+  if (Given(flags.capacity_flag) && flags.capacity == 0) {
+    return UsageError("--capacity must be at least 1");
   }
+  if (flags.a == "-" && flags.b == "-") return UsageError("A and B cannot both be stdin");
   // Open B first: a missing B should fail before the long pass over A.
-  absl::StatusOr<LineReader> b_reader = LineReader::Open(b_path);
+  absl::StatusOr<LineReader> b_reader = LineReader::Open(flags.b, flags.strip_cr);
   if (!b_reader.ok()) return b_reader.status();
-  if (*capacity == 0) {
-    absl::StatusOr<uint64_t> count = CountLines(a_path);
+  // Without --capacity, A is read twice (count, then load): a pipe is read into memory once.
+  absl::StatusOr<LineReader> a_reader =
+      flags.capacity != 0 ? LineReader::Open(flags.a, flags.strip_cr)
+                          : LineReader::OpenBuffered(flags.a, flags.strip_cr, flags.memory);
+  if (!a_reader.ok()) return a_reader.status();
+  uint64_t capacity = flags.capacity;
+  if (capacity == 0) {
+    absl::StatusOr<BatchTotals> count =
+        ForEachBatch(*a_reader, absl::StrCat("counting ", flags.a),
+                     [](std::span<const std::string_view>, std::span<bool>) { return size_t{0}; });
     if (!count.ok()) return count.status();
-    if (*count == 0) return absl::OkStatus();  // nothing is in an empty A
-    *capacity = *count;
+    if (count->lines == 0) return absl::OkStatus();  // nothing is in an empty A
+    capacity = count->lines;
+    if (absl::Status s = a_reader->Rewind(); !s.ok()) return s;
   }
 
   // The budget in whole blocks, but never more than kMaxBitsPerLine per line of A.
-  uint64_t bits = std::min(*memory / kBlockBytes * kBlockBits, kMaxBits);
-  if (*capacity <= kMaxBits / kMaxBitsPerLine) bits = std::min(bits, *capacity * kMaxBitsPerLine);
+  uint64_t bits = std::min(flags.memory / kBlockBytes * kBlockBits, kMaxBits);
+  if (capacity <= kMaxBits / kMaxBitsPerLine) bits = std::min(bits, capacity * kMaxBitsPerLine);
   bits = std::max<uint64_t>(bits / kBlockBits * kBlockBits, kBlockBits);
   FilterOptions options;
   options.bits = bits;
-  options.capacity = *capacity;
-  options.max_memory_bytes = *memory;
+  options.capacity = capacity;
+  options.max_memory_bytes = flags.memory;
   absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(options);
   if (!filter.ok()) return filter.status();
   std::fprintf(stderr,
                "bloomery intersect: A has %s lines; filter %s (%.1f bits/line, %d hashes); "
                "expected false-positive rate %s\n",
-               FormatCount(*capacity).c_str(),
+               FormatCount(capacity).c_str(),
                FormatBytes(static_cast<double>(filter->memory_bytes())).c_str(),
                filter->plan().bits_per_key, filter->hashes(),
                FormatFpr(filter->plan().expected_fpr).c_str());
 
-  absl::StatusOr<uint64_t> inserted = InsertLines(a_path, *filter);
+  absl::StatusOr<BatchTotals> inserted =
+      ForEachBatch(*a_reader, absl::StrCat("loading ", flags.a),
+                   [&](std::span<const std::string_view> lines, std::span<bool>) {
+                     return filter->InsertMany(lines);
+                   });
   if (!inserted.ok()) return inserted.status();
-  WarnIfOverCapacity("intersect", *inserted, filter->plan().capacity, *filter);
+  WarnIfOverCapacity("intersect", static_cast<double>(inserted->lines), filter->plan().capacity,
+                     *filter);
 
-  Progress progress(absl::StrCat("intersect ", b_path), b_reader->total_bytes());
   LineWriter out;
-  std::vector<std::string_view> lines;
-  const auto maybe = std::make_unique<bool[]>(kBatchLines);
-  uint64_t read = 0;
-  while (true) {
-    if (absl::Status s = b_reader->NextBatch(kBatchLines, lines); !s.ok()) return s;
-    if (lines.empty()) break;
-    filter->MayContainMany(lines, std::span<bool>(maybe.get(), lines.size()));
-    for (size_t i = 0; i < lines.size(); ++i) {
-      if (maybe[i]) out.Write(lines[i]);
-    }
-    read += lines.size();
-    progress.Update(b_reader->bytes_read(), read);
-  }
+  absl::StatusOr<BatchTotals> looked_up =
+      ForEachBatch(*b_reader, absl::StrCat("intersect ", flags.b),
+                   [&](std::span<const std::string_view> lines, std::span<bool> maybe) {
+                     const size_t found = filter->MayContainMany(lines, maybe);
+                     for (size_t i = 0; i < lines.size(); ++i) {
+                       if (maybe[i]) out.Write(lines[i]);
+                     }
+                     return found;
+                   });
+  if (!looked_up.ok()) return looked_up.status();
   return out.Flush();
+}
+
+}  // namespace
+
+Command AddDedupeCommand(CLI::App& root) {
+  CLI::App* app = root.add_subcommand(
+      "dedupe", "copy stdin (or FILE) to stdout, keeping only the first occurrence of each line");
+  app->footer(
+      "A line is never printed twice; a line seen for the first time is dropped, wrongly, with\n"
+      "probability about the filter's false-positive rate. Past the planned capacity that rate\n"
+      "climbs: size the filter for the number of distinct lines, or use --kind scalable.\n"
+      "With --state, saving is atomic (temp file, fsync, rename), so FILE always holds a complete\n"
+      "filter from the last checkpoint. Output is flushed before each save, so every line the\n"
+      "state remembers has been written out; after a crash a restart on the same input may print\n"
+      "lines read since the last checkpoint again: delivery is at-least-once, never lost.");
+  auto flags = std::make_shared<DedupeFlags>();
+  app->add_option("input", flags->input, "lines to read (default: stdin, or \"-\")")
+      ->type_name("INPUT");
+  flags->create.Add(*app, "distinct lines expected (default 10M); k, M, G, T: powers of 1000",
+                    "false-positive rate at capacity (default 1e-6): the chance of a wrong drop");
+  AddFlag(*app, "--stats", flags->stats, "print lines read, kept and dropped to stderr at the end");
+  flags->state_flag =
+      app->add_option("--state", flags->state,
+                      "remember the lines seen across runs: load the filter from FILE if it "
+                      "exists (the sizing flags are then ignored, with a warning), else create it; "
+                      "save it at every checkpoint and at the end")
+          ->type_name("FILE");
+  flags->checkpoint_flag = AddNumber(*app, "--checkpoint", flags->checkpoint, Unit::kCount,
+                                     "with --state: save every N lines read (default 10M)");
+  AddFlag(*app, "--allow-dirty", flags->allow_dirty,
+          "load a --state file left DIRTY by a crashed writer (see bloomery repair)");
+  AddFlag(*app, "--strip-cr", flags->strip_cr, kStripCrHelp);
+  return {app, [flags] { return RunDedupe(*flags); }};
+}
+
+Command AddIntersectCommand(CLI::App& root) {
+  CLI::App* app = root.add_subcommand(
+      "intersect", "print the lines of B that are probably in A, within a memory budget");
+  app->footer(
+      "Every line of B that is in A is printed, in B's order; a line of B that is not in A is\n"
+      "printed with probability about the expected FPR, which goes to stderr before B is read.\n"
+      "A is loaded into a Bloom filter that fits the memory budget: two passes over A (one with\n"
+      "--capacity; an A that cannot be read twice, such as a pipe, is held in memory) and one\n"
+      "over B. The expected rate counts every line of A as a key: repeated lines make it lower.");
+  auto flags = std::make_shared<IntersectFlags>();
+  app->add_option("A", flags->a, "the lines to look for (\"-\": stdin)")->required();
+  app->add_option("B", flags->b, "the lines to print (\"-\": stdin)")->required();
+  AddNumber(*app, "--memory", flags->memory, Unit::kBytes,
+            "memory for the filter (default 1G): 4G, 512M, 2^30 (K, M, G, T: powers of 1024); no "
+            "more than about 64 bits per line of A is used");
+  flags->capacity_flag = AddNumber(*app, "--capacity", flags->capacity, Unit::kCount,
+                                   "lines in A, if known: saves the pass that counts them");
+  AddFlag(*app, "--strip-cr", flags->strip_cr, kStripCrHelp);
+  return {app, [flags] { return RunIntersect(*flags); }};
 }
 
 }  // namespace bloomery::cli

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <numbers>
 #include <numeric>
-#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,21 +23,6 @@
 
 namespace bloomery::cli {
 namespace {
-
-constexpr char kTableHelp[] =
-    R"(usage: bloomery table [--keys N] [--layout blocked|classic] [--json | --csv] [--svg FILE]
-
-The tuning table: for m/n = 2..32 bits per key, the best number of hashes and the false-positive
-rate for k = 1..8, predicted by the layout's exact formula (plan.h) and measured on a real filter
-of that geometry holding N keys, queried with N keys that were never inserted.
-
-options:
-  --keys N        keys per filter (default 200000); measured FPRs below 1/N read as "<1/N"
-  --layout L      blocked (BlockedFilter, the default) or classic (partitioned, k slices)
-  --json          print JSON instead of a table
-  --csv           print CSV, one line per (m/n, k)
-  --svg FILE      also draw FPR (log scale) against bits/key for each k: theory lines, measured dots
-)";
 
 constexpr uint64_t kDefaultKeys = 200'000;
 constexpr uint32_t kMinBitsPerKey = 2;
@@ -169,44 +154,26 @@ std::string RenderCsv(const Table& table) {
   return out;
 }
 
-std::string RenderJson(const Table& table) {
-  JsonWriter json;
-  json.BeginObject()
-      .Key("layout")
-      .String(LayoutName(table.layout))
-      .Key("keys")
-      .Integer(table.keys)
-      .Key("queries")
-      .Integer(table.keys)
-      .Key("rows")
-      .BeginArray();
+Json TableJson(const Table& table) {
+  Json rows = Json::array();
   for (const Row& row : table.rows) {
-    json.BeginObject()
-        .Key("bits_per_key")
-        .Integer(row.bits_per_key)
-        .Key("best_k")
-        .Integer(row.optimal_hashes)
-        .Key("optimal_k_standard")
-        .Number(OptimalHashes(row.bits_per_key))
-        .Key("cells")
-        .BeginArray();
+    Json cells = Json::array();
     for (const Cell& cell : row.cells) {
-      json.BeginObject()
-          .Key("k")
-          .Integer(cell.hashes)
-          .Key("bits")
-          .Integer(cell.bits)
-          .Key("predicted_fpr")
-          .Number(cell.predicted_fpr)
-          .Key("measured_fpr")
-          .Number(MeasuredFpr(cell, table.keys))
-          .Key("false_positives")
-          .Integer(cell.false_positives)
-          .EndObject();
+      cells.push_back({{"k", cell.hashes},
+                       {"bits", cell.bits},
+                       {"predicted_fpr", cell.predicted_fpr},
+                       {"measured_fpr", MeasuredFpr(cell, table.keys)},
+                       {"false_positives", cell.false_positives}});
     }
-    json.EndArray().EndObject();
+    rows.push_back({{"bits_per_key", row.bits_per_key},
+                    {"best_k", row.optimal_hashes},
+                    {"optimal_k_standard", OptimalHashes(row.bits_per_key)},
+                    {"cells", std::move(cells)}});
   }
-  return json.EndArray().EndObject().Finish();
+  return {{"layout", LayoutName(table.layout)},
+          {"keys", table.keys},
+          {"queries", table.keys},
+          {"rows", std::move(rows)}};
 }
 
 absl::StatusOr<std::string> RenderSvg(const Table& table) {
@@ -256,46 +223,64 @@ absl::Status WriteFile(const std::string& path, const std::string& contents) {
   return absl::OkStatus();
 }
 
-}  // namespace
+struct TableFlags {
+  uint64_t keys = kDefaultKeys;
+  std::string layout = "blocked";
+  bool json = false;
+  bool csv = false;
+  std::string svg;
+  CLI::Option* svg_flag = nullptr;
+};
 
-absl::Status TableCommand(int argc, char* const* argv) {
-  absl::StatusOr<Args> args = Args::Parse(
-      argc, argv,
-      {{"keys", true}, {"layout", true}, {"json", false}, {"csv", false}, {"svg", true}});
-  if (!args.ok()) return args.status();
-  if (args->help()) {
-    std::fputs(kTableHelp, stdout);
-    return absl::OkStatus();
+absl::Status RunTable(const TableFlags& flags) {
+  if (flags.keys == 0 || flags.keys > (uint64_t{1} << 32)) {
+    return UsageError("--keys must be in [1, 2^32]");
   }
-  if (absl::Status s = args->ExpectPositional(0, 0); !s.ok()) return s;
-  absl::StatusOr<uint64_t> keys = args->Count("keys", kDefaultKeys);
-  if (!keys.ok()) return keys.status();
-  if (*keys == 0 || *keys > (uint64_t{1} << 32)) return UsageError("--keys must be in [1, 2^32]");
-  Layout layout = Layout::kBlocked;
-  if (const auto name = args->Value("layout"); name && *name != "blocked") {
-    if (*name != "classic") {
-      return UsageError(
-          absl::StrCat("--layout must be blocked or classic, got \"", AsAbsl(*name), "\""));
-    }
-    layout = Layout::kPartitioned;
+  if (flags.layout != "blocked" && flags.layout != "classic") {
+    return UsageError(
+        absl::StrCat("--layout must be blocked or classic, got \"", flags.layout, "\""));
   }
-  if (args->Has("json") && args->Has("csv"))
-    return UsageError("--json and --csv exclude each other");
-  const std::optional<std::string_view> svg_path = args->Value("svg");
-  if (svg_path && svg_path->empty()) return UsageError("--svg needs a file name");
-
-  absl::StatusOr<Table> table = BuildTable(layout, *keys);
+  if (Given(flags.svg_flag) && flags.svg.empty()) return UsageError("--svg needs a file name");
+  absl::StatusOr<Table> table =
+      BuildTable(flags.layout == "blocked" ? Layout::kBlocked : Layout::kPartitioned, flags.keys);
   if (!table.ok()) return table.status();
-  if (svg_path) {
+  if (Given(flags.svg_flag)) {
     absl::StatusOr<std::string> svg = RenderSvg(*table);
     if (!svg.ok()) return svg.status();
-    if (absl::Status s = WriteFile(std::string(*svg_path), *svg); !s.ok()) return s;
+    if (absl::Status s = WriteFile(flags.svg, *svg); !s.ok()) return s;
   }
-  const std::string out = args->Has("json")  ? RenderJson(*table)
-                          : args->Has("csv") ? RenderCsv(*table)
-                                             : RenderText(*table);
-  std::fputs(out.c_str(), stdout);
+  if (flags.json) {
+    PrintJson(TableJson(*table));
+  } else {
+    std::fputs((flags.csv ? RenderCsv(*table) : RenderText(*table)).c_str(), stdout);
+  }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+Command AddTableCommand(CLI::App& root) {
+  CLI::App* app = root.add_subcommand(
+      "table", "the m/n x k table of predicted and measured FPR (text, JSON, CSV, SVG chart)");
+  app->footer(
+      "For m/n = 2..32 bits per key: the best number of hashes and the false-positive rate for\n"
+      "k = 1..8, predicted by the layout's exact formula (plan.h) and measured on a real filter "
+      "of\n"
+      "that geometry holding N keys, queried with N keys that were never inserted.");
+  auto flags = std::make_shared<TableFlags>();
+  AddNumber(*app, "--keys", flags->keys, Unit::kCount,
+            "keys per filter (default 200000); measured FPRs below 1/N read as \"<1/N\"");
+  app->add_option("--layout", flags->layout,
+                  "blocked (BlockedFilter, the default) or classic (partitioned, k slices)")
+      ->type_name("L");
+  CLI::Option* json = AddFlag(*app, "--json", flags->json, "print JSON instead of a table");
+  AddFlag(*app, "--csv", flags->csv, "print CSV, one line per (m/n, k)")->excludes(json);
+  flags->svg_flag =
+      app->add_option("--svg", flags->svg,
+                      "also draw FPR (log scale) against bits/key for each k: theory lines, "
+                      "measured dots")
+          ->type_name("FILE");
+  return {app, [flags] { return RunTable(*flags); }};
 }
 
 }  // namespace bloomery::cli
