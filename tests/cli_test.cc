@@ -82,7 +82,9 @@ struct RunResult {
 
 // Runs `bloomery args...` with `input` on stdin. stdin, stdout and stderr are files, so no pipe
 // can fill up and stall the child.
-RunResult Run(const std::vector<std::string>& args, const std::string& input = "") {
+// `stdout_path` replaces the captured stdout (e.g. "/dev/full"; `out` is then empty).
+RunResult Run(const std::vector<std::string>& args, const std::string& input = "",
+              const std::string& stdout_path = "") {
   const char* exe = std::getenv("BLOOMERY_CLI");
   REQUIRE_MESSAGE(exe != nullptr, "set BLOOMERY_CLI to the bloomery binary");
   static int counter = 0;
@@ -91,8 +93,9 @@ RunResult Run(const std::vector<std::string>& args, const std::string& input = "
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, (base + ".in").c_str(), O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, (base + ".out").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(
+      &actions, 1, stdout_path.empty() ? (base + ".out").c_str() : stdout_path.c_str(),
+      O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, (base + ".err").c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   std::vector<std::string> storage = {exe};
@@ -1091,6 +1094,163 @@ TEST_CASE("filter file commands: usage errors exit 2, bad files exit 1") {
   CHECK(Run({"add", Scratch().File("absent.bloom"), input}).exit_code == 1);
   CHECK(Run({"query", input, input}).exit_code == 1);  // not a filter file
   CHECK(Run({"dedupe", "--state", input}, "x\n").exit_code == 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Edges (issue #10): output that cannot be written, saturation, dirty files, state paths, input
+// conventions.
+
+TEST_CASE("every command exits 1 when stdout cannot be written (/dev/full)") {
+  const std::string input = WriteLines("full_in.txt", NumberedLines("f", 0, 100));
+  const std::string file = Scratch().File("full.bloom");
+  Build({"--capacity", "1000"}, file, input);
+  const std::vector<std::vector<std::string>> commands = {
+      {"info", file},
+      {"info", file, "--json"},
+      {"query", file, input},
+      {"query", file, "--count", input},
+      {"build", "--capacity", "1000", "-o", Scratch().File("full2.bloom"), input, "--json"},
+      {"plan", "--capacity", "1e6", "--fpr", "0.01"},
+      {"dedupe", input},
+      {"intersect", input, input},
+      {"--help"},
+      {"plan", "--help"}};
+  for (const std::vector<std::string>& args : commands) {
+    CAPTURE(args.front());
+    CAPTURE(args.back());
+    RunResult r = Run(args, "", "/dev/full");
+    CHECK(r.exit_code == 1);
+    CHECK(Contains(r.err, "writing to stdout"));
+  }
+}
+
+TEST_CASE("a saturated filter says so; filters sized by --bits warn past their capacity") {
+  // 512 bits, 4 hashes, 20,000 keys: every bit is set, no count can be inferred.
+  const std::string file = Scratch().File("saturated.bloom");
+  RunResult built = Run({"build", "--bits", "512", "--hashes", "4", "-o", file,
+                         WriteLines("sat.txt", NumberedLines("s", 0, 20'000))});
+  REQUIRE_MESSAGE(built.exit_code == 0, built.err);
+  CHECK(Contains(built.err, "over the planned capacity"));
+
+  RunResult text = Run({"info", file});
+  REQUIRE(text.exit_code == 0);
+  CHECK(Contains(text.out, "saturated"));
+  CHECK_FALSE(Contains(text.out, "estimated keys  0"));
+  const Json json = ParseJson(Run({"info", file, "--json"}).out);
+  CHECK(json["saturated"].boolean);
+  CHECK(json["estimated_count"].string == "saturated");
+
+  // Not saturated, but 4,000 keys in 8,192 bits with 4 hashes: over the ~1,420 the bits suit.
+  RunResult over =
+      Run({"build", "--bits", "8192", "--hashes", "4", "-o", Scratch().File("over.bloom"),
+           WriteLines("over.txt", NumberedLines("o", 0, 4000))});
+  REQUIRE(over.exit_code == 0);
+  CHECK(Contains(over.err, "over the planned capacity of 1,419"));
+  RunResult under =
+      Run({"build", "--bits", "2^20", "--hashes", "4", "-o", Scratch().File("under.bloom"),
+           WriteLines("under.txt", NumberedLines("u", 0, 4000))});
+  REQUIRE(under.exit_code == 0);
+  CHECK_FALSE(Contains(under.err, "warning"));
+}
+
+TEST_CASE("a DIRTY file: refused by default, read with --allow-dirty, made whole by repair") {
+  const std::string file = Scratch().File("dirty.bloom");
+  Build({"--capacity", "1000"}, file, WriteLines("dirty_in.txt", {"before"}));
+  {
+    // A read-write mapping that is never flushed: what a crash leaves behind.
+    absl::StatusOr<BlockedFilter> mapped = BlockedFilter::Map(file, MapMode::kReadWrite);
+    REQUIRE(mapped.ok());
+    mapped->Insert(std::string_view("during"));
+  }
+  const std::string keys = WriteLines("dirty_keys.txt", {"before", "during"});
+  RunResult refused = Run({"query", file, keys});
+  CHECK(refused.exit_code == 1);
+  CHECK(Contains(refused.err, "dirty.bloom"));
+  RunResult allowed = Run({"query", "--allow-dirty", file, keys});
+  CHECK(allowed.exit_code == 0);
+  CHECK(allowed.out == "before\nduring\n");
+
+  RunResult repaired = Run({"repair", file});
+  REQUIRE_MESSAGE(repaired.exit_code == 0, repaired.err);
+  CHECK(Contains(repaired.err, "DIRTY cleared"));
+  const Json info = ParseJson(Run({"info", file, "--json"}).out);
+  CHECK_FALSE(info["dirty"].boolean);
+  CHECK(info["checksums_verified"].boolean);
+  CHECK(Run({"query", file, keys}).out == "before\nduring\n");
+  RunResult clean = Run({"repair", file});
+  CHECK(clean.exit_code == 0);
+  CHECK(Contains(clean.err, "not dirty"));
+  CHECK(Run({"repair", Scratch().File("no_such_dirty.bloom")}).exit_code == 1);
+}
+
+TEST_CASE("format errors name the file they are about") {
+  const std::string input = WriteLines("named_in.txt", NumberedLines("n", 0, 500));
+  std::vector<std::string> files;
+  for (const char* name : {"g1.bloom", "g2.bloom", "g3.bloom"}) {
+    files.push_back(Scratch().File(name));
+    Build({"--capacity", "1000"}, files.back(), input);
+  }
+  std::string bytes = ReadFile(files[2]);
+  bytes.back() = static_cast<char>(bytes.back() ^ 0x01);
+  WriteFile(files[2], bytes);
+  RunResult r =
+      Run({"merge", "-o", Scratch().File("named_out.bloom"), files[0], files[1], files[2]});
+  CHECK(r.exit_code == 1);
+  CHECK(Contains(r.err, "g3.bloom"));
+  CHECK_FALSE(Contains(r.err, "g1.bloom"));
+}
+
+TEST_CASE("dedupe --state: only a missing file starts fresh, and an unwritable place fails first") {
+  const std::string input = "a\nb\na\n";
+  const std::string plain = WriteLines("not_a_dir.txt", {"x"});
+  // "not_a_dir.txt/state": ENOTDIR, not "no state yet".
+  RunResult not_dir = Run({"dedupe", "--state", plain + "/state.bloom"}, input);
+  CHECK(not_dir.exit_code == 1);
+  CHECK(not_dir.out.empty());
+  CHECK(Contains(not_dir.err, "not_a_dir.txt"));
+  // A directory that does not exist: no output at all, since the state could never be saved.
+  RunResult no_dir = Run({"dedupe", "--state", Scratch().File("missing_dir/state.bloom")}, input);
+  CHECK(no_dir.exit_code == 1);
+  CHECK(no_dir.out.empty());
+  // A missing file in a writable directory is a fresh state.
+  RunResult fresh = Run({"dedupe", "--state", Scratch().File("fresh_state.bloom")}, input);
+  CHECK(fresh.exit_code == 0);
+  CHECK(fresh.out == "a\nb\n");
+}
+
+TEST_CASE("input conventions: --strip-cr, non-UTF-8 file names in JSON, --max-memory") {
+  const std::string crlf = Scratch().File("crlf.txt");
+  WriteFile(crlf, "a\r\nb\r\n");
+  const std::string keys = WriteLines("crlf_keys.txt", {"a", "b"});
+  const std::string kept = Scratch().File("crlf_kept.bloom");
+  const std::string stripped = Scratch().File("crlf_stripped.bloom");
+  Build({"--capacity", "100", "--fpr", "1e-9"}, kept, crlf);
+  Build({"--capacity", "100", "--fpr", "1e-9", "--strip-cr"}, stripped, crlf);
+  CHECK(Run({"query", kept, keys, "--count"}).out == "0\n");  // "a\r" is not "a"
+  CHECK(Run({"query", stripped, keys, "--count"}).out == "2\n");
+  CHECK(Run({"query", stripped, "--strip-cr", crlf}).out == "a\nb\n");
+  RunResult help = Run({"query", "--help"});
+  CHECK(Contains(help.out, "--strip-cr"));
+  CHECK(Contains(help.out, "different keys"));
+
+  const std::string odd = Scratch().File("odd_\xff\xfe.bloom");
+  RunResult built = Run({"build", "--capacity", "100", "-o", odd, keys, "--json"});
+  REQUIRE(built.exit_code == 0);
+  // The name's invalid UTF-8 is replaced (U+FFFD), never copied raw into the JSON.
+  CHECK(built.out.find('\xff') == std::string::npos);
+  CHECK(Contains(ParseJson(built.out)["file"].string, "odd_"));
+  RunResult info = Run({"info", odd, "--json"});
+  REQUIRE(info.exit_code == 0);
+  CHECK(ParseJson(info.out)["kind"].string == "blocked");
+
+  RunResult too_big = Run({"build", "--capacity", "1e6", "--max-memory", "64K", "-o",
+                           Scratch().File("too_big.bloom"), keys});
+  CHECK(too_big.exit_code == 1);
+  CHECK_FALSE(std::filesystem::exists(Scratch().File("too_big.bloom")));
+  const std::string big = Scratch().File("big.bloom");
+  Build({"--capacity", "1e5"}, big, keys);
+  CHECK(Run({"query", big, keys, "--max-memory", "1K"}).exit_code == 1);
+  CHECK(Run({"query", big, keys, "--max-memory", "1M"}).exit_code == 0);
 }
 
 }  // namespace
