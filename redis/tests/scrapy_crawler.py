@@ -11,13 +11,20 @@ import sys
 import scrapy
 from scrapy.crawler import CrawlerProcess
 
-# bloomery/scrapy_redis.py is pure Python: load it by path, so the test needs no built package.
-HERE = os.path.dirname(os.path.abspath(__file__))
-PATH = os.path.join(HERE, "..", "..", "python", "bloomery", "scrapy_redis.py")
-spec = importlib.util.spec_from_file_location("bloomery_scrapy_redis", PATH)
-module = importlib.util.module_from_spec(spec)
-sys.modules["bloomery_scrapy_redis"] = module
-spec.loader.exec_module(module)
+# The documented setting when the Python package is built (meson puts it on PYTHONPATH); else
+# bloomery/scrapy_redis.py, which is pure Python, loaded by path.
+try:
+    from bloomery.scrapy import RedisBloomDupeFilter  # noqa: F401
+
+    DUPEFILTER_CLASS = "bloomery.scrapy.RedisBloomDupeFilter"
+except ImportError:
+    HERE = os.path.dirname(os.path.abspath(__file__))
+    PATH = os.path.join(HERE, "..", "..", "python", "bloomery", "scrapy_redis.py")
+    spec = importlib.util.spec_from_file_location("bloomery_scrapy_redis", PATH)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bloomery_scrapy_redis"] = module
+    spec.loader.exec_module(module)
+    DUPEFILTER_CLASS = "bloomery_scrapy_redis.RedisBloomDupeFilter"
 
 
 class SiteSpider(scrapy.Spider):
@@ -39,7 +46,7 @@ class SiteSpider(scrapy.Spider):
 def main():
     site_port, redis_port, shards = sys.argv[1], sys.argv[2], sys.argv[3]
     process = CrawlerProcess(settings={
-        "DUPEFILTER_CLASS": "bloomery_scrapy_redis.RedisBloomDupeFilter",
+        "DUPEFILTER_CLASS": DUPEFILTER_CLASS,
         "BLOOMERY_REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
         "BLOOMERY_REDIS_CAPACITY": 1000,
         "BLOOMERY_REDIS_ERROR_RATE": 0.0001,
@@ -53,6 +60,7 @@ def main():
     })
     process.crawl(SiteSpider, site_port=site_port)
     process.start()
+    print(f"dupefilter: {DUPEFILTER_CLASS}")
 
 
 if __name__ == "__main__":
