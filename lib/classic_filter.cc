@@ -28,13 +28,13 @@ struct ProbeBits {
   uint64_t bit[kMaxHashes];
 };
 
+// Fills the first `hashes` entries only: the rest are never read.
 struct LocateBits {
+  using Where = ProbeBits;
   uint64_t slice_bits;
   uint32_t hashes;
-  [[nodiscard]] ProbeBits operator()(const KeyHash& hash) const noexcept {
-    ProbeBits probes{};
+  void operator()(const KeyHash& hash, ProbeBits& probes) const noexcept {
     for (uint32_t i = 0; i < hashes; ++i) probes.bit[i] = ClassicProbeBit(hash, i, slice_bits);
-    return probes;
   }
 };
 
@@ -91,13 +91,16 @@ bool ClassicFilter::MayContain(const KeyHash& hash) const noexcept {
 
 template <FilterKey Key>
 size_t ClassicFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept {
+  uint64_t* const words = words_;
+  const uint32_t k = hashes_;
+  const bool concurrent = concurrent_;
   size_t added = 0;
-  PipelineEach(keys, was_new, seed_, LocateBits{slice_bits_, hashes_},
-               PrefetchBits<true>{words_, hashes_}, [&](const KeyHash&, const ProbeBits& probes) {
+  PipelineEach(keys, was_new, seed_, LocateBits{slice_bits_, k}, PrefetchBits<true>{words, k},
+               [&](const KeyHash&, const ProbeBits& probes) {
                  uint64_t missing = 0;
-                 for (uint32_t i = 0; i < hashes_; ++i) {
+                 for (uint32_t i = 0; i < k; ++i) {
                    const uint64_t bit = probes.bit[i];
-                   missing |= SetBits(words_ + bit / 64, uint64_t{1} << (bit % 64), concurrent_);
+                   missing |= SetBits(words + bit / 64, uint64_t{1} << (bit % 64), concurrent);
                  }
                  added += missing != 0;
                  return missing != 0;
@@ -108,14 +111,16 @@ size_t ClassicFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_
 template <FilterKey Key>
 size_t ClassicFilter::LookupKeys(std::span<const Key> keys,
                                  std::span<bool> results) const noexcept {
+  const uint64_t* const words = words_;
+  const uint32_t k = hashes_;
+  const bool concurrent = concurrent_;
   size_t found = 0;
-  PipelineEach(keys, results, seed_, LocateBits{slice_bits_, hashes_},
-               PrefetchBits<false>{words_, hashes_}, [&](const KeyHash&, const ProbeBits& probes) {
+  PipelineEach(keys, results, seed_, LocateBits{slice_bits_, k}, PrefetchBits<false>{words, k},
+               [&](const KeyHash&, const ProbeBits& probes) {
                  // The lines are already on their way: test every probe without a branch on each.
                  uint64_t all = 1;
-                 for (uint32_t i = 0; i < hashes_; ++i) {
-                   all &=
-                       LoadWord(words_ + probes.bit[i] / 64, concurrent_) >> (probes.bit[i] % 64);
+                 for (uint32_t i = 0; i < k; ++i) {
+                   all &= LoadWord(words + probes.bit[i] / 64, concurrent) >> (probes.bit[i] % 64);
                  }
                  found += all & 1;
                  return (all & 1) != 0;

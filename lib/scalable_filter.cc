@@ -67,9 +67,10 @@ double CountFromFill(uint64_t set, uint64_t bits, uint32_t hashes) {
 // for. Templates only because the Chain they read is private to ScalableFilter.
 template <typename Chain>
 struct StagesOf {
+  using Where = uint32_t;
   const Chain* chain;
-  uint32_t operator()(const KeyHash& /*hash*/) const noexcept {
-    return chain->stage_count.load(std::memory_order_acquire);
+  void operator()(const KeyHash& /*hash*/, uint32_t& stages) const noexcept {
+    stages = chain->stage_count.load(std::memory_order_acquire);
   }
 };
 template <typename Chain>

@@ -9,7 +9,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <type_traits>
 
 #include "bloomery/key.h"
 #include "internal/block_layout.h"
@@ -36,7 +35,9 @@ struct Batch {
 };
 
 // Runs `keys` through `finish(batch, out, next)` one batch at a time, software-pipelined: batch
-// b + 1 is hashed and located (`locate(hash) -> Where`) before batch b is probed, and `finish`
+// b + 1 is hashed and located (`locate(hash, where)`, which fills the `Locate::Where` of a key in
+// place: a kind's Where may be large, and copying it per key cost ClassicFilter half its speed)
+// before batch b is probed, and `finish`
 // prefetches batch b + 1's key i while it probes key i of batch b (`next`; null for the last
 // batch); the first batch is prefetched whole with `prefetch(hash, where)`. So hashing overlaps
 // the memory latency, and about one batch of misses is in flight at any time, a steady stream
@@ -46,13 +47,13 @@ template <typename Key, typename Answer, typename Locate, typename Prefetch, typ
 inline void Pipeline(std::span<const Key> keys, std::span<Answer> out, uint64_t seed,
                      const Locate& locate, const Prefetch& prefetch,
                      const Finish& finish) noexcept {
-  using Where = std::invoke_result_t<const Locate&, const KeyHash&>;
+  using Where = typename Locate::Where;
   Batch<Where> batches[2];
   const size_t total = keys.size();
   auto start = [&](size_t begin, Batch<Where>& batch) {
     batch.size = std::min(kBatch, total - begin);
     HashBatch(keys.data() + begin, batch.size, seed, batch.hashes);
-    for (size_t i = 0; i < batch.size; ++i) batch.where[i] = locate(batch.hashes[i]);
+    for (size_t i = 0; i < batch.size; ++i) locate(batch.hashes[i], batch.where[i]);
   };
   if (total == 0) return;
   start(0, batches[0]);
@@ -94,9 +95,10 @@ inline void PipelineEach(std::span<const Key> keys, std::span<Answer> out, uint6
 
 // `locate` and `prefetch` of the kinds that keep a key in one 64-byte line of `words`.
 struct LineOf {
+  using Where = uint64_t;  // the block index
   uint64_t blocks;
-  [[nodiscard]] uint64_t operator()(const KeyHash& hash) const noexcept {
-    return BlockIndex(hash, blocks);
+  void operator()(const KeyHash& hash, uint64_t& block) const noexcept {
+    block = BlockIndex(hash, blocks);
   }
 };
 template <bool kWrite>
