@@ -146,6 +146,8 @@ TEST_CASE_TEMPLATE("UnionWith holds the keys of both; incompatible filters are r
   CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
   CHECK(std::string(s.message()).find("seed") != std::string::npos);
   CHECK(a.CheckCompatible(c).code() == absl::StatusCode::kFailedPrecondition);
+  F d = MakeOrFail<F>(Sized<F>(200'000, 0.01));  // another size
+  CHECK(a.UnionWith(d).code() == absl::StatusCode::kFailedPrecondition);
   CHECK(a.MayContainMany(odds) == odds.size());  // a refused merge changes nothing
 }
 
@@ -181,6 +183,15 @@ TEST_CASE_TEMPLATE("Save then Load gives the same filter", F, KINDS) {
   REQUIRE(from_bytes.ok());
   CHECK(from_bytes->MayContainMany(keys) == keys.size());
   CHECK(from_bytes->EstimatedCount() == f.EstimatedCount());
+}
+
+// The kinds sized by FilterOptions (or options derived from it), and their most probes per key.
+template <typename F>
+constexpr uint32_t kMostHashes = std::same_as<F, CountingFilter> ? kMaxCountingHashes : kMaxHashes;
+
+TEST_CASE_TEMPLATE("bad options get the right status code and message, never an abort", F,
+                   BlockedFilter, ClassicFilter, CountingFilter) {
+  testing::CheckSizingErrors<F>(typename F::Options{}, kMostHashes<F>);
 }
 
 TEST_CASE_TEMPLATE("Clear empties the filter", F, KINDS) {
