@@ -228,6 +228,18 @@ CLI::Option* AddMaxMemory(CLI::App& app, uint64_t& out) {
                    "refuse a filter that needs more memory than SIZE (4G, 512M; default: no cap)");
 }
 
+CLI::Option* AddStripCr(CLI::App& app, bool& out) {
+  return AddFlag(app, "--strip-cr", out,
+                 "drop one '\\r' at the end of each line (CRLF input); without it \"a\\r\" and "
+                 "\"a\" are different keys");
+}
+
+CLI::Option* AddAllowDirty(CLI::App& app, bool& out) {
+  return AddFlag(app, "--allow-dirty", out,
+                 "load a file left DIRTY by a read-write mapping that was not flushed (a crash); "
+                 "its checksums are stale and not verified (bloomery repair makes it whole)");
+}
+
 void PrintJson(const Json& json) {
   const std::string text = json.dump(-1, ' ', false, Json::error_handler_t::replace);
   std::fwrite(text.data(), 1, text.size(), stdout);

@@ -92,6 +92,10 @@ struct SizingFlags {
 
 // "--max-memory SIZE": the cap on the memory of a filter created or loaded (0: none).
 CLI::Option* AddMaxMemory(CLI::App& app, uint64_t& out);
+// "--strip-cr": drop one '\r' at the end of each input line (cli_io.h).
+CLI::Option* AddStripCr(CLI::App& app, bool& out);
+// "--allow-dirty": load a file left DIRTY by a crashed read-write mapping (LoadOptions).
+CLI::Option* AddAllowDirty(CLI::App& app, bool& out);
 
 // JSON in the order the fields are written. Printed with invalid UTF-8 (a file name's bytes)
 // replaced by U+FFFD, so the output is always valid JSON; non-finite numbers print as null.

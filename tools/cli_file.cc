@@ -88,15 +88,11 @@ struct FileFlags {
     app.add_option("file", file, "the filter file")->type_name("FILE")->required();
     if (!with_input) return;
     app.add_option("input", input, "lines to read (default: stdin, or \"-\")")->type_name("INPUT");
-    AddFlag(app, "--strip-cr", strip_cr,
-            "drop one '\\r' at the end of each line (CRLF input); without it \"a\\r\" and \"a\" "
-            "are different keys");
+    AddStripCr(app, strip_cr);
     AddLoadFlags(app);
   }
   void AddLoadFlags(CLI::App& app) {
-    AddFlag(app, "--allow-dirty", allow_dirty,
-            "load a file left DIRTY by a read-write mapping that was not flushed (a crash); its "
-            "checksums are stale and not verified (bloomery repair makes it whole)");
+    AddAllowDirty(app, allow_dirty);
     AddMaxMemory(app, max_memory);
   }
   [[nodiscard]] LoadOptions Load() const {
@@ -351,9 +347,7 @@ Command AddBuildCommand(CLI::App& root) {
                     "false-positive rate at capacity (default 0.01; scalable: the whole chain's)");
   app->add_option("-o", flags->output, "the filter file to write")->type_name("FILE");
   AddFlag(*app, "--json", flags->file.json, "print the summary as JSON on stdout");
-  AddFlag(*app, "--strip-cr", flags->file.strip_cr,
-          "drop one '\\r' at the end of each line (CRLF input); without it \"a\\r\" and \"a\" are "
-          "different keys");
+  AddStripCr(*app, flags->file.strip_cr);
   return {app, [flags] { return RunBuild(*flags); }};
 }
 

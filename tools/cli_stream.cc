@@ -36,10 +36,6 @@ constexpr uint64_t kDefaultMemory = uint64_t{1} << 30;
 constexpr uint64_t kMaxBitsPerLine = 64;
 constexpr uint64_t kDefaultCheckpointLines = 10'000'000;
 
-const char kStripCrHelp[] =
-    "drop one '\\r' at the end of each line (CRLF input); without it \"a\\r\" and \"a\" are "
-    "different keys";
-
 struct DedupeFlags {
   CreateFlags create;
   bool stats = false;
@@ -266,9 +262,8 @@ Command AddDedupeCommand(CLI::App& root) {
           ->type_name("FILE");
   flags->checkpoint_flag = AddNumber(*app, "--checkpoint", flags->checkpoint, Unit::kCount,
                                      "with --state: save every N lines read (default 10M)");
-  AddFlag(*app, "--allow-dirty", flags->allow_dirty,
-          "load a --state file left DIRTY by a crashed writer (see bloomery repair)");
-  AddFlag(*app, "--strip-cr", flags->strip_cr, kStripCrHelp);
+  AddAllowDirty(*app, flags->allow_dirty);
+  AddStripCr(*app, flags->strip_cr);
   return {app, [flags] { return RunDedupe(*flags); }};
 }
 
@@ -289,7 +284,7 @@ Command AddIntersectCommand(CLI::App& root) {
             "more than about 64 bits per line of A is used");
   flags->capacity_flag = AddNumber(*app, "--capacity", flags->capacity, Unit::kCount,
                                    "lines in A, if known: saves the pass that counts them");
-  AddFlag(*app, "--strip-cr", flags->strip_cr, kStripCrHelp);
+  AddStripCr(*app, flags->strip_cr);
   return {app, [flags] { return RunIntersect(*flags); }};
 }
 
