@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -653,27 +654,33 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
               });
               return py::int_(present);
             }
+            // Answers go straight into the result array when the length is known (a NumPy
+            // array, a list); iterables of unknown (or wrong) length collect them in `grown`.
             std::optional<size_t> length = KnownLength(keys);
             py::array_t<bool> results(static_cast<py::ssize_t>(length.value_or(0)));
-            std::vector<uint8_t> grown;  // for iterables of unknown length
+            std::vector<uint8_t> grown;
+            size_t total = 0;
             ForEachChunk(keys, self.filter().seed(), guard, [&](auto span, size_t offset) {
-              if (length && offset + span.size() <= *length) {
+              total = offset + span.size();
+              if (length && total <= *length) {
                 bool* out = results.mutable_data() + offset;
                 self.filter().MayContainMany(span, std::span<bool>(out, span.size()));
-              } else {
-                std::vector<char> chunk(span.size());
-                auto* out = reinterpret_cast<bool*>(chunk.data());
-                self.filter().MayContainMany(span, std::span<bool>(out, span.size()));
-                grown.resize(offset);
-                grown.insert(grown.end(), chunk.begin(), chunk.end());
+                return;
+              }
+              if (length) {
+                grown.assign(results.data(), results.data() + offset);
                 length.reset();
               }
+              const auto chunk = std::make_unique<bool[]>(span.size());
+              self.filter().MayContainMany(span, std::span<bool>(chunk.get(), span.size()));
+              grown.insert(grown.end(), chunk.get(), chunk.get() + span.size());
             });
-            if (!grown.empty()) {
+            if (!length) {
               py::array_t<bool> all(static_cast<py::ssize_t>(grown.size()));
-              std::memcpy(all.mutable_data(), grown.data(), grown.size());
+              std::copy(grown.begin(), grown.end(), all.mutable_data());
               return all;
             }
+            if (total < *length) results.resize({static_cast<py::ssize_t>(total)});
             return results;
           },
           py::arg("keys"), py::kw_only(), py::arg("count") = false,

@@ -149,6 +149,30 @@ def test_batch_answers_equal_single_answers(kind):
     assert batch.contains_many(mixed).tolist() == [k in single for k in mixed]
     assert batch.contains_many(iter(mixed)).tolist() == [k in single for k in mixed]
     assert batch.contains_many(mixed, count=True) == sum(k in single for k in mixed)
+    assert batch.contains_many([]).tolist() == []
+    assert batch.contains_many(k for k in []).tolist() == []
+
+
+class LyingLength:
+    """An iterable whose __len__ is wrong: answers must follow the keys, not len()."""
+
+    def __init__(self, keys, length):
+        self.keys, self.length = keys, length
+
+    def __len__(self):
+        return self.length
+
+    def __iter__(self):
+        return iter(self.keys)
+
+
+@pytest.mark.parametrize("length", [0, 10, 17_000, 40_000])
+def test_contains_many_answers_one_per_key_whatever_len_says(length):
+    f = bloomery.BlockedFilter(50_000, 0.01)
+    keys = urls("lying", 20_000)  # more than one conversion chunk
+    f.update(keys[::2])
+    expected = [k in f for k in keys]
+    assert f.contains_many(LyingLength(keys, length)).tolist() == expected
 
 
 def test_numpy_uint64_arrays_are_int_keys(kind):
