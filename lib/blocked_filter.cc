@@ -8,7 +8,6 @@
 #include <limits>
 #include <utility>
 
-#include "absl/strings/str_format.h"
 #include "internal/batch_pipeline.h"
 #include "internal/block_layout.h"
 #include "internal/line_ops.h"
@@ -93,12 +92,7 @@ BLOOMERY_FOR_EACH_FILTER_KEY(BLOOMERY_INSTANTIATE)
 #undef BLOOMERY_INSTANTIATE
 
 absl::Status BlockedFilter::CheckCompatible(const BlockedFilter& other) const {
-  if (blocks_ != other.blocks_ || hashes_ != other.hashes_ || seed_ != other.seed_) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "incompatible filters: (bits %d, hashes %d, seed %#x) vs (bits %d, hashes %d, seed %#x)",
-        bits(), hashes_, seed_, other.bits(), other.hashes_, other.seed_));
-  }
-  return absl::OkStatus();
+  return internal::CheckSameArray(bits(), hashes_, seed_, other.bits(), other.hashes_, other.seed_);
 }
 
 absl::Status BlockedFilter::UnionWith(const BlockedFilter& other) {

@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
 #include "bloomery/storage.h"
@@ -85,6 +87,17 @@ inline void HashBatch(const uint64_t* keys, size_t n, uint64_t seed, KeyHash* ou
 }
 inline void HashBatch(const KeyHash* keys, size_t n, uint64_t /*seed*/, KeyHash* out) noexcept {
   std::copy(keys, keys + n, out);
+}
+
+// Whether two filters over one bit array can be merged word by word: OkStatus when bits, hashes
+// and seed match, else FailedPrecondition naming both.
+[[nodiscard]] inline absl::Status CheckSameArray(uint64_t bits, uint32_t hashes, uint64_t seed,
+                                                 uint64_t other_bits, uint32_t other_hashes,
+                                                 uint64_t other_seed) {
+  if (bits == other_bits && hashes == other_hashes && seed == other_seed) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "incompatible filters: (bits %d, hashes %d, seed %#x) vs (bits %d, hashes %d, seed %#x)",
+      bits, hashes, seed, other_bits, other_hashes, other_seed));
 }
 
 // The storage a filter created from `options` asks for.
