@@ -893,6 +893,25 @@ constexpr const char* kFixedDoc =
     "Sized by capacity (keys) and error_rate (FPR at capacity), or by bits (and hashes). "
     "ValueError with the library's message for options it refuses.";
 
+// The kinds sized by FilterOptions alone (blocked, classic): the same constructor and attributes.
+template <typename Filter>
+void BindFixedSize(py::module_& m, const char* name, const char* doc) {
+  auto cls = BindCommon<Filter>(m, name, doc);
+  cls.def(py::init([](uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
+                      std::optional<uint64_t> seed, bool concurrent, uint64_t max_memory,
+                      bool huge_pages, bool populate) {
+            return Wrap(
+                OrThrow(Filter::Create(MakeOptions(capacity, error_rate, bits, hashes, seed,
+                                                   concurrent, max_memory, huge_pages, populate))));
+          }),
+          py::arg("capacity") = 0, py::arg("error_rate") = 0.001, py::kw_only(),
+          py::arg("bits") = 0, py::arg("hashes") = 0, py::arg("seed") = py::none(),
+          py::arg("concurrent") = false, py::arg("max_memory") = 0, py::arg("huge_pages") = true,
+          py::arg("populate") = false, kFixedDoc);
+  BindGeometry(cls);
+  cls.def("__repr__", [name](PyFilter<Filter>& self) { return Describe(name, self.filter()); });
+}
+
 void BindModule(py::module_& m) {
   m.doc() = "bloomery's C++ filters (see the bloomery package for the documented API).";
   format_error = PyErr_NewExceptionWithDoc(
@@ -906,43 +925,12 @@ void BindModule(py::module_& m) {
       PyExc_IndexError, nullptr);
   m.attr("FilterFullError") = py::reinterpret_borrow<py::object>(full_error);
 
-  auto blocked = BindCommon<BlockedFilter>(
+  BindFixedSize<BlockedFilter>(
       m, "BlockedFilter",
       "The default filter: one 64-byte cache line per key, lock-free concurrent inserts.");
-  blocked.def(py::init([](uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
-                          std::optional<uint64_t> seed, bool concurrent, uint64_t max_memory,
-                          bool huge_pages, bool populate) {
-                return Wrap(OrThrow(BlockedFilter::Create(
-                    MakeOptions(capacity, error_rate, bits, hashes, seed, concurrent, max_memory,
-                                huge_pages, populate))));
-              }),
-              py::arg("capacity") = 0, py::arg("error_rate") = 0.001, py::kw_only(),
-              py::arg("bits") = 0, py::arg("hashes") = 0, py::arg("seed") = py::none(),
-              py::arg("concurrent") = false, py::arg("max_memory") = 0,
-              py::arg("huge_pages") = true, py::arg("populate") = false, kFixedDoc);
-  BindGeometry(blocked);
-  blocked.def("__repr__", [](PyFilter<BlockedFilter>& self) {
-    return Describe("BlockedFilter", self.filter());
-  });
-
-  auto classic = BindCommon<ClassicFilter>(m, "ClassicFilter",
-                                           "The textbook partitioned filter (k slices, k cache "
-                                           "lines per key): the fewest bits per key.");
-  classic.def(py::init([](uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
-                          std::optional<uint64_t> seed, bool concurrent, uint64_t max_memory,
-                          bool huge_pages, bool populate) {
-                return Wrap(OrThrow(ClassicFilter::Create(
-                    MakeOptions(capacity, error_rate, bits, hashes, seed, concurrent, max_memory,
-                                huge_pages, populate))));
-              }),
-              py::arg("capacity") = 0, py::arg("error_rate") = 0.001, py::kw_only(),
-              py::arg("bits") = 0, py::arg("hashes") = 0, py::arg("seed") = py::none(),
-              py::arg("concurrent") = false, py::arg("max_memory") = 0,
-              py::arg("huge_pages") = true, py::arg("populate") = false, kFixedDoc);
-  BindGeometry(classic);
-  classic.def("__repr__", [](PyFilter<ClassicFilter>& self) {
-    return Describe("ClassicFilter", self.filter());
-  });
+  BindFixedSize<ClassicFilter>(m, "ClassicFilter",
+                               "The textbook partitioned filter (k slices, k cache lines per "
+                               "key): the fewest bits per key.");
 
   using Counting = PyFilter<CountingFilter>;
   auto counting = BindCommon<CountingFilter>(
