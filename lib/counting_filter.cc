@@ -107,18 +107,19 @@ absl::Status ValidateOptions(const CountingOptions& options) {
 // or 0 if none.
 uint64_t SmallestBlocks(uint64_t max_blocks, double target, uint64_t capacity, uint32_t k,
                         uint32_t counter_bits) {
-  auto fpr = [&](uint64_t blocks) {
-    return CountingFpr(static_cast<double>(capacity), blocks, k, counter_bits);
+  auto fits = [&](uint64_t blocks) {
+    return internal::SlicedFprAtMost(target, static_cast<double>(capacity), blocks, k,
+                                     kCountingSlices, CountersPerSlice(counter_bits));
   };
   uint64_t hi = 1;
-  while (fpr(hi) > target) {
+  while (!fits(hi)) {
     if (hi >= max_blocks) return 0;
     hi = std::min(max_blocks, hi * 2);
   }
   uint64_t lo = hi / 2;
   while (hi - lo > 1) {
     const uint64_t mid = lo + (hi - lo) / 2;
-    (fpr(mid) <= target ? hi : lo) = mid;
+    (fits(mid) ? hi : lo) = mid;
   }
   return hi;
 }

@@ -2,76 +2,15 @@
 #include "bloomery/plan.h"
 
 #include <algorithm>
-#include <array>
-#include <bit>
 #include <cmath>
-#include <map>
 #include <numbers>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/mutex.h"
 #include "internal/sliced_fpr.h"
 
 namespace bloomery {
 namespace {
-
-// The sliced formula for one (k, slices, cells), as FPR(line holding L keys) = sum_j coef_j *
-// value_j^L.
-//
-// A query probes slices W = {0..k-1} (by symmetry) at one cell each. With a = 1 - 1/cells, the
-// chance that a given query cell is still empty after its slice received c probes is a^c, so
-//   FPR(L) = E[prod_{j in W} (1 - a^{c_j})] = sum_{S subset W} (-1)^|S| E[a^{sum_{j in S} c_j}],
-// and since the L keys are independent, E[a^{sum_S c_j}] = g_S^L with
-//   g_S = (1/s) * sum_{start} a^{|S intersect window(start)|}.
-// g_S depends only on how many starts see each overlap size, so subsets are grouped by that
-// histogram and their signs summed exactly (integers) before any floating point is involved.
-struct SlicedTerms {
-  std::vector<double> value;
-  std::vector<double> coef;
-};
-
-SlicedTerms ComputeSlicedTerms(uint32_t k, uint32_t slices, uint32_t cells) {
-  const double a = 1.0 - 1.0 / cells;
-  std::vector<uint32_t> windows(slices);
-  for (uint32_t start = 0; start < slices; ++start) {
-    uint32_t w = 0;
-    for (uint32_t i = 0; i < k; ++i) w |= 1u << ((start + i) % slices);
-    windows[start] = w;
-  }
-  std::map<std::array<uint8_t, kMaxHashes + 1>, int64_t> grouped;
-  for (uint32_t subset = 0; subset < (1u << k); ++subset) {
-    std::array<uint8_t, kMaxHashes + 1> histogram{};
-    for (uint32_t w : windows) ++histogram[std::popcount(subset & w)];
-    grouped[histogram] += (std::popcount(subset) % 2 == 0) ? 1 : -1;
-  }
-  SlicedTerms terms;
-  for (const auto& [histogram, coef] : grouped) {
-    if (coef == 0) continue;
-    double g = 0;
-    for (uint32_t c = 0; c <= k; ++c) g += histogram[c] * std::pow(a, c);
-    terms.value.push_back(g / slices);
-    terms.coef.push_back(static_cast<double>(coef));
-  }
-  return terms;
-}
-
-// Computed once per (k, slices, cells) and kept: the planner evaluates the formula hundreds of
-// times. std::map nodes never move, so the returned reference stays valid.
-const SlicedTerms& TermsFor(uint32_t k, uint32_t slices, uint32_t cells) {
-  static absl::Mutex mutex(absl::kConstInit);
-  static std::map<std::array<uint32_t, 3>, SlicedTerms>* cache =
-      new std::map<std::array<uint32_t, 3>, SlicedTerms>();  // never destroyed: no exit race
-  absl::MutexLock lock(&mutex);
-  auto [it, inserted] = cache->try_emplace({k, slices, cells});
-  if (inserted) it->second = ComputeSlicedTerms(k, slices, cells);
-  return it->second;
-}
-
-bool ValidSliced(uint32_t k, uint32_t slices, uint32_t cells) {
-  return k >= 1 && k <= slices && slices <= kMaxHashes && cells >= 1;
-}
 
 bool ValidHashes(uint32_t k) { return k >= kMinHashes && k <= kMaxHashes; }
 
@@ -94,18 +33,19 @@ Plan MakePlan(Layout layout, uint64_t capacity, uint64_t bits, uint32_t k) {
   return plan;
 }
 
-// Smallest unit count u in [1, max_units] with fpr(u) <= target (fpr non-increasing in u), or 0.
-template <typename Fpr>
-uint64_t SmallestUnits(uint64_t max_units, double target, Fpr fpr) {
+// Smallest unit count u in [1, max_units] with fits(u) (fits monotone: once true, true for every
+// larger u), or 0.
+template <typename Fits>
+uint64_t SmallestUnits(uint64_t max_units, Fits fits) {
   uint64_t hi = 1;
-  while (fpr(hi) > target) {
+  while (!fits(hi)) {
     if (hi >= max_units) return 0;
     hi = std::min(max_units, hi * 2);
   }
-  uint64_t lo = hi / 2;  // fpr(lo) > target, or lo == 0
+  uint64_t lo = hi / 2;  // !fits(lo), or lo == 0
   while (hi - lo > 1) {
     const uint64_t mid = lo + (hi - lo) / 2;
-    (fpr(mid) <= target ? hi : lo) = mid;
+    (fits(mid) ? hi : lo) = mid;
   }
   return hi;
 }
@@ -114,12 +54,14 @@ uint64_t SmallestUnits(uint64_t max_units, double target, Fpr fpr) {
 uint64_t BitsNeeded(Layout layout, uint64_t capacity, double fpr, uint32_t k) {
   const double n = static_cast<double>(capacity);
   if (layout == Layout::kBlocked) {
-    const uint64_t blocks =
-        SmallestUnits(kMaxBits / kBlockBits, fpr, [&](uint64_t b) { return BlockedFpr(n, b, k); });
+    const uint32_t slices = SlicesPerBlock(k);
+    const uint64_t blocks = SmallestUnits(kMaxBits / kBlockBits, [&](uint64_t b) {
+      return internal::SlicedFprAtMost(fpr, n, b, k, slices, kBlockBits / slices);
+    });
     return blocks * kBlockBits;
   }
-  const uint64_t slice = SmallestUnits(kMaxBits / k, fpr, [&](uint64_t s) {
-    return PartitionedFpr(n, static_cast<double>(s) * k, k);
+  const uint64_t slice = SmallestUnits(kMaxBits / k, [&](uint64_t s) {
+    return PartitionedFpr(n, static_cast<double>(s) * k, k) <= fpr;
   });
   return slice * k;
 }
@@ -151,37 +93,6 @@ double BlockedFpr(double keys, uint64_t blocks, uint32_t hashes) {
   const uint32_t slices = SlicesPerBlock(hashes);
   return internal::SlicedFpr(keys, blocks, hashes, slices, kBlockBits / slices);
 }
-
-namespace internal {
-
-double SlicedFprAtLoad(double load, uint32_t hashes, uint32_t slices, uint32_t cells_per_slice) {
-  if (!ValidSliced(hashes, slices, cells_per_slice)) return 1.0;
-  if (load <= 0) return 0.0;
-  const SlicedTerms& terms = TermsFor(hashes, slices, cells_per_slice);
-  double fpr = 0;
-  for (size_t j = 0; j < terms.value.size(); ++j) {
-    fpr += terms.coef[j] * std::pow(terms.value[j], load);
-  }
-  return std::clamp(fpr, 0.0, 1.0);
-}
-
-double SlicedFpr(double keys, uint64_t blocks, uint32_t hashes, uint32_t slices,
-                 uint32_t cells_per_slice) {
-  if (!ValidSliced(hashes, slices, cells_per_slice)) return 1.0;
-  if (keys <= 0) return 0.0;
-  if (blocks == 0) return 1.0;
-  if (blocks == 1) return SlicedFprAtLoad(keys, hashes, slices, cells_per_slice);
-  // Line loads are Binomial(n, 1/B); E[v^L] = (1 - (1 - v)/B)^n is its generating function.
-  const SlicedTerms& terms = TermsFor(hashes, slices, cells_per_slice);
-  const double b = static_cast<double>(blocks);
-  double fpr = 0;
-  for (size_t j = 0; j < terms.value.size(); ++j) {
-    fpr += terms.coef[j] * std::exp(keys * std::log1p(-(1.0 - terms.value[j]) / b));
-  }
-  return std::clamp(fpr, 0.0, 1.0);
-}
-
-}  // namespace internal
 
 double OptimalHashes(double bits_per_key) { return bits_per_key * std::numbers::ln2; }
 

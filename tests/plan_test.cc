@@ -4,7 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <limits>
+#include <vector>
+
+#include "internal/sliced_fpr.h"
 
 namespace bloomery {
 namespace {
@@ -18,6 +23,178 @@ double PoissonMixture(double lambda, uint32_t k) {
     total += pmf * BlockedFprAtLoad(load, k);
   }
   return total;
+}
+
+// An independent evaluation of the sliced layout in 113-bit arithmetic, from its definition:
+// a line holding L keys, each with a uniform start among `slices`, then one uniform cell in each of
+// its k consecutive slices. Summing over the start counts (m_0..m_{s-1}) with their multinomial
+// weights, a query's cell in slice j is set with probability 1 - a^{c_j} = p (1 + a + ... +
+// a^{c_j - 1}), c_j the keys whose window covers j. Every term is positive: exact to ~1e-32.
+__extension__ typedef __float128 Quad;
+
+Quad ReferenceFprAtLoad(uint32_t load, uint32_t k, uint32_t slices, uint32_t cells) {
+  const Quad p = Quad(1) / cells;
+  const Quad a = Quad(1) - p;
+  std::vector<Quad> factorial(load + 1, Quad(1));
+  for (uint32_t i = 1; i <= load; ++i) factorial[i] = factorial[i - 1] * i;
+  std::vector<uint32_t> starts(slices, 0);
+  Quad total = 0;
+  std::function<void(uint32_t, uint32_t)> visit = [&](uint32_t start, uint32_t left) {
+    if (start + 1 == slices) {
+      starts[start] = left;
+      Quad weight = factorial[load];
+      for (uint32_t m : starts) weight /= factorial[m];
+      for (uint32_t i = 0; i < load; ++i) weight /= slices;
+      Quad product = 1;
+      for (uint32_t j = 0; j < k; ++j) {
+        uint32_t c = 0;
+        for (uint32_t s = 0; s < slices; ++s) {
+          if ((j + slices - s) % slices < k) c += starts[s];  // window of s covers j
+        }
+        Quad set = 0;
+        Quad power = 1;
+        for (uint32_t i = 0; i < c; ++i) set += power, power *= a;
+        product *= p * set;
+      }
+      total += weight * product;
+      return;
+    }
+    for (uint32_t m = 0; m <= left; ++m) {
+      starts[start] = m;
+      visit(start + 1, left - m);
+    }
+  };
+  visit(0, load);
+  return total;
+}
+
+// Binomial(keys, 1/blocks) mixture of the reference: exact when keys is small.
+Quad ReferenceFpr(uint32_t keys, uint64_t blocks, uint32_t k, uint32_t slices, uint32_t cells) {
+  const Quad q = Quad(1) / static_cast<Quad>(blocks);
+  Quad total = 0;
+  Quad choose = 1;
+  for (uint32_t load = 0; load <= keys; ++load) {
+    Quad pmf = choose;
+    for (uint32_t i = 0; i < load; ++i) pmf *= q;
+    for (uint32_t i = load; i < keys; ++i) pmf *= Quad(1) - q;
+    if (load > 0) total += pmf * ReferenceFprAtLoad(load, k, slices, cells);
+    choose = choose * (keys - load) / (load + 1);
+  }
+  return total;
+}
+
+// Inclusion-exclusion over every subset of the query's slices (no grouping), in 113-bit
+// arithmetic: independent of the library's code. Its terms alternate, so it also returns a bound
+// on its own rounding error: each term's power carries about keys * 2^-113 relative error.
+struct QuadEstimate {
+  Quad value;
+  Quad error;
+};
+
+QuadEstimate ReferenceInclusionExclusion(uint64_t keys, uint64_t blocks, uint32_t k,
+                                         uint32_t slices, uint32_t cells) {
+  const Quad a = Quad(1) - Quad(1) / cells;
+  QuadEstimate estimate{0, 0};
+  for (uint32_t subset = 0; subset < (1u << k); ++subset) {
+    Quad g = 0;
+    for (uint32_t start = 0; start < slices; ++start) {
+      Quad power = 1;
+      for (uint32_t i = 0; i < k; ++i) {
+        if (subset >> ((start + i) % slices) & 1) power *= a;
+      }
+      g += power;
+    }
+    g /= slices;
+    Quad base = Quad(1) - (Quad(1) - g) / static_cast<Quad>(blocks);
+    Quad result = 1;
+    for (uint64_t e = keys; e != 0; e >>= 1, base *= base) {
+      if (e & 1) result *= base;
+    }
+    estimate.value += (std::popcount(subset) % 2 == 0) ? result : -result;
+    estimate.error += result * static_cast<Quad>(2 * keys + 4 * slices + 8);
+  }
+  for (int i = 0; i < 113; ++i) estimate.error /= 2;
+  return estimate;
+}
+
+double RelativeError(double value, Quad reference) {
+  return static_cast<double>((static_cast<Quad>(value) - reference) / reference);
+}
+
+struct SlicedLayout {
+  uint32_t k;
+  uint32_t slices;
+  uint32_t cells;
+};
+
+// Blocked (8 x 64 for k <= 8, 16 x 32 above) and counting (8 slices of 16 or 8 counters).
+std::vector<SlicedLayout> AllSlicedLayouts() {
+  std::vector<SlicedLayout> layouts;
+  for (uint32_t k = 1; k <= kMaxHashes; ++k) {
+    layouts.push_back({k, SlicesPerBlock(k), kBlockBits / SlicesPerBlock(k)});
+  }
+  for (uint32_t k = 1; k <= 8; ++k) {
+    layouts.push_back({k, 8, 16});
+    layouts.push_back({k, 8, 8});
+  }
+  return layouts;
+}
+
+TEST_CASE("sliced FPR of a line is right to a few ulps at every rate, however small") {
+  for (const SlicedLayout& layout : AllSlicedLayouts()) {
+    const uint32_t max_load = layout.slices == 8 ? 6 : 4;  // the reference enumerates start counts
+    for (uint32_t load = 1; load <= max_load; ++load) {
+      CAPTURE(layout.k);
+      CAPTURE(layout.slices);
+      CAPTURE(layout.cells);
+      CAPTURE(load);
+      const Quad reference = ReferenceFprAtLoad(load, layout.k, layout.slices, layout.cells);
+      const double fpr = internal::SlicedFprAtLoad(load, layout.k, layout.slices, layout.cells);
+      CAPTURE(fpr);
+      REQUIRE(fpr > 0);
+      CHECK(std::fabs(RelativeError(fpr, reference)) <= 4 * std::numeric_limits<double>::epsilon());
+    }
+  }
+}
+
+TEST_CASE("sliced FPR over many lines is right to a few ulps for a few keys in 2^39 lines") {
+  const uint64_t blocks = uint64_t{1} << 39;
+  for (const SlicedLayout& layout : AllSlicedLayouts()) {
+    for (uint32_t keys : {1u, 2u, 3u}) {
+      CAPTURE(layout.k);
+      CAPTURE(layout.slices);
+      CAPTURE(layout.cells);
+      CAPTURE(keys);
+      const Quad reference = ReferenceFpr(keys, blocks, layout.k, layout.slices, layout.cells);
+      const double fpr = internal::SlicedFpr(keys, blocks, layout.k, layout.slices, layout.cells);
+      CAPTURE(fpr);
+      REQUIRE(fpr > 0);
+      CHECK(std::fabs(RelativeError(fpr, reference)) <= 4 * std::numeric_limits<double>::epsilon());
+    }
+  }
+}
+
+TEST_CASE("blocked FPR of planned filters at 1e-12 .. 1e-20 agrees with 113-bit arithmetic") {
+  // Issue #10: 1e6 keys, 267,910,656 bits, k = 14 was predicted 3.73e-14; at 60 digits it is
+  // 4.06e-13.
+  CHECK(BlockedFpr(1e6, 267'910'656 / kBlockBits, 14) == doctest::Approx(4.06e-13).epsilon(1e-3));
+  for (double p : {1e-12, 1e-13, 1e-15, 1e-16, 1e-18, 1e-20}) {
+    absl::StatusOr<Plan> plan = PlanFor(1000, p);
+    REQUIRE(plan.ok());
+    for (uint64_t blocks : {plan->blocks(), plan->blocks() - 1}) {
+      CAPTURE(p);
+      CAPTURE(blocks);
+      const uint32_t slices = SlicesPerBlock(plan->hashes);
+      const QuadEstimate reference =
+          ReferenceInclusionExclusion(1000, blocks, plan->hashes, slices, kBlockBits / slices);
+      const double tolerance = static_cast<double>(reference.error / reference.value) +
+                               4 * std::numeric_limits<double>::epsilon();
+      CAPTURE(tolerance);
+      REQUIRE(tolerance < 1e-5);
+      CHECK(std::fabs(RelativeError(BlockedFpr(1000, blocks, plan->hashes), reference.value)) <=
+            tolerance);
+    }
+  }
 }
 
 TEST_CASE("standard filter formula matches the textbook table") {
@@ -85,6 +262,25 @@ TEST_CASE("planner: predicted FPR <= requested, and one unit less would break th
           CHECK(PredictedFpr(layout, n, plan->bits - unit, plan->hashes) > p);
         }
         if (layout == Layout::kBlocked) CHECK(plan->bits % kBlockBits == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("planner: the promise holds at 1e-12 .. 1e-20 too, with no FPR of 0") {
+  for (double n : {1.0, 1000.0, 1e6, 1e9}) {
+    for (double p : {1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-18, 1e-20}) {
+      for (Layout layout : {Layout::kBlocked, Layout::kPartitioned}) {
+        CAPTURE(n);
+        CAPTURE(p);
+        absl::StatusOr<Plan> plan = PlanFor(static_cast<uint64_t>(n), p, layout);
+        REQUIRE(plan.ok());
+        CHECK(plan->expected_fpr > 0);
+        CHECK(plan->expected_fpr <= p);
+        const uint64_t unit = layout == Layout::kBlocked ? kBlockBits : plan->hashes;
+        if (plan->bits > unit) {
+          CHECK(PredictedFpr(layout, n, plan->bits - unit, plan->hashes) > p);
+        }
       }
     }
   }
