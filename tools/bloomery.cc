@@ -1,22 +1,7 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// bloomery: the command-line tool over the public bloomery API.
-//
-//   bloomery plan --capacity 1e6 --fpr 0.01       size a filter, blocked vs classic
-//   bloomery table --svg fpr.svg                  the m/n x k tuning table, predicted and measured
-//   bloomery bench                                ns/key next to the memory floor
-//   bloomery dedupe --capacity 1e8 < urls.txt     first occurrences only
-//   bloomery dedupe --state seen.bloom < new.txt  ... remembered across runs
-//   bloomery intersect a.txt b.txt --memory 4G    lines of b.txt probably in a.txt
-//   bloomery build --capacity 1e6 -o f.bloom a.txt   a filter file from lines (any kind)
-//   bloomery add f.bloom b.txt                    more lines into it
-//   bloomery remove f.bloom b.txt                 lines out of it (counting filters)
-//   bloomery query f.bloom < keys.txt             the lines that may be in it
-//   bloomery info f.bloom                         what a filter file holds, checksums verified
-//   bloomery merge -o all.bloom a.bloom b.bloom   the union of filters built alike
-//   bloomery repair f.bloom                       a file left DIRTY made whole again
-//
-// Exit codes: 0 success, 1 bad input or file (or stdout not writable), 2 bad usage.
+// bloomery: the command-line tool over the public bloomery API; `bloomery --help` lists the
+// subcommands. Exit codes: 0 success, 1 bad input or file (or stdout not writable), 2 bad usage.
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>

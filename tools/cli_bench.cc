@@ -365,14 +365,10 @@ Command AddBenchCommand(CLI::App& root) {
   CLI::App* app = root.add_subcommand(
       "bench", "ns/key of inserts and lookups next to the memory floor, measured FPR");
   app->footer(
-      "Measures a BlockedFilter on this machine, in ns per key (median of R runs): Insert and\n"
-      "InsertMany into an empty filter; MayContain and MayContainMany of absent and present keys;\n"
-      "the memory floor: one random 64-byte line read per key with the same batching and\n"
-      "prefetching, over memory of the filter's size (benchmarks/measure, the floor the benchmark\n"
-      "suite uses): the limit a lookup cannot beat, and \"x floor\" is each operation against it.\n"
-      "Also the measured FPR against the planned one, bits/key, huge pages and the SIMD target.\n"
-      "Without --keys it runs an in-cache size (1M keys) and an out-of-cache size (32M keys,\n"
-      "doubled until the filter is at least twice the last-level cache, at most 128M keys).");
+      "ns per key (median of R runs) of a BlockedFilter's operations and of the memory floor: one\n"
+      "random 64-byte line read per key over memory of the filter's size (benchmarks/measure);\n"
+      "\"x floor\" is each operation against it. Default sizes: 1M keys (in cache) and 32M keys,\n"
+      "doubled until the filter is twice the last-level cache (at most 128M keys).");
   auto flags = std::make_shared<BenchFlags>();
   flags->keys_flag = AddNumber(*app, "--keys", flags->keys, Unit::kCount,
                                "one size of N keys instead of the two default sizes; each "

@@ -331,106 +331,104 @@ CLI::App* AddFileCommand(CLI::App& root, const std::string& name, const std::str
   return app;
 }
 
+FileFlags& FileOf(FileFlags& flags) { return flags; }
+FileFlags& FileOf(QueryFlags& flags) { return flags.file; }
+
+// A subcommand over FILE [INPUT] whose flags are FileFlags (and `json_help`'s --json, if any).
+template <typename Flags>
+std::pair<CLI::App*, std::shared_ptr<Flags>> AddFileFlagsCommand(
+    CLI::App& root, const std::string& name, const std::string& summary, const std::string& details,
+    bool with_input, const char* json_help) {
+  CLI::App* app = AddFileCommand(root, name, summary, details);
+  auto flags = std::make_shared<Flags>();
+  FileFlags& file = FileOf(*flags);
+  file.Add(*app, with_input);
+  if (!with_input) AddMaxMemory(*app, file.max_memory);
+  if (json_help != nullptr) AddFlag(*app, "--json", file.json, json_help);
+  return {app, flags};
+}
+
+constexpr const char* kSummaryJson = "print the summary as JSON on stdout";
+
 }  // namespace
 
 Command AddBuildCommand(CLI::App& root) {
   CLI::App* app = AddFileCommand(
       root, "build", "create a filter file (blocked, classic, scalable, counting) from lines",
-      "Creates a filter, inserts every line of INPUT (or stdin, or \"-\"), and saves it to FILE\n"
-      "atomically. A summary goes to stderr (or, with --json, to stdout): the kind, lines\n"
-      "inserted, new keys, memory, and the false-positive rate planned and now. A scalable filter\n"
-      "that reaches a limit refuses new keys: build then exits 1 and writes nothing.");
+      "Inserts every line of INPUT into a new filter and saves it to FILE atomically; a summary\n"
+      "goes to stderr (with --json, to stdout). A scalable filter that reaches a limit refuses\n"
+      "new keys: build then exits 1 and writes nothing.");
   auto flags = std::make_shared<BuildFlags>();
   app->add_option("input", flags->file.input, "lines to read (default: stdin, or \"-\")")
       ->type_name("INPUT");
   flags->create.Add(*app, "keys expected (scalable: the first stage's); k, M, G, T: powers of 1000",
                     "false-positive rate at capacity (default 0.01; scalable: the whole chain's)");
   app->add_option("-o", flags->output, "the filter file to write")->type_name("FILE");
-  AddFlag(*app, "--json", flags->file.json, "print the summary as JSON on stdout");
+  AddFlag(*app, "--json", flags->file.json, kSummaryJson);
   AddStripCr(*app, flags->file.strip_cr);
   return {app, [flags] { return RunBuild(*flags); }};
 }
 
 Command AddAddCommand(CLI::App& root) {
-  CLI::App* app = AddFileCommand(
+  auto [app, flags] = AddFileFlagsCommand<FileFlags>(
       root, "add", "insert lines into a filter file",
-      "Loads the filter in FILE (any kind), inserts every line of INPUT (or stdin), and saves it\n"
-      "over FILE atomically. A scalable filter that reaches a limit refuses new keys: add then\n"
-      "exits 1 and FILE is left as it was.");
-  auto flags = std::make_shared<FileFlags>();
-  flags->Add(*app, true);
-  AddFlag(*app, "--json", flags->json, "print the summary as JSON on stdout");
+      "Saves FILE atomically. A scalable filter that reaches a limit refuses new keys: add then\n"
+      "exits 1 and FILE is left as it was.",
+      true, kSummaryJson);
   return {app, [flags] { return RunAdd(*flags); }};
 }
 
 Command AddRemoveCommand(CLI::App& root) {
-  CLI::App* app = AddFileCommand(
+  auto [app, flags] = AddFileFlagsCommand<FileFlags>(
       root, "remove", "erase lines from a counting filter file",
-      "Counting filters only (bloomery build --kind counting). Loads FILE, erases every line of\n"
-      "INPUT and saves FILE atomically. A line that is certainly absent is not found and changes\n"
-      "nothing. Erasing a line that was never inserted but looks present (a false positive)\n"
-      "erases counts of other keys, which can then be reported absent: remove only lines you\n"
-      "inserted.");
-  auto flags = std::make_shared<FileFlags>();
-  flags->Add(*app, true);
-  AddFlag(*app, "--json", flags->json, "print the summary as JSON on stdout");
+      "Counting filters only; saves FILE atomically. Erasing a line never inserted that looks\n"
+      "present (a false positive) erases counts of other keys, which can then read absent:\n"
+      "remove only lines you inserted.",
+      true, kSummaryJson);
   return {app, [flags] { return RunRemove(*flags); }};
 }
 
 Command AddQueryCommand(CLI::App& root) {
-  CLI::App* app = AddFileCommand(
+  auto [app, flags] = AddFileFlagsCommand<QueryFlags>(
       root, "query", "print the lines that may be in a filter file (or those certainly not)",
-      "Looks up every line of INPUT (or stdin) in the filter in FILE and prints, in order, the\n"
-      "lines that may be in it: every inserted line, and others with probability about the\n"
-      "filter's false-positive rate.");
-  auto flags = std::make_shared<QueryFlags>();
-  flags->file.Add(*app, true);
+      "Prints, in order, every inserted line and others with probability about the filter's\n"
+      "false-positive rate.",
+      true, "with --count: lines, present and absent as JSON");
   AddFlag(*app, "--present", flags->present, "print the lines that may be present (the default)");
   AddFlag(*app, "--absent", flags->absent, "print the lines that are certainly not present");
   AddFlag(*app, "--count", flags->count, "print only the number of lines that may be present");
-  AddFlag(*app, "--json", flags->file.json, "with --count: lines, present and absent as JSON");
   return {app, [flags] { return RunQuery(*flags); }};
 }
 
 Command AddInfoCommand(CLI::App& root) {
-  CLI::App* app = AddFileCommand(
+  auto [app, flags] = AddFileFlagsCommand<FileFlags>(
       root, "info", "describe a filter file: kind, geometry, checksums, keys, FPR now",
-      "What the header says (kind, format version, size, geometry, planned capacity and FPR,\n"
-      "seed, whether a read-write mapping left it dirty) after verifying every checksum, then,\n"
-      "from the loaded filter, the estimated number of keys (\"saturated\" when every bit is\n"
-      "set), the false-positive rate now and the memory it takes. A corrupted file is reported\n"
-      "as such, with exit code 1.");
-  auto flags = std::make_shared<FileFlags>();
-  flags->Add(*app, false);
-  AddMaxMemory(*app, flags->max_memory);
-  AddFlag(*app, "--json", flags->json, "print JSON instead of a table");
+      "The header after verifying every checksum, then from the loaded filter the estimated\n"
+      "keys (\"saturated\" when every bit is set), the FPR now and the memory. A corrupted file\n"
+      "is reported as such, with exit code 1.",
+      false, "print JSON instead of a table");
   return {app, [flags] { return RunInfo(*flags); }};
 }
 
 Command AddMergeCommand(CLI::App& root) {
   CLI::App* app = AddFileCommand(
       root, "merge", "write the union of filter files built alike",
-      "Loads the filters A, B, C... and writes their union to OUT (atomically): a key inserted\n"
-      "into any of them may be present in OUT. They must be of one kind and built alike (same\n"
-      "geometry and seed, e.g. by the same build command); otherwise merge exits 1 and says\n"
-      "why. Counting filters add their counts.");
+      "The filters must be of one kind and built alike (same geometry and seed); otherwise merge\n"
+      "exits 1 and says why. OUT is written atomically. Counting filters add their counts.");
   auto flags = std::make_shared<MergeFlags>();
   app->add_option("-o", flags->output, "the file to write")->type_name("OUT");
   app->add_option("inputs", flags->inputs, "the filter files to merge")->type_name("A B [C...]");
   flags->file.AddLoadFlags(*app);
-  AddFlag(*app, "--json", flags->file.json, "print the summary as JSON on stdout");
+  AddFlag(*app, "--json", flags->file.json, kSummaryJson);
   return {app, [flags] { return RunMerge(*flags); }};
 }
 
 Command AddRepairCommand(CLI::App& root) {
-  CLI::App* app = AddFileCommand(
+  auto [app, flags] = AddFileFlagsCommand<FileFlags>(
       root, "repair", "make a file left DIRTY (a crashed read-write mapping) whole again",
-      "Loads FILE as it is (its stale checksums unverified), then saves it atomically with fresh\n"
-      "checksums and the DIRTY flag cleared. Keys that reached the mapping before the crash are\n"
-      "kept; a file that is not dirty is left untouched.");
-  auto flags = std::make_shared<FileFlags>();
-  flags->Add(*app, false);
-  AddMaxMemory(*app, flags->max_memory);
+      "Loads FILE with its stale checksums unverified and saves it atomically with fresh ones and\n"
+      "DIRTY cleared; a file that is not dirty is left untouched.",
+      false, nullptr);
   return {app, [flags] { return RunRepair(*flags); }};
 }
 

@@ -25,22 +25,11 @@ constexpr double kBottom = kHeight - 76;
 std::string XmlEscape(std::string_view text) {
   std::string out;
   for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
+    out += c == '&'   ? "&amp;"
+           : c == '<' ? "&lt;"
+           : c == '>' ? "&gt;"
+           : c == '"' ? "&quot;"
+                      : std::string(1, c);
   }
   return out;
 }
@@ -200,46 +189,36 @@ std::string RenderLogChart(const LogChart& chart) {
     }
   }
 
-  // Legend, right of the plot.
+  // Legend, right of the plot: a line sample (or a dot) and its label per entry.
   const double lx = kRight + 22;
   double ly = kTop + 8;
+  auto entry = [&](std::string_view sample, std::string_view label, bool newline) {
+    absl::StrAppendFormat(&svg, R"(%s<text x="%.1f" y="%.1f" class="legend">%s</text>%s)", sample,
+                          lx + 38, ly + 4.5, XmlEscape(label), newline ? "\n" : "");
+  };
+  auto line = [&](std::string_view style) {
+    return absl::StrFormat(R"(<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>)", lx, ly, lx + 28,
+                           ly, style);
+  };
+  auto dot = [&](std::string_view color) {
+    return absl::StrFormat(R"(<circle cx="%.1f" cy="%.1f" r="3.6" fill="%s"/>)", lx + 14, ly,
+                           color);
+  };
   for (size_t i = 0; i < chart.series.size(); ++i) {
     const char* color = kPalette[i % std::size(kPalette)];
-    absl::StrAppendFormat(
-        &svg,
-        R"(<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"/>)"
-        R"(<text x="%.1f" y="%.1f" class="legend">%s</text>)",
-        lx, ly, lx + 28, ly, color, lx + 38, ly + 4.5, XmlEscape(chart.series[i].label));
-    if (!chart.points_legend.empty()) {
-      absl::StrAppendFormat(&svg, R"(<circle cx="%.1f" cy="%.1f" r="3.6" fill="%s"/>)", lx + 14, ly,
-                            color);
-    }
+    entry(line(absl::StrFormat(R"(stroke="%s" stroke-width="2")", color)), chart.series[i].label,
+          false);
+    if (!chart.points_legend.empty()) svg += dot(color);
     svg += '\n';
     ly += 22;
   }
   ly += 14;
-  absl::StrAppendFormat(
-      &svg,
-      R"(<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333" stroke-width="2"/>)"
-      R"(<text x="%.1f" y="%.1f" class="legend">%s</text>)"
-      "\n",
-      lx, ly, lx + 28, ly, lx + 38, ly + 4.5, XmlEscape(chart.curve_legend));
+  entry(line(R"(stroke="#333" stroke-width="2")"), chart.curve_legend, true);
   ly += 22;
-  if (!chart.points_legend.empty()) {
-    absl::StrAppendFormat(&svg,
-                          R"(<circle cx="%.1f" cy="%.1f" r="3.6" fill="#333"/>)"
-                          R"(<text x="%.1f" y="%.1f" class="legend">%s</text>)"
-                          "\n",
-                          lx + 14, ly, lx + 38, ly + 4.5, XmlEscape(chart.points_legend));
-  }
+  if (!chart.points_legend.empty()) entry(dot("#333"), chart.points_legend, true);
   if (chart.reference_y > 0) {
     ly += 22;
-    absl::StrAppendFormat(
-        &svg,
-        R"(<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333" stroke-width="1.2" stroke-dasharray="6 4"/>)"
-        R"(<text x="%.1f" y="%.1f" class="legend">%s</text>)"
-        "\n",
-        lx, ly, lx + 28, ly, lx + 38, ly + 4.5, "resolution");
+    entry(line(R"(stroke="#333" stroke-width="1.2" stroke-dasharray="6 4")"), "resolution", true);
   }
   svg += "</svg>\n";
   return svg;
