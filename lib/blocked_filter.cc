@@ -125,24 +125,8 @@ double BlockedFilter::EstimatedCount() const noexcept {
 }
 
 double BlockedFilter::EstimatedFpr() const noexcept {
-  const uint32_t slices = SlicesPerBlock(hashes_);
-  const uint32_t slice_bits = kBlockBits / slices;
   double total = 0;
-  for (uint64_t b = 0; b < blocks_; ++b) {
-    double fill[16];
-    for (uint32_t j = 0; j < slices; ++j) {
-      const uint64_t word = LoadRelaxed(line(b) + j * slice_bits / 64);
-      const uint64_t bits = slice_bits == 64 ? word : (word >> (32 * (j & 1))) & 0xFFFFFFFFu;
-      fill[j] = static_cast<double>(std::popcount(bits)) / slice_bits;
-    }
-    double block = 0;
-    for (uint32_t start = 0; start < slices; ++start) {
-      double p = 1;
-      for (uint32_t i = 0; i < hashes_ && p != 0; ++i) p *= fill[(start + i) % slices];
-      block += p;
-    }
-    total += block / slices;
-  }
+  for (uint64_t b = 0; b < blocks_; ++b) total += internal::LineFpr(line(b), hashes_);
   return blocks_ ? total / static_cast<double>(blocks_) : 0.0;
 }
 

@@ -9,8 +9,11 @@
 #ifndef BLOOMERY_LIB_INTERNAL_LINE_OPS_H_
 #define BLOOMERY_LIB_INTERNAL_LINE_OPS_H_
 
+#include <atomic>
+#include <bit>
 #include <cstdint>
 
+#include "bloomery/plan.h"
 #include "internal/block_layout.h"
 #include "internal/filter_ops.h"
 
@@ -33,6 +36,27 @@ inline bool SetLineScalar(uint64_t* line, const LineMask& mask, bool concurrent)
     missing |= mask.word[j] & ~LoadWord(line + j, concurrent);
   }
   return missing == 0;
+}
+
+// The probability that a random key absent from this line finds all its k bits set: the mean,
+// over the start slices, of the product of the k slices' fill ratios (the exact per-line term of
+// a blocked filter's FPR).
+[[nodiscard]] inline double LineFpr(const uint64_t* line, uint32_t hashes) noexcept {
+  const uint32_t slices = SlicesPerBlock(hashes);
+  const uint32_t slice_bits = kBlockBits / slices;
+  double fill[16];
+  for (uint32_t j = 0; j < slices; ++j) {
+    const uint64_t word = LoadRelaxed(line + j * slice_bits / 64);
+    const uint64_t bits = slice_bits == 64 ? word : (word >> (32 * (j & 1))) & 0xFFFFFFFFu;
+    fill[j] = static_cast<double>(std::popcount(bits)) / slice_bits;
+  }
+  double sum = 0;
+  for (uint32_t start = 0; start < slices; ++start) {
+    double p = 1;
+    for (uint32_t i = 0; i < hashes && p != 0; ++i) p *= fill[(start + i) % slices];
+    sum += p;
+  }
+  return sum / slices;
 }
 
 }  // namespace bloomery::internal

@@ -1,0 +1,353 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+#include "bloomery/windowed_filter.h"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "internal/batch_pipeline.h"
+#include "internal/block_layout.h"
+#include "internal/filter_ops.h"
+#include "internal/line_ops.h"
+#include "simd/block_kernels.h"
+
+namespace bloomery {
+
+using internal::BlockIndex;
+using internal::LoadRelaxed;
+
+namespace {
+
+constexpr uint32_t kMaxGenerations = 64;
+// Marks a slot that has held no generation yet.
+constexpr uint64_t kNoEpoch = std::numeric_limits<uint64_t>::max();
+
+int64_t SystemClockNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+struct WindowedFilter::State {
+  explicit State(uint32_t generations) : slot_epoch(new std::atomic<uint64_t>[generations]) {
+    for (uint32_t j = 0; j < generations; ++j) slot_epoch[j].store(kNoEpoch);
+    slot_epoch[0].store(0);
+  }
+  std::mutex rotation;  // writers only: lookups never take it
+  WindowClock clock;
+  std::atomic<uint64_t> epoch{0};    // the newest generation's
+  std::atomic<uint64_t> counted{0};  // key-count mode: counted inserts into the newest
+  std::unique_ptr<std::atomic<uint64_t>[]> slot_epoch;
+};
+
+WindowedFilter::WindowedFilter() noexcept = default;
+WindowedFilter::WindowedFilter(WindowedFilter&&) noexcept = default;
+WindowedFilter& WindowedFilter::operator=(WindowedFilter&&) noexcept = default;
+WindowedFilter::~WindowedFilter() = default;
+
+absl::StatusOr<WindowedFilter> WindowedFilter::Create(const WindowedOptions& options) {
+  if (options.capacity == 0) {
+    return absl::InvalidArgumentError("WindowedFilter: capacity (keys in one window) must be > 0");
+  }
+  if (options.generations < 2 || options.generations > kMaxGenerations) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("WindowedFilter: generations must be in 2..%d, got %d", kMaxGenerations,
+                        options.generations));
+  }
+  const int64_t window_ns = options.window.count();
+  if (window_ns < 0 || (window_ns > 0 && window_ns < options.generations)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "WindowedFilter: window must be 0 (key-count mode) or at least %d ns, got %d ns",
+        options.generations, window_ns));
+  }
+  if (!(options.fpr > 0 && options.fpr < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("WindowedFilter: fpr must be in (0, 1), got %g", options.fpr));
+  }
+  const uint32_t g = options.generations;
+  const uint64_t per_generation = (options.capacity + g - 1) / g;
+  // 1 - (1 - f)^G = fpr, computed without cancellation for small fpr.
+  const double generation_fpr = -std::expm1(std::log1p(-options.fpr) / g);
+  absl::StatusOr<Plan> plan =
+      PlanFor(per_generation, generation_fpr, Layout::kBlocked, options.hashes);
+  if (!plan.ok()) return plan.status();
+  if (plan->bits > kMaxBits / g) {
+    return absl::ResourceExhaustedError("WindowedFilter: the generations need more than 2^48 bits");
+  }
+  StorageOptions storage_options;
+  storage_options.huge_pages = options.huge_pages;
+  storage_options.max_bytes = options.max_memory_bytes;
+  absl::StatusOr<Storage> storage = Storage::Allocate(plan->bytes() * g, storage_options);
+  if (!storage.ok()) return storage.status();
+
+  WindowedFilter filter;
+  filter.storage_ = *std::move(storage);
+  filter.words_ = reinterpret_cast<uint64_t*>(filter.storage_.data());
+  filter.blocks_ = plan->blocks();
+  filter.generations_ = g;
+  filter.plan_ = *plan;
+  filter.capacity_ = options.capacity;
+  filter.per_generation_ = per_generation;
+  filter.window_ns_ = window_ns;
+  filter.span_ns_ = window_ns / g;
+  filter.seed_ = options.seed;
+  filter.concurrent_ = options.concurrent;
+  filter.refresh_ = options.refresh;
+  filter.state_ = std::make_unique<State>(g);
+  if (window_ns > 0) {
+    filter.state_->clock = options.clock ? options.clock : WindowClock(SystemClockNs);
+    filter.origin_ns_ = filter.state_->clock();
+  }
+  return filter;
+}
+
+double WindowedFilter::expected_fpr() const noexcept {
+  return -std::expm1(generations_ * std::log1p(-plan_.expected_fpr));
+}
+
+uint64_t WindowedFilter::epoch() const noexcept {
+  return state_->epoch.load(std::memory_order_acquire);
+}
+
+uint64_t WindowedFilter::EpochNow() const noexcept {
+  const uint64_t stored = state_->epoch.load(std::memory_order_acquire);
+  if (window_ns_ == 0) return stored;
+  const int64_t elapsed = state_->clock() - origin_ns_;
+  // A clock that steps back never brings an expired generation back.
+  const uint64_t by_clock = elapsed > 0 ? static_cast<uint64_t>(elapsed / span_ns_) : 0;
+  return std::max(stored, by_clock);
+}
+
+bool WindowedFilter::SlotLive(uint32_t slot, uint64_t now) const noexcept {
+  const uint64_t e = state_->slot_epoch[slot].load(std::memory_order_acquire);
+  return e != kNoEpoch && e <= now && now - e < generations_;
+}
+
+void WindowedFilter::RotateTo(uint64_t target) noexcept {
+  std::lock_guard<std::mutex> lock(state_->rotation);
+  uint64_t e = state_->epoch.load(std::memory_order_relaxed);
+  if (target <= e) return;
+  // Past G rotations every slot is cleared anyway: skip the empty epochs in between.
+  if (target - e > generations_) e = target - generations_;
+  while (e < target) {
+    ++e;
+    const auto slot = static_cast<uint32_t>(e % generations_);
+    // Relaxed stores (ClearWords): a lookup may still read this expiring generation.
+    for (uint64_t b = 0; b < blocks_; ++b)
+      internal::ClearWords(line(b, slot), internal::kWordsPerBlock);
+    state_->slot_epoch[slot].store(e, std::memory_order_release);
+    state_->counted.store(0, std::memory_order_relaxed);
+    // Release: an insert that acquires the new epoch sees the cleared slot, so its bits are
+    // ordered after the zeros.
+    state_->epoch.store(e, std::memory_order_release);
+  }
+}
+
+void WindowedFilter::Advance() noexcept {
+  const uint64_t now = EpochNow();
+  if (now > state_->epoch.load(std::memory_order_acquire)) RotateTo(now);
+}
+
+bool WindowedFilter::TestLive(const KeyHash& hash, uint64_t block, uint64_t now) const noexcept {
+  const auto& kernels = simd::ActiveKernels();
+  for (uint32_t slot = 0; slot < generations_; ++slot) {
+    if (SlotLive(slot, now) &&
+        kernels.test_line(line(block, slot), hash, plan_.hashes, concurrent_)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool WindowedFilter::MayContain(const KeyHash& hash) const noexcept {
+  return TestLive(hash, BlockIndex(hash, blocks_), EpochNow());
+}
+
+bool WindowedFilter::Insert(const KeyHash& hash) noexcept {
+  const uint64_t block = BlockIndex(hash, blocks_);
+  const auto& kernels = simd::ActiveKernels();
+  for (;;) {
+    const uint64_t now = EpochNow();
+    const uint64_t e = state_->epoch.load(std::memory_order_acquire);
+    if (now > e) {  // the newest generation's time is over
+      RotateTo(now);
+      continue;
+    }
+    const bool seen = TestLive(hash, block, e);
+    if (seen && refresh_ == Refresh::kKeepFirstSeen) return false;
+    const auto slot = static_cast<uint32_t>(e % generations_);
+    uint64_t* newest = line(block, slot);
+    if (window_ns_ == 0) {
+      // Key-count mode counts the inserts that add a key to the newest generation.
+      if (kernels.test_line(newest, hash, plan_.hashes, concurrent_)) return !seen;
+      if (state_->counted.fetch_add(1, std::memory_order_relaxed) >= per_generation_) {
+        RotateTo(e + 1);
+        continue;
+      }
+    }
+    (void)kernels.set_line(newest, hash, plan_.hashes, concurrent_);
+    return !seen;
+  }
+}
+
+template <bool kWrite, typename Key, typename Op>
+size_t WindowedFilter::ForEachKey(std::span<const Key> keys, std::span<bool> results,
+                                  Op op) const noexcept {
+  KeyHash hashes[internal::kBatch];
+  uint64_t blocks[internal::kBatch];
+  size_t count = 0;
+  for (size_t base = 0; base < keys.size(); base += internal::kBatch) {
+    const size_t n = std::min(internal::kBatch, keys.size() - base);
+    internal::HashBatch(keys.data() + base, n, seed_, hashes);
+    // A key's G lines are contiguous: one short prefetch stream per key.
+    for (size_t i = 0; i < n; ++i) {
+      blocks[i] = BlockIndex(hashes[i], blocks_);
+      const uint64_t* first = line(blocks[i], 0);
+      for (uint32_t j = 0; j < generations_; ++j) {
+        __builtin_prefetch(first + internal::kWordsPerBlock * j, kWrite ? 1 : 0, 3);
+      }
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const bool answer = op(hashes[i], blocks[i]);
+      count += answer;
+      if (base + i < results.size()) results[base + i] = answer;
+    }
+  }
+  return count;
+}
+
+template <typename Key>
+size_t WindowedFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept {
+  return ForEachKey<true>(keys, was_new,
+                          [this](const KeyHash& hash, uint64_t) { return Insert(hash); });
+}
+
+template <typename Key>
+size_t WindowedFilter::LookupKeys(std::span<const Key> keys,
+                                  std::span<bool> results) const noexcept {
+  const uint64_t now = EpochNow();
+  return ForEachKey<false>(keys, results, [this, now](const KeyHash& hash, uint64_t block) {
+    return TestLive(hash, block, now);
+  });
+}
+
+size_t WindowedFilter::InsertMany(std::span<const std::string_view> keys,
+                                  std::span<bool> was_new) noexcept {
+  return InsertKeys(keys, was_new);
+}
+size_t WindowedFilter::InsertMany(std::span<const uint64_t> keys,
+                                  std::span<bool> was_new) noexcept {
+  return InsertKeys(keys, was_new);
+}
+size_t WindowedFilter::InsertMany(std::span<const KeyHash> hashes,
+                                  std::span<bool> was_new) noexcept {
+  return InsertKeys(hashes, was_new);
+}
+size_t WindowedFilter::MayContainMany(std::span<const std::string_view> keys,
+                                      std::span<bool> results) const noexcept {
+  return LookupKeys(keys, results);
+}
+size_t WindowedFilter::MayContainMany(std::span<const uint64_t> keys,
+                                      std::span<bool> results) const noexcept {
+  return LookupKeys(keys, results);
+}
+size_t WindowedFilter::MayContainMany(std::span<const KeyHash> hashes,
+                                      std::span<bool> results) const noexcept {
+  return LookupKeys(hashes, results);
+}
+
+absl::Status WindowedFilter::CheckCompatible(const WindowedFilter& other) const {
+  if (blocks_ != other.blocks_ || plan_.hashes != other.plan_.hashes || seed_ != other.seed_ ||
+      generations_ != other.generations_ || window_ns_ != other.window_ns_ ||
+      per_generation_ != other.per_generation_ || refresh_ != other.refresh_) {
+    return absl::FailedPreconditionError(
+        "WindowedFilter: merging needs the same lines, hashes, seed, generations, window and "
+        "refresh policy");
+  }
+  if (epoch() != other.epoch()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "WindowedFilter: merging needs the same epoch (this %d, other %d): Advance both first",
+        epoch(), other.epoch()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WindowedFilter::UnionWith(const WindowedFilter& other) {
+  if (absl::Status s = CheckCompatible(other); !s.ok()) return s;
+  const uint64_t now = epoch();
+  for (uint32_t slot = 0; slot < generations_; ++slot) {
+    if (!SlotLive(slot, now) || !other.SlotLive(slot, now)) continue;
+    for (uint64_t b = 0; b < blocks_; ++b) {
+      internal::UnionWords(line(b, slot), other.line(b, slot), internal::kWordsPerBlock,
+                           concurrent_);
+    }
+  }
+  return absl::OkStatus();
+}
+
+void WindowedFilter::Clear() noexcept {
+  std::fill(words_, words_ + blocks_ * generations_ * internal::kWordsPerBlock, uint64_t{0});
+  for (uint32_t j = 0; j < generations_; ++j) state_->slot_epoch[j].store(kNoEpoch);
+  state_->slot_epoch[0].store(0);
+  state_->epoch.store(0);
+  state_->counted.store(0);
+  if (window_ns_ > 0) origin_ns_ = state_->clock();
+}
+
+double WindowedFilter::SlotFpr(uint32_t slot) const noexcept {
+  double total = 0;
+  for (uint64_t b = 0; b < blocks_; ++b) total += internal::LineFpr(line(b, slot), plan_.hashes);
+  return blocks_ ? total / static_cast<double>(blocks_) : 0.0;
+}
+
+double WindowedFilter::SlotCount(uint32_t slot) const noexcept {
+  uint64_t set = 0;
+  for (uint64_t b = 0; b < blocks_; ++b) {
+    set += internal::PopCountWords(line(b, slot), internal::kWordsPerBlock);
+  }
+  const double bits = static_cast<double>(blocks_ * kBlockBits);
+  const double fill = static_cast<double>(set) / bits;
+  if (fill >= 1.0) return std::numeric_limits<double>::infinity();
+  // Swamidass & Baldi, as BlockedFilter::EstimatedCount.
+  return std::log1p(-fill) / std::log1p(-static_cast<double>(plan_.hashes) / bits);
+}
+
+double WindowedFilter::EstimatedCount() const noexcept {
+  const uint64_t now = EpochNow();
+  double count = 0;
+  for (uint32_t slot = 0; slot < generations_; ++slot) {
+    if (SlotLive(slot, now)) count += SlotCount(slot);
+  }
+  return count;
+}
+
+double WindowedFilter::EstimatedFpr() const noexcept {
+  const uint64_t now = EpochNow();
+  double none = 1;
+  for (uint32_t slot = 0; slot < generations_; ++slot) {
+    if (SlotLive(slot, now)) none *= 1 - SlotFpr(slot);
+  }
+  return 1 - none;
+}
+
+WindowedFilter::GenerationInfo WindowedFilter::generation(uint32_t age) const noexcept {
+  GenerationInfo info;
+  const uint64_t now = EpochNow();
+  if (age >= generations_ || age > now) return info;
+  info.epoch = now - age;
+  const auto slot = static_cast<uint32_t>(info.epoch % generations_);
+  info.live =
+      SlotLive(slot, now) && state_->slot_epoch[slot].load(std::memory_order_acquire) == info.epoch;
+  if (info.live) info.estimated_keys = SlotCount(slot);
+  return info;
+}
+
+}  // namespace bloomery
