@@ -40,6 +40,8 @@ struct Args {
   uint64_t keys = 10'000'000;
   int clients = 4;
   double seconds = 3;
+  // bench: the offered load of the open-loop runs, lookups/s over all clients.
+  double rate = 5000;
 };
 
 bool Parse(int argc, char** argv, Args& args) {
@@ -60,6 +62,8 @@ bool Parse(int argc, char** argv, Args& args) {
       args.clients = std::atoi(value);
     } else if (flag == "--seconds") {
       args.seconds = std::atof(value);
+    } else if (flag == "--rate") {
+      args.rate = std::atof(value);
     } else {
       return false;
     }
@@ -284,7 +288,7 @@ int Check(const Args& args) {
 }
 
 // One benchmark configuration: `clients` threads look up keys for `seconds`, a share `absent` of
-// them random keys that no row has.
+// them random keys that no row has (the attack).
 struct Sample {
   std::vector<double> present_us, absent_us;
 };
@@ -297,7 +301,11 @@ double Percentile(std::vector<double>& v, double q) {
 }
 
 template <typename Guard>
-void RunConfig(Database& db, Guard& guard, const Args& args, double absent, bool guarded) {
+// rate == 0: closed loop, each client sends its next lookup when the last returns (the capacity).
+// rate > 0: open loop, lookups are due at a fixed total rate and latency counts from when a lookup
+// was due, so a database that falls behind shows its queueing (no coordinated omission).
+void RunConfig(Database& db, Guard& guard, const Args& args, double absent, bool guarded,
+               double rate, int rep) {
   const GuardCounters& counters = guard.counters();
   const uint64_t queries0 = counters.db_queries.load(), misses0 = counters.db_misses.load();
   std::vector<Sample> samples(args.clients);
@@ -308,13 +316,18 @@ void RunConfig(Database& db, Guard& guard, const Args& args, double absent, bool
   for (int c = 0; c < args.clients; ++c) {
     threads.emplace_back([&, c] {
       auto conn = ValueOrDie(db.Connect());
-      std::mt19937_64 rng(c * 7919 + static_cast<uint64_t>(absent * 100));
+      // A fresh key sequence per run: a replayed one would find its keys in the LRU.
+      std::mt19937_64 rng(((rep * 2 + guarded) * 1000 + static_cast<uint64_t>(absent * 100)) * 64 +
+                          c + (rate > 0 ? 1 << 20 : 0));
       std::uniform_real_distribution<double> coin(0, 1);
-      while (Clock::now() < end) {
+      const auto interval = std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(rate > 0 ? args.clients / rate : 0));
+      for (auto due = start; Clock::now() < end; due += interval) {
         const bool ask_absent = coin(rng) < absent;
         const std::string key =
             ask_absent ? absl::StrCat("attack:", rng()) : Key(rng() % args.rows);
-        const auto t0 = Clock::now();
+        if (rate > 0) std::this_thread::sleep_until(due);
+        const auto t0 = rate > 0 ? due : Clock::now();
         CHECK_OK(guard.Get(*conn, key).status());
         const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
         (ask_absent ? samples[c].absent_us : samples[c].present_us).push_back(us);
@@ -338,11 +351,12 @@ void RunConfig(Database& db, Guard& guard, const Args& args, double absent, bool
   const double lookups = static_cast<double>(all.present_us.size() + all.absent_us.size());
   std::printf(
       "{\"db\":\"%s\",\"guard\":%s,\"absent\":%.2f,\"clients\":%d,\"rows\":%llu,"
+      "\"offered_per_s\":%.0f,"
       "\"lookups_per_s\":%.0f,\"db_queries_per_s\":%.0f,\"db_queries_per_lookup\":%.4f,"
       "\"present_p50_us\":%.1f,\"present_p99_us\":%.1f,\"absent_p50_us\":%.1f,"
       "\"absent_p99_us\":%.1f,\"observed_fpr\":%.5f}\n",
       db.name().c_str(), guarded ? "true" : "false", absent, args.clients,
-      static_cast<unsigned long long>(args.rows), lookups / elapsed,
+      static_cast<unsigned long long>(args.rows), rate, lookups / elapsed,
       static_cast<double>(queries) / elapsed, static_cast<double>(queries) / lookups,
       Percentile(all.present_us, 0.5), Percentile(all.present_us, 0.99),
       Percentile(all.absent_us, 0.5), Percentile(all.absent_us, 0.99),
@@ -365,22 +379,30 @@ int Bench(const Args& args) {
                std::chrono::duration<double>(Clock::now() - populate0).count());
   GuardOptions options;
   options.filter_path = args.dir + "/bench.bloom";
-  options.capacity = args.rows * 2;  // room to grow, as a service would plan
+  // Planned for exactly the rows there are, so the observed FPR is the planned one's to match.
+  options.capacity = args.rows;
   std::remove((options.filter_path + ".seq").c_str());
-  for (bool guarded : {false, true}) {
-    options.enabled = guarded;
-    const auto open0 = Clock::now();
-    auto guard = ValueOrDie(CacheGuard<bloomery::BlockedFilter>::Open(options, *conn));
-    if (guarded) {
-      const double rebuild_s = std::chrono::duration<double>(Clock::now() - open0).count();
-      std::printf(
-          "{\"db\":\"%s\",\"rows\":%llu,\"rebuild_from_table_s\":%.3f,\"planned_fpr\":%.5f,"
-          "\"fpr_at_current_fill\":%.5f,\"filter_bytes\":%llu}\n",
-          db->name().c_str(), static_cast<unsigned long long>(args.rows), rebuild_s,
-          guard->filter()->plan().expected_fpr, guard->filter()->EstimatedFpr(),
-          static_cast<unsigned long long>(guard->filter()->memory_bytes()));
+  options.enabled = false;
+  auto unguarded = ValueOrDie(CacheGuard<bloomery::BlockedFilter>::Open(options, *conn));
+  options.enabled = true;
+  const auto open0 = Clock::now();
+  auto guarded = ValueOrDie(CacheGuard<bloomery::BlockedFilter>::Open(options, *conn));
+  std::printf(
+      "{\"db\":\"%s\",\"rows\":%llu,\"rebuild_from_table_s\":%.3f,\"planned_fpr\":%.5f,"
+      "\"fpr_at_current_fill\":%.5f,\"filter_bytes\":%llu}\n",
+      db->name().c_str(), static_cast<unsigned long long>(args.rows),
+      std::chrono::duration<double>(Clock::now() - open0).count(),
+      guarded->filter()->plan().expected_fpr, guarded->filter()->EstimatedFpr(),
+      static_cast<unsigned long long>(guarded->filter()->memory_bytes()));
+  // Interleaved repetitions: the machine's background load drifts, and every configuration
+  // should see the same drift.
+  for (int rep = 0; rep < 3; ++rep) {
+    for (double rate : {0.0, args.rate}) {
+      for (double absent : {0.5, 0.95}) {
+        RunConfig(*db, *unguarded, args, absent, false, rate, rep);
+        RunConfig(*db, *guarded, args, absent, true, rate, rep);
+      }
     }
-    for (double absent : {0.5, 0.95}) RunConfig(*db, *guard, args, absent, guarded);
   }
   return 0;
 }
@@ -423,7 +445,7 @@ int main(int argc, char** argv) {
   if (!cache_guard::Parse(argc, argv, args)) {
     std::fprintf(stderr,
                  "usage: cache_guard check|bench|load [--db sqlite:PATH|postgres:CONNINFO] "
-                 "[--dir DIR] [--rows N] [--keys N] [--clients N] [--seconds S]\n");
+                 "[--dir DIR] [--rows N] [--keys N] [--clients N] [--seconds S] [--rate R]\n");
     return 2;
   }
   if (args.command == "check") return cache_guard::Check(args);
