@@ -11,13 +11,16 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -662,6 +665,65 @@ TEST_CASE("loaders refuse a FIFO at once and every error names the file") {
     CHECK_FALSE(status.ok());
     CHECK(std::string(status.message()).find(bad) != std::string::npos);
   }
+}
+
+TEST_CASE("LockForUpdate: the second locker fails fast naming the holder, or waits for it") {
+  TempDir dir;
+  const std::string path = dir.File("shared.bloom");
+  // Before the file exists, and after.
+  for (int round = 0; round < 2; ++round) {
+    CAPTURE(round);
+    absl::StatusOr<FileLock> first = LockForUpdate(path);
+    REQUIRE(first.ok());
+    absl::StatusOr<FileLock> second = LockForUpdate(path, LockWait::kFailFast);
+    CHECK(second.status().code() == absl::StatusCode::kUnavailable);
+    CHECK(std::string(second.status().message()).find(absl::StrCat("pid ", getpid())) !=
+          std::string::npos);
+    if (round == 0) REQUIRE(SmallFilter(10).Save(path).ok());
+  }
+  CHECK(LockForUpdate(path, LockWait::kFailFast).ok());  // released with the FileLock
+  const std::string fifo = dir.File("fifo");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(LockForUpdate(fifo).status().code() == absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_CASE("LockForUpdate: a waiter ends up locking the file the holder's Save put at the path") {
+  TempDir dir;
+  const std::string path = dir.File("shared.bloom");
+  REQUIRE(SmallFilter(10).Save(path).ok());
+  absl::StatusOr<FileLock> holder = LockForUpdate(path);
+  REQUIRE(holder.ok());
+  std::atomic<bool> acquired{false};
+  std::optional<FileLock> waiter_lock;
+  std::thread waiter([&] {
+    absl::StatusOr<FileLock> lock = LockForUpdate(path);  // blocks on the old file
+    if (!lock.ok()) return;
+    waiter_lock = *std::move(lock);
+    acquired = true;
+  });
+  // Until the kernel lists the waiter as blocked, it might not have reached the old file yet.
+  const struct stat old = [&] {
+    struct stat st;
+    REQUIRE(stat(path.c_str(), &st) == 0);
+    return st;
+  }();
+  const std::string blocked_on = absl::StrCat(":", old.st_ino, " ");
+  for (int i = 0; i < 10'000; ++i) {
+    std::ifstream locks("/proc/locks");
+    std::string line;
+    bool waiting = false;
+    while (std::getline(locks, line)) {
+      waiting |= line.find("->") != std::string::npos && line.find(blocked_on) != std::string::npos;
+    }
+    if (waiting) break;
+    usleep(1000);
+  }
+  REQUIRE(SmallFilter(20).Save(path).ok());  // a new file (inode) at the path
+  *holder = FileLock();                      // release the old one: the waiter wakes
+  waiter.join();
+  REQUIRE(acquired);
+  // Had the waiter kept its lock on the replaced file, the path's file would be free now.
+  CHECK(LockForUpdate(path, LockWait::kFailFast).status().code() == absl::StatusCode::kUnavailable);
 }
 
 TEST_CASE("a failed save (file size limit: like a full disk) leaves the old file intact") {

@@ -105,6 +105,10 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
   // fsync error: ResourceExhausted / DataLoss / PermissionDenied) the old file is left intact.
   // Must not overlap with inserts (single-writer contract; in concurrent mode the bits written are
   // some state between the inserts that overlapped it).
+  // Processes that each Load, insert and Save one file race: the last rename wins and the others'
+  // keys are lost. Hold LockForUpdate (file.h) around the whole load-modify-save. A symlink is
+  // followed (its target is replaced); a path naming a device, FIFO or directory is refused
+  // (FailedPrecondition); the file keeps its mode, a new one gets 0666 & ~umask.
   [[nodiscard]] absl::Status Save(const std::string& path) const;
   // Reads a saved blocked filter into fresh memory. Errors: NotFound / PermissionDenied for the
   // file; InvalidArgument if it is not a bloomery file; Unimplemented for a newer format version;

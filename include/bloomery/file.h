@@ -52,6 +52,57 @@ struct FileInfo {
 [[nodiscard]] absl::StatusOr<FileInfo> InspectBytes(std::string_view bytes,
                                                     bool verify_checksums = true);
 
+// Read-modify-write of a filter file by several processes. Load, insert, Save is a race: two
+// processes that load the same file and each save lose one's keys (the later rename wins), and
+// both succeed. An advisory lock taken around the whole load-modify-save serialises them:
+//
+//   absl::StatusOr<bloomery::FileLock> lock = bloomery::LockForUpdate("seen.bloom");
+//   if (!lock.ok()) return lock.status();
+//   auto filter = bloomery::BlockedFilter::Load("seen.bloom");   // (or a new one: NotFound)
+//   ... insert ...
+//   return filter->Save("seen.bloom");                            // then `lock` goes out of scope
+//
+// The lock is an flock(2) on the file the path names (symlinks followed), so it binds only
+// cooperating processes that also call LockForUpdate; readers need none (Save is atomic). Save
+// replaces the file by rename, so the path then names a new, unlocked file: a waiter that wakes on
+// the old one notices and locks the new one, and so always loads what the last holder saved. One
+// lock therefore covers ONE load-modify-save: take a new lock for the next. While the file does
+// not exist yet its directory is locked instead (other not-yet-existing files of that directory
+// wait too). Locks are released when the FileLock is destroyed, or when the process dies.
+enum class LockWait : uint8_t {
+  kWait,      // block until the holder releases
+  kFailFast,  // Unavailable at once if someone holds it
+};
+
+class FileLock {
+ public:
+  FileLock() = default;
+  FileLock(FileLock&& other) noexcept;
+  FileLock& operator=(FileLock&& other) noexcept;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock();
+
+  // The file locked (the path with its symlinks followed).
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  [[nodiscard]] bool held() const noexcept { return fd_ >= 0; }
+
+ private:
+  friend absl::StatusOr<FileLock> LockForUpdate(const std::string& path, LockWait wait);
+  void Release() noexcept;
+
+  int fd_ = -1;
+  std::string path_;
+};
+
+// Takes the exclusive update lock on the filter file at `path` (see above). Errors:
+// Unavailable with kFailFast when another process (or another FileLock in this one) holds it:
+// "PATH is locked by pid N", N read from /proc/locks (Linux; "by another process" where it cannot
+// be read); FailedPrecondition if `path` names something other than a regular file; the open and
+// flock errors otherwise.
+[[nodiscard]] absl::StatusOr<FileLock> LockForUpdate(const std::string& path,
+                                                     LockWait wait = LockWait::kWait);
+
 }  // namespace bloomery
 
 #endif  // BLOOMERY_FILE_H_

@@ -182,7 +182,8 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult> {
   [[nodiscard]] absl::Status CheckCompatible(const ScalableFilter& other) const;
 
   // Persistence (docs/FORMAT.md): Save writes every stage and its key count atomically (temp file,
-  // fsync, rename, directory fsync); not concurrent with inserts. Load validates the file like
+  // fsync, rename, directory fsync; symlinks, modes and the load-modify-save race as for
+  // BlockedFilter::Save); not concurrent with inserts. Load validates the file like
   // BlockedFilter::Load (never allocating past options.max_bytes, which also becomes the loaded
   // chain's max_memory_bytes) and checks that every stage is what the saved options would grow.
   // There is no Map: a chain grows, and a mapping cannot. SaveToBytes / LoadFromBytes: the same

@@ -1,0 +1,117 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// LockForUpdate (file.h): an flock on what a filter's path names now, re-taken until it is.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bloomery/file.h"
+#include "internal/format.h"
+
+namespace bloomery {
+namespace {
+
+// The pid that holds an flock on the file `st` describes, from /proc/locks (Linux); 0 if unknown.
+int LockHolder(const struct stat& st) {
+  FILE* locks = std::fopen("/proc/locks", "re");
+  if (locks == nullptr) return 0;
+  const std::string id = absl::StrFormat(" %02x:%02x:%d ", major(st.st_dev), minor(st.st_dev),
+                                         static_cast<uint64_t>(st.st_ino));
+  int holder = 0;
+  char line[256];
+  while (holder == 0 && std::fgets(line, sizeof(line), locks) != nullptr) {
+    // "N: FLOCK  ADVISORY  WRITE PID MAJ:MIN:INODE 0 EOF"; waiters' lines carry "->".
+    if (std::strstr(line, "FLOCK") == nullptr || std::strstr(line, "->") != nullptr) continue;
+    const char* at = std::strstr(line, id.c_str());
+    if (at == nullptr) continue;
+    const char* p = at;
+    while (p > line && p[-1] != ' ') --p;  // the pid field ends where the id begins
+    holder = std::atoi(p);
+  }
+  std::fclose(locks);
+  return holder;
+}
+
+bool SameFile(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+}  // namespace
+
+FileLock::FileLock(FileLock&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+
+FileLock& FileLock::operator=(FileLock&& other) noexcept {
+  if (this != &other) {
+    Release();
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+FileLock::~FileLock() { Release(); }
+
+void FileLock::Release() noexcept {
+  if (fd_ >= 0) close(std::exchange(fd_, -1));  // closing the last descriptor drops the flock
+}
+
+absl::StatusOr<FileLock> LockForUpdate(const std::string& path, LockWait wait) {
+  for (;;) {
+    absl::StatusOr<std::string> target = internal::ResolveSaveTarget(path);
+    if (!target.ok()) return target.status();
+    // A file that does not exist yet is created by the first saver: until then its directory
+    // stands in for it.
+    bool on_directory = false;
+    int raw = open(target->c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (raw < 0 && errno == ENOENT) {
+      const size_t slash = target->rfind('/');
+      const std::string dir =
+          slash == std::string::npos ? "." : target->substr(0, slash == 0 ? 1 : slash);
+      raw = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      on_directory = true;
+    }
+    if (raw < 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot open ", *target));
+    FileLock lock;
+    lock.fd_ = raw;
+    lock.path_ = *target;
+    struct stat held;
+    if (fstat(raw, &held) != 0) {
+      return absl::ErrnoToStatus(errno, absl::StrCat("cannot stat ", *target));
+    }
+    if (!on_directory && !S_ISREG(held.st_mode)) {
+      return absl::FailedPreconditionError(absl::StrCat(*target, " is not a regular file"));
+    }
+    int rc;
+    do {
+      rc = flock(raw, LOCK_EX | (wait == LockWait::kFailFast ? LOCK_NB : 0));
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0 && errno == EWOULDBLOCK) {
+      const int holder = LockHolder(held);
+      return absl::UnavailableError(
+          holder > 0 ? absl::StrFormat("%s is locked by pid %d", *target, holder)
+                     : absl::StrFormat("%s is locked by another process", *target));
+    }
+    if (rc != 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot lock ", *target));
+    // The holder before us may have saved: its rename put a new file at the path, and our lock is
+    // on the old one (or on the directory, and the file now exists). Then lock what is there now.
+    struct stat now;
+    const bool exists = stat(target->c_str(), &now) == 0;
+    if (on_directory ? !exists : (exists && SameFile(held, now))) return lock;
+    if (!on_directory && !exists && errno != ENOENT) {
+      return absl::ErrnoToStatus(errno, absl::StrCat("cannot stat ", *target));
+    }
+  }
+}
+
+}  // namespace bloomery
