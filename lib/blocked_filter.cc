@@ -10,6 +10,7 @@
 
 #include "internal/batch_pipeline.h"
 #include "internal/block_layout.h"
+#include "internal/fill_estimate.h"
 #include "internal/line_ops.h"
 #include "simd/block_kernels.h"
 
@@ -118,10 +119,7 @@ double BlockedFilter::FillRatio() const noexcept {
 }
 
 double BlockedFilter::EstimatedCount() const noexcept {
-  const double fill = FillRatio();
-  if (fill >= 1.0) return std::numeric_limits<double>::infinity();
-  return std::log1p(-fill) /
-         std::log1p(-static_cast<double>(hashes_) / static_cast<double>(bits()));
+  return internal::CountFromFill(PopCount(), bits(), hashes_);
 }
 
 double BlockedFilter::EstimatedFpr() const noexcept {

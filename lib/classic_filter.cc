@@ -10,6 +10,7 @@
 
 #include "internal/batch_pipeline.h"
 #include "internal/classic_layout.h"
+#include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
 #include "internal/format.h"
 
@@ -166,9 +167,8 @@ double ClassicFilter::FillRatio() const noexcept {
 }
 
 double ClassicFilter::EstimatedCount() const noexcept {
-  const double fill = FillRatio();
-  if (fill >= 1.0) return std::numeric_limits<double>::infinity();
-  return std::log1p(-fill) / std::log1p(-1.0 / static_cast<double>(slice_bits_));
+  // One probe per slice: any given bit is set by a key with probability 1/slice = hashes/bits.
+  return internal::CountFromFill(PopCount(), bits(), hashes_);
 }
 
 double ClassicFilter::EstimatedFpr() const noexcept {

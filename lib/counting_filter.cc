@@ -13,6 +13,7 @@
 #include "internal/batch_pipeline.h"
 #include "internal/block_layout.h"
 #include "internal/counting_layout.h"
+#include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
 #include "internal/sliced_fpr.h"
 
@@ -388,15 +389,7 @@ double CountingFilter::EstimatedFpr() const noexcept {
     for (uint32_t j = 0; j < kCountingSlices; ++j) {
       fill[j] = NonZeroInWord(LoadRelaxed(line(b) + j), plan_.counter_bits) / per_slice;
     }
-    double block = 0;
-    for (uint32_t start = 0; start < kCountingSlices; ++start) {
-      double p = 1;
-      for (uint32_t i = 0; i < plan_.hashes && p != 0; ++i) {
-        p *= fill[(start + i) % kCountingSlices];
-      }
-      block += p;
-    }
-    total += block / kCountingSlices;
+    total += internal::SlicedLineFprFromFill(fill, kCountingSlices, plan_.hashes);
   }
   return plan_.blocks ? total / static_cast<double>(plan_.blocks) : 0.0;
 }

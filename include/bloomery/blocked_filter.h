@@ -142,7 +142,8 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
   [[nodiscard]] double FillRatio() const noexcept;
   // Estimate of the number of distinct keys inserted, from the fill ratio: each key sets k bits,
   // each bit of the array with probability k/m, so n ~ ln(1 - fill) / ln(1 - k/m) (Swamidass &
-  // Baldi 2007). Within ~1% of the truth up to capacity. O(bytes).
+  // Baldi 2007). Within ~1% of the truth up to capacity. +infinity once every bit is set (the
+  // filter is saturated: the count is unknowable); check std::isinf before converting. O(bytes).
   [[nodiscard]] double EstimatedCount() const noexcept;
   // The FPR this filter has now: the exact probability, over a random key absent from the
   // filter, that all its k bits are set, computed from the actual bits (every block, every start

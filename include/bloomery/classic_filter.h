@@ -120,7 +120,8 @@ class ClassicFilter : public BatchForms<ClassicFilter> {
   [[nodiscard]] double FillRatio() const noexcept;
   // Estimate of the number of distinct keys inserted: each key sets one bit in each slice of s
   // bits, so the expected fill is 1 - (1 - 1/s)^n and n ~ ln(1 - fill) / ln(1 - 1/s) (Swamidass &
-  // Baldi 2007). O(bytes).
+  // Baldi 2007). +infinity once every bit is set (saturated: the count is unknowable); check
+  // std::isinf before converting. O(bytes).
   [[nodiscard]] double EstimatedCount() const noexcept;
   // The FPR this filter has now: the product over slices of each slice's fill ratio, which is the
   // exact probability that a random absent key finds its k bits set (one per slice). O(bytes).

@@ -171,9 +171,13 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult> {
   // stage is prefetched before it is tested.
 
   // this |= other, stage by stage: grows this chain to at least other's stage count, then ORs
-  // stage i into stage i. Refused, leaving this filter's keys unchanged, when a stage of the union
-  // would hold more keys than it was planned for (estimated from the fill of the ORed bits): the
-  // FPR bound would no longer hold. O(bytes).
+  // stage i into stage i. A merged stage holds between max and the sum of the two stages' key
+  // counts; the fill of the ORed bits estimates where (its count is set to that estimate, clamped
+  // to the range and to the capacity). Refused, leaving this filter's keys unchanged, only when
+  // both counts together exceed a stage's capacity and the estimate exceeds it by more than four
+  // standard errors of the estimator (~3% at 10 bits/key): the FPR bound would no longer hold.
+  // Merging with an empty filter, with a copy of itself or with another part of the same keys
+  // always succeeds. O(bytes).
   // Errors: FailedPrecondition if the options differ (initial capacity, fpr, growth, tightening,
   // seed, scaling) or a stage would overfill; ResourceExhausted if growing hits a limit (the empty
   // stages already added stay).
