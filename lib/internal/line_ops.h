@@ -15,6 +15,7 @@
 
 #include "bloomery/plan.h"
 #include "internal/block_layout.h"
+#include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
 
 namespace bloomery::internal {
@@ -50,13 +51,7 @@ inline bool SetLineScalar(uint64_t* line, const LineMask& mask, bool concurrent)
     const uint64_t bits = slice_bits == 64 ? word : (word >> (32 * (j & 1))) & 0xFFFFFFFFu;
     fill[j] = static_cast<double>(std::popcount(bits)) / slice_bits;
   }
-  double sum = 0;
-  for (uint32_t start = 0; start < slices; ++start) {
-    double p = 1;
-    for (uint32_t i = 0; i < hashes && p != 0; ++i) p *= fill[(start + i) % slices];
-    sum += p;
-  }
-  return sum / slices;
+  return SlicedLineFprFromFill(fill, slices, hashes);
 }
 
 }  // namespace bloomery::internal
