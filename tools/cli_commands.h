@@ -11,18 +11,13 @@
 
 namespace bloomery::cli {
 
-// Sizes a filter for both layouts side by side (cli_plan.cc).
+// plan, table and bench live in cli_plan.cc, cli_table.cc and cli_bench.cc; dedupe and intersect
+// in cli_stream.cc; the filter-file subcommands in cli_file.cc.
 Command AddPlanCommand(CLI::App& root);
-// The m/n x k tuning table, predicted and measured, as text, JSON, CSV and SVG (cli_table.cc).
 Command AddTableCommand(CLI::App& root);
-// ns/key of every BlockedFilter operation next to the memory floor (cli_bench.cc).
 Command AddBenchCommand(CLI::App& root);
-// Streams lines, keeping first occurrences, optionally remembered in a state file (cli_stream.cc).
 Command AddDedupeCommand(CLI::App& root);
-// Lines of B probably in A, within a memory budget (cli_stream.cc).
 Command AddIntersectCommand(CLI::App& root);
-// Filter files (cli_file.cc): create one from lines, add or remove lines, look lines up, describe
-// a file, merge files, repair a file left DIRTY.
 Command AddBuildCommand(CLI::App& root);
 Command AddAddCommand(CLI::App& root);
 Command AddRemoveCommand(CLI::App& root);

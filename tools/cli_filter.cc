@@ -115,20 +115,17 @@ std::string_view AnyFilter::kind() const {
 
 absl::StatusOr<size_t> AnyFilter::InsertMany(std::span<const std::string_view> keys,
                                              std::span<bool> was_new) {
-  if (auto* scalable = std::get_if<ScalableFilter>(&filter_)) {
-    auto results = std::make_unique<InsertResult[]>(keys.size());
-    const InsertCounts counts =
-        scalable->InsertMany(keys, std::span<InsertResult>(results.get(), keys.size()));
-    for (size_t i = 0; i < keys.size() && i < was_new.size(); ++i) {
-      was_new[i] = results[i] == InsertResult::kAdded;
-    }
-    if (counts.refused != 0) return scalable->FullStatus();
-    return counts.added;
-  }
   return std::visit(
       [&](auto& filter) -> absl::StatusOr<size_t> {
         if constexpr (std::is_same_v<std::decay_t<decltype(filter)>, ScalableFilter>) {
-          return absl::InternalError("unreachable");
+          auto results = std::make_unique<InsertResult[]>(keys.size());
+          const InsertCounts counts =
+              filter.InsertMany(keys, std::span<InsertResult>(results.get(), keys.size()));
+          for (size_t i = 0; i < keys.size() && i < was_new.size(); ++i) {
+            was_new[i] = results[i] == InsertResult::kAdded;
+          }
+          if (counts.refused != 0) return filter.FullStatus();
+          return counts.added;
         } else {
           return filter.InsertMany(keys, was_new);
         }
