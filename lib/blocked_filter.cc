@@ -49,12 +49,12 @@ BlockedFilter::BlockedFilter(Storage storage, const Plan& plan, uint64_t seed,
       concurrent_(concurrent),
       plan_(plan) {}
 
-bool BlockedFilter::Insert(const KeyHash& hash) noexcept {
+bool BlockedFilter::InsertOutOfLine(const KeyHash& hash) noexcept {
   return simd::ActiveKernels().set_line(line(BlockIndex(hash, blocks_)), hash, hashes_,
                                         concurrent_);
 }
 
-bool BlockedFilter::MayContain(const KeyHash& hash) const noexcept {
+bool BlockedFilter::MayContainOutOfLine(const KeyHash& hash) const noexcept {
   return simd::ActiveKernels().test_line(line(BlockIndex(hash, blocks_)), hash, hashes_,
                                          concurrent_);
 }

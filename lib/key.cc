@@ -18,11 +18,6 @@ KeyHash HashKey(std::string_view key, uint64_t seed) noexcept {
   return KeyHash{h.low64, h.high64};
 }
 
-KeyHash HashKey(uint64_t key, uint64_t seed) noexcept {
-  const XXH128_hash_t h = XXH3_128bits_withSeed(&key, sizeof(key), seed);
-  return KeyHash{h.low64, h.high64};
-}
-
 void HashKeys(const std::string_view* keys, size_t count, uint64_t seed, KeyHash* out) noexcept {
   for (size_t i = 0; i < count; ++i) out[i] = HashKey(keys[i], seed);
 }

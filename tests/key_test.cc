@@ -30,6 +30,21 @@ TEST_CASE("HashKey is XXH3-128 with the seed") {
   CHECK(HashKey("x", 1) != HashKey("x", 2));
 }
 
+TEST_CASE("the inline integer hash is libxxhash's XXH3-128 of the 8 bytes, for any key and seed") {
+  testing::SplitMix64 rng(11);
+  const uint64_t special[] = {0, 1, ~uint64_t{0}, uint64_t{1} << 63, 0xFFFFFFFFull, kDefaultSeed};
+  auto check = [](uint64_t key, uint64_t seed) {
+    const XXH128_hash_t want = XXH3_128bits_withSeed(&key, sizeof(key), seed);
+    const KeyHash got = HashKey(key, seed);
+    REQUIRE(got.lo == want.low64);
+    REQUIRE(got.hi == want.high64);
+  };
+  for (uint64_t key : special) {
+    for (uint64_t seed : special) check(key, seed);
+  }
+  for (int i = 0; i < 100'000; ++i) check(rng.Next(), rng.Next());
+}
+
 TEST_CASE("an integer key hashes as its 8 little-endian bytes") {
   const uint64_t value = 0x0123456789ABCDEFull;
   char bytes[8];

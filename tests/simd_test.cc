@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bloomery/blocked_filter.h"
+#include "bloomery/blocked_line.h"
 #include "hwy/targets.h"
 #include "internal/block_layout.h"
 #include "internal/line_ops.h"
@@ -148,6 +149,31 @@ TEST_CASE("every target tests and sets lines like the reference, in both modes")
           REQUIRE(kernels->test_line(line, hash, k, concurrent));
         }
       }
+    }
+  }
+}
+
+TEST_CASE("the inline single-key probe (k <= 8) tests and sets lines like the reference") {
+  const std::vector<KeyHash> hashes = TestHashes(2000);
+  SplitMix64 rng(8);
+  for (uint32_t k = kMinHashes; k <= 8; ++k) {
+    CAPTURE(k);
+    for (const KeyHash& hash : hashes) {
+      alignas(64) uint64_t line[kWordsPerBlock];
+      alignas(64) uint64_t expected[kWordsPerBlock];
+      const uint32_t density = static_cast<uint32_t>(rng.Below(4));
+      for (uint64_t& word : line) {
+        word = 0;
+        for (uint32_t d = 0; d < density; ++d) word |= rng.Next();
+      }
+      std::memcpy(expected, line, sizeof(line));
+      LineMask mask;
+      MakeMaskScalar(hash, k, mask);
+      REQUIRE(blocked_line::Test64(line, hash, k) ==
+              internal::TestLineScalar(expected, mask, false));
+      REQUIRE(blocked_line::Set64(line, hash, k) == internal::SetLineScalar(expected, mask, false));
+      REQUIRE(std::memcmp(line, expected, sizeof(line)) == 0);
+      REQUIRE(blocked_line::Test64(line, hash, k));
     }
   }
 }

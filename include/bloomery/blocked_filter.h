@@ -48,6 +48,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "bloomery/blocked_line.h"
 #include "bloomery/filter.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
@@ -76,7 +77,13 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
   // already reported it present (a duplicate, or a false positive with probability ~fpr).
   bool Insert(std::string_view key) noexcept { return Insert(HashKey(key, seed_)); }
   bool Insert(uint64_t key) noexcept { return Insert(HashKey(key, seed_)); }
-  bool Insert(const KeyHash& hash) noexcept;
+  bool Insert(const KeyHash& hash) noexcept {
+    // The common case (k <= 8, single writer) inline: see blocked_line.h for why.
+    if (hashes_ <= 8 && !concurrent_) {
+      return blocked_line::Set64(line(blocked_line::LineIndex(hash, blocks_)), hash, hashes_);
+    }
+    return InsertOutOfLine(hash);
+  }
 
   // False: the key was certainly never inserted. True: it was, or it is a false positive.
   [[nodiscard]] bool MayContain(std::string_view key) const noexcept {
@@ -85,7 +92,12 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
   [[nodiscard]] bool MayContain(uint64_t key) const noexcept {
     return MayContain(HashKey(key, seed_));
   }
-  [[nodiscard]] bool MayContain(const KeyHash& hash) const noexcept;
+  [[nodiscard]] bool MayContain(const KeyHash& hash) const noexcept {
+    if (hashes_ <= 8) {
+      return blocked_line::Test64(line(blocked_line::LineIndex(hash, blocks_)), hash, hashes_);
+    }
+    return MayContainOutOfLine(hash);
+  }
 
   // Batch forms (filter.h): InsertMany(keys, was_new) and MayContainMany(keys, results) for a
   // contiguous run of any key type, from BatchForms.
@@ -176,6 +188,11 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
   [[nodiscard]] static absl::StatusOr<BlockedFilter> Read(const std::string& name,
                                                           const std::string_view* bytes,
                                                           const LoadOptions& options);
+
+  // The single-key calls for 9..16 probes (32-bit slices) and concurrent inserts: the SIMD
+  // kernels, dispatched at run time.
+  bool InsertOutOfLine(const KeyHash& hash) noexcept;
+  [[nodiscard]] bool MayContainOutOfLine(const KeyHash& hash) const noexcept;
 
   friend class BatchForms<BlockedFilter>;
   // The batch loops, instantiated in blocked_filter.cc for every FilterKey.

@@ -40,8 +40,30 @@ struct KeyHash {
 
 // XXH3-128 of `key` with `seed`. Thread-safe, allocation-free; ~3-5 ns for short keys.
 [[nodiscard]] KeyHash HashKey(std::string_view key, uint64_t seed) noexcept;
-// XXH3-128 of the 8 little-endian bytes of `key`.
-[[nodiscard]] KeyHash HashKey(uint64_t key, uint64_t seed) noexcept;
+// XXH3-128 of the 8 little-endian bytes of `key`: xxHash 0.8's path for 4..8-byte inputs,
+// written out inline (one 64x64->128 multiply and two xorshift-multiply rounds) so that a filter's
+// single-key call on an integer hashes in the caller's loop. tests/key_test.cc holds it
+// bit-identical to libxxhash's XXH3_128bits_withSeed.
+[[nodiscard]] inline KeyHash HashKey(uint64_t key, uint64_t seed) noexcept {
+  // XXH3's default secret, bytes 16..23 xor bytes 24..31 (little-endian).
+  constexpr uint64_t kSecretFlip = 0xC4F023344DC994ACull;
+  constexpr uint64_t kPrime64_1 = 0x9E3779B185EBCA87ull;
+  seed ^= static_cast<uint64_t>(__builtin_bswap32(static_cast<uint32_t>(seed))) << 32;
+  const uint64_t keyed = key ^ (kSecretFlip + seed);
+  // len << 2 with len = 8.
+  const unsigned __int128 m = static_cast<unsigned __int128>(keyed) * (kPrime64_1 + (8 << 2));
+  auto lo = static_cast<uint64_t>(m);
+  auto hi = static_cast<uint64_t>(m >> 64);
+  hi += lo << 1;
+  lo ^= hi >> 3;
+  lo ^= lo >> 35;
+  lo *= 0x9FB21C651E98DF25ull;
+  lo ^= lo >> 28;
+  hi ^= hi >> 37;  // XXH3_avalanche
+  hi *= 0x165667919E3779F9ull;
+  hi ^= hi >> 32;
+  return KeyHash{lo, hi};
+}
 
 // Batch forms: out[i] = HashKey(keys[i], seed) for i < count.
 void HashKeys(const std::string_view* keys, size_t count, uint64_t seed, KeyHash* out) noexcept;

@@ -21,33 +21,24 @@
 
 #include <cstdint>
 
+#include "bloomery/blocked_line.h"
 #include "bloomery/key.h"
 
 namespace bloomery::internal {
 
-inline constexpr uint32_t kWordsPerBlock = 8;
+inline constexpr uint32_t kWordsPerBlock = blocked_line::kWordsPerLine;
 
-// Odd multipliers, one per probe: the high 32 bits (| 1) of the first 16 SplitMix64 outputs from
-// state 0.
-inline constexpr uint32_t kProbeSalt[16] = {0xE220A839u, 0x6E789E6Bu, 0x06C45D19u, 0xF88BB8A9u,
-                                            0x1B39896Bu, 0x53CB9F0Du, 0x2C829ABFu, 0xC584133Bu,
-                                            0x3EE57891u, 0xF3B8488Du, 0x657EECDDu, 0xC2D326E1u,
-                                            0x8621A03Fu, 0x8E1F7555u, 0xB54E0F17u, 0x84BB3F97u};
-
-// Bit of probe i within its slice of 2^slice_shift bits.
-[[nodiscard]] inline uint32_t ProbeBit(uint32_t h1, uint32_t h2, uint32_t i,
-                                       uint32_t slice_shift) noexcept {
-  return ((h1 + i * h2) * kProbeSalt[i]) >> (32 - slice_shift);
-}
+// The salts, the probe bit and the block index are defined in bloomery/blocked_line.h, whose
+// inline single-key probe is held to MakeMaskScalar like every SIMD kernel.
+using blocked_line::kProbeSalt;
+using blocked_line::ProbeBit;
 
 struct alignas(64) LineMask {
   uint64_t word[kWordsPerBlock];
 };
 
-// 64-bit fastrange (Lemire 2019): the high half of hi * blocks. Uniform for any block count and
-// free of the modulo's division; correct far beyond 2^32 blocks.
 [[nodiscard]] inline uint64_t BlockIndex(const KeyHash& hash, uint64_t blocks) noexcept {
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(hash.hi) * blocks) >> 64);
+  return blocked_line::LineIndex(hash, blocks);
 }
 
 // The start slice uses the low bits of `hi`; fastrange depends on them only through a carry,
