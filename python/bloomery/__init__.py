@@ -7,6 +7,8 @@ Four kinds, one vocabulary (see each class's docstring):
 - ``ClassicFilter``: k cache lines per key, the fewest bits per key.
 - ``ScalableFilter`` (alias ``ScalableBloomFilter``): grows x2 or x4, total FPR stays bounded.
 - ``CountingFilter``: counters instead of bits, so keys can be removed and counted.
+- ``WindowedFilter``: keys expire after a window of adds or of seconds (not in the file format
+  yet: no save, load, copy or pickling).
 
 A drop-in for pybloom-live's common calls::
 
@@ -38,6 +40,7 @@ from ._native import (  # noqa: E402
     FilterFullError,
     FormatError,
     ScalableFilter,
+    WindowedFilter,
     hash_key,
     info,
     info_bytes,
@@ -74,6 +77,7 @@ __all__ = [
     "FormatError",
     "ScalableBloomFilter",
     "ScalableFilter",
+    "WindowedFilter",
     "hash_key",
     "info",
     "info_bytes",

@@ -397,6 +397,10 @@ concept HasMap = requires(const std::string& p) {
   F::Map(p, MapMode::kReadOnly, LoadOptions{});
 };
 template <typename F>
+concept HasBytes = requires(const F& f) {
+  f.SaveToBytes();
+};
+template <typename F>
 concept IsScalable = std::is_same_v<F, ScalableFilter>;
 
 // A filter with its Python-side thread guard.
@@ -704,32 +708,6 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
           "clear", [](W& self) { self.Exclusive([](Filter& f) { f.Clear(); }); },
           "Removes every key.")
       .def(
-          "save",
-          [](W& self, const std::string& path) {
-            OrThrow(self.Exclusive([&](Filter& f) { return f.Save(path); }));
-          },
-          py::arg("path"),
-          "Writes the filter atomically to `path` in bloomery's file format (the C++ library's "
-          "and the `bloomery` CLI's).")
-      .def(
-          "tobytes", [](W& self) { return self.Exclusive([](Filter& f) { return ToBytes(f); }); },
-          "The filter as the bytes of its file.")
-      .def(
-          "tofile",
-          [](W& self, py::object file) {
-            file.attr("write")(self.Exclusive([](Filter& f) { return ToBytes(f); }));
-          },
-          py::arg("f"), "Writes the filter's file to the binary file object `f` (pybloom-live).")
-      .def(
-          "copy",
-          [](W& self) {
-            const bool concurrent = self.filter().concurrent();
-            py::bytes data = self.Exclusive([](Filter& f) { return ToBytes(f); });
-            return Wrap(FromBytes<Filter>(std::string_view(data),
-                                          MakeLoadOptions(concurrent, 0, true, false)));
-          },
-          "An independent copy.")
-      .def(
           "union_update",
           [](W& self, W& other) -> W& {
             OrThrow(self.Exclusive([&](Filter& f) { return f.UnionWith(other.filter()); }));
@@ -737,63 +715,101 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
           },
           py::arg("other"),
           "self |= other. ValueError unless both have the same geometry and seed.")
-      .def(
-          "union",
-          [](W& self, W& other) {
-            const bool concurrent = self.filter().concurrent();
-            py::bytes data = self.Exclusive([](Filter& f) { return ToBytes(f); });
-            auto result = Wrap(FromBytes<Filter>(std::string_view(data),
-                                                 MakeLoadOptions(concurrent, 0, true, false)));
-            OrThrow(result->filter().UnionWith(other.filter()));
-            return result;
-          },
-          py::arg("other"), "A new filter holding the keys of both (pybloom-live's union, `|`).")
       .def_property_readonly("seed", [](W& self) { return self.filter().seed(); })
       .def_property_readonly("concurrent", [](W& self) { return self.filter().concurrent(); })
       .def_property_readonly(
           "memory_bytes", [](W& self) { return self.filter().memory_bytes(); },
-          "Bytes of filter memory.")
-      .def_static(
-          "load",
-          [](const std::string& path, bool concurrent, uint64_t max_bytes, bool verify_checksums,
-             bool allow_dirty) {
-            const LoadOptions options =
-                MakeLoadOptions(concurrent, max_bytes, verify_checksums, allow_dirty);
-            return Wrap(OrThrow(WithoutGil([&] { return Filter::Load(path, options); }),
-                                /*reading=*/true));
-          },
-          py::arg("path"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
-          py::arg("verify_checksums") = true, py::arg("allow_dirty") = false,
-          "Reads a filter file into memory, validating it. FileNotFoundError, PermissionError, "
-          "bloomery.FormatError for a file that is not a valid filter of this kind, MemoryError "
-          "above max_bytes.")
-      .def_static(
-          "frombytes",
-          [](py::bytes data, bool concurrent, uint64_t max_bytes) {
-            return Wrap(FromBytes<Filter>(std::string_view(data),
-                                          MakeLoadOptions(concurrent, max_bytes, true, false)));
-          },
-          py::arg("data"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
-          "A filter from the bytes of its file (tobytes()).")
-      .def_static(
-          "fromfile",
-          [](py::object file, py::ssize_t n) {
-            py::bytes data = n < 0 ? file.attr("read")() : file.attr("read")(n);
-            return Wrap(
-                FromBytes<Filter>(std::string_view(data), MakeLoadOptions(false, 0, true, false)));
-          },
-          py::arg("f"), py::arg("n") = -1,
-          "Reads a filter written by tofile() from the binary file object `f` (pybloom-live).")
-      .def(py::pickle([](W& self) { return self.Exclusive([](Filter& f) { return ToBytes(f); }); },
-                      [](py::bytes data) {
-                        return Wrap(FromBytes<Filter>(std::string_view(data),
-                                                      MakeLoadOptions(false, 0, true, false)));
-                      }));
-  cls.def("__or__", [](py::object self, py::object other) { return self.attr("union")(other); });
+          "Bytes of filter memory.");
   cls.def("__ior__", [](W& self, W& other) -> W& {
     OrThrow(self.Exclusive([&](Filter& f) { return f.UnionWith(other.filter()); }));
     return self;
   });
+  // Kinds without a file format (WindowedFilter) have no save, load, copy or pickling.
+  if constexpr (HasBytes<Filter>) {
+    cls.def(
+           "save",
+           [](W& self, const std::string& path) {
+             OrThrow(self.Exclusive([&](Filter& f) { return f.Save(path); }));
+           },
+           py::arg("path"),
+           "Writes the filter atomically to `path` in bloomery's file format (the C++ library's "
+           "and the `bloomery` CLI's).")
+        .def(
+            "tobytes", [](W& self) { return self.Exclusive([](Filter& f) { return ToBytes(f); }); },
+            "The filter as the bytes of its file.")
+        .def(
+            "tofile",
+            [](W& self, py::object file) {
+              file.attr("write")(self.Exclusive([](Filter& f) { return ToBytes(f); }));
+            },
+            py::arg("f"), "Writes the filter's file to the binary file object `f` (pybloom-live).")
+        .def(
+            "copy",
+            [](W& self) {
+              const bool concurrent = self.filter().concurrent();
+              py::bytes data = self.Exclusive([](Filter& f) { return ToBytes(f); });
+              return Wrap(FromBytes<Filter>(std::string_view(data),
+                                            MakeLoadOptions(concurrent, 0, true, false)));
+            },
+            "An independent copy.")
+        .def(
+            "union",
+            [](W& self, W& other) {
+              const bool concurrent = self.filter().concurrent();
+              py::bytes data = self.Exclusive([](Filter& f) { return ToBytes(f); });
+              auto result = Wrap(FromBytes<Filter>(std::string_view(data),
+                                                   MakeLoadOptions(concurrent, 0, true, false)));
+              OrThrow(result->filter().UnionWith(other.filter()));
+              return result;
+            },
+            py::arg("other"), "A new filter holding the keys of both (pybloom-live's union, `|`).")
+        .def_static(
+            "load",
+            [](const std::string& path, bool concurrent, uint64_t max_bytes, bool verify_checksums,
+               bool allow_dirty) {
+              const LoadOptions options =
+                  MakeLoadOptions(concurrent, max_bytes, verify_checksums, allow_dirty);
+              return Wrap(OrThrow(WithoutGil([&] { return Filter::Load(path, options); }),
+                                  /*reading=*/true));
+            },
+            py::arg("path"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
+            py::arg("verify_checksums") = true, py::arg("allow_dirty") = false,
+            "Reads a filter file into memory, validating it. FileNotFoundError, PermissionError, "
+            "bloomery.FormatError for a file that is not a valid filter of this kind, MemoryError "
+            "above max_bytes.")
+        .def_static(
+            "frombytes",
+            [](py::bytes data, bool concurrent, uint64_t max_bytes) {
+              return Wrap(FromBytes<Filter>(std::string_view(data),
+                                            MakeLoadOptions(concurrent, max_bytes, true, false)));
+            },
+            py::arg("data"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
+            "A filter from the bytes of its file (tobytes()).")
+        .def_static(
+            "fromfile",
+            [](py::object file, py::ssize_t n) {
+              py::bytes data = n < 0 ? file.attr("read")() : file.attr("read")(n);
+              return Wrap(FromBytes<Filter>(std::string_view(data),
+                                            MakeLoadOptions(false, 0, true, false)));
+            },
+            py::arg("f"), py::arg("n") = -1,
+            "Reads a filter written by tofile() from the binary file object `f` (pybloom-live).")
+        // The state carries `concurrent`, which the file format does not: an unpickled (or
+        // copy.copy'd) concurrent filter must stay safe for the threads that share it.
+        .def(py::pickle(
+            [](W& self) {
+              return py::make_tuple(self.Exclusive([](Filter& f) { return ToBytes(f); }),
+                                    self.filter().concurrent());
+            },
+            [](const py::tuple& state) {
+              if (state.size() != 2)
+                throw py::value_error("a bloomery pickle is (bytes, concurrent)");
+              return Wrap(
+                  FromBytes<Filter>(std::string_view(state[0].cast<py::bytes>()),
+                                    MakeLoadOptions(state[1].cast<bool>(), 0, true, false)));
+            }));
+    cls.def("__or__", [](py::object self, py::object other) { return self.attr("union")(other); });
+  }
   if constexpr (HasIntersect<Filter>) {
     cls.def(
            "intersection_update",
@@ -1047,6 +1063,88 @@ void BindModule(py::module_& m) {
       });
   scalable.attr("SMALL_SET_GROWTH") = 2;
   scalable.attr("LARGE_SET_GROWTH") = 4;
+
+  using Windowed = PyFilter<WindowedFilter>;
+  auto windowed = BindCommon<WindowedFilter>(
+      m, "WindowedFilter",
+      "Keys that expire: 'was this key added within the last window?' (a window of `capacity` "
+      "adds, or of `window` seconds). No file format yet: no save, load, copy or pickling.");
+  windowed
+      .def(
+          py::init([](uint64_t capacity, double error_rate, py::handle window, uint32_t generations,
+                      const std::string& refresh, uint32_t hashes, std::optional<uint64_t> seed,
+                      bool concurrent, uint64_t max_memory, bool huge_pages) {
+            WindowedOptions options;
+            options.capacity = capacity;
+            options.fpr = error_rate;
+            // Seconds as a number or a datetime.timedelta; the C++ range checks see the rest.
+            const double seconds =
+                py::hasattr(window, "total_seconds")
+                    ? window.attr("total_seconds")().cast<double>()
+                    : py::reinterpret_steal<py::float_>(PyNumber_Float(window.ptr()))
+                          .cast<double>();
+            if (!std::isfinite(seconds) || std::abs(seconds) > 9.0e9) {
+              throw py::value_error("WindowedFilter: window must be a finite number of seconds");
+            }
+            options.window = std::chrono::nanoseconds(std::llround(seconds * 1e9));
+            options.generations = generations;
+            if (refresh == "on_insert") {
+              options.refresh = Refresh::kOnInsert;
+            } else if (refresh == "keep_first_seen") {
+              options.refresh = Refresh::kKeepFirstSeen;
+            } else {
+              throw py::value_error(
+                  "WindowedFilter: refresh must be 'on_insert' or 'keep_first_seen'");
+            }
+            options.hashes = hashes;
+            options.seed = seed.value_or(kDefaultSeed);
+            options.concurrent = concurrent;
+            options.max_memory_bytes = max_memory;
+            options.huge_pages = huge_pages ? HugePages::kAuto : HugePages::kNever;
+            return Wrap(OrThrow(WindowedFilter::Create(options)));
+          }),
+          py::arg("capacity"), py::arg("error_rate") = 0.01, py::kw_only(), py::arg("window") = 0.0,
+          py::arg("generations") = 4, py::arg("refresh") = "on_insert", py::arg("hashes") = 0,
+          py::arg("seed") = py::none(), py::arg("concurrent") = false, py::arg("max_memory") = 0,
+          py::arg("huge_pages") = true,
+          "(capacity, error_rate=0.01, *, window=0, generations=4, refresh='on_insert', "
+          "hashes=0, seed=None, concurrent=False, max_memory=0, huge_pages=True)\n\n"
+          "capacity: keys in one window; error_rate: the FPR over the whole window at capacity. "
+          "window=0: the window is the last `capacity` adds; else its length in seconds (a "
+          "number or datetime.timedelta), timed by the system clock. A key added at t is "
+          "present until at least t + W*(G-1)/G and gone from t + W (G = generations). "
+          "refresh='on_insert': adding a key again restarts its age; 'keep_first_seen': it "
+          "expires W after it was first added. ValueError for options the library refuses.")
+      .def(
+          "advance", [](Windowed& self) { self.Single([](WindowedFilter& f) { f.Advance(); }); },
+          "Duration windows: forgets the generations whose time is over (adds do this "
+          "themselves). Key-count windows: nothing.")
+      .def_property_readonly("capacity", [](Windowed& self) { return self.filter().capacity(); })
+      .def_property_readonly(
+          "error_rate", [](Windowed& self) { return self.filter().expected_fpr(); },
+          "The FPR promised over the whole window at capacity (at most the one asked for).")
+      .def_property_readonly(
+          "window", [](Windowed& self) { return self.filter().window_ns() / 1e9; },
+          "The window in seconds; 0 for a window of `capacity` adds.")
+      .def_property_readonly("generations",
+                             [](Windowed& self) { return self.filter().generations(); })
+      .def_property_readonly(
+          "refresh",
+          [](Windowed& self) {
+            return self.filter().refresh() == Refresh::kOnInsert ? "on_insert" : "keep_first_seen";
+          })
+      .def_property_readonly("hashes", [](Windowed& self) { return self.filter().hashes(); })
+      .def_property_readonly(
+          "epoch", [](Windowed& self) { return self.filter().epoch(); },
+          "Rotations since creation (the newest generation's number).")
+      .def("__repr__", [](Windowed& self) {
+        const WindowedFilter& f = self.filter();
+        return "<bloomery.WindowedFilter capacity=" + std::to_string(f.capacity()) +
+               " generations=" + std::to_string(f.generations()) +
+               (f.window_ns() == 0 ? std::string(" window=capacity adds")
+                                   : " window=" + std::to_string(f.window_ns() / 1e9) + "s") +
+               (f.concurrent() ? " concurrent" : "") + ">";
+      });
 
   m.def(
       "_cxx_batch_seconds",

@@ -391,3 +391,92 @@ def test_memory_is_the_filters_bytes():
     f = bloomery.BlockedFilter(1_000_000, 0.01)
     assert f.memory_bytes == f.num_bits // 8
     assert f.memory_bytes < 1_000_000 * 1.6  # ~12 bits/key at 1%; nothing per key in Python
+
+
+@pytest.mark.parametrize("kind", ["blocked", "scalable"])
+def test_pickle_and_copy_keep_concurrent(kind):
+    # Regression: the file format does not record `concurrent`, and unpickled (copy.copy'd)
+    # filters used to come back single-writer.
+    for concurrent in (True, False):
+        f = KINDS[kind](concurrent=concurrent)
+        f.add("kept")
+        for g in (pickle.loads(pickle.dumps(f)), copy.copy(f), copy.deepcopy(f), f.copy()):
+            assert g.concurrent is concurrent
+            assert "kept" in g
+
+
+# WindowedFilter: W = capacity adds in key-count mode, G = generations. A key is present for at
+# least W*(G-1)/G later counted adds and gone (a false positive at most) W adds later.
+W, G = 4_000, 4
+
+
+def test_windowed_keys_live_the_guaranteed_part_and_expire_after_the_window():
+    f = bloomery.WindowedFilter(W, 0.01, generations=G)
+    assert (f.capacity, f.generations, f.window, f.refresh) == (W, G, 0.0, "on_insert")
+    keys = urls("window", 3 * W)
+    guaranteed = W * (G - 1) // G
+    for end in range(500, len(keys) + 1, 500):
+        f.add_many(keys[end - 500:end])
+        assert f.contains_many(keys[max(0, end - guaranteed):end]).all()
+    assert f.epoch > 0
+    # The first W keys are W*2 adds old: only false positives remain.
+    gone = f.contains_many(keys[:W], count=True)
+    assert gone <= W * f.error_rate * 2 + 5
+
+
+@pytest.mark.parametrize("refresh,refreshed", [("on_insert", True), ("keep_first_seen", False)])
+def test_windowed_refresh_policies(refresh, refreshed):
+    f = bloomery.WindowedFilter(W, 0.01, refresh=refresh)
+    tracked = urls("tracked", 100)
+    f.add_many(tracked)
+    others = urls("other", 3 * W)
+    readded_as_new = 0
+    for start in range(0, len(others), 500):
+        f.add_many(others[start:start + 500])
+        readded_as_new += sum(not f.add(k) for k in tracked)  # add() is True if present
+    if refreshed:
+        assert readded_as_new == 0  # re-adding every 500 adds keeps every key alive
+    else:
+        assert readded_as_new >= len(tracked)  # each expired at least once and came back new
+
+
+def test_windowed_batch_equals_single():
+    single = bloomery.WindowedFilter(W, 0.01, refresh="keep_first_seen")
+    batch = bloomery.WindowedFilter(W, 0.01, refresh="keep_first_seen")
+    keys = urls("wbatch", 2 * W) + urls("wbatch", W // 2)  # repeats, across rotations
+    new_single = sum(not single.add(k) for k in keys)
+    assert batch.add_many(keys) == new_single
+    probe = urls("wbatch", 3 * W) + urls("wabsent", 1_000)
+    assert batch.contains_many(probe).tolist() == [k in single for k in probe]
+    assert len(batch) == len(single) > 0
+    ints = np.arange(5_000, dtype=np.uint64)
+    assert batch.add_many(ints) == sum(not single.add(int(k)) for k in ints)
+    assert batch.contains_many(ints).tolist() == [int(k) in single for k in ints]
+
+
+def test_windowed_duration_window_and_no_file_format():
+    import datetime
+    f = bloomery.WindowedFilter(1_000, 0.01, window=datetime.timedelta(hours=1), concurrent=True)
+    assert f.window == 3600.0 and f.concurrent
+    assert bloomery.WindowedFilter(1_000, window=3600).window == 3600.0
+    assert f.add("a") is False and f.add("a") is True
+    f.advance()  # an hour has not passed
+    assert "a" in f
+    for missing in ("save", "tobytes", "copy", "load", "frombytes"):
+        assert not hasattr(f, missing)
+    with pytest.raises(TypeError):
+        pickle.dumps(f)
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"capacity": 0}, "capacity"),
+    ({"capacity": 100, "error_rate": 1.5}, "fpr"),
+    ({"capacity": 100, "generations": 1}, "generations"),
+    ({"capacity": 100, "window": -1.0}, "window"),
+    ({"capacity": 100, "window": float("nan")}, "window"),
+    ({"capacity": 100, "hashes": 17}, "hashes"),
+    ({"capacity": 100, "refresh": "never"}, "refresh"),
+])
+def test_windowed_bad_options_are_value_errors(options, message):
+    with pytest.raises(ValueError, match=message):
+        bloomery.WindowedFilter(**options)
