@@ -22,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "bloomery/file.h"
 #include "bloomery/plan.h"
+#include "internal/memory_limit.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -658,10 +659,10 @@ absl::StatusOr<LoadedFile> LoadFrom(const Source& source, FilterKind expected,
   absl::StatusOr<FileHeader> fixed = source.CheckFixed();
   if (!fixed.ok()) return fixed.status();
   if (absl::Status s = CheckKind(*fixed, expected); !s.ok()) return s;
-  if (options.max_bytes != 0 && fixed->payload_bytes + fixed->payload_offset > options.max_bytes) {
-    return absl::ResourceExhaustedError(
-        absl::StrFormat("the filter needs %d bytes, over the %d-byte cap",
-                        fixed->payload_bytes + fixed->payload_offset, options.max_bytes));
+  if (absl::Status s =
+          internal::CheckMemoryCap(fixed->payload_bytes + fixed->payload_offset, options.max_bytes);
+      !s.ok()) {
+    return s;
   }
   std::vector<uint8_t> buffer;
   absl::StatusOr<std::span<const uint8_t>> region = source.Prefix(fixed->payload_offset, buffer);
@@ -677,6 +678,7 @@ absl::StatusOr<LoadedFile> LoadFrom(const Source& source, FilterKind expected,
   LoadedFile loaded;
   StorageOptions storage_options;
   storage_options.huge_pages = options.huge_pages;
+  storage_options.max_bytes = options.max_bytes;  // a caller's cap above the machine's is honoured
   uint64_t offset = header->payload_offset;
   std::vector<std::span<const uint8_t>> parts;
   for (const StageInfo& stage : header->stages) {

@@ -194,6 +194,9 @@ absl::Status ScalableFilter::AddStage(uint32_t index) {
   stage_options.seed = options_.seed;
   stage_options.concurrent = options_.concurrent;
   stage_options.huge_pages = options_.huge_pages;
+  // PlanStage checked the caller's cap on the total; passing it on keeps a cap above this
+  // machine's memory the caller's choice, as for the other kinds.
+  stage_options.max_memory_bytes = options_.max_memory_bytes;
   absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(stage_options);
   if (!filter.ok()) {
     return absl::ResourceExhaustedError(absl::StrFormat(

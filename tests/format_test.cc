@@ -12,6 +12,7 @@
 #include <xxhash.h>
 
 #include <atomic>
+#include <bit>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -30,6 +31,7 @@
 #include "bloomery/file.h"
 #include "bloomery/filter_kind.h"
 #include "bloomery/scalable_filter.h"
+#include "internal/memory_limit.h"
 #include "test_util.h"
 
 namespace bloomery {
@@ -582,6 +584,67 @@ TEST_CASE("hostile headers get the right code and never an oversized allocation"
   CHECK(BlockedFilter::Load(dir.File("missing")).status().code() == absl::StatusCode::kNotFound);
   CHECK(BlockedFilter::Load(dir.path().string()).status().code() ==
         absl::StatusCode::kInvalidArgument);
+}
+
+// Storage maps with MAP_NORESERVE, so the kernel alone grants 2^45 bytes on any machine and the
+// process dies later, filling it. With no cap set, this machine's memory is the cap.
+void CheckRefusedForMachine(const absl::Status& s, std::optional<uint64_t> bytes) {
+  const internal::MemoryLimit& machine = internal::MachineMemoryLimit();
+  CAPTURE(s);
+  CHECK(s.code() == absl::StatusCode::kResourceExhausted);
+  if (bytes.has_value()) CHECK(s.message().find(absl::StrCat(*bytes)) != absl::string_view::npos);
+  CHECK(s.message().find(absl::StrCat(machine.bytes)) != absl::string_view::npos);
+  CHECK(s.message().find(machine.source) != absl::string_view::npos);
+}
+
+TEST_CASE("a filter larger than this machine's memory is refused at creation, naming both sizes") {
+  REQUIRE(internal::MachineMemoryLimit().bytes > 0);
+  REQUIRE(internal::MachineMemoryLimit().bytes < (uint64_t{1} << 44));
+  FilterOptions o;
+  o.bits = uint64_t{1} << 48;
+  o.hashes = 6;
+  CheckRefusedForMachine(BlockedFilter::Create(o).status(), uint64_t{1} << 45);
+  // The classic layout rounds 2^48 bits up past its maximum (InvalidArgument); 2^47 is in range,
+  // and its slices round its size up by a line or so.
+  FilterOptions classic = o;
+  classic.bits = uint64_t{1} << 47;
+  CheckRefusedForMachine(ClassicFilter::Create(classic).status(), std::nullopt);
+  CountingOptions c;
+  c.bits = uint64_t{1} << 48;
+  c.hashes = 4;
+  CheckRefusedForMachine(CountingFilter::Create(c).status(), uint64_t{1} << 45);
+  ScalableOptions sc;
+  sc.initial_capacity = uint64_t{1} << 42;  // a first stage of several TB
+  CheckRefusedForMachine(ScalableFilter::Create(sc).status(), std::nullopt);
+  // A cap the caller sets replaces the machine's: over-committing stays possible on purpose.
+  o.max_memory_bytes = uint64_t{1} << 46;
+  CHECK(BlockedFilter::Create(o).ok());
+}
+
+TEST_CASE("a load claiming more than this machine's memory is refused before allocating") {
+  const uint64_t limit = internal::MachineMemoryLimit().bytes;
+  REQUIRE(limit > 0);
+  REQUIRE(limit < (uint64_t{1} << 44));
+  TempDir dir;
+  const std::string path = dir.File("big");
+  // A consistent header over a sparse payload just past the limit: the file size agrees with the
+  // header, so only the memory check stands between it and a payload-sized allocation.
+  const uint64_t payload = std::bit_ceil(limit + 1);
+  FileHeader header = BlockedHeader(payload * 8);
+  header.hash_id = 1;
+  std::vector<uint64_t> sums(payload >> header.chunk_shift, 0);
+  absl::StatusOr<std::vector<uint8_t>> region = internal::EncodeHeader(header, sums);
+  REQUIRE(region.ok());
+  WriteBytes(path, *region);
+  std::error_code error;
+  fs::resize_file(path, region->size() + payload, error);
+  if (error) {
+    MESSAGE("sparse file of " << payload << " bytes not supported here: " << error.message());
+    return;
+  }
+  LoadOptions options;
+  options.verify_checksums = false;
+  CheckRefusedForMachine(BlockedFilter::Load(path, options).status(), region->size() + payload);
 }
 
 TEST_CASE(

@@ -64,7 +64,8 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
   // Creates an empty filter sized by `options` (see options.h).
   // Errors: InvalidArgument for inconsistent or out-of-range options (capacity 0 without bits and
   // hashes, fpr outside (0, 1) or NaN, hashes above 16, bits above 2^48); ResourceExhausted when
-  // the memory needed exceeds options.max_memory_bytes or the kernel refuses it.
+  // the memory needed exceeds options.max_memory_bytes (0: this machine's memory) or the kernel
+  // refuses it; the message names the size and the limit.
   [[nodiscard]] static absl::StatusOr<BlockedFilter> Create(const FilterOptions& options);
 
   BlockedFilter(BlockedFilter&&) noexcept = default;

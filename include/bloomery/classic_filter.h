@@ -62,7 +62,8 @@ class ClassicFilter : public BatchForms<ClassicFilter> {
   // by capacity and fpr, or by explicit bits (rounded up to a multiple of k) and hashes.
   // Errors: InvalidArgument for inconsistent or out-of-range options (capacity 0 without bits and
   // hashes, fpr outside (0, 1) or NaN, hashes above 16, bits above 2^48); ResourceExhausted when
-  // the memory needed exceeds options.max_memory_bytes or the kernel refuses it.
+  // the memory needed exceeds options.max_memory_bytes (0: this machine's memory) or the kernel
+  // refuses it; the message names the size and the limit.
   [[nodiscard]] static absl::StatusOr<ClassicFilter> Create(const FilterOptions& options);
 
   ClassicFilter(ClassicFilter&&) noexcept = default;

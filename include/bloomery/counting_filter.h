@@ -128,7 +128,8 @@ class CountingFilter : public BatchForms<CountingFilter> {
 
   // Creates an empty filter sized by `options` (see PlanCountingFilter).
   // Errors: those of PlanCountingFilter; ResourceExhausted when the memory exceeds
-  // options.max_memory_bytes or the kernel refuses it.
+  // options.max_memory_bytes (0: this machine's memory) or the kernel refuses it; the message
+  // names the size and the limit.
   [[nodiscard]] static absl::StatusOr<CountingFilter> Create(const CountingOptions& options);
 
   CountingFilter(CountingFilter&&) noexcept = default;

@@ -37,7 +37,11 @@ struct FilterOptions {
   // false: single writer (plain stores; the fastest; the caller serialises writers).
   // true: any number of threads may insert and look up at once; inserts use atomic fetch_or.
   bool concurrent = false;
-  // Refuse to allocate more than this many bytes (0: no cap). Exceeding it is ResourceExhausted.
+  // Refuse to allocate more than this many bytes; exceeding it is ResourceExhausted. 0: this
+  // machine's memory, i.e. physical memory, or the process's cgroup memory limit when one is set
+  // and lower. Memory is mapped without reserving swap (MAP_NORESERVE), so without this check the
+  // kernel would grant a filter far larger than memory and the process would die when filling it.
+  // A nonzero cap replaces the machine's: set one above it to over-commit on purpose.
   uint64_t max_memory_bytes = 0;
   HugePages huge_pages = HugePages::kAuto;
   // Fault all memory in at creation (no page faults on the hot path later).
@@ -46,9 +50,9 @@ struct FilterOptions {
 
 // How a saved filter is read back (docs/FORMAT.md). Load copies the file into fresh memory.
 struct LoadOptions {
-  // Refuse files whose filter would need more than this many bytes of memory (0: no cap). Checked
-  // against the validated header before anything is allocated: a hostile file cannot make Load
-  // allocate more than this.
+  // Refuse files whose filter would need more than this many bytes of memory (ResourceExhausted;
+  // 0: this machine's memory, as for FilterOptions::max_memory_bytes). Checked against the file's
+  // header before anything is allocated: a hostile file cannot make Load allocate more than this.
   uint64_t max_bytes = 0;
   // Verify the payload's XXH3-64 chunk checksums (the header's checksum is always verified).
   bool verify_checksums = true;

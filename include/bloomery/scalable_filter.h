@@ -101,8 +101,9 @@ struct ScalableOptions {
   uint64_t seed = kDefaultSeed;
   // See "Thread safety" above.
   bool concurrent = false;
-  // Cap on the total bytes of all stages (0: none). Creation fails with ResourceExhausted if the
-  // first stage alone exceeds it; later, the filter becomes full() instead of growing past it.
+  // Cap on the total bytes of all stages. Creation fails with ResourceExhausted if the first stage
+  // alone exceeds it; later, the filter becomes full() instead of growing past it. 0: no cap on
+  // the total, but each stage must fit in this machine's memory (see options.h).
   uint64_t max_memory_bytes = 0;
   // Most stages, 1..kMaxScalableStages; reaching it makes the filter full().
   uint32_t max_stages = kMaxScalableStages;
@@ -121,7 +122,8 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult> {
   // Creates a chain with its first stage allocated.
   // Errors: InvalidArgument for initial_capacity 0, fpr outside (0, 1) or NaN, growth other than 2
   // or 4, tightening outside (0, 1) or NaN, max_stages outside [1, kMaxScalableStages];
-  // ResourceExhausted if the first stage exceeds max_memory_bytes or cannot be allocated.
+  // ResourceExhausted if the first stage exceeds max_memory_bytes (0: this machine's memory) or
+  // cannot be allocated.
   [[nodiscard]] static absl::StatusOr<ScalableFilter> Create(const ScalableOptions& options);
 
   // The FPR budget of stage `stage` under `options`: P (1 - r) r^stage, or P for a non-scaling

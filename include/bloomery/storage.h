@@ -10,7 +10,9 @@
 // obtained.
 //
 // Memory is never copied implicitly. Allocation is the only thing that can fail:
-// ResourceExhausted when the size exceeds the caller's cap or the kernel refuses the mapping.
+// ResourceExhausted when the size exceeds the caller's cap (or, with none, this machine's memory:
+// the mapping is MAP_NORESERVE, so the kernel alone would grant far more than it can back) or the
+// kernel refuses the mapping.
 #ifndef BLOOMERY_STORAGE_H_
 #define BLOOMERY_STORAGE_H_
 
@@ -31,7 +33,9 @@ struct StorageOptions {
   // Touch every page now (MAP_POPULATE) instead of on first use: slower creation, no page faults
   // on the hot path later. Benchmarks use it.
   bool populate = false;
-  // Refuse sizes above this many bytes (0: no cap besides what the kernel grants).
+  // Refuse sizes above this many bytes (0: this machine's memory: physical memory, or the
+  // process's cgroup memory limit when lower). The message names the size, the limit and its
+  // source.
   uint64_t max_bytes = 0;
 };
 

@@ -119,7 +119,8 @@ class WindowedFilter {
  public:
   // Errors: InvalidArgument for capacity 0, fpr outside (0, 1) or NaN, generations outside 2..64,
   // a negative window or one shorter than `generations` nanoseconds, hashes above 16;
-  // ResourceExhausted over max_memory_bytes or when the kernel refuses the memory.
+  // ResourceExhausted over max_memory_bytes (0: this machine's memory) or when the kernel refuses
+  // the memory.
   [[nodiscard]] static absl::StatusOr<WindowedFilter> Create(const WindowedOptions& options);
 
   WindowedFilter(WindowedFilter&&) noexcept;
