@@ -80,10 +80,16 @@ struct RunResult {
   std::string err;
 };
 
-// Runs `bloomery args...` with `input` on stdin. stdin, stdout and stderr are files, so no pipe
+// A started `bloomery` process; Wait collects it.
+struct Spawned {
+  pid_t pid = 0;
+  std::string base;  // its stdin/stdout/stderr files are base + ".in", ".out", ".err"
+};
+
+// Starts `bloomery args...` with `input` on stdin. stdin, stdout and stderr are files, so no pipe
 // can fill up and stall the child.
 // `stdout_path` replaces the captured stdout (e.g. "/dev/full"; `out` is then empty).
-RunResult Run(const std::vector<std::string>& args, const std::string& input = "",
+Spawned Spawn(const std::vector<std::string>& args, const std::string& input = "",
               const std::string& stdout_path = "") {
   const char* exe = std::getenv("BLOOMERY_CLI");
   REQUIRE_MESSAGE(exe != nullptr, "set BLOOMERY_CLI to the bloomery binary");
@@ -107,13 +113,22 @@ RunResult Run(const std::vector<std::string>& args, const std::string& input = "
   const int spawned = posix_spawn(&pid, exe, &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   REQUIRE(spawned == 0);
+  return {pid, base};
+}
+
+RunResult Wait(const Spawned& child) {
   int status = 0;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE(waitpid(child.pid, &status, 0) == child.pid);
   RunResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.out = ReadFile(base + ".out");
-  result.err = ReadFile(base + ".err");
+  result.out = ReadFile(child.base + ".out");
+  result.err = ReadFile(child.base + ".err");
   return result;
+}
+
+RunResult Run(const std::vector<std::string>& args, const std::string& input = "",
+              const std::string& stdout_path = "") {
+  return Wait(Spawn(args, input, stdout_path));
 }
 
 std::vector<std::string> SplitLines(const std::string& text) {
@@ -898,6 +913,52 @@ TEST_CASE("add inserts more lines into a file; query then finds both sets") {
   RunResult text = Run({"add", file}, JoinLines(second));
   REQUIRE(text.exit_code == 0);
   CHECK(Contains(text.err, "1,500 lines inserted, 0 new keys"));
+}
+
+TEST_CASE("read-modify-write commands take the file's lock: a second writer waits, loses nothing") {
+  // Two `add`s of one file used to both load it, and the second save dropped the first's keys.
+  const std::string file = Scratch().File("locked.bloom");
+  const std::string state = Scratch().File("locked.state");
+  const std::vector<std::string> ours = NumberedLines("held-", 0, 1000);
+  const std::vector<std::string> theirs = NumberedLines("waiting-", 0, 1000);
+  Build({"--capacity", "10000", "--fpr", "1e-5"}, file, WriteLines("locked0.txt", {"first"}));
+  REQUIRE(Run({"dedupe", "--state", state}, "first\n").exit_code == 0);
+  {
+    absl::StatusOr<FileLock> lock = LockForUpdate(file, LockWait::kFailFast);
+    REQUIRE(lock.ok());
+    absl::StatusOr<FileLock> state_lock = LockForUpdate(state, LockWait::kFailFast);
+    REQUIRE(state_lock.ok());
+    const std::string holder = "locked by pid " + std::to_string(getpid());
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"add", file, "--no-wait"},
+          std::vector<std::string>{"merge", "-o", file, file, file, "--no-wait"},
+          std::vector<std::string>{"dedupe", "--state", state, "--no-wait"}}) {
+      RunResult refused = Run(args, JoinLines(theirs));
+      CHECK_MESSAGE(refused.exit_code == 1, args[0]);
+      CHECK_MESSAGE(Contains(refused.err, holder), refused.err);
+    }
+
+    Spawned waiting = Spawn({"add", file}, JoinLines(theirs));
+    // It must wait for us (a slow machine can only make this pass, never fail).
+    usleep(300'000);
+    int status = 0;
+    REQUIRE_MESSAGE(waitpid(waiting.pid, &status, WNOHANG) == 0,
+                    "add finished while another process held the file's lock");
+    // Our own load-modify-save under the lock, as a service would do it.
+    absl::StatusOr<BlockedFilter> filter = BlockedFilter::Load(file);
+    REQUIRE(filter.ok());
+    for (const std::string& key : ours) (void)filter->Insert(key);
+    REQUIRE(filter->Save(file).ok());
+    *lock = FileLock();  // release: the waiter now locks and loads the file we saved
+    RunResult done = Wait(waiting);
+    REQUIRE_MESSAGE(done.exit_code == 0, done.err);
+  }
+  std::vector<std::string> all = {"first"};
+  all.insert(all.end(), ours.begin(), ours.end());
+  all.insert(all.end(), theirs.begin(), theirs.end());
+  RunResult absent = Run({"query", file, "--absent"}, JoinLines(all));
+  REQUIRE(absent.exit_code == 0);
+  CHECK(absent.out.empty());  // no false negatives: every writer's keys are there
 }
 
 TEST_CASE("remove erases lines from a counting filter, and is refused for other kinds") {

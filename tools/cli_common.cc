@@ -240,6 +240,12 @@ CLI::Option* AddAllowDirty(CLI::App& app, bool& out) {
                  "its checksums are stale and not verified (bloomery repair makes it whole)");
 }
 
+CLI::Option* AddNoWait(CLI::App& app, bool& out) {
+  return AddFlag(app, "--no-wait", out,
+                 "fail at once (exit 1, naming the holder's pid) when another bloomery process is "
+                 "updating the file; by default wait for it, so neither loses the other's keys");
+}
+
 void PrintJson(const Json& json) {
   const std::string text = json.dump(-1, ' ', false, Json::error_handler_t::replace);
   std::fwrite(text.data(), 1, text.size(), stdout);

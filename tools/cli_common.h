@@ -96,6 +96,9 @@ CLI::Option* AddMaxMemory(CLI::App& app, uint64_t& out);
 CLI::Option* AddStripCr(CLI::App& app, bool& out);
 // "--allow-dirty": load a file left DIRTY by a crashed read-write mapping (LoadOptions).
 CLI::Option* AddAllowDirty(CLI::App& app, bool& out);
+// "--no-wait": a read-modify-write command fails at once when another process holds the file's
+// lock, instead of waiting for it (LockForUpdate, file.h).
+CLI::Option* AddNoWait(CLI::App& app, bool& out);
 
 // JSON in the order the fields are written. Printed with invalid UTF-8 (a file name's bytes)
 // replaced by U+FFFD, so the output is always valid JSON; non-finite numbers print as null.

@@ -81,6 +81,7 @@ struct FileFlags {
   bool json = false;
   bool strip_cr = false;
   bool allow_dirty = false;
+  bool no_wait = false;
   uint64_t max_memory = 0;
 
   // Declares FILE [INPUT] and the flags every such subcommand takes.
@@ -149,6 +150,8 @@ absl::Status RunBuild(const BuildFlags& flags) {
 
 absl::Status RunAdd(const FileFlags& flags) {
   Report report{"add", flags.file};
+  absl::StatusOr<FileLock> lock = LockFile(flags.file, flags.no_wait);
+  if (!lock.ok()) return lock.status();
   absl::StatusOr<AnyFilter> filter = AnyFilter::Load(flags.file, flags.Load());
   if (!filter.ok()) return filter.status();
   if (absl::Status s = InsertAll(flags, *filter, report, filter->EstimatedCount()); !s.ok()) {
@@ -159,6 +162,8 @@ absl::Status RunAdd(const FileFlags& flags) {
 
 absl::Status RunRemove(const FileFlags& flags) {
   Report report{"remove", flags.file};
+  absl::StatusOr<FileLock> lock = LockFile(flags.file, flags.no_wait);
+  if (!lock.ok()) return lock.status();
   absl::StatusOr<AnyFilter> filter = AnyFilter::Load(flags.file, flags.Load());
   if (!filter.ok()) return filter.status();
   // Refuse before reading any input: EraseMany of an empty batch would not say no.
@@ -290,6 +295,9 @@ absl::Status RunMerge(const MergeFlags& flags) {
   if (flags.output.empty()) return UsageError("give the file to write: -o OUT");
   if (flags.inputs.size() < 2) return UsageError("needs 2 arguments");
   const std::vector<std::string>& inputs = flags.inputs;
+  // OUT may be one of the inputs (merge into it): its lock covers the load as well as the save.
+  absl::StatusOr<FileLock> lock = LockFile(flags.output, flags.file.no_wait);
+  if (!lock.ok()) return lock.status();
   absl::StatusOr<AnyFilter> merged = AnyFilter::Load(inputs[0], flags.file.Load());
   if (!merged.ok()) return merged.status();
   for (size_t i = 1; i < inputs.size(); ++i) {
@@ -306,6 +314,8 @@ absl::Status RunMerge(const MergeFlags& flags) {
 }
 
 absl::Status RunRepair(const FileFlags& flags) {
+  absl::StatusOr<FileLock> lock = LockFile(flags.file, flags.no_wait);
+  if (!lock.ok()) return lock.status();
   absl::StatusOr<FileInfo> info = InspectFile(flags.file, /*verify_checksums=*/false);
   if (!info.ok()) return FileStatus(info.status(), flags.file);
   if (!info->dirty) {
@@ -375,6 +385,7 @@ Command AddAddCommand(CLI::App& root) {
       "Saves FILE atomically. A scalable filter that reaches a limit refuses new keys: add then\n"
       "exits 1 and FILE is left as it was.",
       true, kSummaryJson);
+  AddNoWait(*app, flags->no_wait);
   return {app, [flags] { return RunAdd(*flags); }};
 }
 
@@ -385,6 +396,7 @@ Command AddRemoveCommand(CLI::App& root) {
       "present (a false positive) erases counts of other keys, which can then read absent:\n"
       "remove only lines you inserted.",
       true, kSummaryJson);
+  AddNoWait(*app, flags->no_wait);
   return {app, [flags] { return RunRemove(*flags); }};
 }
 
@@ -420,6 +432,7 @@ Command AddMergeCommand(CLI::App& root) {
   app->add_option("inputs", flags->inputs, "the filter files to merge")->type_name("A B [C...]");
   flags->file.AddLoadFlags(*app);
   AddFlag(*app, "--json", flags->file.json, kSummaryJson);
+  AddNoWait(*app, flags->file.no_wait);
   return {app, [flags] { return RunMerge(*flags); }};
 }
 
@@ -429,6 +442,7 @@ Command AddRepairCommand(CLI::App& root) {
       "Loads FILE with its stale checksums unverified and saves it atomically with fresh ones and\n"
       "DIRTY cleared; a file that is not dirty is left untouched.",
       false, nullptr);
+  AddNoWait(*app, flags->no_wait);
   return {app, [flags] { return RunRepair(*flags); }};
 }
 

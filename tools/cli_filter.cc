@@ -95,6 +95,13 @@ absl::Status FileStatus(const absl::Status& status, const std::string& path) {
   return absl::Status(code, absl::StrCat(path, ": ", status.message()));
 }
 
+absl::StatusOr<FileLock> LockFile(const std::string& path, bool no_wait) {
+  absl::StatusOr<FileLock> lock =
+      LockForUpdate(path, no_wait ? LockWait::kFailFast : LockWait::kWait);
+  if (!lock.ok()) return FileStatus(lock.status(), path);
+  return lock;
+}
+
 absl::StatusOr<AnyFilter> AnyFilter::Load(const std::string& path, const LoadOptions& options) {
   absl::StatusOr<FileInfo> info = InspectFile(path, /*verify_checksums=*/false);
   if (!info.ok()) return FileStatus(info.status(), path);

@@ -54,6 +54,11 @@ struct CreateFlags {
 // bad usage (exit 2); the message names the file.
 [[nodiscard]] absl::Status FileStatus(const absl::Status& status, const std::string& path);
 
+// The advisory lock that one load-modify-save of `path` holds (LockForUpdate, file.h): a second
+// bloomery process updating the same file waits for the first (or, with no_wait, fails at once
+// naming it), so no writer's keys are lost. Hold it from before the load until after the save.
+[[nodiscard]] absl::StatusOr<FileLock> LockFile(const std::string& path, bool no_wait);
+
 class AnyFilter {
  public:
   // Errors: InvalidArgument for an unknown kind or sizing the kind refuses.

@@ -43,6 +43,7 @@ struct DedupeFlags {
   uint64_t checkpoint = kDefaultCheckpointLines;
   bool strip_cr = false;
   bool allow_dirty = false;
+  bool no_wait = false;
   std::string input = "-";
   CLI::Option* state_flag = nullptr;
   CLI::Option* checkpoint_flag = nullptr;
@@ -74,6 +75,21 @@ absl::Status CheckWritableBeside(const std::string& path) {
   return absl::OkStatus();
 }
 
+// A checkpoint's Save put a new file at `path`, and `lock` is on the one it replaced (file.h: one
+// lock covers one load-modify-save). Lock the new file before letting the old one go; if another
+// process got to it first, stop rather than overwrite its work later: the state already holds
+// every line written out, so a rerun loses nothing.
+absl::Status RelockState(const std::string& path, FileLock& lock) {
+  absl::StatusOr<FileLock> fresh = LockFile(path, /*no_wait=*/true);
+  if (!fresh.ok()) {
+    return absl::Status(fresh.status().code(),
+                        absl::StrCat(fresh.status().message(),
+                                     " (after a checkpoint; the state holds every line written)"));
+  }
+  lock = *std::move(fresh);
+  return absl::OkStatus();
+}
+
 absl::Status RunDedupe(const DedupeFlags& flags) {
   // The flags are checked even when a state file will make them moot: a typo is always an error.
   absl::StatusOr<CreateSpec> spec = flags.create.Spec(kDefaultDedupeCapacity, kDefaultDedupeFpr);
@@ -86,7 +102,11 @@ absl::Status RunDedupe(const DedupeFlags& flags) {
   if (!reader.ok()) return reader.status();
 
   bool resume = false;
+  FileLock lock;  // held for the whole run: another dedupe of this state waits (or --no-wait)
   if (with_state) {
+    absl::StatusOr<FileLock> held = LockFile(flags.state, flags.no_wait);
+    if (!held.ok()) return held.status();
+    lock = *std::move(held);
     absl::StatusOr<bool> exists = StateExists(flags.state);
     if (!exists.ok()) return exists.status();
     if (absl::Status s = CheckWritableBeside(flags.state); !s.ok()) return s;
@@ -134,6 +154,7 @@ absl::Status RunDedupe(const DedupeFlags& flags) {
           // Output first: the state must never remember a line that was not written out.
           if (absl::Status s = out.Flush(); !s.ok()) return s;
           if (absl::Status s = filter->Save(flags.state); !s.ok()) return s;
+          if (absl::Status s = RelockState(flags.state, lock); !s.ok()) return s;
         }
         return added;
       },
@@ -263,6 +284,7 @@ Command AddDedupeCommand(CLI::App& root) {
   flags->checkpoint_flag = AddNumber(*app, "--checkpoint", flags->checkpoint, Unit::kCount,
                                      "with --state: save every N lines read (default 10M)");
   AddAllowDirty(*app, flags->allow_dirty);
+  AddNoWait(*app, flags->no_wait);
   AddStripCr(*app, flags->strip_cr);
   return {app, [flags] { return RunDedupe(*flags); }};
 }
