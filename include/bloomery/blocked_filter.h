@@ -79,10 +79,8 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
   bool Insert(std::string_view key) noexcept { return Insert(HashKey(key, seed_)); }
   bool Insert(uint64_t key) noexcept { return Insert(HashKey(key, seed_)); }
   bool Insert(const KeyHash& hash) noexcept {
-    // The common case (k <= 8, single writer) inline: see blocked_line.h for why.
-    if (hashes_ <= 8 && !concurrent_) {
-      return blocked_line::Set64(line(blocked_line::LineIndex(hash, blocks_)), hash, hashes_);
-    }
+    // To the dispatched SIMD kernel: the inline scalar probe (blocked_line.h) measured 2x slower
+    // on AMD Zen 4 (benchmarks/README.md, 2026-11-23), so it is not used here.
     return InsertOutOfLine(hash);
   }
 
@@ -94,9 +92,6 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
     return MayContain(HashKey(key, seed_));
   }
   [[nodiscard]] bool MayContain(const KeyHash& hash) const noexcept {
-    if (hashes_ <= 8) {
-      return blocked_line::Test64(line(blocked_line::LineIndex(hash, blocks_)), hash, hashes_);
-    }
     return MayContainOutOfLine(hash);
   }
 

@@ -1,17 +1,21 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// blocked_line.h: the blocked filter's line layout and its single-key probe, inline, so that
-// BlockedFilter's single-key Insert and MayContain compile into the caller's loop. Not an API of
-// its own: use BlockedFilter. (lib/internal/block_layout.h documents the layout in full; it is
-// part of the file format.)
+// blocked_line.h: the blocked filter's line layout (probe salts, probe bit, line index) and an
+// inline scalar single-key probe, held bit-identical to the kernels by tests/simd_test.cc. Not an
+// API of its own: use BlockedFilter. (lib/internal/block_layout.h documents the layout in full; it
+// is part of the file format.)
 //
-// Why inline and scalar: out of cache a single lookup is one DRAM miss, and independent lookups in
-// a caller's loop overlap only as far as the core's out-of-order window holds them. An out-of-line
-// call chain ending in an indirect call to a SIMD kernel put ~60 ns on each lookup where one miss
-// costs ~8 ns of throughput when overlapped; k <= 8 scalar probes of one line, branch-free (a
-// branch on a bit that arrives from DRAM would be mispredicted half the time and serialise the
-// misses), are a few dozen instructions the window can hold many of. Batches (InsertMany,
-// MayContainMany) keep the SIMD kernels, dispatched once per batch.
+// BlockedFilter's single-key calls do NOT use the inline probe today: on the AMD Zen 4 CI VM it
+// measured 2x slower than the dispatched kernel (`bloomery bench`: Insert 14 vs 6 ns in cache,
+// 140 vs 52 ns out of cache), while on an Intel Xeon it was no faster out of cache. The reasoning
+// it was written on, kept for whoever tries again (e.g. with a compile-time AVX2 probe): out of
+// cache a single lookup is one DRAM miss, and independent lookups in a caller's loop overlap only
+// as far as the core's out-of-order window holds them. An out-of-line call chain ending in an
+// indirect call to a SIMD kernel put ~60 ns on each lookup where one miss costs ~8 ns of throughput
+// when overlapped; k <= 8 scalar probes of one line, branch-free (a branch on a bit that arrives
+// from DRAM would be mispredicted half the time and serialise the misses), are a few dozen
+// instructions the window can hold many of. Batches (InsertMany, MayContainMany) keep the SIMD
+// kernels, dispatched once per batch.
 #ifndef BLOOMERY_BLOCKED_LINE_H_
 #define BLOOMERY_BLOCKED_LINE_H_
 
