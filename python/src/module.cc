@@ -491,26 +491,32 @@ Filter FromBytes(std::string_view data, const LoadOptions& options) {
 
 LoadOptions MakeLoadOptions(bool concurrent, uint64_t max_bytes, bool verify_checksums,
                             bool allow_dirty) {
-  LoadOptions options;
+  return LoadOptions{.max_bytes = max_bytes,
+                     .verify_checksums = verify_checksums,
+                     .allow_dirty = allow_dirty,
+                     .concurrent = concurrent};
+}
+
+// The constructor arguments every kind takes, into the fields of the same names that every
+// kind's options struct has (FilterOptions, ScalableOptions, WindowedOptions).
+template <typename Options>
+void SetSharedOptions(Options& options, double error_rate, std::optional<uint64_t> seed,
+                      bool concurrent, uint64_t max_memory, bool huge_pages) {
+  options.fpr = error_rate;
+  options.seed = seed.value_or(kDefaultSeed);
   options.concurrent = concurrent;
-  options.max_bytes = max_bytes;
-  options.verify_checksums = verify_checksums;
-  options.allow_dirty = allow_dirty;
-  return options;
+  options.max_memory_bytes = max_memory;
+  options.huge_pages = huge_pages ? HugePages::kAuto : HugePages::kNever;
 }
 
 FilterOptions MakeOptions(uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
                           std::optional<uint64_t> seed, bool concurrent, uint64_t max_memory,
                           bool huge_pages, bool populate) {
   FilterOptions options;
+  SetSharedOptions(options, error_rate, seed, concurrent, max_memory, huge_pages);
   options.capacity = capacity;
-  options.fpr = error_rate;
   options.bits = bits;
   options.hashes = hashes;
-  options.seed = seed.value_or(kDefaultSeed);
-  options.concurrent = concurrent;
-  options.max_memory_bytes = max_memory;
-  options.huge_pages = huge_pages ? HugePages::kAuto : HugePages::kNever;
   options.populate = populate;
   return options;
 }
@@ -545,6 +551,32 @@ size_t NewKeys(Counts counts, size_t& refused) {
 template <typename Filter>
 std::unique_ptr<PyFilter<Filter>> Wrap(Filter filter) {
   return std::make_unique<PyFilter<Filter>>(std::move(filter));
+}
+
+// An independent copy, in the same mode, through the file format (its bytes are validated).
+template <typename Filter>
+std::unique_ptr<PyFilter<Filter>> Copy(PyFilter<Filter>& self) {
+  const bool concurrent = self.filter().concurrent();
+  py::bytes data = self.Exclusive([](Filter& f) { return ToBytes(f); });
+  return Wrap(
+      FromBytes<Filter>(std::string_view(data), MakeLoadOptions(concurrent, 0, true, false)));
+}
+
+// add_many() and update(): every key inserted, in order; raises after the batch if a scalable
+// filter refused some. Returns how many were new.
+template <typename Filter>
+size_t InsertAll(PyFilter<Filter>& self, py::handle keys) {
+  typename PyFilter<Filter>::Guard guard(self);
+  size_t added = 0;
+  size_t refused = 0;
+  ForEachChunk(keys, self.filter().seed(), guard, [&](auto span, size_t) {
+    added += NewKeys(self.filter().InsertMany(span), refused);
+  });
+  if (refused > 0) {
+    PyErr_Format(full_error, "the scalable filter is full: %zu new keys were not added", refused);
+    throw py::error_already_set();
+  }
+  return added;
 }
 
 // The single-key hot calls, `key in filter` and add(key), bypass pybind11's dispatch: `in` is the
@@ -604,6 +636,11 @@ template <typename Filter>
 py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const char* doc) {
   using W = PyFilter<Filter>;
   py::class_<W> cls(m, name, doc);
+  // union_update and |= (intersection_update and &=) are one method under two names.
+  const auto union_update = [](W& self, W& other) -> W& {
+    OrThrow(self.Exclusive([&](Filter& f) { return f.UnionWith(other.filter()); }));
+    return self;
+  };
   cls.def(
          "__contains__",
          [](W& self, py::handle key) {
@@ -613,39 +650,12 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
          },
          "False: the key was certainly never added. True: it was, or a false positive.")
       .def(
-          "add_many",
-          [](W& self, py::handle keys) {
-            typename W::Guard guard(self);
-            size_t added = 0;
-            size_t refused = 0;
-            ForEachChunk(keys, self.filter().seed(), guard, [&](auto span, size_t) {
-              added += NewKeys(self.filter().InsertMany(span), refused);
-            });
-            if (refused > 0) {
-              PyErr_Format(full_error, "the scalable filter is full: %zu new keys were not added",
-                           refused);
-              throw py::error_already_set();
-            }
-            return added;
-          },
+          "add_many", [](W& self, py::handle keys) { return InsertAll(self, keys); },
           py::arg("keys"),
           "Adds every key of an iterable (str, bytes, int) or of an integer buffer (a NumPy uint64 "
           "array is read in place), in order, with the GIL released. Returns how many were new.")
       .def(
-          "update",
-          [](W& self, py::handle keys) {
-            typename W::Guard guard(self);
-            size_t refused = 0;
-            ForEachChunk(keys, self.filter().seed(), guard, [&](auto span, size_t) {
-              NewKeys(self.filter().InsertMany(span), refused);
-            });
-            if (refused > 0) {
-              PyErr_Format(full_error, "the scalable filter is full: %zu new keys were not added",
-                           refused);
-              throw py::error_already_set();
-            }
-          },
-          py::arg("keys"),
+          "update", [](W& self, py::handle keys) { InsertAll(self, keys); }, py::arg("keys"),
           "Adds every key of `keys` (as add_many, returning None like set.update).")
       .def(
           "contains_many",
@@ -707,23 +717,14 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
       .def(
           "clear", [](W& self) { self.Exclusive([](Filter& f) { f.Clear(); }); },
           "Removes every key.")
-      .def(
-          "union_update",
-          [](W& self, W& other) -> W& {
-            OrThrow(self.Exclusive([&](Filter& f) { return f.UnionWith(other.filter()); }));
-            return self;
-          },
-          py::arg("other"),
-          "self |= other. ValueError unless both have the same geometry and seed.")
+      .def("union_update", union_update, py::arg("other"),
+           "self |= other. ValueError unless both have the same geometry and seed.")
       .def_property_readonly("seed", [](W& self) { return self.filter().seed(); })
       .def_property_readonly("concurrent", [](W& self) { return self.filter().concurrent(); })
       .def_property_readonly(
           "memory_bytes", [](W& self) { return self.filter().memory_bytes(); },
           "Bytes of filter memory.");
-  cls.def("__ior__", [](W& self, W& other) -> W& {
-    OrThrow(self.Exclusive([&](Filter& f) { return f.UnionWith(other.filter()); }));
-    return self;
-  });
+  cls.def("__ior__", union_update);
   // Kinds without a file format (WindowedFilter) have no save, load, copy or pickling.
   if constexpr (HasBytes<Filter>) {
     cls.def(
@@ -744,21 +745,11 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
             },
             py::arg("f"), "Writes the filter's file to the binary file object `f` (pybloom-live).")
         .def(
-            "copy",
-            [](W& self) {
-              const bool concurrent = self.filter().concurrent();
-              py::bytes data = self.Exclusive([](Filter& f) { return ToBytes(f); });
-              return Wrap(FromBytes<Filter>(std::string_view(data),
-                                            MakeLoadOptions(concurrent, 0, true, false)));
-            },
-            "An independent copy.")
+            "copy", [](W& self) { return Copy(self); }, "An independent copy.")
         .def(
             "union",
             [](W& self, W& other) {
-              const bool concurrent = self.filter().concurrent();
-              py::bytes data = self.Exclusive([](Filter& f) { return ToBytes(f); });
-              auto result = Wrap(FromBytes<Filter>(std::string_view(data),
-                                                   MakeLoadOptions(concurrent, 0, true, false)));
+              auto result = Copy(self);
               OrThrow(result->filter().UnionWith(other.filter()));
               return result;
             },
@@ -811,30 +802,23 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
     cls.def("__or__", [](py::object self, py::object other) { return self.attr("union")(other); });
   }
   if constexpr (HasIntersect<Filter>) {
-    cls.def(
-           "intersection_update",
-           [](W& self, W& other) -> W& {
-             OrThrow(self.Exclusive([&](Filter& f) { return f.IntersectWith(other.filter()); }));
-             return self;
-           },
-           py::arg("other"), "self &= other: keeps the keys that may be in both.")
+    const auto intersection_update = [](W& self, W& other) -> W& {
+      OrThrow(self.Exclusive([&](Filter& f) { return f.IntersectWith(other.filter()); }));
+      return self;
+    };
+    cls.def("intersection_update", intersection_update, py::arg("other"),
+            "self &= other: keeps the keys that may be in both.")
         .def(
             "intersection",
             [](W& self, W& other) {
-              py::bytes data = self.Exclusive([](Filter& f) { return ToBytes(f); });
-              auto result = Wrap(
-                  FromBytes<Filter>(std::string_view(data),
-                                    MakeLoadOptions(self.filter().concurrent(), 0, true, false)));
+              auto result = Copy(self);
               OrThrow(result->filter().IntersectWith(other.filter()));
               return result;
             },
             py::arg("other"), "A new filter of the keys that may be in both (`&`).");
     cls.def("__and__",
             [](py::object self, py::object other) { return self.attr("intersection")(other); });
-    cls.def("__iand__", [](W& self, W& other) -> W& {
-      OrThrow(self.Exclusive([&](Filter& f) { return f.IntersectWith(other.filter()); }));
-      return self;
-    });
+    cls.def("__iand__", intersection_update);
   }
   if constexpr (HasMap<Filter>) {
     cls.def_static(
@@ -863,7 +847,7 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
   return cls;
 }
 
-// pybloom-live's attribute names, for the fixed-size kinds.
+// pybloom-live's attribute names, for the fixed-size kinds (blocked, classic, counting).
 template <typename Filter>
 void BindGeometry(py::class_<PyFilter<Filter>>& cls) {
   using W = PyFilter<Filter>;
@@ -873,10 +857,15 @@ void BindGeometry(py::class_<PyFilter<Filter>>& cls) {
       .def_property_readonly(
           "error_rate", [](W& self) { return self.filter().plan().expected_fpr; },
           "The FPR predicted at `capacity` keys (at most the one asked for).")
-      .def_property_readonly("num_bits", [](W& self) { return self.filter().bits(); })
-      .def_property_readonly(
-          "num_slices", [](W& self) { return self.filter().hashes(); },
-          "k, the number of probes per key.")
+      .def_property_readonly("num_bits",
+                             [](W& self) -> uint64_t {
+                               // CountingFilter keeps its size in its plan only.
+                               if constexpr (requires { self.filter().bits(); }) {
+                                 return self.filter().bits();
+                               } else {
+                                 return self.filter().plan().bits();
+                               }
+                             })
       .def_property_readonly("hashes", [](W& self) { return self.filter().hashes(); });
 }
 
@@ -925,6 +914,9 @@ void BindFixedSize(py::module_& m, const char* name, const char* doc) {
           py::arg("concurrent") = false, py::arg("max_memory") = 0, py::arg("huge_pages") = true,
           py::arg("populate") = false, kFixedDoc);
   BindGeometry(cls);
+  cls.def_property_readonly(
+      "num_slices", [](PyFilter<Filter>& self) { return self.filter().hashes(); },
+      "k, the number of probes per key.");
   cls.def("__repr__", [name](PyFilter<Filter>& self) { return Describe(name, self.filter()); });
 }
 
@@ -998,12 +990,6 @@ void BindModule(py::module_& m) {
           },
           py::arg("key"),
           "An upper bound on how many times `key` was added (its smallest counter).")
-      .def_property_readonly("capacity",
-                             [](Counting& self) { return self.filter().plan().capacity; })
-      .def_property_readonly("error_rate",
-                             [](Counting& self) { return self.filter().plan().expected_fpr; })
-      .def_property_readonly("num_bits", [](Counting& self) { return self.filter().plan().bits(); })
-      .def_property_readonly("hashes", [](Counting& self) { return self.filter().hashes(); })
       .def_property_readonly("counter_bits",
                              [](Counting& self) { return self.filter().counter_bits(); })
       .def("__repr__", [](Counting& self) {
@@ -1013,6 +999,7 @@ void BindModule(py::module_& m) {
                " counter_bits=" + std::to_string(f.counter_bits()) +
                (f.concurrent() ? " concurrent" : "") + ">";
       });
+  BindGeometry(counting);
 
   using Scalable = PyFilter<ScalableFilter>;
   auto scalable = BindCommon<ScalableFilter>(
@@ -1024,16 +1011,12 @@ void BindModule(py::module_& m) {
                        double tightening, std::optional<uint64_t> seed, bool concurrent,
                        uint64_t max_memory, uint32_t max_stages, bool scaling, bool huge_pages) {
              ScalableOptions options;
+             SetSharedOptions(options, error_rate, seed, concurrent, max_memory, huge_pages);
              options.initial_capacity = initial_capacity;
-             options.fpr = error_rate;
              options.growth = mode;
              options.tightening = tightening;
-             options.seed = seed.value_or(kDefaultSeed);
-             options.concurrent = concurrent;
-             options.max_memory_bytes = max_memory;
              options.max_stages = max_stages;
              options.scaling = scaling;
-             options.huge_pages = huge_pages ? HugePages::kAuto : HugePages::kNever;
              return Wrap(OrThrow(ScalableFilter::Create(options)));
            }),
            py::arg("initial_capacity") = 100, py::arg("error_rate") = 0.001, py::arg("mode") = 2,
@@ -1075,8 +1058,8 @@ void BindModule(py::module_& m) {
                       const std::string& refresh, uint32_t hashes, std::optional<uint64_t> seed,
                       bool concurrent, uint64_t max_memory, bool huge_pages) {
             WindowedOptions options;
+            SetSharedOptions(options, error_rate, seed, concurrent, max_memory, huge_pages);
             options.capacity = capacity;
-            options.fpr = error_rate;
             // Seconds as a number or a datetime.timedelta; the C++ range checks see the rest.
             const double seconds =
                 py::hasattr(window, "total_seconds")
@@ -1097,10 +1080,6 @@ void BindModule(py::module_& m) {
                   "WindowedFilter: refresh must be 'on_insert' or 'keep_first_seen'");
             }
             options.hashes = hashes;
-            options.seed = seed.value_or(kDefaultSeed);
-            options.concurrent = concurrent;
-            options.max_memory_bytes = max_memory;
-            options.huge_pages = huge_pages ? HugePages::kAuto : HugePages::kNever;
             return Wrap(OrThrow(WindowedFilter::Create(options)));
           }),
           py::arg("capacity"), py::arg("error_rate") = 0.01, py::kw_only(), py::arg("window") = 0.0,

@@ -480,3 +480,34 @@ def test_windowed_duration_window_and_no_file_format():
 def test_windowed_bad_options_are_value_errors(options, message):
     with pytest.raises(ValueError, match=message):
         bloomery.WindowedFilter(**options)
+
+
+# The stubs (__init__.pyi) are what type checkers and editors show: every public name they give a
+# class exists on it, and every public attribute the extension has is in them.
+@pytest.mark.parametrize(
+    "name", ["BlockedFilter", "ClassicFilter", "CountingFilter", "ScalableFilter", "WindowedFilter"]
+)
+def test_stubs_name_what_the_classes_have(name):
+    import ast
+
+    stub = os.path.join(os.path.dirname(bloomery.__file__), "__init__.pyi")
+    with open(stub) as source:
+        classes = {n.name: n for n in ast.parse(source.read()).body if isinstance(n, ast.ClassDef)}
+
+    def declared(class_name):
+        node = classes[class_name]
+        names = set()
+        for base in node.bases:
+            if isinstance(base, ast.Name) and base.id in classes:
+                names |= declared(base.id)
+        for item in node.body:
+            if isinstance(item, ast.FunctionDef):
+                names.add(item.name)
+            elif isinstance(item, ast.AnnAssign):
+                names.add(item.target.id)
+        return names
+
+    cls = getattr(bloomery, name)
+    stubbed = declared(name)
+    assert sorted(m for m in stubbed if not hasattr(cls, m)) == []
+    assert sorted(m for m in dir(cls) if not m.startswith("_") and m not in stubbed) == []
