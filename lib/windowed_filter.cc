@@ -224,13 +224,13 @@ size_t WindowedFilter::ForEachKey(std::span<const Key> keys, std::span<bool> res
   return count;
 }
 
-template <typename Key>
+template <FilterKey Key>
 size_t WindowedFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept {
   return ForEachKey<true>(keys, was_new,
                           [this](const KeyHash& hash, uint64_t) { return Insert(hash); });
 }
 
-template <typename Key>
+template <FilterKey Key>
 size_t WindowedFilter::LookupKeys(std::span<const Key> keys,
                                   std::span<bool> results) const noexcept {
   const uint64_t now = EpochNow();
@@ -239,30 +239,7 @@ size_t WindowedFilter::LookupKeys(std::span<const Key> keys,
   });
 }
 
-size_t WindowedFilter::InsertMany(std::span<const std::string_view> keys,
-                                  std::span<bool> was_new) noexcept {
-  return InsertKeys(keys, was_new);
-}
-size_t WindowedFilter::InsertMany(std::span<const uint64_t> keys,
-                                  std::span<bool> was_new) noexcept {
-  return InsertKeys(keys, was_new);
-}
-size_t WindowedFilter::InsertMany(std::span<const KeyHash> hashes,
-                                  std::span<bool> was_new) noexcept {
-  return InsertKeys(hashes, was_new);
-}
-size_t WindowedFilter::MayContainMany(std::span<const std::string_view> keys,
-                                      std::span<bool> results) const noexcept {
-  return LookupKeys(keys, results);
-}
-size_t WindowedFilter::MayContainMany(std::span<const uint64_t> keys,
-                                      std::span<bool> results) const noexcept {
-  return LookupKeys(keys, results);
-}
-size_t WindowedFilter::MayContainMany(std::span<const KeyHash> hashes,
-                                      std::span<bool> results) const noexcept {
-  return LookupKeys(hashes, results);
-}
+BLOOMERY_INSTANTIATE_BATCH_FORMS(WindowedFilter)
 
 absl::Status WindowedFilter::CheckCompatible(const WindowedFilter& other) const {
   if (blocks_ != other.blocks_ || plan_.hashes != other.plan_.hashes || seed_ != other.seed_ ||

@@ -80,6 +80,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "bloomery/filter.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
@@ -115,8 +116,10 @@ struct WindowedOptions {
   WindowClock clock;
 };
 
-class WindowedFilter {
+class WindowedFilter : public BatchForms<WindowedFilter> {
  public:
+  using Options = WindowedOptions;
+
   // Errors: InvalidArgument for capacity 0, fpr outside (0, 1) or NaN, generations outside 2..64,
   // a negative window or one shorter than `generations` nanoseconds, hashes above 16;
   // ResourceExhausted over max_memory_bytes (0: this machine's memory) or when the kernel refuses
@@ -146,19 +149,8 @@ class WindowedFilter {
   }
   [[nodiscard]] bool MayContain(const KeyHash& hash) const noexcept;
 
-  // Batch forms: the answers of the single-key calls in order (a key repeated within a batch is
-  // new only the first time), hashed and prefetched many at a time. `results`, if not empty,
-  // receives one answer per key (the first min(keys, results)). Return the number of keys that
-  // were new (InsertMany) or may be present (MayContainMany).
-  size_t InsertMany(std::span<const std::string_view> keys, std::span<bool> was_new = {}) noexcept;
-  size_t InsertMany(std::span<const uint64_t> keys, std::span<bool> was_new = {}) noexcept;
-  size_t InsertMany(std::span<const KeyHash> hashes, std::span<bool> was_new = {}) noexcept;
-  size_t MayContainMany(std::span<const std::string_view> keys,
-                        std::span<bool> results = {}) const noexcept;
-  size_t MayContainMany(std::span<const uint64_t> keys,
-                        std::span<bool> results = {}) const noexcept;
-  size_t MayContainMany(std::span<const KeyHash> hashes,
-                        std::span<bool> results = {}) const noexcept;
+  // Batch forms (filter.h): InsertMany(keys, was_new) and MayContainMany(keys, results) for a
+  // contiguous run of any key type, from BatchForms. A lookup batch reads the clock once.
 
   // Duration mode: rotates as the clock says (inserts do this themselves; call it from a timer to
   // release expired generations' bits without inserting). Key-count mode: nothing. noexcept; in
@@ -229,9 +221,11 @@ class WindowedFilter {
   // Runs `op(hash, block)` for every key, hashing and prefetching a batch at a time.
   template <bool kWrite, typename Key, typename Op>
   size_t ForEachKey(std::span<const Key> keys, std::span<bool> results, Op op) const noexcept;
-  template <typename Key>
+  friend class BatchForms<WindowedFilter>;
+  // The batch loops, instantiated in windowed_filter.cc for every FilterKey.
+  template <FilterKey Key>
   size_t InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept;
-  template <typename Key>
+  template <FilterKey Key>
   size_t LookupKeys(std::span<const Key> keys, std::span<bool> results) const noexcept;
 
   Storage storage_;

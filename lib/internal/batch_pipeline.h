@@ -17,6 +17,14 @@
 // Explicit instantiation of a kind's batch templates for every key type the filters accept
 // (bloomery::FilterKey): X(std::string_view) X(uint64_t) X(KeyHash).
 #define BLOOMERY_FOR_EACH_FILTER_KEY(X) X(std::string_view) X(uint64_t) X(KeyHash)
+// The batch templates of a kind whose InsertKeys answers bool ("was new"), for every key type.
+#define BLOOMERY_INSTANTIATE_BOOL_BATCH(Kind, Key)                                  \
+  template size_t Kind::InsertKeys(std::span<const Key>, std::span<bool>) noexcept; \
+  template size_t Kind::LookupKeys(std::span<const Key>, std::span<bool>) const noexcept;
+#define BLOOMERY_INSTANTIATE_BATCH_FORMS(Kind)            \
+  BLOOMERY_INSTANTIATE_BOOL_BATCH(Kind, std::string_view) \
+  BLOOMERY_INSTANTIATE_BOOL_BATCH(Kind, uint64_t)         \
+  BLOOMERY_INSTANTIATE_BOOL_BATCH(Kind, KeyHash)
 
 namespace bloomery::internal {
 
