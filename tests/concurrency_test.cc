@@ -1,102 +1,181 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// Concurrent inserts and lookups; run under ThreadSanitizer in CI ("concurrency" suite).
+// Concurrent inserts, lookups and merges, one harness for every kind; run under ThreadSanitizer in
+// CI ("concurrency" suite). CountingFilter's erases under contention: counting_concurrency_test.cc.
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <concepts>
 #include <memory>
 #include <thread>
 #include <vector>
 
-#include "bloomery/blocked_filter.h"
+#include "bloomery/bloomery.h"
 #include "test_util.h"
 
 namespace bloomery {
 namespace {
 
-constexpr int kThreads = 4;
+using testing::MakeOrFail;
+using testing::Sized;
 
-TEST_CASE("concurrent inserts of overlapping key sets lose nothing" *
-          doctest::test_suite("concurrency")) {
-  FilterOptions o;
-  o.capacity = 200'000;
-  o.fpr = 1e-6;  // so that a key nobody was told is new would be a real lost insert, not an FP
-  o.concurrent = true;
-  absl::StatusOr<BlockedFilter> f = BlockedFilter::Create(o);
-  REQUIRE(f.ok());
-  // Thread t inserts keys [t * 20000, t * 20000 + 80000): every key is inserted by 1..4 threads,
-  // many at the same moment.
-  constexpr uint64_t kPerThread = 80'000;
-  constexpr uint64_t kStride = 20'000;
-  constexpr uint64_t kDistinct = kStride * (kThreads - 1) + kPerThread;
-  std::unique_ptr<std::atomic<int>[]> new_reports(new std::atomic<int>[kDistinct]);
-  for (uint64_t i = 0; i < kDistinct; ++i) new_reports[i] = 0;
-  // Lookups of a thread's own keys once their insert returned must all succeed; lookups of other
-  // threads' keys race with their inserts and are only there to exercise that race (TSan).
+constexpr int kThreads = 4;
+// Thread t inserts keys [t * kStride, t * kStride + kPerThread): every key by 1..4 threads, many
+// at the same moment; every third key goes through the batch path.
+constexpr uint64_t kStride = 10'000;
+constexpr uint64_t kPerThread = 40'000;
+constexpr uint64_t kDistinct = kStride * (kThreads - 1) + kPerThread;
+constexpr size_t kBatch = 32;
+
+// Whether an Insert answer means "the key was new".
+bool WasNew(bool answer) { return answer; }
+bool WasNew(InsertResult answer) { return answer == InsertResult::kAdded; }
+
+// What the racing threads were told.
+struct Reports {
+  // Per key: how many of its inserters were told "new" (scalable: kAdded).
+  std::unique_ptr<std::atomic<int>[]> told_new { new std::atomic<int>[ kDistinct ]() };
+  // Lookups of a thread's own key, after its insert returned, that said "absent".
   std::atomic<uint64_t> own_missing{0};
-  std::atomic<uint64_t> racing_found{0};
+  // Inserts a scalable filter refused (it must not: no cap is set).
+  std::atomic<uint64_t> refused{0};
+};
+
+template <typename F>
+void InsertRacing(F& f, Reports& reports) {
+  using Answer = InsertAnswer<F>;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      const uint64_t first = t * kStride;
       std::vector<uint64_t> batch;
-      for (uint64_t key = first; key < first + kPerThread; ++key) {
+      Answer answers[kBatch];
+      auto record = [&](uint64_t key, Answer answer) {
+        reports.told_new[key] += WasNew(answer);
+        if constexpr (std::same_as<Answer, InsertResult>) {
+          reports.refused += answer == InsertResult::kRefused;
+        }
+      };
+      auto insert_one = [&](uint64_t key) {
+        record(key, f.Insert(key));
+        reports.own_missing += !f.MayContain(key);
+      };
+      for (uint64_t key = t * kStride; key < t * kStride + kPerThread; ++key) {
         if (key % 3 == 0) {
           batch.push_back(key);
-          if (batch.size() == 64) {
-            std::unique_ptr<bool[]> was_new(new bool[batch.size()]);
-            f->InsertMany(std::span<const uint64_t>(batch), std::span<bool>(was_new.get(), 64));
-            for (size_t i = 0; i < batch.size(); ++i) {
-              new_reports[batch[i]] += was_new[i];
-              own_missing += !f->MayContain(batch[i]);
-            }
+          if (batch.size() == kBatch) {
+            f.InsertMany(batch, std::span<Answer>(answers));
+            for (size_t i = 0; i < kBatch; ++i) record(batch[i], answers[i]);
+            reports.own_missing += kBatch - f.MayContainMany(batch);
             batch.clear();
           }
         } else {
-          new_reports[key] += f->Insert(key);
-          own_missing += !f->MayContain(key);
+          insert_one(key);
         }
-        racing_found += f->MayContain(key + kStride);
+        // Races with another thread's insert of that key (and a scalable chain's growth); only
+        // there for ThreadSanitizer to see the race.
+        (void)f.MayContain(key + kStride);
       }
-      for (uint64_t key : batch) {
-        new_reports[key] += f->Insert(key);
-        own_missing += !f->MayContain(key);
-      }
+      for (uint64_t key : batch) insert_one(key);
     });
   }
   for (std::thread& th : threads) th.join();
-  CHECK(own_missing.load() == 0);  // a key is found once its own insert returned
-  MESSAGE("racing lookups that found another thread's key: " << racing_found.load());
+}
+
+// The options of the race: fpr 1e-6 (scalable: 1e-8 over the whole chain), so that a key that
+// nobody was told is new would be a lost insert, not a false positive.
+template <typename F>
+typename F::Options RaceOptions() {
+  return Sized<F>(kDistinct, 1e-6, /*concurrent=*/true);
+}
+template <>
+ScalableOptions RaceOptions<ScalableFilter>() {
+  return Sized<ScalableFilter>(1000, 1e-8, /*concurrent=*/true);  // grows while the threads race
+}
+template <>
+CountingOptions RaceOptions<CountingFilter>() {
+  CountingOptions o = Sized<CountingFilter>(kDistinct, 1e-6, /*concurrent=*/true);
+  o.counter_bits = 8;  // no counter saturates, so Count is exact below
+  return o;
+}
+
+// What each kind's count says after the race.
+void CheckCount(const BlockedFilter& f, const Reports&) {
+  CHECK(f.EstimatedCount() == doctest::Approx(static_cast<double>(kDistinct)).epsilon(0.02));
+}
+void CheckCount(const ClassicFilter& f, const Reports&) {
+  CHECK(f.EstimatedCount() == doctest::Approx(static_cast<double>(kDistinct)).epsilon(0.02));
+}
+// A counting filter counts insertions, racing ones included: each key as often as it was inserted.
+void CheckCount(const CountingFilter& f, const Reports&) {
+  for (uint64_t key = 0; key < kDistinct; ++key) {
+    const uint64_t inserters = std::min<uint64_t>(key / kStride + 1, kThreads) -
+                               (key >= kPerThread ? (key - kPerThread) / kStride + 1 : 0);
+    REQUIRE(f.Count(key) >= inserters);
+  }
+  CHECK(f.EstimatedCount() == static_cast<double>(kThreads * kPerThread));
+}
+// Each kAdded holds exactly one slot of a stage's count, and no stage overfills while it grows.
+void CheckCount(const ScalableFilter& f, const Reports& reports) {
+  uint64_t added = 0;
+  for (uint64_t key = 0; key < kDistinct; ++key) added += reports.told_new[key].load();
+  CHECK(f.EstimatedCount() == static_cast<double>(added));
+  CHECK(f.stage_count() >= 7);  // 1000 * (2^6 - 1) < 70,000 keys
+  for (uint32_t i = 0; i < f.stage_count(); ++i) {
+    CHECK(f.stage_keys(i) <= f.stage(i).plan().capacity);
+  }
+}
+
+#define KINDS BlockedFilter, ClassicFilter, CountingFilter, ScalableFilter
+
+TEST_CASE_TEMPLATE("concurrent inserts of overlapping key sets lose nothing" *
+                       doctest::test_suite("concurrency"),
+                   F, KINDS) {
+  F f = MakeOrFail<F>(RaceOptions<F>());
+  Reports reports;
+  InsertRacing(f, reports);
+  CHECK(reports.own_missing.load() == 0);  // a key is found once its own insert returned
+  CHECK(reports.refused.load() == 0);
   uint64_t missing = 0;
   uint64_t nobody_told_new = 0;
   for (uint64_t key = 0; key < kDistinct; ++key) {
-    missing += !f->MayContain(key);
-    nobody_told_new += new_reports[key].load() == 0;
+    missing += !f.MayContain(key);
+    nobody_told_new += reports.told_new[key].load() == 0;
   }
   CHECK(missing == 0);
-  // At least one of the racing inserters of a new key is told "new" (fpr 1e-6: no false positives
-  // expected among 140,000 keys).
+  // At least one of the racing inserters of a new key is told "new".
   CHECK(nobody_told_new == 0);
-  CHECK(f->EstimatedCount() == doctest::Approx(static_cast<double>(kDistinct)).epsilon(0.02));
+  CheckCount(f, reports);
 }
 
-TEST_CASE("concurrent UnionWith while inserting loses nothing" *
-          doctest::test_suite("concurrency")) {
-  FilterOptions o;
-  o.capacity = 100'000;
-  o.fpr = 0.001;
-  o.concurrent = true;
-  absl::StatusOr<BlockedFilter> target = BlockedFilter::Create(o);
-  absl::StatusOr<BlockedFilter> source = BlockedFilter::Create(o);
-  REQUIRE(target.ok());
-  REQUIRE(source.ok());
-  source->InsertMany(std::span<const uint64_t>(testing::DistinctInts(40'000, 1)));
-  std::thread inserter([&] {
-    for (uint64_t key = 0; key < 80'000; key += 2) target->Insert(key);
+// What a writer does to the target while UnionWith runs; a counting filter also erases.
+template <typename F>
+void Write(F& f, uint64_t key) {
+  f.Insert(key);
+}
+template <>
+void Write(CountingFilter& f, uint64_t key) {
+  f.Insert(key);
+  f.Insert(key);
+  (void)f.Erase(key);
+}
+
+// (A scalable chain's UnionWith may not overlap inserts: scalable_filter.h.)
+TEST_CASE_TEMPLATE("concurrent UnionWith while writing loses nothing" *
+                       doctest::test_suite("concurrency"),
+                   F, BlockedFilter, ClassicFilter, CountingFilter) {
+  const auto o = Sized<F>(100'000, 0.001, /*concurrent=*/true);
+  F target = MakeOrFail<F>(o);
+  F source = MakeOrFail<F>(o);
+  source.InsertMany(testing::DistinctInts(40'000, 1));
+  std::thread writer([&] {
+    for (uint64_t key = 0; key < 80'000; key += 2) Write(target, key);
   });
-  REQUIRE(target->UnionWith(*source).ok());
-  inserter.join();
-  for (uint64_t key = 0; key < 80'000; ++key) REQUIRE(target->MayContain(key));
+  REQUIRE(target.UnionWith(source).ok());
+  writer.join();
+  for (uint64_t key = 0; key < 80'000; ++key) REQUIRE(target.MayContain(key));
+  if constexpr (std::same_as<F, CountingFilter>) {
+    CHECK(target.EstimatedCount() == 80'000.0);  // every key held once: nothing lost or doubled
+  }
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// CountingFilter under concurrent inserts, erases, lookups and merges; run under
-// ThreadSanitizer in CI ("concurrency" suite).
+// CountingFilter under concurrent inserts, erases and lookups (the races every kind shares, merges
+// included: concurrency_test.cc); run under ThreadSanitizer in CI ("concurrency" suite).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -108,65 +108,6 @@ TEST_CASE("concurrent inserts and erases of disjoint key sets: every survivor is
     CHECK(f->EstimatedCount() == replay->EstimatedCount());
     MESSAGE("survivors " << survivors << ", estimated count " << f->EstimatedCount());
   }
-}
-
-TEST_CASE("racing inserts of the same keys: counts add up and one racer is told 'new'" *
-          doctest::test_suite("concurrency")) {
-  CountingOptions o;
-  o.capacity = 200'000;
-  o.fpr = 1e-6;  // a key nobody was told is new would be a real error, not a false positive
-  o.counter_bits = 8;
-  o.concurrent = true;
-  absl::StatusOr<CountingFilter> f = CountingFilter::Create(o);
-  REQUIRE(f.ok());
-  // Thread t inserts keys [t * 10000, t * 10000 + 40000): each key by 1..4 threads at once.
-  constexpr uint64_t kStride = 10'000;
-  constexpr uint64_t kPerThread = 40'000;
-  constexpr uint64_t kDistinct = kStride * (kThreads - 1) + kPerThread;
-  std::vector<std::atomic<int>> told_new(kDistinct);
-  std::vector<std::thread> threads;
-  threads.reserve(kThreads);
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (uint64_t key = t * kStride; key < t * kStride + kPerThread; ++key) {
-        told_new[key] += f->Insert(key);
-      }
-    });
-  }
-  for (std::thread& th : threads) th.join();
-  uint64_t nobody_told_new = 0;
-  for (uint64_t key = 0; key < kDistinct; ++key) {
-    const uint64_t inserters = std::min<uint64_t>(key / kStride + 1, kThreads) -
-                               (key >= kPerThread ? (key - kPerThread) / kStride + 1 : 0);
-    REQUIRE(f->Count(key) >= inserters);
-    nobody_told_new += told_new[key].load() == 0;
-  }
-  CHECK(nobody_told_new == 0);
-  CHECK(f->EstimatedCount() == static_cast<double>(kThreads * kPerThread));
-}
-
-TEST_CASE("concurrent UnionWith while inserting and erasing loses nothing" *
-          doctest::test_suite("concurrency")) {
-  CountingOptions o;
-  o.capacity = 100'000;
-  o.fpr = 0.001;
-  o.concurrent = true;
-  absl::StatusOr<CountingFilter> target = CountingFilter::Create(o);
-  absl::StatusOr<CountingFilter> source = CountingFilter::Create(o);
-  REQUIRE(target.ok());
-  REQUIRE(source.ok());
-  source->InsertMany(std::span<const uint64_t>(testing::DistinctInts(40'000, 1)));
-  std::thread worker([&] {
-    for (uint64_t key = 0; key < 80'000; key += 2) {
-      target->Insert(key);
-      target->Insert(key);
-      (void)target->Erase(key);
-    }
-  });
-  REQUIRE(target->UnionWith(*source).ok());
-  worker.join();
-  for (uint64_t key = 0; key < 80'000; ++key) REQUIRE(target->MayContain(key));
-  CHECK(target->EstimatedCount() == 80'000.0);
 }
 
 }  // namespace

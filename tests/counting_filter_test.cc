@@ -24,17 +24,13 @@ using testing::DistinctStrings;
 using testing::SplitMix64;
 using testing::WithinBinomialBound;
 
-constexpr auto MakeFilter = testing::MakeOrFail<CountingFilter, CountingOptions>;
+using K = testing::For<CountingFilter>;
 
 CountingOptions Sized(uint64_t capacity, double fpr, uint32_t counter_bits = 4,
                       bool concurrent = false) {
   CountingOptions o = testing::Sized<CountingFilter>(capacity, fpr, concurrent);
   o.counter_bits = counter_bits;
   return o;
-}
-
-std::vector<uint8_t> Snapshot(const CountingFilter& f) {
-  return std::vector<uint8_t>(f.bytes().begin(), f.bytes().end());
 }
 
 // Counter `c` of 64-bit word `word` of the filter, read from bytes() (little-endian words).
@@ -141,7 +137,7 @@ TEST_CASE("layout: Insert increments exactly the counters counting_layout.h name
       o.bits = uint64_t{64} * kBlockBits;
       o.hashes = k;
       o.counter_bits = counter_bits;
-      CountingFilter f = MakeFilter(o);
+      CountingFilter f = K::Make(o);
       const KeyHash h = HashKey("layout", f.seed());
       f.Insert(h);
       f.Insert(h);
@@ -176,8 +172,8 @@ TEST_CASE("no false negatives; batch answers equal single-key answers; every k, 
         o.hashes = k;
         o.counter_bits = counter_bits;
         o.concurrent = concurrent;
-        CountingFilter single = MakeFilter(o);
-        CountingFilter batch = MakeFilter(o);
+        CountingFilter single = K::Make(o);
+        CountingFilter batch = K::Make(o);
         const std::vector<std::string> strings = DistinctStrings(3000, "key-");
         const std::vector<std::string_view> views(strings.begin(), strings.end());
         std::vector<uint64_t> ints = DistinctInts(3000, 1);
@@ -208,8 +204,8 @@ TEST_CASE("no false negatives; batch answers equal single-key answers; every k, 
 }
 
 TEST_CASE("KeyHash batch forms equal the single-key calls") {
-  CountingFilter single = MakeFilter(Sized(10'000, 0.01));
-  CountingFilter batch = MakeFilter(Sized(10'000, 0.01));
+  CountingFilter single = K::Make(Sized(10'000, 0.01));
+  CountingFilter batch = K::Make(Sized(10'000, 0.01));
   std::vector<KeyHash> hashes;
   for (uint64_t key : DistinctInts(5000, 0)) hashes.push_back(HashKey(key, batch.seed()));
   hashes.push_back(hashes[7]);  // a duplicate inside the batch
@@ -238,7 +234,7 @@ void RunAgainstModel(uint32_t counter_bits, bool concurrent) {
   CAPTURE(concurrent);
   constexpr uint64_t kUniverse = 1500;
   constexpr int kOperations = 1'000'000;
-  CountingFilter f = MakeFilter(Sized(1000, 0.02, counter_bits, concurrent));
+  CountingFilter f = K::Make(Sized(1000, 0.02, counter_bits, concurrent));
   std::vector<int64_t> multiplicity(kUniverse, 0);
   SplitMix64 rng(counter_bits * 2 + concurrent);
   uint64_t refused = 0;
@@ -259,7 +255,7 @@ void RunAgainstModel(uint32_t counter_bits, bool concurrent) {
         REQUIRE(f.Erase(key) == EraseResult::kErased);
         --multiplicity[key];
       } else if (!f.MayContain(key)) {
-        const std::vector<uint8_t> before = Snapshot(f);
+        const std::vector<uint8_t> before = testing::Bytes(f);
         REQUIRE(f.Erase(key) == EraseResult::kNotFound);
         REQUIRE(std::ranges::equal(before, f.bytes()));
         ++refused;
@@ -309,7 +305,7 @@ TEST_CASE("property: 10^6 random operations against an exact multiset") {
 TEST_CASE("overflow: a key inserted 1000 times and erased 999 times is still present") {
   for (uint32_t counter_bits : {4u, 8u}) {
     CAPTURE(counter_bits);
-    CountingFilter f = MakeFilter(Sized(1000, 0.01, counter_bits));
+    CountingFilter f = K::Make(Sized(1000, 0.01, counter_bits));
     for (int i = 0; i < 1000; ++i) f.Insert("hot");
     CHECK(f.Count("hot") == f.max_count());
     CHECK(f.saturated_counters() == f.hashes());
@@ -322,7 +318,7 @@ TEST_CASE("overflow: a key inserted 1000 times and erased 999 times is still pre
     CHECK(f.saturated_counters() == ScanSaturated(f));
   }
   // Below saturation, counting is exact for a key alone in its line.
-  CountingFilter f = MakeFilter(Sized(1000, 0.01, 8));
+  CountingFilter f = K::Make(Sized(1000, 0.01, 8));
   for (int i = 0; i < 200; ++i) f.Insert("warm");
   CHECK(f.Count("warm") == 200);
   for (int i = 0; i < 199; ++i) REQUIRE(f.Erase("warm") == EraseResult::kErased);
@@ -339,7 +335,7 @@ TEST_CASE("erasing a false positive can make another key disappear, as documente
   CountingOptions o;
   o.bits = 512;
   o.hashes = 1;
-  CountingFilter f = MakeFilter(o);
+  CountingFilter f = K::Make(o);
   f.Insert("victim");
   uint64_t impostor = 0;
   while (!f.MayContain(impostor)) ++impostor;
@@ -352,8 +348,8 @@ TEST_CASE("erasing restores the filter: inserting A and B then erasing B equals 
   for (uint32_t counter_bits : {4u, 8u}) {
     for (bool concurrent : {false, true}) {
       const CountingOptions o = Sized(100'000, 0.01, counter_bits, concurrent);
-      CountingFilter only_a = MakeFilter(o);
-      CountingFilter both = MakeFilter(o);
+      CountingFilter only_a = K::Make(o);
+      CountingFilter both = K::Make(o);
       const std::vector<uint64_t> a = DistinctInts(50'000, 0);
       const std::vector<uint64_t> b = DistinctInts(50'000, 1);
       only_a.InsertMany(std::span<const uint64_t>(a));
@@ -376,10 +372,9 @@ TEST_CASE("erasing restores the filter: inserting A and B then erasing B equals 
 // Fills a filter planned for (n, p); the measured FPR over absent keys must be within a binomial
 // bound of the exact FPR of the actual counters, which must be within a few percent of the plan.
 void CheckFpr(uint64_t n, double fpr, uint32_t counter_bits, bool concurrent) {
-  CountingFilter f = MakeFilter(Sized(n, fpr, counter_bits, concurrent));
-  f.InsertMany(std::span<const uint64_t>(DistinctInts(n, 0)));
+  CountingFilter f = K::Make(Sized(n, fpr, counter_bits, concurrent));
   const uint64_t queries = std::max<uint64_t>(2'000'000, static_cast<uint64_t>(400 / fpr));
-  const size_t hits = f.MayContainMany(std::span<const uint64_t>(DistinctInts(queries, 1)));
+  const uint64_t hits = testing::FillAndCountFalsePositives(f, n, queries);
   const double measured = static_cast<double>(hits) / static_cast<double>(queries);
   MESSAGE("n=" << n << " p=" << fpr << " counter_bits=" << counter_bits
                << " bits/key=" << f.plan().bits_per_key << " k=" << f.hashes()
@@ -399,25 +394,21 @@ TEST_CASE("measured FPR is within a statistical bound of the formula") {
 }
 
 TEST_CASE("UnionWith adds counters, saturating; incompatible filters are refused") {
+  // (UnionWith equals inserting both filters' keys, for every kind and width: filter_test.cc.)
   for (uint32_t counter_bits : {4u, 8u}) {
     const CountingOptions o = Sized(100'000, 0.01, counter_bits);
-    CountingFilter a = MakeFilter(o);
-    CountingFilter b = MakeFilter(o);
-    CountingFilter all = MakeFilter(o);
-    const std::vector<uint64_t> evens = DistinctInts(50'000, 0);
-    const std::vector<uint64_t> odds = DistinctInts(50'000, 1);
-    a.InsertMany(std::span<const uint64_t>(evens));
-    b.InsertMany(std::span<const uint64_t>(odds));
-    b.InsertMany(std::span<const uint64_t>(evens.data(), 1000));
-    all.InsertMany(std::span<const uint64_t>(evens));
-    all.InsertMany(std::span<const uint64_t>(odds));
-    all.InsertMany(std::span<const uint64_t>(evens.data(), 1000));
-    REQUIRE(a.UnionWith(b).ok());
-    CHECK(std::ranges::equal(a.bytes(), all.bytes()));
-    CHECK(a.Count(evens[0]) >= 2);
+    // A key in both filters is counted twice.
+    CountingFilter a = K::Make(o);
+    CountingFilter twice = K::Make(o);
+    a.Insert("both");
+    twice.Insert("both");
+    twice.Insert("both");
+    REQUIRE(a.UnionWith(a).ok());
+    CHECK(a.Count("both") == 2);
+    CHECK(std::ranges::equal(a.bytes(), twice.bytes()));
 
     // Saturation: a key inserted max-1 times in each filter is saturated in the union.
-    CountingFilter hot = MakeFilter(o);
+    CountingFilter hot = K::Make(o);
     for (uint32_t i = 0; i + 1 < hot.max_count(); ++i) hot.Insert("hot");
     REQUIRE(hot.saturated_counters() == 0);
     REQUIRE(hot.UnionWith(hot).ok());  // a filter may be merged with itself: doubles the counts
@@ -426,15 +417,15 @@ TEST_CASE("UnionWith adds counters, saturating; incompatible filters are refused
     CHECK(hot.saturated_counters() == ScanSaturated(hot));
   }
   // Other seeds and sizes are refused for every kind (filter_test.cc); here, other k and widths.
-  CountingFilter a = MakeFilter(Sized(100'000, 0.01));
+  CountingFilter a = K::Make(Sized(100'000, 0.01));
   CountingOptions other_k = Sized(100'000, 0.01);
   other_k.hashes = a.hashes() == 1 ? 2 : 1;
   other_k.bits = a.plan().bits();
-  CHECK(a.UnionWith(MakeFilter(other_k)).code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(a.UnionWith(K::Make(other_k)).code() == absl::StatusCode::kFailedPrecondition);
   CountingOptions other_width = Sized(100'000, 0.01, 8);
   other_width.hashes = a.hashes();
   other_width.bits = a.plan().bits();
-  CountingFilter wide = MakeFilter(other_width);
+  CountingFilter wide = K::Make(other_width);
   REQUIRE(wide.blocks() == a.blocks());
   const absl::Status s = a.UnionWith(wide);
   CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
@@ -445,15 +436,15 @@ TEST_CASE("explicit geometry: bits are the memory, rounded up to whole lines") {
   CountingOptions o;
   o.bits = 1000;
   o.hashes = 3;
-  CountingFilter f = MakeFilter(o);
+  CountingFilter f = K::Make(o);
   CHECK(f.blocks() == 2);
   CHECK(f.memory_bytes() == 128);
   CHECK(f.counters() == 256);
   CHECK(f.hashes() == 3);
   CHECK(f.max_count() == 15);
   o.counter_bits = 8;
-  CHECK(MakeFilter(o).counters() == 128);
-  CHECK(MakeFilter(o).max_count() == 255);
+  CHECK(K::Make(o).counters() == 128);
+  CHECK(K::Make(o).max_count() == 255);
   CHECK(f.Insert("a"));
   CHECK_FALSE(f.Insert("a"));
 }

@@ -38,6 +38,7 @@ static_assert(KeyRange<std::array<KeyHash, 4>>);
 static_assert(!KeyRange<std::vector<std::string>>);
 static_assert(!KeyRange<std::vector<uint32_t>>);
 
+using testing::Bytes;
 using testing::DistinctInts;
 using testing::DistinctStrings;
 using testing::MakeOrFail;
@@ -47,12 +48,38 @@ using testing::Sized;
 bool WasNew(bool answer) { return answer; }
 bool WasNew(InsertResult answer) { return answer == InsertResult::kAdded; }
 
+// How many keys an InsertMany call was told are new.
+size_t Added(size_t added) { return added; }
+size_t Added(InsertCounts counts) { return counts.added; }
+
+// The configurations a property runs over: both modes and, for CountingFilter, both counter widths.
+template <typename F>
+std::vector<typename F::Options> Configurations(uint64_t capacity, double fpr) {
+  std::vector<typename F::Options> all;
+  for (bool concurrent : {false, true}) {
+    auto o = Sized<F>(capacity, fpr, concurrent);
+    if constexpr (std::same_as<F, CountingFilter>) {
+      for (uint32_t counter_bits : {4u, 8u}) {
+        o.counter_bits = counter_bits;
+        all.push_back(o);
+      }
+    } else {
+      all.push_back(o);
+    }
+  }
+  return all;
+}
+
 template <typename T>
 std::unique_ptr<T[]> Answers(size_t n) {
   return std::make_unique<T[]>(n);
 }
 
 #define KINDS BlockedFilter, ClassicFilter, CountingFilter, ScalableFilter
+
+// The kinds sized by FilterOptions (or options derived from it), and their most probes per key.
+template <typename F>
+constexpr uint32_t kMostHashes = std::same_as<F, CountingFilter> ? kMaxCountingHashes : kMaxHashes;
 
 TEST_CASE_TEMPLATE("no false negatives: every key type, single and batch, both modes", F, KINDS) {
   for (bool concurrent : {false, true}) {
@@ -77,68 +104,109 @@ TEST_CASE_TEMPLATE("no false negatives: every key type, single and batch, both m
   }
 }
 
+TEST_CASE_TEMPLATE("no false negatives at every number of probes, both modes", F, BlockedFilter,
+                   ClassicFilter, CountingFilter) {
+  const std::vector<std::string> strings = DistinctStrings(5000, "key-");
+  const std::vector<std::string_view> views(strings.begin(), strings.end());
+  const std::vector<uint64_t> ints = DistinctInts(5000, 0);
+  for (bool concurrent : {false, true}) {
+    for (uint32_t k = 1; k <= kMostHashes<F>; ++k) {
+      CAPTURE(concurrent);
+      CAPTURE(k);
+      F f = MakeOrFail<F>(testing::Geometry<F>(1 << 18, k, concurrent));
+      REQUIRE(f.hashes() == k);
+      for (std::string_view s : views) (void)f.Insert(s);
+      f.InsertMany(ints);
+      for (std::string_view s : views) REQUIRE(f.MayContain(s));
+      for (uint64_t i : ints) REQUIRE(f.MayContain(i));
+      auto hits = Answers<bool>(views.size());
+      CHECK(f.MayContainMany(views, std::span<bool>(hits.get(), views.size())) == views.size());
+      for (size_t i = 0; i < views.size(); ++i) REQUIRE(hits[i]);
+    }
+  }
+}
+
 TEST_CASE_TEMPLATE("batch answers equal single-key answers, in order, for every key type", F,
                    KINDS) {
   using Answer = InsertAnswer<F>;
-  F single = MakeOrFail<F>(Sized<F>(10'000, 0.001));
-  F batch = MakeOrFail<F>(Sized<F>(10'000, 0.001));
-  std::vector<uint64_t> keys = DistinctInts(3000, 1);
+  constexpr size_t kDistinct = 3000;
+  std::vector<uint64_t> keys = DistinctInts(kDistinct, 1);
   keys.insert(keys.end(), keys.begin(), keys.begin() + 200);  // duplicates, some inside one batch
   keys.push_back(keys[3]);
-  const std::vector<std::string> strings = DistinctStrings(3000, "s");
+  const std::vector<std::string> strings = DistinctStrings(kDistinct, "s");
   const std::vector<std::string_view> views(strings.begin(), strings.end());
   std::vector<KeyHash> hashes;
-  for (uint64_t k : DistinctInts(3000, 7)) hashes.push_back(HashKey(k, 5));
+  for (uint64_t k : DistinctInts(kDistinct, 7)) hashes.push_back(HashKey(k, 5));
   hashes.push_back(hashes[0]);
-
-  auto check = [&](const auto& run) {
-    // A results span shorter than the keys receives exactly its first answers.
-    const size_t n = run.size();
-    auto answers = Answers<Answer>(n);
-    const size_t partial = n - 41;
-    batch.InsertMany(run, std::span<Answer>(answers.get(), partial));
-    size_t fresh = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const Answer one = single.Insert(run[i]);
-      fresh += WasNew(one);
-      if (i < partial) REQUIRE(one == answers[i]);
+  for (const auto& o : Configurations<F>(10'000, 0.001)) {
+    CAPTURE(o.concurrent);
+    F single = MakeOrFail<F>(o);
+    F batch = MakeOrFail<F>(o);
+    auto check = [&](const auto& run) {
+      // A results span shorter than the keys receives exactly its first answers.
+      const size_t n = run.size();
+      auto answers = Answers<Answer>(n);
+      const size_t partial = n - 41;
+      const size_t added = Added(batch.InsertMany(run, std::span<Answer>(answers.get(), partial)));
+      size_t fresh = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const Answer one = single.Insert(run[i]);
+        fresh += WasNew(one);
+        if (i < partial) REQUIRE(one == answers[i]);
+        if (i >= kDistinct) REQUIRE_FALSE(WasNew(one));  // a repeated key is never new
+      }
+      CHECK(added == fresh);
+      // At p = 0.1%, only a few of the distinct keys are false positives, told "not new".
+      CHECK(fresh <= kDistinct);
+      CHECK(fresh >= kDistinct - kDistinct / 200);
+      auto found = Answers<bool>(n);
+      CHECK(batch.MayContainMany(run, std::span<bool>(found.get(), n)) == n);
+      for (size_t i = 0; i < n; ++i) REQUIRE(found[i] == single.MayContain(run[i]));
+    };
+    check(keys);
+    check(views);
+    check(hashes);
+    CHECK(Bytes(batch) == Bytes(single));  // the same keys in the same order: the same state
+    // Absent keys: the batch and single lookups agree key by key (false positives included).
+    const std::vector<uint64_t> absent = DistinctInts(20'000, 100'000);
+    auto found = Answers<bool>(absent.size());
+    const size_t hits = batch.MayContainMany(absent, std::span<bool>(found.get(), absent.size()));
+    size_t single_hits = 0;
+    for (size_t i = 0; i < absent.size(); ++i) {
+      REQUIRE(found[i] == single.MayContain(absent[i]));
+      single_hits += found[i];
     }
-    CHECK(fresh > 0);
-    auto found = Answers<bool>(n);
-    CHECK(batch.MayContainMany(run, std::span<bool>(found.get(), n)) == n);
-    for (size_t i = 0; i < n; ++i) REQUIRE(found[i] == single.MayContain(run[i]));
-  };
-  check(keys);
-  check(views);
-  check(hashes);
-  // Absent keys: the batch and single lookups agree key by key (false positives included).
-  const std::vector<uint64_t> absent = DistinctInts(20'000, 100'000);
-  auto found = Answers<bool>(absent.size());
-  const size_t hits = batch.MayContainMany(absent, std::span<bool>(found.get(), absent.size()));
-  size_t single_hits = 0;
-  for (size_t i = 0; i < absent.size(); ++i) {
-    REQUIRE(found[i] == single.MayContain(absent[i]));
-    single_hits += found[i];
+    CHECK(hits == single_hits);
+    CHECK(hits < absent.size() / 100);
+    CHECK(batch.MayContainMany(std::span<const uint64_t>()) == 0);
   }
-  CHECK(hits == single_hits);
-  CHECK(hits < absent.size() / 100);
-  CHECK(batch.MayContainMany(std::span<const uint64_t>()) == 0);
 }
 
-TEST_CASE_TEMPLATE("UnionWith holds the keys of both; incompatible filters are refused", F, KINDS) {
-  const auto o = Sized<F>(100'000, 0.01);
-  F a = MakeOrFail<F>(o);
-  F b = MakeOrFail<F>(o);
+TEST_CASE_TEMPLATE("UnionWith equals building from all keys; incompatible filters are refused", F,
+                   KINDS) {
   const std::vector<uint64_t> evens = DistinctInts(20'000, 0);
   const std::vector<uint64_t> odds = DistinctInts(20'000, 1);
-  a.InsertMany(evens);
-  b.InsertMany(odds);
-  REQUIRE(a.CheckCompatible(b).ok());
-  REQUIRE(a.UnionWith(b).ok());
-  CHECK(a.MayContainMany(evens) == evens.size());
-  CHECK(a.MayContainMany(odds) == odds.size());
-  CHECK(a.EstimatedCount() == doctest::Approx(40'000).epsilon(0.03));
+  for (const auto& config : Configurations<F>(100'000, 0.01)) {
+    CAPTURE(config.concurrent);
+    F a = MakeOrFail<F>(config);
+    F b = MakeOrFail<F>(config);
+    F all = MakeOrFail<F>(config);
+    a.InsertMany(evens);
+    b.InsertMany(odds);
+    all.InsertMany(evens);
+    all.InsertMany(odds);
+    REQUIRE(a.CheckCompatible(b).ok());
+    REQUIRE(a.UnionWith(b).ok());
+    CHECK(Bytes(a) == Bytes(all));
+    CHECK(a.MayContainMany(evens) == evens.size());
+    CHECK(a.MayContainMany(odds) == odds.size());
+    CHECK(a.EstimatedCount() == doctest::Approx(40'000).epsilon(0.03));
+  }
 
+  const auto o = Sized<F>(100'000, 0.01);
+  F a = MakeOrFail<F>(o);
+  a.InsertMany(odds);
+  const std::vector<uint8_t> before = Bytes(a);
   auto other_seed = o;
   other_seed.seed = 7;
   F c = MakeOrFail<F>(other_seed);
@@ -148,7 +216,8 @@ TEST_CASE_TEMPLATE("UnionWith holds the keys of both; incompatible filters are r
   CHECK(a.CheckCompatible(c).code() == absl::StatusCode::kFailedPrecondition);
   F d = MakeOrFail<F>(Sized<F>(200'000, 0.01));  // another size
   CHECK(a.UnionWith(d).code() == absl::StatusCode::kFailedPrecondition);
-  CHECK(a.MayContainMany(odds) == odds.size());  // a refused merge changes nothing
+  CHECK(Bytes(a) == before);  // a refused merge changes nothing
+  CHECK(a.MayContainMany(odds) == odds.size());
 }
 
 TEST_CASE_TEMPLATE("Save then Load gives the same filter", F, KINDS) {
@@ -184,10 +253,6 @@ TEST_CASE_TEMPLATE("Save then Load gives the same filter", F, KINDS) {
   CHECK(from_bytes->MayContainMany(keys) == keys.size());
   CHECK(from_bytes->EstimatedCount() == f.EstimatedCount());
 }
-
-// The kinds sized by FilterOptions (or options derived from it), and their most probes per key.
-template <typename F>
-constexpr uint32_t kMostHashes = std::same_as<F, CountingFilter> ? kMaxCountingHashes : kMaxHashes;
 
 TEST_CASE_TEMPLATE("bad options get the right status code and message, never an abort", F,
                    BlockedFilter, ClassicFilter, CountingFilter) {

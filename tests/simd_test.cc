@@ -119,6 +119,27 @@ TEST_CASE("every target builds the reference masks") {
   }
 }
 
+// Runs `test` and `set` (a kernel's line operations, bound to `hash` and `k`) and the scalar
+// reference side by side on a random line, from empty to nearly full (0 to 4 random words ORed) so
+// that both answers occur often: the same answers and the same bytes.
+template <typename Test, typename Set>
+void CheckLineOps(SplitMix64& rng, const KeyHash& hash, uint32_t k, Test test, Set set) {
+  alignas(64) uint64_t line[kWordsPerBlock];
+  alignas(64) uint64_t expected[kWordsPerBlock];
+  const uint32_t density = static_cast<uint32_t>(rng.Below(5));
+  for (uint64_t& word : line) {
+    word = 0;
+    for (uint32_t d = 0; d < density; ++d) word |= rng.Next();
+  }
+  std::memcpy(expected, line, sizeof(line));
+  LineMask mask;
+  MakeMaskScalar(hash, k, mask);
+  REQUIRE(test(line) == internal::TestLineScalar(expected, mask, false));
+  REQUIRE(set(line) == internal::SetLineScalar(expected, mask, false));
+  REQUIRE(std::memcmp(line, expected, sizeof(line)) == 0);
+  REQUIRE(test(line));
+}
+
 TEST_CASE("every target tests and sets lines like the reference, in both modes") {
   const std::vector<KeyHash> hashes = TestHashes(500);
   SplitMix64 rng(7);
@@ -129,24 +150,10 @@ TEST_CASE("every target tests and sets lines like the reference, in both modes")
         CAPTURE(concurrent);
         CAPTURE(k);
         for (const KeyHash& hash : hashes) {
-          // Lines from empty to nearly full, so both answers occur often.
-          alignas(64) uint64_t line[kWordsPerBlock];
-          alignas(64) uint64_t expected[kWordsPerBlock];
-          const uint32_t density = static_cast<uint32_t>(rng.Below(4));
-          for (uint64_t& word : line) {
-            word = rng.Next();
-            for (uint32_t d = 0; d < density; ++d) word |= rng.Next();
-            if (density == 0) word = 0;
-          }
-          std::memcpy(expected, line, sizeof(line));
-          LineMask mask;
-          MakeMaskScalar(hash, k, mask);
-          REQUIRE(kernels->test_line(line, hash, k, concurrent) ==
-                  internal::TestLineScalar(expected, mask, false));
-          const bool was_new = internal::SetLineScalar(expected, mask, false);
-          REQUIRE(kernels->set_line(line, hash, k, concurrent) == was_new);
-          REQUIRE(std::memcmp(line, expected, sizeof(line)) == 0);
-          REQUIRE(kernels->test_line(line, hash, k, concurrent));
+          CheckLineOps(
+              rng, hash, k,
+              [&](const uint64_t* line) { return kernels->test_line(line, hash, k, concurrent); },
+              [&](uint64_t* line) { return kernels->set_line(line, hash, k, concurrent); });
         }
       }
     }
@@ -159,21 +166,9 @@ TEST_CASE("the inline single-key probe (k <= 8) tests and sets lines like the re
   for (uint32_t k = kMinHashes; k <= 8; ++k) {
     CAPTURE(k);
     for (const KeyHash& hash : hashes) {
-      alignas(64) uint64_t line[kWordsPerBlock];
-      alignas(64) uint64_t expected[kWordsPerBlock];
-      const uint32_t density = static_cast<uint32_t>(rng.Below(4));
-      for (uint64_t& word : line) {
-        word = 0;
-        for (uint32_t d = 0; d < density; ++d) word |= rng.Next();
-      }
-      std::memcpy(expected, line, sizeof(line));
-      LineMask mask;
-      MakeMaskScalar(hash, k, mask);
-      REQUIRE(blocked_line::Test64(line, hash, k) ==
-              internal::TestLineScalar(expected, mask, false));
-      REQUIRE(blocked_line::Set64(line, hash, k) == internal::SetLineScalar(expected, mask, false));
-      REQUIRE(std::memcmp(line, expected, sizeof(line)) == 0);
-      REQUIRE(blocked_line::Test64(line, hash, k));
+      CheckLineOps(
+          rng, hash, k, [&](const uint64_t* line) { return blocked_line::Test64(line, hash, k); },
+          [&](uint64_t* line) { return blocked_line::Set64(line, hash, k); });
     }
   }
 }

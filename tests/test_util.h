@@ -62,6 +62,21 @@ typename F::Options Geometry(uint64_t bits, uint32_t hashes, bool concurrent = f
   return o;
 }
 
+// The state a filter reached: its bits or counters, a scalable chain's stages in order. Two
+// filters given the same keys in the same order (one by one, in batches, merged) must agree on it.
+template <typename F>
+std::vector<uint8_t> Bytes(const F& f) {
+  std::vector<uint8_t> bytes;
+  if constexpr (requires { f.stage_count(); }) {
+    for (uint32_t i = 0; i < f.stage_count(); ++i) {
+      bytes.insert(bytes.end(), f.stage(i).bytes().begin(), f.stage(i).bytes().end());
+    }
+  } else {
+    bytes.assign(f.bytes().begin(), f.bytes().end());
+  }
+  return bytes;
+}
+
 // Filter::Create(options), failing the test case if it does not succeed.
 template <typename Filter, typename Options>
 Filter MakeOrFail(const Options& options) {
@@ -69,6 +84,21 @@ Filter MakeOrFail(const Options& options) {
   REQUIRE(filter.ok());
   return *std::move(filter);
 }
+
+// The helpers above bound to one kind, for the files that test that kind alone:
+//   using K = testing::For<BlockedFilter>;
+//   BlockedFilter f = K::Make(K::Sized(1000, 0.01));
+template <typename F>
+struct For {
+  using Options = typename F::Options;
+  static Options Sized(uint64_t capacity, double fpr, bool concurrent = false) {
+    return testing::Sized<F>(capacity, fpr, concurrent);
+  }
+  static Options Geometry(uint64_t bits, uint32_t hashes, bool concurrent = false) {
+    return testing::Geometry<F>(bits, hashes, concurrent);
+  }
+  static F Make(const Options& options) { return MakeOrFail<F>(options); }
+};
 
 // The sizing errors every filter created from FilterOptions (or an options struct derived from it)
 // must report with the right code and a message naming the field: capacity 0; fpr outside (0, 1)
@@ -123,6 +153,14 @@ inline std::vector<std::string> DistinctStrings(uint64_t count, const std::strin
   keys.reserve(count);
   for (uint64_t i = 0; i < count; ++i) keys.push_back(prefix + std::to_string(i));
   return keys;
+}
+
+// Inserts `keys` keys (0, 2, 4, ...), then looks up `queries` keys never inserted (1, 3, 5, ...):
+// returns how many of those the filter took for present, its false positives.
+template <typename F>
+uint64_t FillAndCountFalsePositives(F& f, uint64_t keys, uint64_t queries) {
+  f.InsertMany(DistinctInts(keys, 0));
+  return f.MayContainMany(DistinctInts(queries, 1));
 }
 
 // Whether `hits` out of `trials` is consistent with probability `p`: within `sigmas` binomial
