@@ -72,33 +72,15 @@ std::vector<uint8_t> Run(const uint8_t* data, size_t size) {
     auto answers = std::make_unique<bool[]>(count);
     const std::span<bool> out(answers.get(), count);
     const bool batch = code & 0x40;
-    size_t total = 0;
-    switch ((code & 0x3F) % 6) {
-      case 0:
-        total = batch ? filter->InsertMany(std::span<const std::string_view>(views), out)
-                      : (answers[0] = filter->Insert(views[0]));
-        break;
-      case 1:
-        total = batch ? filter->InsertMany(std::span<const uint64_t>(ints), out)
-                      : (answers[0] = filter->Insert(ints[0]));
-        break;
-      case 2:
-        total = batch ? filter->InsertMany(std::span<const KeyHash>(hashes), out)
-                      : (answers[0] = filter->Insert(hashes[0]));
-        break;
-      case 3:
-        total = batch ? filter->MayContainMany(std::span<const std::string_view>(views), out)
-                      : (answers[0] = filter->MayContain(views[0]));
-        break;
-      case 4:
-        total = batch ? filter->MayContainMany(std::span<const uint64_t>(ints), out)
-                      : (answers[0] = filter->MayContain(ints[0]));
-        break;
-      default:
-        total = batch ? filter->MayContainMany(std::span<const KeyHash>(hashes), out)
-                      : (answers[0] = filter->MayContain(hashes[0]));
-        break;
-    }
+    const uint8_t kind = (code & 0x3F) % 6;  // 0-2 insert, 3-5 look up; strings, ints, hashes
+    // The operation on one key type: the batch call, or the single-key call on the first key.
+    auto apply = [&](const auto& keys) -> size_t {
+      if (kind < 3) {
+        return batch ? filter->InsertMany(keys, out) : (answers[0] = filter->Insert(keys[0]));
+      }
+      return batch ? filter->MayContainMany(keys, out) : (answers[0] = filter->MayContain(keys[0]));
+    };
+    const size_t total = kind % 3 == 0 ? apply(views) : kind % 3 == 1 ? apply(ints) : apply(hashes);
     observed.push_back(static_cast<uint8_t>(total));
     for (size_t i = 0; i < count; ++i) observed.push_back(answers[i]);
   }

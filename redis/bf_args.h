@@ -20,16 +20,12 @@
 
 namespace bloomery::redis {
 
-// RedisBloom's defaults for a filter that BF.ADD, BF.MADD or BF.INSERT create.
-inline constexpr uint64_t kDefaultCapacity = 100;
-inline constexpr double kDefaultErrorRate = 0.01;
-inline constexpr uint32_t kDefaultExpansion = 2;
-
-// How a new filter is sized.
+// How a new filter is sized; the defaults are RedisBloom's for a filter that BF.ADD, BF.MADD or
+// BF.INSERT create.
 struct FilterParams {
-  uint64_t capacity = kDefaultCapacity;
-  double error_rate = kDefaultErrorRate;
-  uint32_t expansion = kDefaultExpansion;
+  uint64_t capacity = 100;
+  double error_rate = 0.01;
+  uint32_t expansion = 2;
   bool scaling = true;
 };
 

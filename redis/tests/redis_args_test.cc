@@ -54,8 +54,9 @@ TEST_CASE("BF.RESERVE refuses what RedisBloom refuses, with its replies") {
 TEST_CASE("BF.INSERT options in any order before ITEMS; defaults as RedisBloom's") {
   absl::StatusOr<InsertArgs> defaults = ParseInsert(Args{"ITEMS", "a", "b"});
   REQUIRE(defaults.ok());
-  CHECK(defaults->params.capacity == kDefaultCapacity);
-  CHECK(defaults->params.error_rate == kDefaultErrorRate);
+  CHECK(defaults->params.capacity == 100);  // RedisBloom's documented defaults
+  CHECK(defaults->params.error_rate == 0.01);
+  CHECK(defaults->params.expansion == 2);
   CHECK(defaults->create);
   CHECK(defaults->first_item == 1);
 
