@@ -125,8 +125,6 @@ void CheckCount(const ScalableFilter& f, const Reports& reports) {
   }
 }
 
-#define KINDS BlockedFilter, ClassicFilter, CountingFilter, ScalableFilter
-
 TEST_CASE_TEMPLATE("concurrent inserts of overlapping key sets lose nothing" *
                        doctest::test_suite("concurrency"),
                    F, KINDS) {

@@ -75,8 +75,6 @@ std::unique_ptr<T[]> Answers(size_t n) {
   return std::make_unique<T[]>(n);
 }
 
-#define KINDS BlockedFilter, ClassicFilter, CountingFilter, ScalableFilter
-
 // The kinds sized by FilterOptions (or options derived from it), and their most probes per key.
 template <typename F>
 constexpr uint32_t kMostHashes = std::same_as<F, CountingFilter> ? kMaxCountingHashes : kMaxHashes;
