@@ -28,7 +28,6 @@
 
 #include "bloomery/blocked_filter.h"
 #include "bloomery/options.h"
-#include "bloomery/storage.h"
 
 namespace bloomery::bench {
 

@@ -12,6 +12,7 @@
 #include "internal/block_layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/line_ops.h"
+#include "internal/storage.h"
 #include "simd/block_kernels.h"
 
 namespace bloomery {
@@ -33,16 +34,15 @@ absl::StatusOr<BlockedFilter> BlockedFilter::Create(const FilterOptions& options
           ? PlanForSize(options.bits, options.hashes, options.capacity, Layout::kBlocked)
           : PlanFor(options.capacity, options.fpr, Layout::kBlocked, options.hashes);
   if (!plan.ok()) return plan.status();
-  absl::StatusOr<Storage> storage =
-      Storage::Allocate(plan->bytes(), internal::StorageOptionsFor(options));
-  if (!storage.ok()) return storage.status();
-  return BlockedFilter(*std::move(storage), *plan, options.seed, options.concurrent);
+  absl::StatusOr<FilterMemory> memory = internal::AllocateFilterMemory(plan->bytes(), options);
+  if (!memory.ok()) return memory.status();
+  return BlockedFilter(*std::move(memory), *plan, options.seed, options.concurrent);
 }
 
-BlockedFilter::BlockedFilter(Storage storage, const Plan& plan, uint64_t seed,
+BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, uint64_t seed,
                              bool concurrent) noexcept
-    : storage_(std::move(storage)),
-      words_(reinterpret_cast<uint64_t*>(storage_.data())),
+    : memory_(std::move(memory)),
+      words_(memory_.words()),
       blocks_(plan.blocks()),
       hashes_(plan.hashes),
       seed_(seed),

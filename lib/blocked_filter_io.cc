@@ -26,8 +26,8 @@ absl::StatusOr<BlockedFilter> BlockedFilter::Read(const std::string& name,
   return internal::LoadSingleStage(
       internal::Input{name, bytes ? std::optional(*bytes) : std::nullopt}, FilterKind::kBlocked,
       options, internal::PlanOfLayout(Layout::kBlocked),
-      [&](Storage storage, const Plan& plan, const FileHeader& header) {
-        return BlockedFilter(std::move(storage), plan, header.seed, options.concurrent);
+      [&](FilterMemory memory, const Plan& plan, const FileHeader& header) {
+        return BlockedFilter(std::move(memory), plan, header.seed, options.concurrent);
       });
 }
 
@@ -45,11 +45,11 @@ absl::StatusOr<BlockedFilter> BlockedFilter::Map(const std::string& path, MapMod
                                                  const LoadOptions& options) {
   return internal::MapSingleStage(
       path, FilterKind::kBlocked, mode, options, internal::PlanOfLayout(Layout::kBlocked),
-      [&](Storage storage, const Plan& plan, const FileHeader& header) {
-        return BlockedFilter(std::move(storage), plan, header.seed, options.concurrent);
+      [&](FilterMemory memory, const Plan& plan, const FileHeader& header) {
+        return BlockedFilter(std::move(memory), plan, header.seed, options.concurrent);
       });
 }
 
-absl::Status BlockedFilter::Flush() { return internal::FlushStorage(storage_); }
+absl::Status BlockedFilter::Flush() { return internal::FlushStorage(memory_); }
 
 }  // namespace bloomery

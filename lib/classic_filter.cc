@@ -13,6 +13,7 @@
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
 #include "internal/format.h"
+#include "internal/storage.h"
 
 namespace bloomery {
 namespace {
@@ -56,16 +57,16 @@ absl::StatusOr<ClassicFilter> ClassicFilter::Create(const FilterOptions& options
           : PlanFor(options.capacity, options.fpr, Layout::kPartitioned, options.hashes);
   if (!plan.ok()) return plan.status();
   // Whole 64-byte lines: the file format's stage payload, so memory and file agree byte for byte.
-  absl::StatusOr<Storage> storage = Storage::Allocate(internal::StagePayloadBytes(plan->bits),
-                                                      internal::StorageOptionsFor(options));
-  if (!storage.ok()) return storage.status();
-  return ClassicFilter(*std::move(storage), *plan, options.seed, options.concurrent);
+  absl::StatusOr<FilterMemory> memory =
+      internal::AllocateFilterMemory(internal::StagePayloadBytes(plan->bits), options);
+  if (!memory.ok()) return memory.status();
+  return ClassicFilter(*std::move(memory), *plan, options.seed, options.concurrent);
 }
 
-ClassicFilter::ClassicFilter(Storage storage, const Plan& plan, uint64_t seed,
+ClassicFilter::ClassicFilter(FilterMemory memory, const Plan& plan, uint64_t seed,
                              bool concurrent) noexcept
-    : storage_(std::move(storage)),
-      words_(reinterpret_cast<uint64_t*>(storage_.data())),
+    : memory_(std::move(memory)),
+      words_(memory_.words()),
       slice_bits_(plan.bits / plan.hashes),
       hashes_(plan.hashes),
       seed_(seed),

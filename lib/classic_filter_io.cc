@@ -26,8 +26,8 @@ absl::StatusOr<ClassicFilter> ClassicFilter::Read(const std::string& name,
   return internal::LoadSingleStage(
       internal::Input{name, bytes ? std::optional(*bytes) : std::nullopt}, FilterKind::kClassic,
       options, internal::PlanOfLayout(Layout::kPartitioned),
-      [&](Storage storage, const Plan& plan, const FileHeader& header) {
-        return ClassicFilter(std::move(storage), plan, header.seed, options.concurrent);
+      [&](FilterMemory memory, const Plan& plan, const FileHeader& header) {
+        return ClassicFilter(std::move(memory), plan, header.seed, options.concurrent);
       });
 }
 
@@ -45,11 +45,11 @@ absl::StatusOr<ClassicFilter> ClassicFilter::Map(const std::string& path, MapMod
                                                  const LoadOptions& options) {
   return internal::MapSingleStage(
       path, FilterKind::kClassic, mode, options, internal::PlanOfLayout(Layout::kPartitioned),
-      [&](Storage storage, const Plan& plan, const FileHeader& header) {
-        return ClassicFilter(std::move(storage), plan, header.seed, options.concurrent);
+      [&](FilterMemory memory, const Plan& plan, const FileHeader& header) {
+        return ClassicFilter(std::move(memory), plan, header.seed, options.concurrent);
       });
 }
 
-absl::Status ClassicFilter::Flush() { return internal::FlushStorage(storage_); }
+absl::Status ClassicFilter::Flush() { return internal::FlushStorage(memory_); }
 
 }  // namespace bloomery

@@ -16,6 +16,7 @@
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
 #include "internal/sliced_fpr.h"
+#include "internal/storage.h"
 
 namespace bloomery {
 
@@ -171,16 +172,15 @@ absl::StatusOr<CountingPlan> PlanCountingFilter(const CountingOptions& options) 
 absl::StatusOr<CountingFilter> CountingFilter::Create(const CountingOptions& options) {
   absl::StatusOr<CountingPlan> plan = PlanCountingFilter(options);
   if (!plan.ok()) return plan.status();
-  absl::StatusOr<Storage> storage =
-      Storage::Allocate(plan->bytes(), internal::StorageOptionsFor(options));
-  if (!storage.ok()) return storage.status();
-  return CountingFilter(*std::move(storage), *plan, options.seed, options.concurrent);
+  absl::StatusOr<FilterMemory> memory = internal::AllocateFilterMemory(plan->bytes(), options);
+  if (!memory.ok()) return memory.status();
+  return CountingFilter(*std::move(memory), *plan, options.seed, options.concurrent);
 }
 
-CountingFilter::CountingFilter(Storage storage, const CountingPlan& plan, uint64_t seed,
+CountingFilter::CountingFilter(FilterMemory memory, const CountingPlan& plan, uint64_t seed,
                                bool concurrent) noexcept
-    : storage_(std::move(storage)),
-      words_(reinterpret_cast<uint64_t*>(storage_.data())),
+    : memory_(std::move(memory)),
+      words_(memory_.words()),
       plan_(plan),
       counter_shift_(static_cast<uint32_t>(std::countr_zero(plan.counter_bits))),
       max_count_((1u << plan.counter_bits) - 1),

@@ -56,8 +56,8 @@ absl::StatusOr<CountingFilter> CountingFilter::Read(const std::string& name,
   return internal::LoadSingleStage(
       internal::Input{name, bytes ? std::optional(*bytes) : std::nullopt}, FilterKind::kCounting,
       options, CountingPlanOf,
-      [&](Storage storage, const CountingPlan& plan, const FileHeader& header) {
-        CountingFilter filter(std::move(storage), plan, header.seed, options.concurrent);
+      [&](FilterMemory memory, const CountingPlan& plan, const FileHeader& header) {
+        CountingFilter filter(std::move(memory), plan, header.seed, options.concurrent);
         filter.RecountSaturated();
         return filter;
       });
@@ -77,17 +77,17 @@ absl::StatusOr<CountingFilter> CountingFilter::Map(const std::string& path, MapM
                                                    const LoadOptions& options) {
   return internal::MapSingleStage(
       path, FilterKind::kCounting, mode, options, CountingPlanOf,
-      [&](Storage storage, const CountingPlan& plan, const FileHeader& header) {
-        CountingFilter filter(std::move(storage), plan, header.seed, options.concurrent);
+      [&](FilterMemory memory, const CountingPlan& plan, const FileHeader& header) {
+        CountingFilter filter(std::move(memory), plan, header.seed, options.concurrent);
         filter.RecountSaturated();
         return filter;
       });
 }
 
-absl::Status CountingFilter::Flush() { return internal::FlushStorage(storage_); }
+absl::Status CountingFilter::Flush() { return internal::FlushStorage(memory_); }
 
 void CountingFilter::RecountSaturated() noexcept {
-  const uint64_t words = storage_.size() / 8;
+  const uint64_t words = memory_.size() / 8;
   const uint32_t width = plan_.counter_bits;
   const uint64_t mask = (uint64_t{1} << width) - 1;
   uint64_t saturated = 0;

@@ -755,7 +755,8 @@ absl::StatusOr<MappedFile> MapFilterFile(const std::string& path, FilterKind exp
   return mapped;
 }
 
-absl::Status FlushStorage(const Storage& storage) {
+absl::Status FlushStorage(const FilterMemory& memory) {
+  const Storage& storage = StorageOf(memory);
   if (!storage.file_shared()) {
     return absl::FailedPreconditionError("Flush needs a filter mapped with MapMode::kReadWrite");
   }

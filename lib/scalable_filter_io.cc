@@ -79,7 +79,7 @@ absl::StatusOr<ScalableFilter> ScalableFilter::Read(const std::string& name,
       return corrupt(absl::StrFormat("stage %d does not match the chain's options", i));
     }
     filter.PublishStage(i,
-                        internal::MakeBlockedFilter(std::move(file->stages[i]), plan->plan,
+                        internal::MakeBlockedFilter(internal::Own(std::move(file->stages[i])), plan->plan,
                                                     options.seed, options.concurrent),
                         saved.capacity, saved.insert_count);
   }

@@ -1,5 +1,5 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
-#include "bloomery/storage.h"
+#include "internal/storage.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -101,8 +101,6 @@ absl::Status CheckMemoryCap(uint64_t bytes, uint64_t cap) {
                       bytes, machine.bytes, machine.source));
 }
 
-}  // namespace internal
-
 absl::StatusOr<Storage> Storage::Allocate(uint64_t bytes, const StorageOptions& options) {
   if (absl::Status s = internal::CheckMemoryCap(bytes, options.max_bytes); !s.ok()) return s;
   if (bytes == 0) return Storage();
@@ -148,7 +146,8 @@ absl::StatusOr<Storage> Storage::Allocate(uint64_t bytes, const StorageOptions& 
       }
     }
   }
-  return Storage(aligned, mapped, aligned, bytes, advised, /*file_shared=*/false);
+  return Storage(aligned, mapped, aligned, bytes, advised, /*from_file=*/false,
+                 /*file_shared=*/false);
 }
 
 absl::StatusOr<Storage> Storage::MapFile(int fd, uint64_t file_bytes, uint64_t data_offset,
@@ -164,7 +163,8 @@ absl::StatusOr<Storage> Storage::MapFile(int fd, uint64_t file_bytes, uint64_t d
         absl::StrFormat("mmap of a %d-byte file failed: %s", file_bytes, std::strerror(errno)));
   }
   auto* base = static_cast<uint8_t*>(raw);
-  return Storage(base, file_bytes, base + data_offset, data_bytes, false, shared_write);
+  return Storage(base, file_bytes, base + data_offset, data_bytes, false, /*from_file=*/true,
+                 shared_write);
 }
 
 absl::Status Storage::Sync() const {
@@ -181,6 +181,7 @@ Storage::Storage(Storage&& other) noexcept
       size_(std::exchange(other.size_, 0)),
       mapped_(std::exchange(other.mapped_, 0)),
       huge_pages_requested_(std::exchange(other.huge_pages_requested_, false)),
+      from_file_(std::exchange(other.from_file_, false)),
       file_shared_(std::exchange(other.file_shared_, false)) {}
 
 Storage& Storage::operator=(Storage&& other) noexcept {
@@ -192,6 +193,7 @@ Storage& Storage::operator=(Storage&& other) noexcept {
     size_ = std::exchange(other.size_, 0);
     mapped_ = std::exchange(other.mapped_, 0);
     huge_pages_requested_ = std::exchange(other.huge_pages_requested_, false);
+    from_file_ = std::exchange(other.from_file_, false);
   }
   return *this;
 }
@@ -228,5 +230,51 @@ uint64_t Storage::HugePageBytes() const {
   std::fclose(smaps);
   return total;
 }
+
+absl::StatusOr<FilterMemory> AllocateFilterMemory(uint64_t bytes, const FilterOptions& options) {
+  StorageOptions storage_options;
+  storage_options.huge_pages = options.huge_pages;
+  storage_options.populate = options.populate;
+  storage_options.max_bytes = options.max_memory_bytes;
+  absl::StatusOr<Storage> storage = Storage::Allocate(bytes, storage_options);
+  if (!storage.ok()) return storage.status();
+  return Own(*std::move(storage));
+}
+
+FilterMemory Own(Storage storage) {
+  uint8_t* data = storage.data();
+  const uint64_t size = storage.size();
+  return FilterMemory(std::make_unique<FilterMemory::Owner>(std::move(storage)), data, size);
+}
+
+const Storage& StorageOf(const FilterMemory& memory) noexcept {
+  static const Storage kNone;
+  return memory.owner() == nullptr ? kNone : memory.owner()->storage;
+}
+
+}  // namespace internal
+
+FilterMemory::FilterMemory() noexcept = default;
+
+FilterMemory::FilterMemory(std::unique_ptr<Owner> owner, uint8_t* data, uint64_t size) noexcept
+    : owner_(std::move(owner)), data_(data), size_(size) {}
+
+FilterMemory::FilterMemory(FilterMemory&& other) noexcept
+    : owner_(std::move(other.owner_)),
+      data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)) {}
+
+FilterMemory& FilterMemory::operator=(FilterMemory&& other) noexcept {
+  owner_ = std::move(other.owner_);
+  data_ = std::exchange(other.data_, nullptr);
+  size_ = std::exchange(other.size_, 0);
+  return *this;
+}
+
+FilterMemory::~FilterMemory() = default;
+
+uint64_t FilterMemory::HugePageBytes() const { return internal::StorageOf(*this).HugePageBytes(); }
+
+bool FilterMemory::mapped() const noexcept { return internal::StorageOf(*this).from_file(); }
 
 }  // namespace bloomery

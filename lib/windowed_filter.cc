@@ -15,6 +15,7 @@
 #include "internal/block_layout.h"
 #include "internal/filter_ops.h"
 #include "internal/line_ops.h"
+#include "internal/storage.h"
 #include "simd/block_kernels.h"
 
 namespace bloomery {
@@ -82,15 +83,15 @@ absl::StatusOr<WindowedFilter> WindowedFilter::Create(const WindowedOptions& opt
   if (plan->bits > kMaxBits / g) {
     return absl::ResourceExhaustedError("WindowedFilter: the generations need more than 2^48 bits");
   }
-  StorageOptions storage_options;
+  internal::StorageOptions storage_options;
   storage_options.huge_pages = options.huge_pages;
   storage_options.max_bytes = options.max_memory_bytes;
-  absl::StatusOr<Storage> storage = Storage::Allocate(plan->bytes() * g, storage_options);
+  absl::StatusOr<internal::Storage> storage = internal::Storage::Allocate(plan->bytes() * g, storage_options);
   if (!storage.ok()) return storage.status();
 
   WindowedFilter filter;
-  filter.storage_ = *std::move(storage);
-  filter.words_ = reinterpret_cast<uint64_t*>(filter.storage_.data());
+  filter.memory_ = internal::Own(*std::move(storage));
+  filter.words_ = reinterpret_cast<uint64_t*>(filter.memory_.data());
   filter.blocks_ = plan->blocks();
   filter.generations_ = g;
   filter.plan_ = *plan;

@@ -1,14 +1,23 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
-#include "bloomery/storage.h"
+#include "internal/storage.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <string>
 #include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "bloomery/blocked_filter.h"
 
 namespace bloomery {
 namespace {
+
+using internal::Storage;
+using internal::StorageOptions;
 
 TEST_CASE("allocation is zero-filled and 2 MiB aligned when large") {
   for (uint64_t bytes : {uint64_t{64}, uint64_t{4096 * 3 + 64}, uint64_t{5} << 20}) {
@@ -67,6 +76,29 @@ TEST_CASE("storage is move-only and moves ownership") {
   CHECK(assigned.data() == data);
   CHECK(moved.data() == nullptr);  // NOLINT(bugprone-use-after-move): checking the moved-from state
   static_assert(!std::is_copy_constructible_v<Storage>);
+}
+
+TEST_CASE("a filter says whether its bits are its own memory or a mapped file") {
+  FilterOptions options;
+  options.capacity = 100'000;
+  absl::StatusOr<BlockedFilter> own = BlockedFilter::Create(options);
+  REQUIRE(own.ok());
+  for (uint64_t key = 0; key < 1000; ++key) own->Insert(key);
+  CHECK_FALSE(own->mapped());
+  CHECK(own->huge_page_bytes() <= own->memory_bytes());
+  const std::string path =
+      (std::filesystem::temp_directory_path() / absl::StrCat("bloomery_storage_test_", getpid()))
+          .string();
+  REQUIRE(own->Save(path).ok());
+  absl::StatusOr<BlockedFilter> mapped = BlockedFilter::Map(path, MapMode::kReadOnly);
+  std::filesystem::remove(path);
+  REQUIRE(mapped.ok());
+  CHECK(mapped->mapped());
+  CHECK(mapped->memory_bytes() == own->memory_bytes());
+  CHECK(std::memcmp(mapped->bytes().data(), own->bytes().data(), own->memory_bytes()) == 0);
+  BlockedFilter moved = *std::move(mapped);
+  CHECK(moved.mapped());
+  CHECK(moved.MayContain(uint64_t{999}));
 }
 
 }  // namespace

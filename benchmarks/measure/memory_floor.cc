@@ -7,18 +7,21 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "bloomery/storage.h"
+#include "bloomery/options.h"
 
 namespace bloomery::measure {
 
 struct FloorMemory::Impl {
-  Storage storage;
+  // A filter's own memory, so the floor's pages are obtained exactly as a filter's are; none for
+  // 0 bytes.
+  std::optional<BlockedFilter> memory;
   size_t distance = 8;
 };
 
@@ -66,17 +69,21 @@ size_t SweepDistance(const FloorMemory& memory) {
 }  // namespace
 
 absl::StatusOr<FloorMemory> FloorMemory::Allocate(uint64_t bytes) {
-  StorageOptions options;
+  FloorMemory memory(std::make_unique<Impl>());
+  if (bytes == 0) return memory;
+  FilterOptions options;
+  options.bits = (bytes + 63) / 64 * 512;  // whole lines
+  options.hashes = 1;
   options.populate = true;  // same huge-page policy (kAuto) as a filter's, faults taken up front
-  absl::StatusOr<Storage> storage = Storage::Allocate(bytes, options);
-  if (!storage.ok()) return storage.status();
-  FloorMemory memory(std::make_unique<Impl>(Impl{*std::move(storage)}));
-  if (memory.lines() != 0) memory.impl_->distance = SweepDistance(memory);
+  absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(options);
+  if (!filter.ok()) return filter.status();
+  memory.impl_->memory.emplace(*std::move(filter));
+  memory.impl_->distance = SweepDistance(memory);
   return memory;
 }
 
 uint64_t FloorMemory::ReadLinesAt(std::span<const uint64_t> lines, size_t distance) const noexcept {
-  const auto* base = reinterpret_cast<const uint64_t*>(impl_->storage.data());
+  const auto* base = reinterpret_cast<const uint64_t*>(impl_->memory->bytes().data());
   const size_t count = lines.size();
   uint64_t acc = 0;
   for (size_t i = 0; i < std::min(distance, count); ++i) {
@@ -93,11 +100,15 @@ uint64_t FloorMemory::ReadLinesAt(std::span<const uint64_t> lines, size_t distan
 
 size_t FloorMemory::distance() const noexcept { return impl_->distance; }
 
-uint64_t FloorMemory::bytes() const noexcept { return impl_->storage.size(); }
+uint64_t FloorMemory::bytes() const noexcept {
+  return impl_->memory ? impl_->memory->memory_bytes() : 0;
+}
 
-uint64_t FloorMemory::huge_page_bytes() const { return impl_->storage.HugePageBytes(); }
+uint64_t FloorMemory::huge_page_bytes() const {
+  return impl_->memory ? impl_->memory->huge_page_bytes() : 0;
+}
 
-uint64_t HugePageBytes(const BlockedFilter& filter) { return filter.storage().HugePageBytes(); }
+uint64_t HugePageBytes(const BlockedFilter& filter) { return filter.huge_page_bytes(); }
 
 // From sysfs: glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) reports the whole package's (or host's) L3 on
 // some machines, e.g. 256 MiB on a VM whose cpu0 sees 32 MiB.

@@ -53,7 +53,6 @@
 #include "bloomery/key.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
-#include "bloomery/storage.h"
 
 namespace bloomery {
 
@@ -164,18 +163,21 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
   [[nodiscard]] uint32_t hashes() const noexcept { return hashes_; }
   [[nodiscard]] uint64_t seed() const noexcept { return seed_; }
   [[nodiscard]] bool concurrent() const noexcept { return concurrent_; }
-  [[nodiscard]] uint64_t memory_bytes() const noexcept { return storage_.size(); }
-  [[nodiscard]] const Storage& storage() const noexcept { return storage_; }
+  [[nodiscard]] uint64_t memory_bytes() const noexcept { return memory_.size(); }
+  // Bytes backed by transparent huge pages (FilterMemory::HugePageBytes; ask after filling).
+  [[nodiscard]] uint64_t huge_page_bytes() const { return memory_.HugePageBytes(); }
+  // Whether the bits are a mapped file (Map) rather than the filter's own memory.
+  [[nodiscard]] bool mapped() const noexcept { return memory_.mapped(); }
   // The filter's bits, bytes() .size() == bits() / 8, little-endian 64-bit words. Reading them
   // while another thread inserts is a data race; take them when writers are quiet.
   [[nodiscard]] std::span<const uint8_t> bytes() const noexcept {
-    return {storage_.data(), storage_.size()};
+    return {memory_.data(), memory_.size()};
   }
 
  protected:
   // Wraps memory that already holds a filter's bits (a loaded ScalableFilter stage); reached from
   // outside the class only through lib/internal/filter_factory.h.
-  BlockedFilter(Storage storage, const Plan& plan, uint64_t seed, bool concurrent) noexcept;
+  BlockedFilter(FilterMemory memory, const Plan& plan, uint64_t seed, bool concurrent) noexcept;
 
  private:
   // Save / SaveToBytes: to the file at *path (returning ""), or the bytes when path is null.
@@ -198,7 +200,7 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
   size_t LookupKeys(std::span<const Key> keys, std::span<bool> results) const noexcept;
   [[nodiscard]] uint64_t* line(uint64_t block) const noexcept { return words_ + block * 8; }
 
-  Storage storage_;
+  FilterMemory memory_;
   uint64_t* words_ = nullptr;
   uint64_t blocks_ = 0;
   uint32_t hashes_ = 0;

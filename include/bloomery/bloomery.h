@@ -21,7 +21,6 @@
 #include "bloomery/plan.h"             // IWYU pragma: export
 #include "bloomery/scalable_filter.h"  // IWYU pragma: export
 #include "bloomery/simd.h"             // IWYU pragma: export
-#include "bloomery/storage.h"          // IWYU pragma: export
 #include "bloomery/windowed_filter.h"  // IWYU pragma: export
 
 #endif  // BLOOMERY_BLOOMERY_H_

@@ -50,7 +50,6 @@
 #include "bloomery/key.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
-#include "bloomery/storage.h"
 
 namespace bloomery {
 
@@ -134,17 +133,20 @@ class ClassicFilter : public BatchForms<ClassicFilter> {
   [[nodiscard]] uint32_t hashes() const noexcept { return hashes_; }
   [[nodiscard]] uint64_t seed() const noexcept { return seed_; }
   [[nodiscard]] bool concurrent() const noexcept { return concurrent_; }
-  [[nodiscard]] uint64_t memory_bytes() const noexcept { return storage_.size(); }
-  [[nodiscard]] const Storage& storage() const noexcept { return storage_; }
+  [[nodiscard]] uint64_t memory_bytes() const noexcept { return memory_.size(); }
+  // Bytes backed by transparent huge pages (FilterMemory::HugePageBytes; ask after filling).
+  [[nodiscard]] uint64_t huge_page_bytes() const { return memory_.HugePageBytes(); }
+  // Whether the bits are a mapped file (Map) rather than the filter's own memory.
+  [[nodiscard]] bool mapped() const noexcept { return memory_.mapped(); }
   // The filter's bits as little-endian 64-bit words: bit b is bit b % 64 of word b / 64.
   // bytes().size() is bits() rounded up to whole 64-byte lines; the padding bits are always 0.
   // Reading them while another thread inserts is a data race; take them when writers are quiet.
   [[nodiscard]] std::span<const uint8_t> bytes() const noexcept {
-    return {storage_.data(), storage_.size()};
+    return {memory_.data(), memory_.size()};
   }
 
  private:
-  ClassicFilter(Storage storage, const Plan& plan, uint64_t seed, bool concurrent) noexcept;
+  ClassicFilter(FilterMemory memory, const Plan& plan, uint64_t seed, bool concurrent) noexcept;
   // As BlockedFilter's: the one path behind Save / SaveToBytes and Load / LoadFromBytes.
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
   [[nodiscard]] static absl::StatusOr<ClassicFilter> Read(const std::string& name,
@@ -157,11 +159,11 @@ class ClassicFilter : public BatchForms<ClassicFilter> {
   size_t InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept;
   template <FilterKey Key>
   size_t LookupKeys(std::span<const Key> keys, std::span<bool> results) const noexcept;
-  [[nodiscard]] uint64_t words() const noexcept { return storage_.size() / 8; }
+  [[nodiscard]] uint64_t words() const noexcept { return memory_.size() / 8; }
   // Set bits among bits [begin, end).
   [[nodiscard]] uint64_t PopCountRange(uint64_t begin, uint64_t end) const noexcept;
 
-  Storage storage_;
+  FilterMemory memory_;
   uint64_t* words_ = nullptr;
   uint64_t slice_bits_ = 0;
   uint32_t hashes_ = 0;

@@ -75,7 +75,6 @@
 #include "bloomery/key.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
-#include "bloomery/storage.h"
 
 namespace bloomery {
 
@@ -231,17 +230,20 @@ class CountingFilter : public BatchForms<CountingFilter> {
   [[nodiscard]] uint32_t max_count() const noexcept { return max_count_; }
   [[nodiscard]] uint64_t seed() const noexcept { return seed_; }
   [[nodiscard]] bool concurrent() const noexcept { return concurrent_; }
-  [[nodiscard]] uint64_t memory_bytes() const noexcept { return storage_.size(); }
-  [[nodiscard]] const Storage& storage() const noexcept { return storage_; }
+  [[nodiscard]] uint64_t memory_bytes() const noexcept { return memory_.size(); }
+  // Bytes backed by transparent huge pages (FilterMemory::HugePageBytes; ask after filling).
+  [[nodiscard]] uint64_t huge_page_bytes() const { return memory_.HugePageBytes(); }
+  // Whether the bits are a mapped file (Map) rather than the filter's own memory.
+  [[nodiscard]] bool mapped() const noexcept { return memory_.mapped(); }
   // The counters: blocks() lines of 8 little-endian 64-bit words, each word a slice of
   // 64 / counter_bits() counters, counter c at bits [c * counter_bits, (c + 1) * counter_bits).
   // Reading them while another thread writes is a data race; take them when writers are quiet.
   [[nodiscard]] std::span<const uint8_t> bytes() const noexcept {
-    return {storage_.data(), storage_.size()};
+    return {memory_.data(), memory_.size()};
   }
 
  private:
-  CountingFilter(Storage storage, const CountingPlan& plan, uint64_t seed,
+  CountingFilter(FilterMemory memory, const CountingPlan& plan, uint64_t seed,
                  bool concurrent) noexcept;
   // As BlockedFilter's: the one path behind Save / SaveToBytes and Load / LoadFromBytes.
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
@@ -272,7 +274,7 @@ class CountingFilter : public BatchForms<CountingFilter> {
   }
   [[nodiscard]] uint64_t* line(uint64_t block) const noexcept { return words_ + block * 8; }
 
-  Storage storage_;
+  FilterMemory memory_;
   uint64_t* words_ = nullptr;
   CountingPlan plan_;
   uint32_t counter_shift_ = 2;  // log2(counter_bits)

@@ -23,6 +23,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <ranges>
 #include <span>
 #include <string>
@@ -35,6 +36,38 @@
 #include "bloomery/options.h"
 
 namespace bloomery {
+
+// The memory a filter's bits live in: its own anonymous pages (transparent huge pages where the
+// kernel grants them) or a mapped file (Map), released with the filter. Opaque and move-only: how
+// the memory was obtained stays inside the library. The filter keeps the data pointer beside the
+// owner, so the hot path never reaches through it.
+class FilterMemory {
+ public:
+  struct Owner;  // defined by the library
+
+  FilterMemory() noexcept;
+  FilterMemory(std::unique_ptr<Owner> owner, uint8_t* data, uint64_t size) noexcept;
+  FilterMemory(FilterMemory&& other) noexcept;
+  FilterMemory& operator=(FilterMemory&& other) noexcept;
+  ~FilterMemory();
+
+  // The first byte, 64-byte aligned (2 MiB aligned for own memory of 2 MiB or more).
+  [[nodiscard]] uint8_t* data() const noexcept { return data_; }
+  [[nodiscard]] uint64_t* words() const noexcept { return reinterpret_cast<uint64_t*>(data_); }
+  [[nodiscard]] uint64_t size() const noexcept { return size_; }
+  // Bytes backed by transparent huge pages now, read from /proc/self/smaps (0 if unavailable).
+  // Pages are backed on first touch, so ask after the filter has been filled. Cost: one read of
+  // /proc/self/smaps, O(number of mappings in the process).
+  [[nodiscard]] uint64_t HugePageBytes() const;
+  // Whether the bits are a mapped file rather than the filter's own memory.
+  [[nodiscard]] bool mapped() const noexcept;
+  [[nodiscard]] const Owner* owner() const noexcept { return owner_.get(); }
+
+ private:
+  std::unique_ptr<Owner> owner_;
+  uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+};
 
 // What happened to a key given to an Insert that may refuse it (ScalableFilter).
 enum class InsertResult : uint8_t {

@@ -76,7 +76,6 @@
 #include "bloomery/blocked_filter.h"
 #include "bloomery/filter.h"
 #include "bloomery/key.h"
-#include "bloomery/storage.h"
 
 namespace bloomery {
 

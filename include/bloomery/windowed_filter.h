@@ -84,7 +84,6 @@
 #include "bloomery/key.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
-#include "bloomery/storage.h"
 
 namespace bloomery {
 
@@ -188,7 +187,7 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
   // Duration mode: W in nanoseconds; key-count mode: 0 (the window is capacity() inserts).
   [[nodiscard]] int64_t window_ns() const noexcept { return window_ns_; }
   [[nodiscard]] uint64_t capacity() const noexcept { return capacity_; }
-  [[nodiscard]] uint64_t memory_bytes() const noexcept { return storage_.size(); }
+  [[nodiscard]] uint64_t memory_bytes() const noexcept { return memory_.size(); }
   // The newest generation's number (rotations since creation); ages come from it.
   [[nodiscard]] uint64_t epoch() const noexcept;
   // Generation `age` (0 = newest, up to generations() - 1): how many keys it holds, estimated
@@ -228,7 +227,7 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
   template <FilterKey Key>
   size_t LookupKeys(std::span<const Key> keys, std::span<bool> results) const noexcept;
 
-  Storage storage_;
+  FilterMemory memory_;
   uint64_t* words_ = nullptr;
   uint64_t blocks_ = 0;
   uint32_t generations_ = 0;

@@ -10,7 +10,6 @@
 
 #include "bloomery/blocked_filter.h"
 #include "bloomery/plan.h"
-#include "bloomery/storage.h"
 
 namespace bloomery::internal {
 
@@ -18,13 +17,13 @@ namespace bloomery::internal {
 // of it loses nothing, since the derived class adds no state.
 class BlockedFilterParts : public BlockedFilter {
  public:
-  BlockedFilterParts(Storage storage, const Plan& plan, uint64_t seed, bool concurrent) noexcept
-      : BlockedFilter(std::move(storage), plan, seed, concurrent) {}
+  BlockedFilterParts(FilterMemory memory, const Plan& plan, uint64_t seed, bool concurrent) noexcept
+      : BlockedFilter(std::move(memory), plan, seed, concurrent) {}
 };
 
-[[nodiscard]] inline BlockedFilter MakeBlockedFilter(Storage storage, const Plan& plan,
+[[nodiscard]] inline BlockedFilter MakeBlockedFilter(FilterMemory memory, const Plan& plan,
                                                      uint64_t seed, bool concurrent) noexcept {
-  BlockedFilterParts parts(std::move(storage), plan, seed, concurrent);
+  BlockedFilterParts parts(std::move(memory), plan, seed, concurrent);
   return BlockedFilter(static_cast<BlockedFilter&&>(parts));
 }
 

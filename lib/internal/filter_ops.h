@@ -1,8 +1,8 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // filter_ops.h (internal): the one home of the word-array operations every filter kind uses
-// (relaxed access, set-only-the-missing-bits, clear, popcount, union, intersection), batch hashing
-// and the storage a filter asks for.
+// (relaxed access, set-only-the-missing-bits, clear, popcount, union, intersection) and batch
+// hashing.
 //
 // Concurrent filters touch their words only through these: relaxed atomic loads for reads and
 // fetch_or for writes, so ThreadSanitizer sees no data race and x86-64 still gets plain movs for
@@ -21,7 +21,6 @@
 #include "absl/strings/str_format.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
-#include "bloomery/storage.h"
 
 namespace bloomery::internal {
 
@@ -98,15 +97,6 @@ inline void HashBatch(const KeyHash* keys, size_t n, uint64_t /*seed*/, KeyHash*
   return absl::FailedPreconditionError(absl::StrFormat(
       "incompatible filters: (bits %d, hashes %d, seed %#x) vs (bits %d, hashes %d, seed %#x)",
       bits, hashes, seed, other_bits, other_hashes, other_seed));
-}
-
-// The storage a filter created from `options` asks for.
-[[nodiscard]] inline StorageOptions StorageOptionsFor(const FilterOptions& options) noexcept {
-  StorageOptions storage;
-  storage.huge_pages = options.huge_pages;
-  storage.populate = options.populate;
-  storage.max_bytes = options.max_memory_bytes;
-  return storage;
 }
 
 }  // namespace bloomery::internal

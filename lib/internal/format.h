@@ -20,7 +20,7 @@
 #include "bloomery/filter_kind.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
-#include "bloomery/storage.h"
+#include "internal/storage.h"
 
 namespace bloomery::internal {
 
@@ -113,28 +113,28 @@ struct MappedFile {
                                                        MapMode mode, const LoadOptions& options);
 
 // Load and Map for a one-stage filter: `plan_of(header)` turns the validated header into the
-// kind's plan (a StatusOr: DataLoss for a geometry the kind would not create), and `make(storage,
+// kind's plan (a StatusOr: DataLoss for a geometry the kind would not create), and `make(memory,
 // plan, header)` builds the filter (a lambda in a member function can reach a private
 // constructor).
 template <typename PlanOf, typename Make>
 auto LoadSingleStage(const Input& input, FilterKind kind, const LoadOptions& options,
                      PlanOf plan_of, Make make)
-    -> absl::StatusOr<decltype(make(Storage(), *plan_of(FileHeader()), FileHeader()))> {
+    -> absl::StatusOr<decltype(make(FilterMemory(), *plan_of(FileHeader()), FileHeader()))> {
   absl::StatusOr<LoadedFile> file = LoadFilter(input, kind, options);
   if (!file.ok()) return file.status();
   auto plan = plan_of(file->header);
   if (!plan.ok()) return plan.status();
-  return make(std::move(file->stages[0]), *plan, file->header);
+  return make(Own(std::move(file->stages[0])), *plan, file->header);
 }
 template <typename PlanOf, typename Make>
 auto MapSingleStage(const std::string& path, FilterKind kind, MapMode mode,
                     const LoadOptions& options, PlanOf plan_of, Make make)
-    -> absl::StatusOr<decltype(make(Storage(), *plan_of(FileHeader()), FileHeader()))> {
+    -> absl::StatusOr<decltype(make(FilterMemory(), *plan_of(FileHeader()), FileHeader()))> {
   absl::StatusOr<MappedFile> file = MapFilterFile(path, kind, mode, options);
   if (!file.ok()) return file.status();
   auto plan = plan_of(file->header);
   if (!plan.ok()) return plan.status();
-  return make(std::move(file->mapping), *plan, file->header);
+  return make(Own(std::move(file->mapping)), *plan, file->header);
 }
 
 // plan_of for the layouts of plan.h.
@@ -142,8 +142,8 @@ auto MapSingleStage(const std::string& path, FilterKind kind, MapMode mode,
   return [layout](const FileHeader& header) { return PlanFromHeader(header, layout); };
 }
 
-// Flush for a filter's storage: FailedPrecondition unless it is a read-write mapping.
-[[nodiscard]] absl::Status FlushStorage(const Storage& storage);
+// Flush for a filter's memory: FailedPrecondition unless it is a read-write mapping.
+[[nodiscard]] absl::Status FlushStorage(const FilterMemory& memory);
 
 // For a read-write mapping: recompute the checksums, clear DIRTY, msync.
 [[nodiscard]] absl::Status FlushMappedFile(const Storage& mapping);

@@ -1,6 +1,6 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// storage.h: the one owner of a filter's memory.
+// storage.h (internal): the one owner of a filter's memory.
 //
 // Storage is a move-only owner of zero-filled memory, aligned to 2 MiB when it is at least that
 // large, obtained with an anonymous mmap. With HugePages::kAuto (the default) it asks the kernel
@@ -8,25 +8,24 @@
 // costs one cache miss and almost never a TLB miss. If the kernel refuses (THP disabled, no huge
 // pages free), the memory is still valid, on normal 4 KiB pages; HugePageBytes() says what was
 // obtained.
+// Filters hold it through the opaque FilterMemory (filter.h), which users see; how the memory was
+// obtained (an fd, the mapping's base) stays here.
 //
 // Memory is never copied implicitly. Allocation is the only thing that can fail:
 // ResourceExhausted when the size exceeds the caller's cap (or, with none, this machine's memory:
 // the mapping is MAP_NORESERVE, so the kernel alone would grant far more than it can back) or the
 // kernel refuses the mapping.
-#ifndef BLOOMERY_STORAGE_H_
-#define BLOOMERY_STORAGE_H_
+#ifndef BLOOMERY_LIB_INTERNAL_STORAGE_H_
+#define BLOOMERY_LIB_INTERNAL_STORAGE_H_
 
 #include <cstddef>
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "bloomery/filter.h"
+#include "bloomery/options.h"
 
-namespace bloomery {
-
-enum class HugePages : uint8_t {
-  kAuto = 0,   // madvise(MADV_HUGEPAGE) on mappings of 2 MiB or more; fall back silently
-  kNever = 1,  // normal pages only
-};
+namespace bloomery::internal {
 
 struct StorageOptions {
   HugePages huge_pages = HugePages::kAuto;
@@ -76,17 +75,19 @@ class Storage {
   [[nodiscard]] uint8_t* mapping_base() const noexcept { return base_; }
   [[nodiscard]] uint64_t mapping_size() const noexcept { return mapped_; }
   [[nodiscard]] bool file_shared() const noexcept { return file_shared_; }
+  [[nodiscard]] bool from_file() const noexcept { return from_file_; }
   // msync(MS_SYNC) of the whole mapping; a no-op for anonymous memory.
   [[nodiscard]] absl::Status Sync() const;
 
  private:
-  Storage(uint8_t* base, uint64_t mapped, uint8_t* data, uint64_t size, bool huge,
+  Storage(uint8_t* base, uint64_t mapped, uint8_t* data, uint64_t size, bool huge, bool from_file,
           bool file_shared) noexcept
       : base_(base),
         data_(data),
         size_(size),
         mapped_(mapped),
         huge_pages_requested_(huge),
+        from_file_(from_file),
         file_shared_(file_shared) {}
   void Release() noexcept;
 
@@ -95,9 +96,25 @@ class Storage {
   uint64_t size_ = 0;    // bytes the caller asked for
   uint64_t mapped_ = 0;  // bytes mapped from base_
   bool huge_pages_requested_ = false;
+  bool from_file_ = false;
   bool file_shared_ = false;
 };
 
+// `bytes` of zeroed memory for a filter created from `options` (its huge pages, populate and cap).
+[[nodiscard]] absl::StatusOr<FilterMemory> AllocateFilterMemory(uint64_t bytes,
+                                                                const FilterOptions& options);
+
+// Hands `storage` to a filter: the FilterMemory owns it from now on.
+[[nodiscard]] FilterMemory Own(Storage storage);
+// The Storage a FilterMemory owns (an empty one for a default-constructed FilterMemory).
+[[nodiscard]] const Storage& StorageOf(const FilterMemory& memory) noexcept;
+
+}  // namespace bloomery::internal
+
+namespace bloomery {
+struct FilterMemory::Owner {
+  internal::Storage storage;
+};
 }  // namespace bloomery
 
-#endif  // BLOOMERY_STORAGE_H_
+#endif  // BLOOMERY_LIB_INTERNAL_STORAGE_H_
