@@ -4,9 +4,9 @@
 // CI ("concurrency" suite). CountingFilter's erases under contention: counting_concurrency_test.cc.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <concepts>
-#include <memory>
 #include <thread>
 #include <vector>
 
@@ -34,7 +34,7 @@ bool WasNew(InsertResult answer) { return answer == InsertResult::kAdded; }
 // What the racing threads were told.
 struct Reports {
   // Per key: how many of its inserters were told "new" (scalable: kAdded).
-  std::unique_ptr<std::atomic<int>[]> told_new { new std::atomic<int>[ kDistinct ]() };
+  std::vector<std::atomic<int>> told_new = std::vector<std::atomic<int>>(kDistinct);
   // Lookups of a thread's own key, after its insert returned, that said "absent".
   std::atomic<uint64_t> own_missing{0};
   // Inserts a scalable filter refused (it must not: no cap is set).
