@@ -512,12 +512,8 @@ void SetSharedOptions(Options& options, double error_rate, std::optional<uint64_
 FilterOptions MakeOptions(uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
                           std::optional<uint64_t> seed, bool concurrent, uint64_t max_memory,
                           bool huge_pages, bool populate) {
-  FilterOptions options;
+  FilterOptions options{.capacity = capacity, .bits = bits, .hashes = hashes, .populate = populate};
   SetSharedOptions(options, error_rate, seed, concurrent, max_memory, huge_pages);
-  options.capacity = capacity;
-  options.bits = bits;
-  options.hashes = hashes;
-  options.populate = populate;
   return options;
 }
 
@@ -560,6 +556,21 @@ std::unique_ptr<PyFilter<Filter>> Copy(PyFilter<Filter>& self) {
   py::bytes data = self.Exclusive([](Filter& f) { return ToBytes(f); });
   return Wrap(
       FromBytes<Filter>(std::string_view(data), MakeLoadOptions(concurrent, 0, true, false)));
+}
+
+// A merge (UnionWith, IntersectWith) as Python offers it: in place (|=, union_update) or into a
+// copy (|, union).
+template <typename Filter, typename Merge>
+PyFilter<Filter>& MergeInto(PyFilter<Filter>& self, PyFilter<Filter>& other, Merge merge) {
+  OrThrow(self.Exclusive([&](Filter& f) { return merge(f, other.filter()); }));
+  return self;
+}
+template <typename Filter, typename Merge>
+std::unique_ptr<PyFilter<Filter>> Merged(PyFilter<Filter>& self, PyFilter<Filter>& other,
+                                         Merge merge) {
+  auto result = Copy(self);
+  OrThrow(merge(result->filter(), other.filter()));
+  return result;
 }
 
 // add_many() and update(): every key inserted, in order; raises after the batch if a scalable
@@ -637,10 +648,8 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
   using W = PyFilter<Filter>;
   py::class_<W> cls(m, name, doc);
   // union_update and |= (intersection_update and &=) are one method under two names.
-  const auto union_update = [](W& self, W& other) -> W& {
-    OrThrow(self.Exclusive([&](Filter& f) { return f.UnionWith(other.filter()); }));
-    return self;
-  };
+  static constexpr auto unite = [](Filter& f, const Filter& other) { return f.UnionWith(other); };
+  const auto union_update = [](W& self, W& other) -> W& { return MergeInto(self, other, unite); };
   cls.def(
          "__contains__",
          [](W& self, py::handle key) {
@@ -747,13 +756,8 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
         .def(
             "copy", [](W& self) { return Copy(self); }, "An independent copy.")
         .def(
-            "union",
-            [](W& self, W& other) {
-              auto result = Copy(self);
-              OrThrow(result->filter().UnionWith(other.filter()));
-              return result;
-            },
-            py::arg("other"), "A new filter holding the keys of both (pybloom-live's union, `|`).")
+            "union", [](W& self, W& other) { return Merged(self, other, unite); }, py::arg("other"),
+            "A new filter holding the keys of both (pybloom-live's union, `|`).")
         .def_static(
             "load",
             [](const std::string& path, bool concurrent, uint64_t max_bytes, bool verify_checksums,
@@ -802,19 +806,16 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
     cls.def("__or__", [](py::object self, py::object other) { return self.attr("union")(other); });
   }
   if constexpr (HasIntersect<Filter>) {
+    static constexpr auto intersect = [](Filter& f, const Filter& other) {
+      return f.IntersectWith(other);
+    };
     const auto intersection_update = [](W& self, W& other) -> W& {
-      OrThrow(self.Exclusive([&](Filter& f) { return f.IntersectWith(other.filter()); }));
-      return self;
+      return MergeInto(self, other, intersect);
     };
     cls.def("intersection_update", intersection_update, py::arg("other"),
             "self &= other: keeps the keys that may be in both.")
         .def(
-            "intersection",
-            [](W& self, W& other) {
-              auto result = Copy(self);
-              OrThrow(result->filter().IntersectWith(other.filter()));
-              return result;
-            },
+            "intersection", [](W& self, W& other) { return Merged(self, other, intersect); },
             py::arg("other"), "A new filter of the keys that may be in both (`&`).");
     cls.def("__and__",
             [](py::object self, py::object other) { return self.attr("intersection")(other); });
