@@ -23,6 +23,7 @@
 #include "bloomery/file.h"
 #include "bloomery/plan.h"
 #include "internal/memory_limit.h"
+#include "internal/save_cleanup.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -586,6 +587,7 @@ absl::Status SaveFile(const std::string& path, std::span<const uint8_t> region,
   }
   if (raw < 0) return ErrnoStatus("cannot create a temporary file next to", *target, errno);
   Fd fd(raw);
+  const internal::SaveTempSlot cleanup_on_signal(temp);
   auto fail = [&](absl::Status s) {
     unlink(temp.c_str());
     return s;

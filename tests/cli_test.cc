@@ -5,7 +5,10 @@
 // are checked against the library itself (the planner, the FPR formulas), never against copies.
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,9 +91,11 @@ struct Spawned {
 
 // Starts `bloomery args...` with `input` on stdin. stdin, stdout and stderr are files, so no pipe
 // can fill up and stall the child.
-// `stdout_path` replaces the captured stdout (e.g. "/dev/full"; `out` is then empty).
+// `stdout_path` replaces the captured stdout (e.g. "/dev/full"; `out` is then empty); `env` is
+// added to this process's environment. SIGINT and SIGTERM start at their default action, whatever
+// this process inherited (a background job of a shell ignores SIGINT).
 Spawned Spawn(const std::vector<std::string>& args, const std::string& input = "",
-              const std::string& stdout_path = "") {
+              const std::string& stdout_path = "", const std::vector<std::string>& env = {}) {
   const char* exe = std::getenv("BLOOMERY_CLI");
   REQUIRE_MESSAGE(exe != nullptr, "set BLOOMERY_CLI to the bloomery binary");
   static int counter = 0;
@@ -109,9 +114,23 @@ Spawned Spawn(const std::vector<std::string>& args, const std::string& input = "
   std::vector<char*> argv;
   for (std::string& arg : storage) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  std::vector<std::string> env_storage(env);
+  for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
+  std::vector<char*> envp;
+  for (std::string& entry : env_storage) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, exe, &actions, nullptr, argv.data(), environ);
+  const int spawned = posix_spawn(&pid, exe, &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   REQUIRE(spawned == 0);
   return {pid, base};
 }
@@ -575,6 +594,31 @@ TEST_CASE("bench --json reports every operation, the floor and an FPR that match
     CHECK(timing["ratio_to_floor"].Num() ==
           doctest::Approx(timing["ns_per_key"].Num() / size["floor_ns_per_key"].Num()));
   }
+}
+
+TEST_CASE("bench calls a size in cache by the core's L2, else by measurement, and says which") {
+  // 10,000 keys: a 12 KiB filter, inside a 1 MiB L2: decided by size.
+  RunResult fits = Run({"bench", "--keys", "10000", "--reps", "1", "--l2", "1M", "--json"});
+  REQUIRE_MESSAGE(fits.exit_code == 0, fits.err);
+  const Json fits_json = ParseJson(fits.out);
+  CHECK(fits_json["l2_cache_bytes"].U64() == 1 << 20);
+  CHECK(fits_json["l2_floor_ns_per_key"].Num() > 0);
+  CHECK(fits_json["sizes"][0]["in_cache"].boolean);
+  CHECK(fits_json["sizes"][0]["in_cache_decided_by"].string == "size");
+  // The same filter past a 4 KiB L2: the floors decide, whatever the last-level cache claims.
+  RunResult past = Run({"bench", "--keys", "10000", "--reps", "1", "--l2", "4K", "--json"});
+  REQUIRE_MESSAGE(past.exit_code == 0, past.err);
+  const Json past_json = ParseJson(past.out);
+  const Json& size = past_json["sizes"][0];
+  CHECK(size["in_cache_decided_by"].string == "measurement");
+  CHECK(size["floor_ratio_to_l2_floor"].Num() ==
+        doctest::Approx(size["floor_ns_per_key"].Num() / past_json["l2_floor_ns_per_key"].Num()));
+  CHECK(size["in_cache"].boolean == (size["floor_ratio_to_l2_floor"].Num() <= 3));
+  RunResult text = Run({"bench", "--keys", "10000", "--reps", "1", "--l2", "1M"});
+  REQUIRE(text.exit_code == 0);
+  CHECK(Contains(text.out, "L2 cache: 1.00 MiB"));
+  CHECK(Contains(text.out, "cache decided by"));
+  CHECK(Contains(text.out, "size (fits L2)"));
 }
 
 TEST_CASE("bench prints a table; --fpr sizes the filter; bad numbers exit 2") {
@@ -1277,6 +1321,49 @@ TEST_CASE("dedupe --state: only a missing file starts fresh, and an unwritable p
   RunResult fresh = Run({"dedupe", "--state", Scratch().File("fresh_state.bloom")}, input);
   CHECK(fresh.exit_code == 0);
   CHECK(fresh.out == "a\nb\n");
+}
+
+TEST_CASE("SIGTERM or SIGINT during a save removes its temp file and leaves the old file whole") {
+  const char* shim = std::getenv("BLOOMERY_FSYNC_STALL");
+  REQUIRE_MESSAGE(shim != nullptr, "set BLOOMERY_FSYNC_STALL to the fsync_stall shim");
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  // The shim is preloaded ahead of the sanitizer runtime in the ASan build.
+  const std::string asan_options =
+      std::string(asan != nullptr ? asan : "") + ":verify_asan_link_order=0";
+  const std::string input = WriteLines("signal_in.txt", NumberedLines("s", 0, 20000));
+  for (const int sig : {SIGTERM, SIGINT}) {
+    CAPTURE(sig);
+    TempDir dir;
+    const std::string file = dir.File("f.bloom");
+    Build({"--capacity", "1000"}, file, WriteLines("signal_old.txt", {"old"}));
+    const std::string before = ReadFile(file);
+    const std::string fifo = dir.File("stall.fifo");
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    // Opened before the child exists: the child's open for writing then never blocks.
+    const int stall = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    REQUIRE(stall >= 0);
+    Spawned child = Spawn({"build", "--capacity", "100000", "-o", file, input}, "", "",
+                          {"LD_PRELOAD=" + std::string(shim), "BLOOMERY_STALL_FIFO=" + fifo,
+                           "ASAN_OPTIONS=" + asan_options});
+    // The child writes one byte once its temp file is complete and it is stalled in fsync (the
+    // minute only bounds a broken run; nothing here is timed).
+    pollfd ready{stall, POLLIN, 0};
+    REQUIRE(poll(&ready, 1, 60'000) == 1);
+    char byte = 0;
+    REQUIRE(read(stall, &byte, 1) == 1);
+    close(stall);
+    std::vector<std::string> temps;
+    for (const auto& entry : std::filesystem::directory_iterator(dir.File(""))) {
+      const std::string name = entry.path().filename().string();
+      if (name.starts_with(".f.bloom.tmp.")) temps.push_back(name);
+    }
+    REQUIRE(temps.size() == 1);  // the save was under way
+    REQUIRE(kill(child.pid, sig) == 0);
+    const RunResult r = Wait(child);
+    CHECK(r.exit_code == 128 + sig);  // still killed by the signal
+    CHECK_FALSE(std::filesystem::exists(dir.File(temps[0])));
+    CHECK(ReadFile(file) == before);
+  }
 }
 
 TEST_CASE("input conventions: --strip-cr, non-UTF-8 file names in JSON, --max-memory") {

@@ -34,6 +34,10 @@ int CheckStdout(int code, const char* command) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Ctrl-C or a kill during a save must not leave a `.FILE.tmp.*` beside the user's file.
+  if (absl::Status s = bloomery::InstallSaveCleanupOnSignals(); !s.ok()) {
+    std::fprintf(stderr, "bloomery: %s\n", std::string(s.message()).c_str());
+  }
   CLI::App root("bloomery: Bloom filters from the command line. Keys are read one per line.\n",
                 "bloomery");
   root.footer("Exit codes: 0 success, 1 bad input or file, 2 bad usage.");

@@ -36,6 +36,12 @@ constexpr uint64_t kMaxDefaultKeys = uint64_t{1} << 27;
 // well under a minute on two cores.
 constexpr uint64_t kMaxTimedKeys = uint64_t{1} << 22;
 constexpr double kDefaultBitsPerKey = 10;
+// A filter larger than L2 counts as in cache when random line reads over memory of its size cost
+// at most this many times those over memory that fits L2: an L3 hit costs a few L2 hits, a DRAM
+// miss many (benchmarks/README.md has the ratios measured).
+constexpr double kInCacheFloorRatio = 3;
+// L2 floor memory when the L2 size is unknown: every x86-64 core since 2008 has at least 256 KiB.
+constexpr uint64_t kAssumedL2Bytes = 256 << 10;
 
 struct Operation {
   std::string name;       // for people
@@ -51,6 +57,8 @@ struct SizeReport {
   uint64_t huge_page_bytes = 0;
   uint64_t floor_huge_page_bytes = 0;
   double floor_ns_per_key = 0;
+  bool in_cache = false;
+  bool in_cache_by_size = false;  // it fits L2; otherwise the floor against the L2 floor decided
   std::vector<Operation> operations;
   std::vector<Operation> threaded;  // empty without --threads
 };
@@ -60,6 +68,8 @@ struct BenchConfig {
   double fpr = 0;  // 0: 10 bits/key
   uint32_t reps = 3;
   uint32_t threads = 0;
+  uint64_t l2_bytes = 0;  // 0: unknown
+  double l2_floor_ns_per_key = 0;
 };
 
 double Median(std::vector<double> values) {
@@ -76,6 +86,33 @@ double TimePerKey(uint64_t count, Body&& body) {
   const auto stop = std::chrono::steady_clock::now();
   return std::chrono::duration<double, std::nano>(stop - start).count() /
          static_cast<double>(count);
+}
+
+// Random line indices in [0, lines): where the absent keys 2^63 + i (i < count) of a filter with
+// `seed` and `lines` lines land.
+std::vector<uint64_t> RandomLines(uint64_t count, uint64_t lines, uint64_t seed = kDefaultSeed) {
+  std::vector<uint64_t> out(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    const KeyHash hash = HashKey((uint64_t{1} << 63) + i, seed);
+    out[i] = static_cast<uint64_t>((static_cast<unsigned __int128>(hash.hi) * lines) >> 64);
+  }
+  return out;
+}
+
+// The floor over memory that fits L2 (half of it, so the reads' own lines stay in): what a
+// random line read costs when it certainly hits the cache. The best of the runs: noise only adds.
+absl::StatusOr<double> L2FloorNsPerKey(uint64_t l2_bytes, uint32_t reps) {
+  absl::StatusOr<measure::FloorMemory> memory =
+      measure::FloorMemory::Allocate((l2_bytes != 0 ? l2_bytes : kAssumedL2Bytes) / 2);
+  if (!memory.ok()) return memory.status();
+  const std::vector<uint64_t> lines = RandomLines(kMaxTimedKeys, memory->lines());
+  std::vector<double> samples;
+  uint64_t sink = 0;
+  for (uint32_t rep = 0; rep < std::max<uint32_t>(reps, 3); ++rep) {
+    samples.push_back(TimePerKey(lines.size(), [&] { sink += memory->ReadLines(lines); }));
+  }
+  [[maybe_unused]] volatile uint64_t observed = sink;
+  return *std::min_element(samples.begin(), samples.end());
 }
 
 // Runs body(begin, end) on `threads` threads over [0, count) split evenly; ns per key of wall time.
@@ -132,12 +169,8 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
   absl::StatusOr<measure::FloorMemory> floor_memory =
       measure::FloorMemory::Allocate(filter->memory_bytes());
   if (!floor_memory.ok()) return floor_memory.status();
-  std::vector<uint64_t> floor_lines(report.lookups);
-  for (uint64_t i = 0; i < report.lookups; ++i) {
-    const KeyHash hash = HashKey(absent[i], filter->seed());
-    floor_lines[i] =
-        static_cast<uint64_t>((static_cast<unsigned __int128>(hash.hi) * filter->blocks()) >> 64);
-  }
+  const std::vector<uint64_t> floor_lines =
+      RandomLines(report.lookups, filter->blocks(), filter->seed());
 
   const char* const kNames[][2] = {
       {"Insert", "insert"},
@@ -183,6 +216,9 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
     report.operations.push_back({kNames[op][0], kNames[op][1], Median(samples[op])});
   }
   report.floor_ns_per_key = Median(floor_samples);
+  report.in_cache_by_size = config.l2_bytes != 0 && report.plan.bytes() <= config.l2_bytes;
+  report.in_cache = report.in_cache_by_size ||
+                    report.floor_ns_per_key <= kInCacheFloorRatio * config.l2_floor_ns_per_key;
   report.huge_page_bytes = measure::HugePageBytes(*filter);
   report.floor_huge_page_bytes = floor_memory->huge_page_bytes();
 
@@ -217,23 +253,25 @@ double MeasuredFpr(const SizeReport& r) {
   return static_cast<double>(r.false_positives) / static_cast<double>(r.lookups);
 }
 
-std::string SizeLabel(const SizeReport& r, uint64_t cache_bytes) {
-  if (cache_bytes == 0) return FormatCount(r.keys) + " keys";
-  return r.plan.bytes() <= cache_bytes ? "in cache" : "out of cache";
+std::string SizeLabel(const SizeReport& r) { return r.in_cache ? "in cache" : "out of cache"; }
+
+double L2FloorRatio(const BenchConfig& config, const SizeReport& r) {
+  return r.floor_ns_per_key / config.l2_floor_ns_per_key;
 }
 
 std::string RenderText(const BenchConfig& config, const std::vector<SizeReport>& reports) {
   const uint64_t cache = measure::LastLevelCacheBytes();
   std::string out = absl::StrFormat(
       "bloomery bench: BlockedFilter at %s, SIMD target %s, median of %d run%s\n"
-      "last-level cache: %s\n\n",
+      "L2 cache: %s; last-level cache: %s; floor in L2: %.2f ns/key\n\n",
       config.fpr > 0 ? absl::StrCat("FPR ", FormatFpr(config.fpr))
                      : absl::StrFormat("%g bits/key", kDefaultBitsPerKey),
       std::string(ActiveSimdTarget()), config.reps, config.reps == 1 ? "" : "s",
-      cache ? FormatBytes(static_cast<double>(cache)) : "unknown");
+      config.l2_bytes ? FormatBytes(static_cast<double>(config.l2_bytes)) : "unknown",
+      cache ? FormatBytes(static_cast<double>(cache)) : "unknown", config.l2_floor_ns_per_key);
   TextTable facts;
   std::vector<std::string> row = {""};
-  for (const SizeReport& r : reports) row.push_back(SizeLabel(r, cache));
+  for (const SizeReport& r : reports) row.push_back(SizeLabel(r));
   facts.AddRow(row);
   auto add = [&](const std::string& name, auto&& cell) {
     std::vector<std::string> cells = {name};
@@ -243,6 +281,11 @@ std::string RenderText(const BenchConfig& config, const std::vector<SizeReport>&
   add("keys", [](const SizeReport& r) { return FormatCount(r.keys); });
   add("filter",
       [](const SizeReport& r) { return FormatBytes(static_cast<double>(r.plan.bytes())); });
+  add("cache decided by", [&](const SizeReport& r) {
+    return r.in_cache_by_size ? std::string("size (fits L2)")
+                              : absl::StrFormat("floor %.1fx L2's (in: <= %gx)",
+                                                L2FloorRatio(config, r), kInCacheFloorRatio);
+  });
   add("hashes (k)", [](const SizeReport& r) { return absl::StrCat(r.plan.hashes); });
   add("bits/key", [](const SizeReport& r) { return absl::StrFormat("%.2f", r.plan.bits_per_key); });
   add("huge pages", [](const SizeReport& r) {
@@ -261,7 +304,7 @@ std::string RenderText(const BenchConfig& config, const std::vector<SizeReport>&
   TextTable times;
   row = {"ns/key"};
   for (const SizeReport& r : reports) {
-    row.push_back(SizeLabel(r, cache));
+    row.push_back(SizeLabel(r));
     row.push_back("x floor");
   }
   times.AddRow(row);
@@ -316,6 +359,9 @@ Json RenderJson(const BenchConfig& config, const std::vector<SizeReport>& report
                      {"huge_page_bytes", r.huge_page_bytes},
                      {"floor_huge_page_bytes", r.floor_huge_page_bytes},
                      {"floor_ns_per_key", r.floor_ns_per_key},
+                     {"in_cache", r.in_cache},
+                     {"in_cache_decided_by", r.in_cache_by_size ? "size" : "measurement"},
+                     {"floor_ratio_to_l2_floor", L2FloorRatio(config, r)},
                      {"operations", std::move(operations)}});
   }
   return {{"filter", "BlockedFilter"},
@@ -323,6 +369,8 @@ Json RenderJson(const BenchConfig& config, const std::vector<SizeReport>& report
           {"reps", config.reps},
           {"threads", config.threads},
           {"last_level_cache_bytes", measure::LastLevelCacheBytes()},
+          {"l2_cache_bytes", config.l2_bytes},
+          {"l2_floor_ns_per_key", config.l2_floor_ns_per_key},
           {"sizes", std::move(sizes)}};
 }
 
@@ -331,8 +379,10 @@ struct BenchFlags {
   double fpr = 0;
   uint32_t threads = 0;
   uint32_t reps = 3;
+  uint64_t l2 = 0;
   bool json = false;
   CLI::Option* keys_flag = nullptr;
+  CLI::Option* l2_flag = nullptr;
 };
 
 absl::Status RunBench(const BenchFlags& flags) {
@@ -345,6 +395,10 @@ absl::Status RunBench(const BenchFlags& flags) {
   config.fpr = flags.fpr;
   config.threads = flags.threads;
   config.reps = flags.reps;
+  config.l2_bytes = Given(flags.l2_flag) ? flags.l2 : measure::L2CacheBytes();
+  absl::StatusOr<double> l2_floor = L2FloorNsPerKey(config.l2_bytes, config.reps);
+  if (!l2_floor.ok()) return l2_floor.status();
+  config.l2_floor_ns_per_key = *l2_floor;
   std::vector<SizeReport> reports;
   for (const uint64_t size : config.sizes) {
     absl::StatusOr<SizeReport> report = BenchOneSize(config, size);
@@ -367,8 +421,10 @@ Command AddBenchCommand(CLI::App& root) {
   app->footer(
       "ns per key (median of R runs) of a BlockedFilter's operations and of the memory floor: one\n"
       "random 64-byte line read per key over memory of the filter's size (benchmarks/measure);\n"
-      "\"x floor\" is each operation against it. Default sizes: 1M keys (in cache) and 32M keys,\n"
-      "doubled until the filter is twice the last-level cache (at most 128M keys).");
+      "\"x floor\" is each operation against it. Default sizes: 1M keys and 32M keys, doubled\n"
+      "until the filter is twice the last-level cache (at most 128M keys). A size is \"in cache\"\n"
+      "when the filter fits the core's L2, or else when its floor is at most 3x the floor over\n"
+      "memory that fits L2 (measured): a VM may report its host's whole L3 as its own.");
   auto flags = std::make_shared<BenchFlags>();
   flags->keys_flag = AddNumber(*app, "--keys", flags->keys, Unit::kCount,
                                "one size of N keys instead of the two default sizes; each "
@@ -377,6 +433,8 @@ Command AddBenchCommand(CLI::App& root) {
   AddInteger(*app, "--threads", flags->threads, 1, 1024,
              "also measure T threads inserting and looking up at once (a concurrent filter)");
   AddInteger(*app, "--reps", flags->reps, 1, 100, "runs per measurement, 1..100 (default 3)");
+  flags->l2_flag = AddNumber(*app, "--l2", flags->l2, Unit::kBytes,
+                             "the core's L2 cache size (default: from sysfs, else CPUID)");
   AddFlag(*app, "--json", flags->json, "print JSON instead of a table");
   return {app, [flags] { return RunBench(*flags); }};
 }

@@ -110,23 +110,32 @@ uint64_t FloorMemory::huge_page_bytes() const {
 
 uint64_t HugePageBytes(const BlockedFilter& filter) { return filter.huge_page_bytes(); }
 
-// From sysfs: glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) reports the whole package's (or host's) L3 on
-// some machines, e.g. 256 MiB on a VM whose cpu0 sees 32 MiB.
-uint64_t LastLevelCacheBytes() {
+namespace {
+
+// cpu0's caches of `level` (0: any) that hold data, largest first from sysfs; 0 when sysfs has
+// none.
+uint64_t SysfsCacheBytes(int level) {
   uint64_t best = 0;
   for (int index = 0; index < 8; ++index) {
     const std::string dir = absl::StrCat("/sys/devices/system/cpu/cpu0/cache/index", index, "/");
     std::FILE* type = std::fopen((dir + "type").c_str(), "re");
     if (type == nullptr) break;
     char kind[32] = {};
-    const bool unified =
-        std::fscanf(type, "%31s", kind) == 1 && std::string_view(kind) == "Unified";
+    const bool data =
+        std::fscanf(type, "%31s", kind) == 1 &&
+        (std::string_view(kind) == "Unified" || (level != 0 && std::string_view(kind) == "Data"));
     std::fclose(type);
+    int cache_level = 0;
+    if (std::FILE* file = std::fopen((dir + "level").c_str(), "re")) {
+      if (std::fscanf(file, "%d", &cache_level) != 1) cache_level = 0;
+      std::fclose(file);
+    }
     std::FILE* size = std::fopen((dir + "size").c_str(), "re");
     if (size == nullptr) continue;
     unsigned long long amount = 0;
     char unit = 0;
-    if (unified && std::fscanf(size, "%llu%c", &amount, &unit) >= 1) {
+    if (data && (level == 0 || cache_level == level) &&
+        std::fscanf(size, "%llu%c", &amount, &unit) >= 1) {
       const uint64_t scale = unit == 'K'   ? 1024
                              : unit == 'M' ? 1024 * 1024
                              : unit == 'G' ? 1 << 30
@@ -135,9 +144,26 @@ uint64_t LastLevelCacheBytes() {
     }
     std::fclose(size);
   }
-  if (best != 0) return best;
-  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  return l3 > 0 ? static_cast<uint64_t>(l3) : 0;
+  return best;
+}
+
+uint64_t SysconfBytes(int name) {
+  const long bytes = sysconf(name);
+  return bytes > 0 ? static_cast<uint64_t>(bytes) : 0;
+}
+
+}  // namespace
+
+// From sysfs: glibc's sysconf(_SC_LEVEL3_CACHE_SIZE) reports the whole package's (or host's) L3 on
+// some machines, e.g. 256 MiB on a VM whose cpu0 sees 32 MiB.
+uint64_t LastLevelCacheBytes() {
+  const uint64_t bytes = SysfsCacheBytes(0);
+  return bytes != 0 ? bytes : SysconfBytes(_SC_LEVEL3_CACHE_SIZE);
+}
+
+uint64_t L2CacheBytes() {
+  const uint64_t bytes = SysfsCacheBytes(2);
+  return bytes != 0 ? bytes : SysconfBytes(_SC_LEVEL2_CACHE_SIZE);
 }
 
 }  // namespace bloomery::measure

@@ -66,8 +66,12 @@ class FloorMemory {
 // Memory below this size cannot get a huge page.
 inline constexpr uint64_t kHugePageBytes = uint64_t{2} << 20;
 
-// Size of cpu0's largest unified cache (0 when unknown): what "in cache" means on this machine.
+// Size of cpu0's largest unified cache (0 when unknown). Not what "in cache" means: a VM's CPUID
+// and sysfs may report the host's whole L3 (508 MiB on the Zen 4 VM of issue #11).
 [[nodiscard]] uint64_t LastLevelCacheBytes();
+// Size of cpu0's level-2 data or unified cache (0 when unknown), from sysfs, else from CPUID: the
+// cache one core has to itself, which a filter that fits is certainly "in cache".
+[[nodiscard]] uint64_t L2CacheBytes();
 
 }  // namespace bloomery::measure
 

@@ -103,6 +103,14 @@ class FileLock {
 [[nodiscard]] absl::StatusOr<FileLock> LockForUpdate(const std::string& path,
                                                      LockWait wait = LockWait::kWait);
 
+// Opt-in, for programs that save filters: SIGINT and SIGTERM first remove the temp file of every
+// save in progress (`.NAME.tmp.PID.*` beside the target; the target itself is untouched), then do
+// what they did before: run the program's own handler if it had one, else kill the process by the
+// signal as the default action would. A signal the program ignores stays ignored. Call it once,
+// early (before starting threads); calling it again does nothing. Errors: Internal if sigaction
+// fails. (Without it, a later save of the same name removes temp files that dead processes left.)
+[[nodiscard]] absl::Status InstallSaveCleanupOnSignals();
+
 }  // namespace bloomery
 
 #endif  // BLOOMERY_FILE_H_
