@@ -5,7 +5,8 @@
 // with every key inserted through the mapping.
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <span>
+#include <string>
 
 #include "bloomery/bloomery.h"
 #include "fuzz_util.h"
@@ -36,9 +37,9 @@ void MapBoth(const std::string& path, bool allow_dirty) {
   }
 }
 
-void MapAll(const uint8_t* data, size_t size) {
-  bloomery::fuzzing::MemoryFile file(data, size);
-  const bool allow_dirty = (size % 2) == 1;  // exercise both answers to a DIRTY file
+void MapAll(std::span<const uint8_t> data) {
+  bloomery::fuzzing::MemoryFile file(data.data(), data.size());
+  const bool allow_dirty = (data.size() % 2) == 1;  // exercise both answers to a DIRTY file
   MapBoth<bloomery::BlockedFilter>(file.path(), allow_dirty);
   MapBoth<bloomery::ClassicFilter>(file.path(), allow_dirty);
   MapBoth<bloomery::CountingFilter>(file.path(), allow_dirty);
@@ -47,8 +48,6 @@ void MapAll(const uint8_t* data, size_t size) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  MapAll(data, size);
-  std::vector<uint8_t> sealed(data, data + size);
-  if (bloomery::internal::RecomputeChecksums(sealed)) MapAll(sealed.data(), sealed.size());
+  bloomery::internal::CheckAsIsAndResealed({data, size}, MapAll);
   return 0;
 }

@@ -12,7 +12,6 @@
 #include "internal/classic_layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
-#include "internal/format.h"
 #include "internal/storage.h"
 
 namespace bloomery {
@@ -58,7 +57,7 @@ absl::StatusOr<ClassicFilter> ClassicFilter::Create(const FilterOptions& options
   if (!plan.ok()) return plan.status();
   // Whole 64-byte lines: the file format's stage payload, so memory and file agree byte for byte.
   absl::StatusOr<FilterMemory> memory =
-      internal::AllocateFilterMemory(internal::StagePayloadBytes(plan->bits), options);
+      internal::AllocateFilterMemory(WholeLineBytes(plan->bits), options);
   if (!memory.ok()) return memory.status();
   return ClassicFilter(*std::move(memory), *plan, options.seed, options.concurrent);
 }

@@ -23,14 +23,22 @@ absl::StatusOr<CountingPlan> CountingPlanOf(const FileHeader& header) {
   options.counter_bits = header.counter_bits;
   absl::StatusOr<CountingPlan> plan = PlanCountingFilter(options);
   if (!plan.ok() || plan->bits() != header.bits || plan->hashes != header.hashes) {
-    return absl::DataLossError(absl::StrCat(
-        "corrupted bloomery file: not a valid counting filter geometry (",
+    return internal::Corrupt(absl::StrCat(
+        "not a valid counting filter geometry (",
         plan.ok() ? "it differs from what the planner makes" : plan.status().message(), ")"));
   }
   return plan;
 }
 
 }  // namespace
+
+namespace internal {
+
+absl::Status CheckCountingHeader(const FileHeader& header) {
+  return CheckPlanned(CountingPlanOf(header), header);
+}
+
+}  // namespace internal
 
 absl::StatusOr<std::string> CountingFilter::Write(const std::string* path) const {
   FileHeader header;
@@ -46,45 +54,9 @@ absl::StatusOr<std::string> CountingFilter::Write(const std::string* path) const
   return internal::WriteFilter(path, std::move(header), payload);
 }
 
-absl::Status CountingFilter::Save(const std::string& path) const { return Write(&path).status(); }
-
-absl::StatusOr<std::string> CountingFilter::SaveToBytes() const { return Write(nullptr); }
-
-absl::StatusOr<CountingFilter> CountingFilter::Read(const std::string& name,
-                                                    const std::string_view* bytes,
-                                                    const LoadOptions& options) {
-  return internal::LoadSingleStage(
-      internal::Input{name, bytes ? std::optional(*bytes) : std::nullopt}, FilterKind::kCounting,
-      options, CountingPlanOf,
-      [&](FilterMemory memory, const CountingPlan& plan, const FileHeader& header) {
-        CountingFilter filter(std::move(memory), plan, header.seed, options.concurrent);
-        filter.RecountSaturated();
-        return filter;
-      });
-}
-
-absl::StatusOr<CountingFilter> CountingFilter::Load(const std::string& path,
-                                                    const LoadOptions& options) {
-  return Read(path, nullptr, options);
-}
-
-absl::StatusOr<CountingFilter> CountingFilter::LoadFromBytes(std::string_view bytes,
-                                                             const LoadOptions& options) {
-  return Read(std::string(internal::kBytesName), &bytes, options);
-}
-
-absl::StatusOr<CountingFilter> CountingFilter::Map(const std::string& path, MapMode mode,
-                                                   const LoadOptions& options) {
-  return internal::MapSingleStage(
-      path, FilterKind::kCounting, mode, options, CountingPlanOf,
-      [&](FilterMemory memory, const CountingPlan& plan, const FileHeader& header) {
-        CountingFilter filter(std::move(memory), plan, header.seed, options.concurrent);
-        filter.RecountSaturated();
-        return filter;
-      });
-}
-
-absl::Status CountingFilter::Flush() { return internal::FlushStorage(memory_); }
+// Saturated counters are counted once, when a filter meets its memory.
+BLOOMERY_DEFINE_SINGLE_STAGE_IO(CountingFilter, FilterKind::kCounting, CountingPlanOf,
+                                [](CountingFilter& filter) { filter.RecountSaturated(); })
 
 void CountingFilter::RecountSaturated() noexcept {
   const uint64_t words = memory_.size() / 8;

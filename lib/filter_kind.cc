@@ -1,31 +1,64 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The list of filter kinds, one row each (internal/format.h says what a row holds); names, parsing
+// and the file format read it. A kind's header check lives beside its persistence,
+// lib/<kind>_io.cc.
 #include "bloomery/filter_kind.h"
 
-#include <array>
-#include <utility>
+#include <algorithm>
+
+#include "bloomery/plan.h"
+#include "bloomery/scalable_filter.h"
+#include "internal/format.h"
 
 namespace bloomery {
+namespace internal {
+
+absl::Status CheckScalableHeader(const FileHeader& header);
+absl::Status CheckCountingHeader(const FileHeader& header);
+
 namespace {
 
-constexpr std::array<std::pair<FilterKind, std::string_view>, 4> kNames = {{
-    {FilterKind::kBlocked, "blocked"},
-    {FilterKind::kClassic, "classic"},
-    {FilterKind::kScalable, "scalable"},
-    {FilterKind::kCounting, "counting"},
-}};
+// One row per kind: kind, name, max stages, counter widths, stage bits unit (0: the stage's
+// hashes), params used, counts inserts, header check.
+// clang-format off
+constexpr KindRow kRows[] = {
+    {FilterKind::kBlocked, "blocked", 1, {0, 0}, kBlockBits, 0, false,
+     &CheckLayoutHeader<Layout::kBlocked>},
+    {FilterKind::kClassic, "classic", 1, {0, 0}, 0, 0, false,
+     &CheckLayoutHeader<Layout::kPartitioned>},
+    {FilterKind::kScalable, "scalable", kMaxScalableStages, {0, 0}, kBlockBits, 3, true,
+     &CheckScalableHeader},
+    {FilterKind::kCounting, "counting", 1, {4, 8}, kBlockBits, 0, false,
+     &CheckCountingHeader},
+};
+// clang-format on
 
 }  // namespace
 
-std::string_view FilterKindName(FilterKind kind) noexcept {
-  for (const auto& [k, name] : kNames) {
-    if (k == kind) return name;
+const KindRow* FindKindRow(FilterKind kind) noexcept {
+  for (const KindRow& row : kRows) {
+    if (row.kind == kind) return &row;
   }
-  return "unknown";
+  return nullptr;
+}
+
+uint32_t MaxStagesOfAnyKind() noexcept {
+  uint32_t most = 0;
+  for (const KindRow& row : kRows) most = std::max(most, row.max_stages);
+  return most;
+}
+
+}  // namespace internal
+
+std::string_view FilterKindName(FilterKind kind) noexcept {
+  const internal::KindRow* row = internal::FindKindRow(kind);
+  return row != nullptr ? row->name : "unknown";
 }
 
 std::optional<FilterKind> ParseFilterKind(std::string_view name) noexcept {
-  for (const auto& [k, n] : kNames) {
-    if (n == name) return k;
+  for (const internal::KindRow& row : internal::kRows) {
+    if (row.name == name) return row.kind;
   }
   return std::nullopt;
 }

@@ -8,11 +8,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <utility>
 
@@ -29,12 +32,22 @@
 #include <xxhash.h>
 
 namespace bloomery::internal {
+
+absl::Status Corrupt(absl::string_view what) {
+  return absl::DataLossError(absl::StrCat("corrupted bloomery file: ", what));
+}
+
 namespace {
 
 constexpr char kMagic[8] = {'B', 'L', 'O', 'O', 'M', 'E', 'R', 'Y'};
 constexpr uint64_t kHeaderChecksumOffset = 248;
 constexpr uint64_t kPayloadChecksumOffset = 240;
 constexpr uint64_t kReservedBegin = 120;
+constexpr uint32_t kMinChunkShift = 12;
+constexpr uint32_t kMaxChunkShift = 30;
+// What the readers hold of a file at a time while they check what they do not keep (the header
+// region, a chunk of payload), whatever sizes the file claims.
+constexpr uint64_t kPieceBytes = uint64_t{1} << 16;
 
 // Field offsets in the fixed header (docs/FORMAT.md).
 enum Offset : uint64_t {
@@ -72,10 +85,6 @@ void Put32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
 void Put64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
 
 uint64_t RoundUp(uint64_t x, uint64_t unit) { return (x + unit - 1) / unit * unit; }
-
-absl::Status Corrupt(absl::string_view what) {
-  return absl::DataLossError(absl::StrCat("corrupted bloomery file: ", what));
-}
 
 uint64_t ChunkCount(uint64_t payload_bytes, uint32_t chunk_shift) {
   return (payload_bytes >> chunk_shift) +
@@ -210,6 +219,16 @@ class Source {
     return source;
   }
 
+  // `bytes` as the first bytes of a file of `size` bytes (the writer checks its header region
+  // before the payload exists; reads past `bytes` are truncation).
+  static Source Memory(std::span<const uint8_t> bytes, uint64_t size) {
+    Source source;
+    source.name_ = std::string(kBytesName);
+    source.bytes_ = std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    source.size_ = size;
+    return source;
+  }
+
   const std::string& name() const { return name_; }
   uint64_t size() const { return size_; }
   int fd() const { return fd_ ? fd_->get() : -1; }
@@ -221,29 +240,6 @@ class Source {
     }
     std::memcpy(out, bytes_.data() + offset, size);
     return absl::OkStatus();
-  }
-
-  // The first `size` bytes: a view of the caller's buffer, or read into `buffer`.
-  absl::StatusOr<std::span<const uint8_t>> Prefix(uint64_t size,
-                                                  std::vector<uint8_t>& buffer) const {
-    if (!fd_) {
-      if (size > bytes_.size()) return Corrupt("shorter than its header says (truncated)");
-      return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes_.data()), size);
-    }
-    buffer.resize(size);
-    if (absl::Status s = Read(buffer.data(), size, 0); !s.ok()) return s;
-    return std::span<const uint8_t>(buffer);
-  }
-
-  // The validated fixed header (stage table not yet checked).
-  absl::StatusOr<FileHeader> CheckFixed() const {
-    if (size_ < kFixedHeaderBytes) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("not a bloomery filter file (%d bytes, shorter than the header)", size_));
-    }
-    uint8_t fixed[kFixedHeaderBytes];
-    if (absl::Status s = Read(fixed, kFixedHeaderBytes, 0); !s.ok()) return s;
-    return ValidateHeader(fixed, size_);
   }
 
  private:
@@ -268,57 +264,67 @@ absl::Status CheckKind(const FileHeader& header, FilterKind expected) {
   return absl::OkStatus();
 }
 
-std::vector<uint64_t> ReadChunkTable(std::span<const uint8_t> region, const FileHeader& header) {
-  const uint64_t chunks = ChunkCount(header.payload_bytes, header.chunk_shift);
-  const uint8_t* table =
-      region.data() + kFixedHeaderBytes + kStageEntryBytes * header.stages.size();
-  std::vector<uint64_t> out(chunks);
-  for (uint64_t i = 0; i < chunks; ++i) out[i] = Get64(table + 8 * i);
-  return out;
-}
-
-absl::Status VerifyPayload(std::span<const std::span<const uint8_t>> parts,
-                           std::span<const uint8_t> region, const FileHeader& header) {
-  const std::vector<uint64_t> want = ReadChunkTable(region, header);
-  const std::vector<uint64_t> got = HashChunks(parts, header.chunk_shift);
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (got[i] != want[i]) {
-      return Corrupt(absl::StrFormat("payload checksum mismatch in chunk %d (bytes %d..)", i,
-                                     i << header.chunk_shift));
+// Compares each payload chunk's checksum, `sum_of(i)` (a StatusOr), with the file's chunk table,
+// read a piece at a time (memory: one piece, whatever the table's claimed size).
+template <typename SumOf>
+absl::Status CompareChunkTable(const Source& source, const FileHeader& h, SumOf sum_of) {
+  const uint64_t chunks = ChunkCount(h.payload_bytes, h.chunk_shift);
+  const uint64_t table = kFixedHeaderBytes + kStageEntryBytes * h.stages.size();
+  std::vector<uint8_t> want(std::min<uint64_t>(8 * chunks, kPieceBytes));
+  for (uint64_t first = 0; first < chunks; first += want.size() / 8) {
+    const uint64_t n = std::min<uint64_t>(want.size() / 8, chunks - first);
+    if (absl::Status s = source.Read(want.data(), 8 * n, table + 8 * first); !s.ok()) return s;
+    for (uint64_t i = 0; i < n; ++i) {
+      const absl::StatusOr<uint64_t> got = sum_of(first + i);
+      if (!got.ok()) return got.status();
+      if (*got != Get64(want.data() + 8 * i)) {
+        return Corrupt(absl::StrFormat("payload checksum mismatch in chunk %d (bytes %d..)",
+                                       first + i, (first + i) << h.chunk_shift));
+      }
     }
   }
   return absl::OkStatus();
 }
 
+// The payload in memory (`parts`, the stages in order) against the file's chunk table.
+absl::Status VerifyPayload(std::span<const std::span<const uint8_t>> parts, const Source& source,
+                           const FileHeader& h) {
+  const std::vector<uint64_t> got = HashChunks(parts, h.chunk_shift);
+  return CompareChunkTable(source, h,
+                           [&](uint64_t i) -> absl::StatusOr<uint64_t> { return got[i]; });
+}
+
 std::vector<std::span<const uint8_t>> StageSpans(const uint8_t* payload, const FileHeader& header) {
   std::vector<std::span<const uint8_t>> parts;
   for (const StageInfo& stage : header.stages) {
-    const uint64_t bytes = StagePayloadBytes(stage.bits);
+    const uint64_t bytes = WholeLineBytes(stage.bits);
     parts.emplace_back(payload, bytes);
     payload += bytes;
   }
   return parts;
 }
 
-// Rewrites the header region of a mapped file with `flags`, recomputing the chunk checksums
-// when `rehash` is set, and syncs the mapping.
+// Rewrites the header region of a mapped file with `flags` (and, when `rehash` is set, the chunk
+// checksums of its payload as it is now) and syncs the mapping.
 absl::Status RewriteMappedHeader(const Storage& mapping, uint32_t flags, bool rehash) {
-  const std::span<const uint8_t> whole(mapping.mapping_base(), mapping.mapping_size());
+  const std::span<uint8_t> whole(mapping.mapping_base(), mapping.mapping_size());
   absl::StatusOr<FileHeader> header = ValidateHeader(whole, whole.size());
   if (!header.ok()) return header.status();
-  std::vector<uint64_t> chunks =
-      rehash ? HashChunks(StageSpans(mapping.data(), *header), header->chunk_shift)
-             : ReadChunkTable(whole, *header);
-  header->flags = flags;
-  absl::StatusOr<std::vector<uint8_t>> region = EncodeHeader(*header, chunks);
-  if (!region.ok()) return region.status();
-  std::memcpy(mapping.mapping_base(), region->data(), region->size());
+  if (rehash) {
+    header->flags = flags;
+    absl::StatusOr<std::vector<uint8_t>> region =
+        EncodeHeader(*header, HashChunks(StageSpans(mapping.data(), *header), header->chunk_shift));
+    if (!region.ok()) return region.status();
+    std::memcpy(whole.data(), region->data(), region->size());
+  } else {
+    Put32(whole.data() + kFlags, flags);
+    Put64(whole.data() + kHeaderChecksumOffset,
+          HeaderChecksum(whole.first(header->payload_offset)));
+  }
   return mapping.Sync();
 }
 
 }  // namespace
-
-uint64_t StagePayloadBytes(uint64_t bits) { return RoundUp((bits + 7) / 8, 64); }
 
 FileHeader SingleStageHeader(FilterKind kind, const Plan& plan, uint64_t seed) {
   FileHeader header;
@@ -341,35 +347,69 @@ absl::StatusOr<Plan> PlanFromHeader(const FileHeader& header, Layout layout) {
   return plan;
 }
 
-absl::StatusOr<FileHeader> ValidateHeader(std::span<const uint8_t> bytes, uint64_t file_size) {
-  if (bytes.size() < kFixedHeaderBytes || file_size < kFixedHeaderBytes ||
-      std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
-    return absl::InvalidArgumentError("not a bloomery filter file (bad magic or too short)");
+absl::Status CheckPlannedFpr(const FileHeader& header, double predicted_fpr) {
+  // A header states the fpr its geometry predicts (0 without a capacity to predict it for). The
+  // tolerance admits a predictor that moved by some ulps since the file was written, and nothing
+  // a contradictory header could claim.
+  const double tolerance = 1e-6 * predicted_fpr;
+  if (header.capacity == 0 ? header.fpr != 0
+                           : !(std::abs(header.fpr - predicted_fpr) <= tolerance)) {
+    return Corrupt(
+        absl::StrFormat("planned fpr %g contradicts the geometry's %g", header.fpr, predicted_fpr));
   }
-  const uint8_t* p = bytes.data();
+  return absl::OkStatus();
+}
+
+namespace {
+
+// The fixed header as read, and what it says.
+struct FixedHeader {
+  std::array<uint8_t, kFixedHeaderBytes> bytes;
+  FileHeader header;  // stages: stage_count empty entries until the region is checked
+};
+
+// The fixed header alone: every field in range, in agreement with the others, with the file's size
+// and with its kind's row. Nothing larger than the fixed header is read or allocated.
+absl::StatusOr<FixedHeader> ReadFixed(const Source& source) {
+  const uint64_t file_size = source.size();
+  if (file_size < kFixedHeaderBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "not a bloomery filter file (%d bytes, shorter than the header)", file_size));
+  }
+  FixedHeader fixed;
+  if (absl::Status s = source.Read(fixed.bytes.data(), kFixedHeaderBytes, 0); !s.ok()) return s;
+  const uint8_t* p = fixed.bytes.data();
+  if (std::memcmp(p, kMagic, sizeof(kMagic)) != 0) {
+    return absl::InvalidArgumentError("not a bloomery filter file (bad magic)");
+  }
   const uint32_t version = Get32(p + kVersion);
   if (version > kFormatVersion) {
     return absl::UnimplementedError(absl::StrFormat(
         "file format version %d is newer than this library reads (%d)", version, kFormatVersion));
   }
   if (version == 0) return Corrupt("format version 0");
-  FileHeader h;
-  const uint32_t kind = Get32(p + kKind);
-  if (kind < 1 || kind > 4) return Corrupt(absl::StrFormat("unknown filter kind %d", kind));
-  h.kind = static_cast<FilterKind>(kind);
+  FileHeader& h = fixed.header;
+  h.kind = static_cast<FilterKind>(Get32(p + kKind));
+  const KindRow* row = FindKindRow(h.kind);
+  if (row == nullptr) {
+    return Corrupt(absl::StrFormat("unknown filter kind %d", static_cast<uint32_t>(h.kind)));
+  }
   h.flags = Get32(p + kFlags);
   if (h.flags & ~kFlagDirty) return Corrupt(absl::StrFormat("unknown flags %#x", h.flags));
   h.hash_id = Get32(p + kHashId);
-  if (h.hash_id != 1) return Corrupt(absl::StrFormat("unknown hash function id %d", h.hash_id));
+  if (h.hash_id != kHashIdXxh3_128) {
+    return Corrupt(absl::StrFormat("unknown hash function id %d", h.hash_id));
+  }
   h.seed = Get64(p + kSeed);
   h.hashes = Get32(p + kHashes);
   if (h.hashes < kMinHashes || h.hashes > kMaxHashes) {
-    return Corrupt(absl::StrFormat("hashes %d outside [1, 16]", h.hashes));
+    return Corrupt(absl::StrFormat("hashes %d outside [%d, %d]", h.hashes, kMinHashes, kMaxHashes));
   }
   h.counter_bits = Get32(p + kCounterBits);
-  const bool counting = h.kind == FilterKind::kCounting;
-  if (counting ? (h.counter_bits != 4 && h.counter_bits != 8) : h.counter_bits != 0) {
-    return Corrupt(absl::StrFormat("counter width %d invalid for this kind", h.counter_bits));
+  if (std::find(row->counter_bits.begin(), row->counter_bits.end(), h.counter_bits) ==
+      row->counter_bits.end()) {
+    return Corrupt(
+        absl::StrFormat("counter width %d invalid for a %s filter", h.counter_bits, row->name));
   }
   h.bits = Get64(p + kBits);
   if (h.bits == 0 || h.bits > kMaxBits * 8) return Corrupt("bits out of range");
@@ -377,18 +417,30 @@ absl::StatusOr<FileHeader> ValidateHeader(std::span<const uint8_t> bytes, uint64
   h.fpr = std::bit_cast<double>(Get64(p + kFpr));
   if (!(h.fpr >= 0.0 && h.fpr < 1.0)) return Corrupt("planned fpr outside [0, 1)");
   h.insert_count = Get64(p + kInsertCount);
-  const uint32_t stage_count = Get32(p + kStageCount);
-  const uint32_t max_stages = h.kind == FilterKind::kScalable ? kMaxStages : 1;
-  if (stage_count < 1 || stage_count > max_stages) {
-    return Corrupt(absl::StrFormat("stage count %d invalid for this kind", stage_count));
+  if (!row->counts_inserts && h.insert_count != 0) {
+    return Corrupt(absl::StrFormat("insert count set, but a %s filter keeps none", row->name));
   }
+  const uint32_t stage_count = Get32(p + kStageCount);
+  if (stage_count < 1 || stage_count > row->max_stages) {
+    return Corrupt(
+        absl::StrFormat("stage count %d invalid for a %s filter", stage_count, row->name));
+  }
+  h.stages.resize(stage_count);
   h.chunk_shift = Get32(p + kChunkShift);
-  if (h.chunk_shift < 12 || h.chunk_shift > 30) return Corrupt("checksum chunk size out of range");
+  if (h.chunk_shift < kMinChunkShift || h.chunk_shift > kMaxChunkShift) {
+    return Corrupt("checksum chunk size out of range");
+  }
   h.payload_offset = Get64(p + kPayloadOffset);
   h.payload_bytes = Get64(p + kPayloadBytes);
   h.param0 = Get64(p + kParam0);
   h.param1 = Get64(p + kParam1);
   h.param2 = Get64(p + kParam2);
+  const uint64_t params[] = {h.param0, h.param1, h.param2};
+  for (uint32_t i = row->params; i < std::size(params); ++i) {
+    if (params[i] != 0) {
+      return Corrupt(absl::StrFormat("param%d set, but a %s filter uses it not", i, row->name));
+    }
+  }
   for (uint64_t i = kReservedBegin; i < kPayloadChecksumOffset; ++i) {
     if (p[i] != 0) return Corrupt("reserved header bytes are not zero");
   }
@@ -403,42 +455,105 @@ absl::StatusOr<FileHeader> ValidateHeader(std::span<const uint8_t> bytes, uint64
       HeaderRegionBytes(stage_count, ChunkCount(h.payload_bytes, h.chunk_shift))) {
     return Corrupt("payload offset does not match the header's tables");
   }
-  if (bytes.size() < h.payload_offset) {
-    h.stages.resize(stage_count);  // entries unknown until the whole region is read
-    return h;
-  }
-  const std::span<const uint8_t> region = bytes.first(h.payload_offset);
-  if (HeaderChecksum(region) != Get64(p + kHeaderChecksumOffset)) {
-    return Corrupt("header checksum mismatch");
-  }
+  return fixed;
+}
+
+// The stage table against the fixed header and the kind's row.
+absl::Status CheckStages(std::span<const uint8_t> table, const KindRow& row, FileHeader& h) {
   uint64_t total_bits = 0;
   uint64_t total_bytes = 0;
-  for (uint32_t i = 0; i < stage_count; ++i) {
-    const uint8_t* e = p + kFixedHeaderBytes + kStageEntryBytes * i;
-    StageInfo s{Get64(e), Get32(e + 8), Get64(e + 16), Get64(e + 24)};
+  uint64_t total_inserts = 0;
+  for (size_t i = 0; i < h.stages.size(); ++i) {
+    const uint8_t* e = table.data() + kStageEntryBytes * i;
+    StageInfo& s = h.stages[i];
+    s = {Get64(e), Get32(e + 8), Get64(e + 16), Get64(e + 24)};
     if (Get32(e + 12) != 0) return Corrupt("reserved stage bytes are not zero");
     if (s.bits == 0 || s.bits > kMaxBits * 8) return Corrupt("stage bits out of range");
     if (s.hashes < kMinHashes || s.hashes > kMaxHashes) return Corrupt("stage hashes out of range");
-    const bool block_aligned = h.kind != FilterKind::kClassic;
-    if (block_aligned ? s.bits % kBlockBits != 0 : s.bits % s.hashes != 0) {
+    if (s.bits % (row.stage_bits_unit != 0 ? row.stage_bits_unit : s.hashes) != 0) {
       return Corrupt("stage bits do not fit the filter's layout");
     }
-    total_bits += s.bits;
-    total_bytes += StagePayloadBytes(s.bits);
-    h.stages.push_back(s);
+    if (s.insert_count > s.capacity) {
+      return Corrupt(absl::StrFormat("stage %d holds more keys (%d) than its capacity (%d)", i,
+                                     s.insert_count, s.capacity));
+    }
+    total_bits += s.bits;  // at most 64 stages of 2^51: no overflow
+    total_bytes += WholeLineBytes(s.bits);
+    if (__builtin_add_overflow(total_inserts, s.insert_count, &total_inserts)) {
+      return Corrupt("stage insert counts overflow");
+    }
   }
   if (total_bits != h.bits || total_bytes != h.payload_bytes) {
     return Corrupt("stage sizes do not add up to the header's totals");
   }
-  if (stage_count == 1 && h.stages[0].hashes != h.hashes) {
-    return Corrupt("stage hashes differ from the header's");
+  if (total_inserts != h.insert_count) {
+    return Corrupt(absl::StrFormat("insert count %d is not the stages' sum %d", h.insert_count,
+                                   total_inserts));
   }
-  const uint64_t chunks = ChunkCount(h.payload_bytes, h.chunk_shift);
-  const uint8_t* table = p + kFixedHeaderBytes + kStageEntryBytes * stage_count;
-  if (XXH3_64bits(table, 8 * chunks) != Get64(p + kPayloadChecksumOffset)) {
+  if (h.stages[0].hashes != h.hashes) return Corrupt("stage hashes differ from the header's");
+  if (h.stages[0].capacity != h.capacity) {
+    return Corrupt("stage capacity differs from the header's");
+  }
+  return row.check(h);
+}
+
+// Reads [0, payload_offset) a piece at a time through both checksums, so a header claiming a huge
+// chunk table costs time, never memory; only then are the stage table and the kind's rules read.
+absl::StatusOr<FileHeader> CheckRegion(const Source& source, FixedHeader fixed) {
+  FileHeader& h = fixed.header;
+  const uint64_t table_begin = kFixedHeaderBytes + kStageEntryBytes * h.stages.size();
+  const uint64_t table_end = table_begin + 8 * ChunkCount(h.payload_bytes, h.chunk_shift);
+  std::vector<uint8_t> stage_table(table_begin - kFixedHeaderBytes);
+  std::vector<uint8_t> piece(std::min<uint64_t>(kPieceBytes, h.payload_offset));
+  XXH3_state_t header_sum;
+  XXH3_state_t table_sum;
+  XXH3_64bits_reset(&header_sum);
+  XXH3_64bits_reset(&table_sum);
+  // The region starts with the fixed header: payload_offset >= 4096 >= a piece's end.
+  for (uint64_t at = 0; at < h.payload_offset; at += piece.size()) {
+    const uint64_t n = std::min<uint64_t>(piece.size(), h.payload_offset - at);
+    if (absl::Status s = source.Read(piece.data(), n, at); !s.ok()) return s;
+    if (at == 0) {
+      if (std::memcmp(piece.data(), fixed.bytes.data(), kFixedHeaderBytes) != 0) {
+        return Corrupt("the header changed while it was read");
+      }
+      std::memset(piece.data() + kHeaderChecksumOffset, 0, 8);
+    }
+    XXH3_64bits_update(&header_sum, piece.data(), n);
+    // [from, to): the part of [begin, end) in this piece.
+    const auto part = [&](uint64_t begin, uint64_t end) {
+      return std::pair(std::clamp(begin, at, at + n), std::clamp(end, at, at + n));
+    };
+    if (const auto [from, to] = part(kFixedHeaderBytes, table_begin); to > from) {
+      std::memcpy(stage_table.data() + (from - kFixedHeaderBytes), piece.data() + (from - at),
+                  to - from);
+    }
+    if (const auto [from, to] = part(table_begin, table_end); to > from) {
+      XXH3_64bits_update(&table_sum, piece.data() + (from - at), to - from);
+    }
+  }
+  const uint8_t* p = fixed.bytes.data();
+  if (XXH3_64bits_digest(&header_sum) != Get64(p + kHeaderChecksumOffset)) {
+    return Corrupt("header checksum mismatch");
+  }
+  if (XXH3_64bits_digest(&table_sum) != Get64(p + kPayloadChecksumOffset)) {
     return Corrupt("checksum table mismatch");
   }
-  return h;
+  if (absl::Status s = CheckStages(stage_table, *FindKindRow(h.kind), h); !s.ok()) return s;
+  return std::move(h);
+}
+
+// The one validator: fixed header, then the whole header region.
+absl::StatusOr<FileHeader> Validate(const Source& source) {
+  absl::StatusOr<FixedHeader> fixed = ReadFixed(source);
+  if (!fixed.ok()) return fixed.status();
+  return CheckRegion(source, *std::move(fixed));
+}
+
+}  // namespace
+
+absl::StatusOr<FileHeader> ValidateHeader(std::span<const uint8_t> bytes, uint64_t file_size) {
+  return Validate(Source::Memory(bytes, file_size));
 }
 
 bool RecomputeChecksums(std::span<uint8_t> file) {
@@ -447,7 +562,8 @@ bool RecomputeChecksums(std::span<uint8_t> file) {
   const uint64_t stages = Get32(p + kStageCount);
   const uint32_t chunk_shift = Get32(p + kChunkShift);
   const uint64_t offset = Get64(p + kPayloadOffset);
-  if (stages > kMaxStages || chunk_shift < 12 || chunk_shift > 30 || offset > file.size()) {
+  if (stages > MaxStagesOfAnyKind() || chunk_shift < kMinChunkShift ||
+      chunk_shift > kMaxChunkShift || offset > file.size()) {
     return false;
   }
   const uint64_t payload_bytes = file.size() - offset;
@@ -465,7 +581,7 @@ bool RecomputeChecksums(std::span<uint8_t> file) {
 absl::StatusOr<std::vector<uint8_t>> EncodeHeader(FileHeader& h,
                                                   std::span<const uint64_t> chunk_checksums) {
   h.payload_bytes = 0;
-  for (const StageInfo& s : h.stages) h.payload_bytes += StagePayloadBytes(s.bits);
+  for (const StageInfo& s : h.stages) h.payload_bytes += WholeLineBytes(s.bits);
   const uint64_t chunks = ChunkCount(h.payload_bytes, h.chunk_shift);
   if (chunk_checksums.size() != chunks) return absl::InternalError("chunk checksum count");
   h.payload_offset = HeaderRegionBytes(h.stages.size(), chunks);
@@ -626,7 +742,7 @@ absl::StatusOr<std::string> WriteFilter(const std::string* path, FileHeader head
                                         std::span<const std::span<const uint8_t>> payloads) {
   if (payloads.size() != header.stages.size()) return absl::InternalError("stage count");
   for (size_t i = 0; i < payloads.size(); ++i) {
-    if (payloads[i].size() != StagePayloadBytes(header.stages[i].bits)) {
+    if (payloads[i].size() != WholeLineBytes(header.stages[i].bits)) {
       return absl::InternalError("stage payload size");
     }
   }
@@ -656,27 +772,38 @@ absl::StatusOr<std::string> WriteFilter(const std::string* path, FileHeader head
 
 namespace {
 
+// The validated header of a file of kind `expected`, checked against the caller's memory cap
+// (`max_bytes`; nullopt: no cap, for a mapping) before anything the size of the file is read.
+absl::StatusOr<FileHeader> ReadHeader(const Source& source, FilterKind expected,
+                                      std::optional<uint64_t> max_bytes) {
+  absl::StatusOr<FixedHeader> fixed = ReadFixed(source);
+  if (!fixed.ok()) return fixed.status();
+  if (absl::Status s = CheckKind(fixed->header, expected); !s.ok()) return s;
+  if (max_bytes.has_value()) {
+    if (absl::Status s = internal::CheckMemoryCap(source.size(), *max_bytes); !s.ok()) return s;
+  }
+  return CheckRegion(source, *std::move(fixed));
+}
+
+absl::Status CheckDirty(const FileHeader& header, const LoadOptions& options,
+                        absl::string_view verb) {
+  if ((header.flags & kFlagDirty) != 0 && options.verify_checksums && !options.allow_dirty) {
+    return Corrupt(
+        absl::StrCat("the file was mapped read-write and not flushed (checksums are stale); ", verb,
+                     " it with allow_dirty to accept it"));
+  }
+  return absl::OkStatus();
+}
+
+bool ShouldVerify(const FileHeader& header, const LoadOptions& options) {
+  return options.verify_checksums && (header.flags & kFlagDirty) == 0;
+}
+
 absl::StatusOr<LoadedFile> LoadFrom(const Source& source, FilterKind expected,
                                     const LoadOptions& options) {
-  absl::StatusOr<FileHeader> fixed = source.CheckFixed();
-  if (!fixed.ok()) return fixed.status();
-  if (absl::Status s = CheckKind(*fixed, expected); !s.ok()) return s;
-  if (absl::Status s =
-          internal::CheckMemoryCap(fixed->payload_bytes + fixed->payload_offset, options.max_bytes);
-      !s.ok()) {
-    return s;
-  }
-  std::vector<uint8_t> buffer;
-  absl::StatusOr<std::span<const uint8_t>> region = source.Prefix(fixed->payload_offset, buffer);
-  if (!region.ok()) return region.status();
-  absl::StatusOr<FileHeader> header = ValidateHeader(*region, source.size());
+  absl::StatusOr<FileHeader> header = ReadHeader(source, expected, options.max_bytes);
   if (!header.ok()) return header.status();
-  const bool dirty = (header->flags & kFlagDirty) != 0;
-  if (dirty && options.verify_checksums && !options.allow_dirty) {
-    return Corrupt(
-        "the file was mapped read-write and not flushed (checksums are stale); "
-        "load it with allow_dirty to accept it");
-  }
+  if (absl::Status s = CheckDirty(*header, options, "load"); !s.ok()) return s;
   LoadedFile loaded;
   StorageOptions storage_options;
   storage_options.huge_pages = options.huge_pages;
@@ -684,7 +811,7 @@ absl::StatusOr<LoadedFile> LoadFrom(const Source& source, FilterKind expected,
   uint64_t offset = header->payload_offset;
   std::vector<std::span<const uint8_t>> parts;
   for (const StageInfo& stage : header->stages) {
-    const uint64_t bytes = StagePayloadBytes(stage.bits);
+    const uint64_t bytes = WholeLineBytes(stage.bits);
     absl::StatusOr<Storage> storage = Storage::Allocate(bytes, storage_options);
     if (!storage.ok()) return storage.status();
     if (absl::Status s = source.Read(storage->data(), bytes, offset); !s.ok()) return s;
@@ -692,8 +819,8 @@ absl::StatusOr<LoadedFile> LoadFrom(const Source& source, FilterKind expected,
     loaded.stages.push_back(*std::move(storage));
     offset += bytes;
   }
-  if (options.verify_checksums && !dirty) {
-    if (absl::Status s = VerifyPayload(parts, *region, *header); !s.ok()) return s;
+  if (ShouldVerify(*header, options)) {
+    if (absl::Status s = VerifyPayload(parts, source, *header); !s.ok()) return s;
   }
   loaded.header = *std::move(header);
   return loaded;
@@ -702,28 +829,21 @@ absl::StatusOr<LoadedFile> LoadFrom(const Source& source, FilterKind expected,
 absl::StatusOr<MappedFile> MapFrom(const Source& source, FilterKind expected, MapMode mode,
                                    const LoadOptions& options) {
   const bool writable = mode == MapMode::kReadWrite;
-  absl::StatusOr<FileHeader> fixed = source.CheckFixed();
-  if (!fixed.ok()) return fixed.status();
-  if (absl::Status s = CheckKind(*fixed, expected); !s.ok()) return s;
+  absl::StatusOr<FileHeader> checked = ReadHeader(source, expected, std::nullopt);
+  if (!checked.ok()) return checked.status();
   absl::StatusOr<Storage> mapping = Storage::MapFile(
-      source.fd(), source.size(), fixed->payload_offset, fixed->payload_bytes, writable);
+      source.fd(), source.size(), checked->payload_offset, checked->payload_bytes, writable);
   if (!mapping.ok()) return mapping.status();
-  absl::StatusOr<FileHeader> header = ValidateHeader(
-      std::span<const uint8_t>(mapping->mapping_base(), mapping->mapping_size()), source.size());
+  // What is mapped is what is used: validated again, in case the file changed since it was read.
+  const Source mapped =
+      Source::Memory({mapping->mapping_base(), mapping->mapping_size()}, source.size());
+  absl::StatusOr<FileHeader> header = Validate(mapped);
   if (!header.ok()) return header.status();
-  const bool dirty = (header->flags & kFlagDirty) != 0;
-  if (options.verify_checksums) {
-    if (dirty && !options.allow_dirty) {
-      return Corrupt(
-          "the file was mapped read-write and not flushed (checksums are stale); "
-          "map it with allow_dirty to accept it");
-    }
-    if (!dirty) {
-      const std::span<const uint8_t> region(mapping->mapping_base(), header->payload_offset);
-      if (absl::Status s = VerifyPayload(StageSpans(mapping->data(), *header), region, *header);
-          !s.ok()) {
-        return s;
-      }
+  if (absl::Status s = CheckDirty(*header, options, "map"); !s.ok()) return s;
+  if (ShouldVerify(*header, options)) {
+    if (absl::Status s = VerifyPayload(StageSpans(mapping->data(), *header), mapped, *header);
+        !s.ok()) {
+      return s;
     }
   }
   if (writable) {
@@ -778,12 +898,7 @@ namespace {
 
 absl::StatusOr<FileInfo> InspectFrom(const internal::Source& source, bool verify_checksums) {
   using namespace internal;  // NOLINT(google-build-using-namespace): this file's own namespace
-  absl::StatusOr<FileHeader> fixed = source.CheckFixed();
-  if (!fixed.ok()) return fixed.status();
-  std::vector<uint8_t> buffer;
-  absl::StatusOr<std::span<const uint8_t>> region = source.Prefix(fixed->payload_offset, buffer);
-  if (!region.ok()) return region.status();
-  absl::StatusOr<FileHeader> header = ValidateHeader(*region, source.size());
+  absl::StatusOr<FileHeader> header = Validate(source);
   if (!header.ok()) return header.status();
   FileInfo info;
   info.kind = header->kind;
@@ -800,23 +915,24 @@ absl::StatusOr<FileInfo> InspectFrom(const internal::Source& source, bool verify
   info.seed = header->seed;
   info.dirty = (header->flags & kFlagDirty) != 0;
   if (verify_checksums && !info.dirty) {
-    // One chunk at a time: the checksum table is per chunk, so no more than a chunk is held, and
-    // no more than the payload holds.
-    const std::vector<uint64_t> want = ReadChunkTable(*region, *header);
-    std::vector<uint8_t> chunk(
-        std::min<uint64_t>(uint64_t{1} << header->chunk_shift, header->payload_bytes));
-    for (uint64_t i = 0; i < want.size(); ++i) {
+    // Each chunk streamed through its checksum a piece at a time: memory stays one piece.
+    std::vector<uint8_t> piece(std::min<uint64_t>(kPieceBytes, header->payload_bytes));
+    const auto chunk_sum = [&](uint64_t i) -> absl::StatusOr<uint64_t> {
       const uint64_t begin = i << header->chunk_shift;
-      const uint64_t size = std::min<uint64_t>(chunk.size(), header->payload_bytes - begin);
-      if (absl::Status s = source.Read(chunk.data(), size, header->payload_offset + begin);
-          !s.ok()) {
-        return s;
+      const uint64_t end =
+          std::min<uint64_t>(begin + (uint64_t{1} << header->chunk_shift), header->payload_bytes);
+      XXH3_state_t state;
+      XXH3_64bits_reset(&state);
+      for (uint64_t at = begin; at < end; at += piece.size()) {
+        const uint64_t n = std::min<uint64_t>(piece.size(), end - at);
+        if (absl::Status s = source.Read(piece.data(), n, header->payload_offset + at); !s.ok()) {
+          return s;
+        }
+        XXH3_64bits_update(&state, piece.data(), n);
       }
-      if (XXH3_64bits(chunk.data(), size) != want[i]) {
-        return Corrupt(
-            absl::StrFormat("payload checksum mismatch in chunk %d (bytes %d..)", i, begin));
-      }
-    }
+      return XXH3_64bits_digest(&state);
+    };
+    if (absl::Status s = CompareChunkTable(source, *header, chunk_sum); !s.ok()) return s;
     info.checksums_verified = true;
   }
   return info;

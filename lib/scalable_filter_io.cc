@@ -14,9 +14,70 @@
 
 namespace bloomery {
 
-// Persistence (docs/FORMAT.md, kind "scalable"): one stage-table entry per stage, with its key
-// count; the chain's options in the fixed header (param0 growth, param1 tightening as f64 bits,
-// param2 max_stages | non-scaling << 32).
+// A saved chain is valid when its options are ones Create accepts and every stage is exactly the
+// stage those options grow (capacity, bits, hashes). InspectFile, Load and LoadFromBytes all ask.
+struct ScalableChainCheck {
+  // The chain's options as saved (param0 growth, param1 tightening as f64 bits, param2 max_stages
+  // | non-scaling << 32), with `load`'s settings for what a file does not hold.
+  static ScalableOptions OptionsOf(const internal::FileHeader& header, const LoadOptions& load) {
+    ScalableOptions options;
+    options.initial_capacity = header.capacity;
+    options.fpr = header.fpr;
+    options.growth = static_cast<uint32_t>(std::min<uint64_t>(header.param0, 1u << 31));
+    options.tightening = std::bit_cast<double>(header.param1);
+    options.max_stages = static_cast<uint32_t>(header.param2 & 0xFFFFFFFFu);
+    options.scaling = (header.param2 >> 32) == 0;
+    options.seed = header.seed;
+    options.concurrent = load.concurrent;
+    options.max_memory_bytes = load.max_bytes;
+    options.huge_pages = load.huge_pages;
+    return options;
+  }
+
+  static absl::Status Corrupt(absl::string_view what) {
+    return internal::Corrupt(absl::StrCat("scalable filter ", what));
+  }
+
+  // Stage `i` as `filter`'s options grow it (under its memory cap, given the stages published
+  // before it), which must be the saved one.
+  static absl::StatusOr<ScalableFilter::StagePlan> PlanSaved(const ScalableFilter& filter,
+                                                             const internal::FileHeader& header,
+                                                             uint32_t i) {
+    absl::StatusOr<ScalableFilter::StagePlan> plan = filter.PlanStage(i);
+    const internal::StageInfo& saved = header.stages[i];
+    if (!plan.ok() || plan->capacity != saved.capacity || plan->plan.bits != saved.bits ||
+        plan->plan.hashes != saved.hashes) {
+      return Corrupt(absl::StrFormat("stage %d does not match the chain's options", i));
+    }
+    return plan;
+  }
+
+  static absl::Status Check(const internal::FileHeader& header) {
+    if ((header.param2 >> 33) != 0) return Corrupt("has unknown option bits");
+    ScalableOptions options = OptionsOf(header, LoadOptions());
+    options.max_memory_bytes = 0;  // a cap is the loader's to apply, not the file's
+    if (absl::Status s = ScalableFilter::CheckOptions(options); !s.ok()) {
+      return Corrupt(s.message());
+    }
+    const ScalableFilter chain(options);
+    for (uint32_t i = 0; i < header.stages.size(); ++i) {
+      if (absl::StatusOr<ScalableFilter::StagePlan> plan = PlanSaved(chain, header, i);
+          !plan.ok()) {
+        return plan.status();
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
+namespace internal {
+
+absl::Status CheckScalableHeader(const FileHeader& header) {
+  return ScalableChainCheck::Check(header);
+}
+
+}  // namespace internal
+
 absl::StatusOr<std::string> ScalableFilter::Write(const std::string* path) const {
   internal::FileHeader header;
   header.kind = FilterKind::kScalable;
@@ -41,10 +102,6 @@ absl::StatusOr<std::string> ScalableFilter::Write(const std::string* path) const
   return internal::WriteFilter(path, std::move(header), payloads);
 }
 
-absl::Status ScalableFilter::Save(const std::string& path) const { return Write(&path).status(); }
-
-absl::StatusOr<std::string> ScalableFilter::SaveToBytes() const { return Write(nullptr); }
-
 absl::StatusOr<ScalableFilter> ScalableFilter::Read(const std::string& name,
                                                     const std::string_view* bytes,
                                                     const LoadOptions& load_options) {
@@ -52,48 +109,21 @@ absl::StatusOr<ScalableFilter> ScalableFilter::Read(const std::string& name,
       internal::LoadFilter(internal::Input{name, bytes ? std::optional(*bytes) : std::nullopt},
                            FilterKind::kScalable, load_options);
   if (!file.ok()) return file.status();
-  const internal::FileHeader& header = file->header;
-  ScalableOptions options;
-  options.initial_capacity = header.capacity;
-  options.fpr = header.fpr;
-  options.growth = static_cast<uint32_t>(std::min<uint64_t>(header.param0, 1u << 31));
-  options.tightening = std::bit_cast<double>(header.param1);
-  options.max_stages = static_cast<uint32_t>(header.param2 & 0xFFFFFFFFu);
-  options.scaling = (header.param2 >> 32) == 0;
-  options.seed = header.seed;
-  options.concurrent = load_options.concurrent;
-  options.max_memory_bytes = load_options.max_bytes;
-  options.huge_pages = load_options.huge_pages;
-  auto corrupt = [](absl::string_view what) {
-    return absl::DataLossError(absl::StrCat("corrupted bloomery file: scalable filter ", what));
-  };
-  if ((header.param2 >> 33) != 0) return corrupt("has unknown option bits");
-  if (absl::Status s = CheckOptions(options); !s.ok()) return corrupt(s.message());
+  const ScalableOptions options = ScalableChainCheck::OptionsOf(file->header, load_options);
   ScalableFilter filter(options);
-  for (uint32_t i = 0; i < header.stages.size(); ++i) {
-    // Each stage must be exactly what this chain would have grown: same capacity and geometry.
-    absl::StatusOr<StagePlan> plan = filter.PlanStage(i);
-    const internal::StageInfo& saved = header.stages[i];
-    if (!plan.ok() || plan->capacity != saved.capacity || plan->plan.bits != saved.bits ||
-        plan->plan.hashes != saved.hashes || saved.insert_count > saved.capacity) {
-      return corrupt(absl::StrFormat("stage %d does not match the chain's options", i));
-    }
+  for (uint32_t i = 0; i < file->header.stages.size(); ++i) {
+    // The validator checked the chain; planned again here under the caller's memory cap.
+    absl::StatusOr<StagePlan> plan = ScalableChainCheck::PlanSaved(filter, file->header, i);
+    if (!plan.ok()) return plan.status();
+    const internal::StageInfo& saved = file->header.stages[i];
     filter.PublishStage(i,
-                        internal::MakeBlockedFilter(internal::Own(std::move(file->stages[i])), plan->plan,
-                                                    options.seed, options.concurrent),
+                        internal::MakeBlockedFilter(internal::Own(std::move(file->stages[i])),
+                                                    plan->plan, options.seed, options.concurrent),
                         saved.capacity, saved.insert_count);
   }
   return filter;
 }
 
-absl::StatusOr<ScalableFilter> ScalableFilter::Load(const std::string& path,
-                                                    const LoadOptions& options) {
-  return Read(path, nullptr, options);
-}
-
-absl::StatusOr<ScalableFilter> ScalableFilter::LoadFromBytes(std::string_view bytes,
-                                                             const LoadOptions& options) {
-  return Read(std::string(internal::kBytesName), &bytes, options);
-}
+BLOOMERY_DEFINE_SAVE_AND_LOAD(ScalableFilter)
 
 }  // namespace bloomery

@@ -525,7 +525,7 @@ void WriteCrafted(const std::string& path, FileHeader header, uint64_t payload_b
                   uint32_t version = internal::kFormatVersion) {
   header.hash_id = 1;
   uint64_t chunks = 0;
-  for (const auto& s : header.stages) chunks += internal::StagePayloadBytes(s.bits);
+  for (const auto& s : header.stages) chunks += WholeLineBytes(s.bits);
   chunks = (chunks + (uint64_t{1} << header.chunk_shift) - 1) >> header.chunk_shift;
   std::vector<uint64_t> sums(chunks, 0);
   absl::StatusOr<std::vector<uint8_t>> region = internal::EncodeHeader(header, sums);
@@ -584,6 +584,152 @@ TEST_CASE("hostile headers get the right code and never an oversized allocation"
   CHECK(BlockedFilter::Load(dir.File("missing")).status().code() == absl::StatusCode::kNotFound);
   CHECK(BlockedFilter::Load(dir.path().string()).status().code() ==
         absl::StatusCode::kInvalidArgument);
+}
+
+// `file` (a valid saved filter) with its header edited by `edit` and every checksum made valid
+// again: whatever is wrong with the result is the edit, never a checksum.
+template <typename Edit>
+std::string Resealed(const std::string& file, Edit edit) {
+  const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(file.data()), file.size());
+  absl::StatusOr<FileHeader> header = internal::ValidateHeader(bytes, bytes.size());
+  REQUIRE(header.ok());
+  const uint64_t payload_offset = header->payload_offset;
+  edit(*header);
+  const uint64_t chunk = uint64_t{1} << header->chunk_shift;
+  std::vector<uint64_t> sums((header->payload_bytes + chunk - 1) / chunk, 0);
+  absl::StatusOr<std::vector<uint8_t>> region = internal::EncodeHeader(*header, sums);
+  REQUIRE(region.ok());
+  std::vector<uint8_t> out = *region;
+  out.insert(out.end(), bytes.begin() + static_cast<ptrdiff_t>(payload_offset), bytes.end());
+  REQUIRE(internal::RecomputeChecksums(out));
+  return std::string(out.begin(), out.end());
+}
+
+// InspectFile, InspectBytes and each loader of `Filter` give one verdict on `file`: DataLoss
+// naming `why`.
+template <typename Filter>
+void CheckRefusedEverywhere(const std::string& file, const TempDir& dir, std::string_view why) {
+  const std::string path = dir.File("contradictory");
+  WriteBytes(path, std::vector<uint8_t>(file.begin(), file.end()));
+  CAPTURE(why);
+  std::vector<absl::Status> verdicts = {InspectFile(path).status(),
+                                        InspectFile(path, /*verify_checksums=*/false).status(),
+                                        InspectBytes(file).status(), Filter::Load(path).status(),
+                                        Filter::LoadFromBytes(file).status()};
+  if constexpr (requires { Filter::Map(path, MapMode::kReadOnly); }) {
+    verdicts.push_back(Filter::Map(path, MapMode::kReadOnly).status());
+  }
+  for (const absl::Status& s : verdicts) {
+    CAPTURE(s);
+    CHECK(s.code() == absl::StatusCode::kDataLoss);
+    CHECK(s.message().find(absl::string_view(why.data(), why.size())) != absl::string_view::npos);
+  }
+}
+
+TEST_CASE(
+    "one validator: a contradictory header is refused by InspectFile and every loader alike") {
+  TempDir dir;
+  const std::string blocked = *MakeKind<BlockedFilter>(100).SaveToBytes();
+  const std::string classic = *MakeKind<ClassicFilter>(100).SaveToBytes();
+  const std::string counting = *MakeKind<CountingFilter>(100).SaveToBytes();
+  const std::string scalable = *MakeAnyKind<ScalableFilter>(400).SaveToBytes();
+  // The edits below are all that is wrong: unedited, each file passes everywhere.
+  for (const std::string* file : {&blocked, &classic, &counting, &scalable}) {
+    const std::string same = Resealed(*file, [](FileHeader&) {});
+    CHECK(same == *file);
+    CHECK(InspectBytes(same).ok());
+  }
+  // The planned fpr is what the geometry predicts.
+  for (double fpr : {0.0, 0.999}) {
+    const auto set_fpr = [fpr](FileHeader& h) { h.fpr = fpr; };
+    CheckRefusedEverywhere<BlockedFilter>(Resealed(blocked, set_fpr), dir, "planned fpr");
+    CheckRefusedEverywhere<ClassicFilter>(Resealed(classic, set_fpr), dir, "planned fpr");
+    CheckRefusedEverywhere<CountingFilter>(Resealed(counting, set_fpr), dir, "planned fpr");
+  }
+  CheckRefusedEverywhere<ScalableFilter>(Resealed(scalable, [](FileHeader& h) { h.fpr = 0; }), dir,
+                                         "fpr");
+  // A one-stage filter's stage is the filter: the same capacity and hashes.
+  CheckRefusedEverywhere<BlockedFilter>(
+      Resealed(blocked, [](FileHeader& h) { h.stages[0].capacity += 1; }), dir,
+      "stage capacity differs");
+  CheckRefusedEverywhere<CountingFilter>(Resealed(counting, [](FileHeader& h) { h.capacity += 1; }),
+                                         dir, "stage capacity differs");
+  CheckRefusedEverywhere<ScalableFilter>(
+      Resealed(scalable, [](FileHeader& h) { h.hashes = h.stages[0].hashes + 1; }), dir,
+      "stage hashes differ");
+  // A scalable filter's count is its stages' sum, each stage within its capacity.
+  CheckRefusedEverywhere<ScalableFilter>(
+      Resealed(scalable, [](FileHeader& h) { h.insert_count += 1; }), dir, "stages' sum");
+  CheckRefusedEverywhere<ScalableFilter>(Resealed(scalable,
+                                                  [](FileHeader& h) {
+                                                    h.stages[0].insert_count =
+                                                        h.stages[0].capacity + 1;
+                                                    h.insert_count = 0;
+                                                    for (const internal::StageInfo& s : h.stages)
+                                                      h.insert_count += s.insert_count;
+                                                  }),
+                                         dir, "more keys");
+  // Fields a kind does not use are 0.
+  CheckRefusedEverywhere<BlockedFilter>(Resealed(blocked, [](FileHeader& h) { h.param0 = 1; }), dir,
+                                        "param0");
+  CheckRefusedEverywhere<ClassicFilter>(Resealed(classic, [](FileHeader& h) { h.param2 = 1; }), dir,
+                                        "param2");
+  CheckRefusedEverywhere<CountingFilter>(Resealed(counting,
+                                                  [](FileHeader& h) {
+                                                    h.insert_count = 1;
+                                                    h.stages[0].insert_count = 1;
+                                                  }),
+                                         dir, "insert count");
+  CheckRefusedEverywhere<ScalableFilter>(
+      Resealed(scalable, [](FileHeader& h) { h.param2 |= uint64_t{1} << 40; }), dir,
+      "unknown option bits");
+}
+
+TEST_CASE("a header claiming a huge table is checked in bounded memory, before any allocation") {
+  TempDir dir;
+  const std::string path = dir.File("sparse");
+  // 2^36 payload bytes in 4 KiB chunks: a 128 MiB chunk table in the header region, all of it
+  // sparse zeros, so its checksums are wrong and the file is rejected. Reading the region whole
+  // before checking it (as the loaders once did) would take 128 MiB.
+  FileHeader header = BlockedHeader(uint64_t{1} << 39);
+  header.hash_id = 1;
+  header.chunk_shift = 12;
+  std::vector<uint64_t> sums(uint64_t{1} << 24, 0);
+  absl::StatusOr<std::vector<uint8_t>> region = internal::EncodeHeader(header, sums);
+  REQUIRE(region.ok());
+  const uint64_t file_size = region->size() + (uint64_t{1} << 36);
+  region->resize(4096);  // the fixed header and the stage table; the rest is a hole
+  WriteBytes(path, *region);
+  std::error_code error;
+  fs::resize_file(path, file_size, error);
+  if (error) {
+    MESSAGE("sparse file of " << file_size << " bytes not supported here: " << error.message());
+    return;
+  }
+  // In a child, so that its peak resident memory is the checks' alone.
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    rusage before;
+    getrusage(RUSAGE_SELF, &before);
+    const absl::Status inspect = InspectFile(path).status();
+    LoadOptions capped;
+    capped.max_bytes = uint64_t{1} << 20;
+    const absl::Status load = BlockedFilter::Load(path, capped).status();
+    rusage after;
+    getrusage(RUSAGE_SELF, &after);
+    const bool bounded = after.ru_maxrss - before.ru_maxrss < 32 * 1024;  // KiB
+    _exit(inspect.code() == absl::StatusCode::kDataLoss &&
+                  inspect.message().find("checksum") != absl::string_view::npos &&
+                  load.code() == absl::StatusCode::kResourceExhausted
+              ? (bounded ? 0 : 2)
+              : 1);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK_MESSAGE(WEXITSTATUS(status) != 1, "wrong verdicts");
+  CHECK_MESSAGE(WEXITSTATUS(status) != 2, "more than 32 MiB held to check a header");
 }
 
 // Storage maps with MAP_NORESERVE, so the kernel alone grants 2^45 bytes on any machine and the

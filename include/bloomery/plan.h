@@ -40,6 +40,11 @@ namespace bloomery {
 // A block is one 64-byte cache line.
 inline constexpr uint32_t kBlockBytes = 64;
 inline constexpr uint32_t kBlockBits = kBlockBytes * 8;
+// Bytes of the whole lines that hold `bits` (bits <= 8 * kMaxBits): what every filter allocates
+// and a file stores per stage, so that memory and file agree byte for byte.
+[[nodiscard]] constexpr uint64_t WholeLineBytes(uint64_t bits) noexcept {
+  return (bits + kBlockBits - 1) / kBlockBits * kBlockBytes;
+}
 inline constexpr uint32_t kMinHashes = 1;
 inline constexpr uint32_t kMaxHashes = 16;
 // 2^48 bits (32 TiB) is far past any machine this runs on; the limit keeps every size computation

@@ -257,6 +257,9 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult> {
   // by it or another thread), false if the filter is full.
   bool Grow(uint32_t seen_count) noexcept;
   friend class BatchForms<ScalableFilter, InsertResult>;
+  // The file format's check of a saved chain (scalable_filter_io.cc): it plans the stages as
+  // growth would.
+  friend struct ScalableChainCheck;
   // The batch loops, instantiated in scalable_filter.cc for every FilterKey.
   template <FilterKey Key>
   InsertCounts InsertKeys(std::span<const Key> keys, std::span<InsertResult> results) noexcept;

@@ -8,6 +8,7 @@
 #ifndef BLOOMERY_LIB_INTERNAL_FORMAT_H_
 #define BLOOMERY_LIB_INTERNAL_FORMAT_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -17,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "bloomery/filter_kind.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
@@ -27,7 +29,6 @@ namespace bloomery::internal {
 inline constexpr uint32_t kFormatVersion = 1;
 inline constexpr uint64_t kFixedHeaderBytes = 256;
 inline constexpr uint64_t kStageEntryBytes = 32;
-inline constexpr uint32_t kMaxStages = 64;
 inline constexpr uint64_t kPayloadAlignment = 4096;
 inline constexpr uint32_t kDefaultChunkShift = 20;
 inline constexpr uint32_t kFlagDirty = 1;
@@ -40,8 +41,8 @@ struct StageInfo {
   friend bool operator==(const StageInfo&, const StageInfo&) = default;
 };
 
-// Everything in a file but the payload. The derived fields (payload_offset, payload_bytes,
-// chunk_shift) are filled in by ValidateHeader / ComputeLayout.
+// Everything in a file but the payload. The derived fields (payload_offset, payload_bytes) are
+// filled in by the validator and by EncodeHeader.
 struct FileHeader {
   FilterKind kind = FilterKind::kBlocked;
   uint32_t flags = 0;
@@ -62,21 +63,63 @@ struct FileHeader {
   uint64_t payload_bytes = 0;
 };
 
-// Bytes of a stage's payload: bits/8 rounded up to a multiple of 64. Filters allocate exactly this
-// much, so their memory is their payload.
-[[nodiscard]] uint64_t StagePayloadBytes(uint64_t bits);
+// A filter kind as the file format sees it. Each kind defines its row beside its persistence
+// (lib/<kind>_io.cc) and lib/filter_kind.cc lists the rows once; the validator applies a header's
+// row, so format.cc names no kind and a new kind adds a row, not a branch.
+struct KindRow {
+  FilterKind kind;
+  std::string_view name;  // what FilterKindName and ParseFilterKind spell
+  // stage_count is in [1, max_stages].
+  uint32_t max_stages;
+  // The values counter_bits may hold: {0, 0} for a filter of bits.
+  std::array<uint32_t, 2> counter_bits;
+  // A stage's bits are a whole number of these (0: of the stage's hashes, one slice per hash).
+  uint64_t stage_bits_unit;
+  // param0 .. param{params - 1} are the kind's own; the others must be 0.
+  uint32_t params;
+  // Whether insert_count is kept (per stage, the header holding their sum); when not, every
+  // insert_count is 0.
+  bool counts_inserts;
+  // The kind's own rules, applied to a header whose every generic rule holds (stage table read):
+  // DataLoss unless it is a header the kind's writer could have produced (its planner's geometry,
+  // its options). The same rules for InspectFile, Load and Map: one verdict.
+  absl::Status (*check)(const FileHeader& header);
+};
+
+// The row of `kind`; nullptr for a number no kind has.
+[[nodiscard]] const KindRow* FindKindRow(FilterKind kind) noexcept;
+// The most stages any kind allows (the stage table's bound).
+[[nodiscard]] uint32_t MaxStagesOfAnyKind() noexcept;
+
+// DataLoss "corrupted bloomery file: <what>", the code and words of every check a file fails.
+[[nodiscard]] absl::Status Corrupt(absl::string_view what);
 
 // The header of a one-stage filter of `kind` with geometry `plan` (counter_bits 0).
 [[nodiscard]] FileHeader SingleStageHeader(FilterKind kind, const Plan& plan, uint64_t seed);
 
-// A validated one-stage header's geometry as a Plan of `layout`: DataLoss unless the planner
-// accepts it unchanged (so a loaded filter is one Create could have made).
+// A one-stage header's geometry as a Plan of `layout`: DataLoss unless the planner accepts it
+// unchanged (so a loaded filter is one Create could have made).
 [[nodiscard]] absl::StatusOr<Plan> PlanFromHeader(const FileHeader& header, Layout layout);
 
-// Writes `header` and the stages' payloads (payloads[i] must hold StagePayloadBytes of stage i).
-// With a `path`: to that file crash-safely (temp file in the same directory, fsync, rename, fsync
-// of the directory; on failure the previous file at `path` is untouched), returning "". Without
-// one: returns the file's bytes, the very bytes a saved file holds.
+// The check of a row whose header is its plan's: DataLoss unless `plan` (the kind's plan of
+// `header`) was made and predicts the header's fpr.
+[[nodiscard]] absl::Status CheckPlannedFpr(const FileHeader& header, double predicted_fpr);
+template <typename KindPlan>
+[[nodiscard]] absl::Status CheckPlanned(const absl::StatusOr<KindPlan>& plan,
+                                        const FileHeader& header) {
+  if (!plan.ok()) return plan.status();
+  return CheckPlannedFpr(header, plan->expected_fpr);
+}
+// The row check of a kind whose geometry is a Plan of `layout`.
+template <Layout layout>
+[[nodiscard]] absl::Status CheckLayoutHeader(const FileHeader& header) {
+  return CheckPlanned(PlanFromHeader(header, layout), header);
+}
+
+// Writes `header` and the stages' payloads (payloads[i] must hold WholeLineBytes of stage i's
+// bits). With a `path`: to that file crash-safely (temp file in the same directory, fsync, rename,
+// fsync of the directory; on failure the previous file at `path` is untouched), returning "".
+// Without one: returns the file's bytes, the very bytes a saved file holds.
 [[nodiscard]] absl::StatusOr<std::string> WriteFilter(
     const std::string* path, FileHeader header, std::span<const std::span<const uint8_t>> payloads);
 
@@ -99,6 +142,7 @@ inline constexpr std::string_view kBytesName = "in-memory filter bytes";
 struct LoadedFile {
   FileHeader header;
   std::vector<Storage> stages;
+  Storage& storage() { return stages[0]; }  // a one-stage file's
 };
 [[nodiscard]] absl::StatusOr<LoadedFile> LoadFilter(const Input& input, FilterKind expected,
                                                     const LoadOptions& options);
@@ -108,33 +152,20 @@ struct LoadedFile {
 struct MappedFile {
   FileHeader header;
   Storage mapping;
+  Storage& storage() { return mapping; }
 };
 [[nodiscard]] absl::StatusOr<MappedFile> MapFilterFile(const std::string& path, FilterKind expected,
                                                        MapMode mode, const LoadOptions& options);
 
-// Load and Map for a one-stage filter: `plan_of(header)` turns the validated header into the
-// kind's plan (a StatusOr: DataLoss for a geometry the kind would not create), and `make(memory,
-// plan, header)` builds the filter (a lambda in a member function can reach a private
-// constructor).
-template <typename PlanOf, typename Make>
-auto LoadSingleStage(const Input& input, FilterKind kind, const LoadOptions& options,
-                     PlanOf plan_of, Make make)
-    -> absl::StatusOr<decltype(make(FilterMemory(), *plan_of(FileHeader()), FileHeader()))> {
-  absl::StatusOr<LoadedFile> file = LoadFilter(input, kind, options);
+// A one-stage filter from a loaded or mapped file: `plan_of(header)` turns the validated header
+// into the kind's plan, `make(memory, plan, seed)` builds the filter.
+template <typename File, typename PlanOf, typename Make>
+auto OpenSingleStage(absl::StatusOr<File> file, PlanOf plan_of, Make make)
+    -> absl::StatusOr<decltype(make(FilterMemory(), *plan_of(file->header), 0))> {
   if (!file.ok()) return file.status();
   auto plan = plan_of(file->header);
   if (!plan.ok()) return plan.status();
-  return make(Own(std::move(file->stages[0])), *plan, file->header);
-}
-template <typename PlanOf, typename Make>
-auto MapSingleStage(const std::string& path, FilterKind kind, MapMode mode,
-                    const LoadOptions& options, PlanOf plan_of, Make make)
-    -> absl::StatusOr<decltype(make(FilterMemory(), *plan_of(FileHeader()), FileHeader()))> {
-  absl::StatusOr<MappedFile> file = MapFilterFile(path, kind, mode, options);
-  if (!file.ok()) return file.status();
-  auto plan = plan_of(file->header);
-  if (!plan.ok()) return plan.status();
-  return make(Own(std::move(file->mapping)), *plan, file->header);
+  return make(Own(std::move(file->storage())), *plan, file->header.seed);
 }
 
 // plan_of for the layouts of plan.h.
@@ -142,16 +173,59 @@ auto MapSingleStage(const std::string& path, FilterKind kind, MapMode mode,
   return [layout](const FileHeader& header) { return PlanFromHeader(header, layout); };
 }
 
+// The persistence members every kind declares (Save, SaveToBytes, Load, LoadFromBytes), defined
+// from its private Write and Read.
+#define BLOOMERY_DEFINE_SAVE_AND_LOAD(Kind)                                                      \
+  absl::Status Kind::Save(const std::string& path) const { return Write(&path).status(); }       \
+  absl::StatusOr<std::string> Kind::SaveToBytes() const { return Write(nullptr); }               \
+  absl::StatusOr<Kind> Kind::Load(const std::string& path, const LoadOptions& options) {         \
+    return Read(path, nullptr, options);                                                         \
+  }                                                                                              \
+  absl::StatusOr<Kind> Kind::LoadFromBytes(std::string_view bytes, const LoadOptions& options) { \
+    return Read(std::string(internal::kBytesName), &bytes, options);                             \
+  }
+
+// The above plus Read, Map and Flush of a one-stage kind: `kind` is its FilterKind, `plan_of` as
+// for OpenSingleStage, and `finish` a callable run on each filter built around loaded or mapped
+// memory (a lambda written at the call site may reach private members). The kind defines Write.
+#define BLOOMERY_DEFINE_SINGLE_STAGE_IO(Kind, kind, plan_of, finish)                        \
+  BLOOMERY_DEFINE_SAVE_AND_LOAD(Kind)                                                       \
+  absl::StatusOr<Kind> Kind::Read(const std::string& name, const std::string_view* bytes,   \
+                                  const LoadOptions& options) {                             \
+    const internal::Input input{name, bytes ? std::optional(*bytes) : std::nullopt};        \
+    return internal::OpenSingleStage(internal::LoadFilter(input, (kind), options), plan_of, \
+                                     BLOOMERY_SINGLE_STAGE_MAKE_(Kind, finish));            \
+  }                                                                                         \
+  absl::StatusOr<Kind> Kind::Map(const std::string& path, MapMode mode,                     \
+                                 const LoadOptions& options) {                              \
+    return internal::OpenSingleStage(internal::MapFilterFile(path, (kind), mode, options),  \
+                                     plan_of, BLOOMERY_SINGLE_STAGE_MAKE_(Kind, finish));   \
+  }                                                                                         \
+  absl::Status Kind::Flush() { return internal::FlushStorage(memory_); }
+// All of the persistence of a one-stage kind whose geometry is a Plan of plan.h's `layout` and
+// whose members are plan_, seed_, memory_ and bytes() (BlockedFilter, ClassicFilter).
+#define BLOOMERY_DEFINE_LAYOUT_IO(Kind, kind, layout)                                             \
+  absl::StatusOr<std::string> Kind::Write(const std::string* path) const {                        \
+    const std::span<const uint8_t> payload[] = {bytes()};                                         \
+    return internal::WriteFilter(path, internal::SingleStageHeader(kind, plan_, seed_), payload); \
+  }                                                                                               \
+  BLOOMERY_DEFINE_SINGLE_STAGE_IO(Kind, kind, internal::PlanOfLayout(layout), [](Kind&) {})
+#define BLOOMERY_SINGLE_STAGE_MAKE_(Kind, finish)                   \
+  [&](FilterMemory memory, const auto& plan, uint64_t seed) {       \
+    Kind filter(std::move(memory), plan, seed, options.concurrent); \
+    finish(filter);                                                 \
+    return filter;                                                  \
+  }
+
 // Flush for a filter's memory: FailedPrecondition unless it is a read-write mapping.
 [[nodiscard]] absl::Status FlushStorage(const FilterMemory& memory);
 
 // For a read-write mapping: recompute the checksums, clear DIRTY, msync.
 [[nodiscard]] absl::Status FlushMappedFile(const Storage& mapping);
 
-// The validator: parses the header region `bytes` (at least the first kFixedHeaderBytes of the
-// file; the whole [0, payload_offset) for a full check) of a file of `file_size` bytes.
-// With a region shorter than payload_offset only the fixed header is checked (stage table and
-// checksum are not).
+// The validator, the one verdict on a header for the writer, InspectFile and every loader: `bytes`
+// are the first bytes (at least [0, payload_offset)) of a file of `file_size` bytes. Checks the
+// fixed header, both checksums of the header region, the stage table and the kind's row.
 [[nodiscard]] absl::StatusOr<FileHeader> ValidateHeader(std::span<const uint8_t> bytes,
                                                         uint64_t file_size);
 
@@ -160,6 +234,15 @@ auto MapSingleStage(const std::string& path, FilterKind kind, MapMode mode,
 // are in range (returns false otherwise). For fuzzers and tests: it lets mutated files reach the
 // validation that sits behind the checksums.
 bool RecomputeChecksums(std::span<uint8_t> file);
+
+// Runs `check(file)`, then `check` on a copy of `file` resealed by RecomputeChecksums where it can
+// be: the one loop of the fuzzers, whose mutations must reach past the checksums.
+template <typename Check>
+void CheckAsIsAndResealed(std::span<const uint8_t> file, Check check) {
+  check(file);
+  std::vector<uint8_t> sealed(file.begin(), file.end());
+  if (RecomputeChecksums(sealed)) check(std::span<const uint8_t>(sealed));
+}
 
 // Serialises `header` (derived fields computed here) into its header region, checksums filled in
 // from `chunk_checksums` (one per payload chunk).
