@@ -71,6 +71,26 @@ enum Offset : uint64_t {
   kParam2 = 112,
 };
 
+// The fixed header's fields stored as they are, one list for the reader and the writer.
+constexpr std::pair<uint64_t, uint32_t FileHeader::*> kFields32[] = {
+    {kFlags, &FileHeader::flags},
+    {kHashId, &FileHeader::hash_id},
+    {kHashes, &FileHeader::hashes},
+    {kCounterBits, &FileHeader::counter_bits},
+    {kChunkShift, &FileHeader::chunk_shift},
+};
+constexpr std::pair<uint64_t, uint64_t FileHeader::*> kFields64[] = {
+    {kSeed, &FileHeader::seed},
+    {kBits, &FileHeader::bits},
+    {kCapacity, &FileHeader::capacity},
+    {kInsertCount, &FileHeader::insert_count},
+    {kPayloadOffset, &FileHeader::payload_offset},
+    {kPayloadBytes, &FileHeader::payload_bytes},
+    {kParam0, &FileHeader::param0},
+    {kParam1, &FileHeader::param1},
+    {kParam2, &FileHeader::param2},
+};
+
 uint32_t Get32(const uint8_t* p) {
   uint32_t v;
   std::memcpy(&v, p, 4);
@@ -394,29 +414,23 @@ absl::StatusOr<FixedHeader> ReadFixed(const Source& source) {
   if (row == nullptr) {
     return Corrupt(absl::StrFormat("unknown filter kind %d", static_cast<uint32_t>(h.kind)));
   }
-  h.flags = Get32(p + kFlags);
+  for (const auto& [at, field] : kFields32) h.*field = Get32(p + at);
+  for (const auto& [at, field] : kFields64) h.*field = Get64(p + at);
+  h.fpr = std::bit_cast<double>(Get64(p + kFpr));
   if (h.flags & ~kFlagDirty) return Corrupt(absl::StrFormat("unknown flags %#x", h.flags));
-  h.hash_id = Get32(p + kHashId);
   if (h.hash_id != kHashIdXxh3_128) {
     return Corrupt(absl::StrFormat("unknown hash function id %d", h.hash_id));
   }
-  h.seed = Get64(p + kSeed);
-  h.hashes = Get32(p + kHashes);
   if (h.hashes < kMinHashes || h.hashes > kMaxHashes) {
     return Corrupt(absl::StrFormat("hashes %d outside [%d, %d]", h.hashes, kMinHashes, kMaxHashes));
   }
-  h.counter_bits = Get32(p + kCounterBits);
   if (std::find(row->counter_bits.begin(), row->counter_bits.end(), h.counter_bits) ==
       row->counter_bits.end()) {
     return Corrupt(
         absl::StrFormat("counter width %d invalid for a %s filter", h.counter_bits, row->name));
   }
-  h.bits = Get64(p + kBits);
   if (h.bits == 0 || h.bits > kMaxBits * 8) return Corrupt("bits out of range");
-  h.capacity = Get64(p + kCapacity);
-  h.fpr = std::bit_cast<double>(Get64(p + kFpr));
   if (!(h.fpr >= 0.0 && h.fpr < 1.0)) return Corrupt("planned fpr outside [0, 1)");
-  h.insert_count = Get64(p + kInsertCount);
   if (!row->counts_inserts && h.insert_count != 0) {
     return Corrupt(absl::StrFormat("insert count set, but a %s filter keeps none", row->name));
   }
@@ -426,19 +440,14 @@ absl::StatusOr<FixedHeader> ReadFixed(const Source& source) {
         absl::StrFormat("stage count %d invalid for a %s filter", stage_count, row->name));
   }
   h.stages.resize(stage_count);
-  h.chunk_shift = Get32(p + kChunkShift);
   if (h.chunk_shift < kMinChunkShift || h.chunk_shift > kMaxChunkShift) {
     return Corrupt("checksum chunk size out of range");
   }
-  h.payload_offset = Get64(p + kPayloadOffset);
-  h.payload_bytes = Get64(p + kPayloadBytes);
-  h.param0 = Get64(p + kParam0);
-  h.param1 = Get64(p + kParam1);
-  h.param2 = Get64(p + kParam2);
   const uint64_t params[] = {h.param0, h.param1, h.param2};
   for (uint32_t i = row->params; i < std::size(params); ++i) {
     if (params[i] != 0) {
-      return Corrupt(absl::StrFormat("param%d set, but a %s filter uses it not", i, row->name));
+      return Corrupt(
+          absl::StrFormat("param%d is set, but a %s filter does not use it", i, row->name));
     }
   }
   for (uint64_t i = kReservedBegin; i < kPayloadChecksumOffset; ++i) {
@@ -590,22 +599,10 @@ absl::StatusOr<std::vector<uint8_t>> EncodeHeader(FileHeader& h,
   std::memcpy(p, kMagic, sizeof(kMagic));
   Put32(p + kVersion, kFormatVersion);
   Put32(p + kKind, static_cast<uint32_t>(h.kind));
-  Put32(p + kFlags, h.flags);
-  Put32(p + kHashId, h.hash_id);
-  Put64(p + kSeed, h.seed);
-  Put32(p + kHashes, h.hashes);
-  Put32(p + kCounterBits, h.counter_bits);
-  Put64(p + kBits, h.bits);
-  Put64(p + kCapacity, h.capacity);
+  for (const auto& [at, field] : kFields32) Put32(p + at, h.*field);
+  for (const auto& [at, field] : kFields64) Put64(p + at, h.*field);
   Put64(p + kFpr, std::bit_cast<uint64_t>(h.fpr));
-  Put64(p + kInsertCount, h.insert_count);
   Put32(p + kStageCount, static_cast<uint32_t>(h.stages.size()));
-  Put32(p + kChunkShift, h.chunk_shift);
-  Put64(p + kPayloadOffset, h.payload_offset);
-  Put64(p + kPayloadBytes, h.payload_bytes);
-  Put64(p + kParam0, h.param0);
-  Put64(p + kParam1, h.param1);
-  Put64(p + kParam2, h.param2);
   for (size_t i = 0; i < h.stages.size(); ++i) {
     uint8_t* e = p + kFixedHeaderBytes + kStageEntryBytes * i;
     Put64(e, h.stages[i].bits);
