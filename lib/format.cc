@@ -77,8 +77,7 @@ constexpr std::pair<uint64_t, uint32_t FileHeader::*> kFields32[] = {
     {kHashId, &FileHeader::hash_id},
     {kHashes, &FileHeader::hashes},
     {kCounterBits, &FileHeader::counter_bits},
-    {kChunkShift, &FileHeader::chunk_shift},
-};
+    {kChunkShift, &FileHeader::chunk_shift}};
 constexpr std::pair<uint64_t, uint64_t FileHeader::*> kFields64[] = {
     {kSeed, &FileHeader::seed},
     {kBits, &FileHeader::bits},
@@ -88,8 +87,7 @@ constexpr std::pair<uint64_t, uint64_t FileHeader::*> kFields64[] = {
     {kPayloadBytes, &FileHeader::payload_bytes},
     {kParam0, &FileHeader::param0},
     {kParam1, &FileHeader::param1},
-    {kParam2, &FileHeader::param2},
-};
+    {kParam2, &FileHeader::param2}};
 
 uint32_t Get32(const uint8_t* p) {
   uint32_t v;
