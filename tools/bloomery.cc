@@ -11,7 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "cli_commands.h"
 #include "cli_common.h"
 
 namespace {
@@ -43,14 +42,12 @@ int main(int argc, char** argv) {
   root.footer("Exit codes: 0 success, 1 bad input or file, 2 bad usage.");
   root.get_formatter()->label("Usage", "usage");
   root.require_subcommand(1);
-  const std::vector<Command> commands = {
-      bloomery::cli::AddPlanCommand(root),      bloomery::cli::AddTableCommand(root),
-      bloomery::cli::AddBenchCommand(root),     bloomery::cli::AddDedupeCommand(root),
-      bloomery::cli::AddIntersectCommand(root), bloomery::cli::AddBuildCommand(root),
-      bloomery::cli::AddAddCommand(root),       bloomery::cli::AddRemoveCommand(root),
-      bloomery::cli::AddQueryCommand(root),     bloomery::cli::AddInfoCommand(root),
-      bloomery::cli::AddMergeCommand(root),     bloomery::cli::AddRepairCommand(root),
-  };
+  std::vector<Command> commands;
+  for (auto add : {bloomery::cli::AddPlanCommands, bloomery::cli::AddTableCommands,
+                   bloomery::cli::AddBenchCommands, bloomery::cli::AddStreamCommands,
+                   bloomery::cli::AddFileCommands}) {
+    add(root, commands);
+  }
   const std::string_view name = argc > 1 ? argv[1] : "";
   if (name == "--help" || name == "-h" || name == "help") {
     std::cout << root.help();

@@ -21,7 +21,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/bloomery.h"
-#include "cli_commands.h"
 #include "cli_common.h"
 #include "memory_floor.h"
 
@@ -413,8 +412,6 @@ absl::Status RunBench(const BenchFlags& flags) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
 Command AddBenchCommand(CLI::App& root) {
   CLI::App* app = root.add_subcommand(
       "bench", "ns/key of inserts and lookups next to the memory floor, measured FPR");
@@ -437,6 +434,12 @@ Command AddBenchCommand(CLI::App& root) {
                              "the core's L2 cache size (default: from sysfs, else CPUID)");
   AddFlag(*app, "--json", flags->json, "print JSON instead of a table");
   return {app, [flags] { return RunBench(*flags); }};
+}
+
+}  // namespace
+
+void AddBenchCommands(CLI::App& root, std::vector<Command>& commands) {
+  commands.push_back(AddBenchCommand(root));
 }
 
 }  // namespace bloomery::cli

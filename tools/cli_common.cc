@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <regex>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -21,24 +22,9 @@ absl::Status BadNumber(std::string_view text, std::string_view what) {
   return UsageError(absl::StrCat("\"", AsAbsl(text), "\" is not ", AsAbsl(what)));
 }
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-// Decimal notation only: digits, one point, an exponent. absl::SimpleAtod alone would also take
-// "0x10", "inf", "nan" and a leading sign.
-bool IsDecimal(std::string_view text) {
-  const size_t e = text.find_first_of("eE");
-  const std::string_view mantissa = text.substr(0, e);
-  if (mantissa.empty() || std::count(mantissa.begin(), mantissa.end(), '.') > 1 ||
-      !std::any_of(mantissa.begin(), mantissa.end(), IsDigit) ||
-      !std::all_of(mantissa.begin(), mantissa.end(),
-                   [](char c) { return IsDigit(c) || c == '.'; })) {
-    return false;
-  }
-  if (e == std::string_view::npos) return true;
-  std::string_view exponent = text.substr(e + 1);
-  if (!exponent.empty() && (exponent[0] == '-' || exponent[0] == '+')) exponent.remove_prefix(1);
-  return !exponent.empty() && std::all_of(exponent.begin(), exponent.end(), IsDigit);
-}
+// Decimal notation only (absl::SimpleAtod alone would also take "0x10", "inf", "nan" and a sign):
+// a mantissa, an exponent, then a unit's suffix.
+constexpr std::string_view kDecimal = R"(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)";
 
 }  // namespace
 
@@ -55,81 +41,74 @@ int ExitCodeFor(const absl::Status& status) {
 }
 
 absl::StatusOr<uint64_t> ParseNumber(std::string_view text, Unit unit) {
+  static const std::regex kPower(R"(([0-9]+)\^([0-9]+))");
+  // Counts take k or K for 1000; bits and bytes K for 1024; bytes may add B or iB to K, M, G, T.
+  static const std::regex kForms[] = {
+      std::regex(absl::StrCat(AsAbsl(kDecimal), "([kKMGT]?)")),
+      std::regex(absl::StrCat(AsAbsl(kDecimal), "([KMGT]?)")),
+      std::regex(absl::StrCat(AsAbsl(kDecimal), "(?:([KMGT])(?:i?B)?)?")),
+  };
   const std::string_view what =
       unit == Unit::kCount  ? "a whole number (e.g. 1000000, 1e6, 2^20, 10M)"
       : unit == Unit::kBits ? "a number of bits (e.g. 1048576, 2^20, 1G; not bytes: no B)"
                             : "a size (e.g. 1048576, 2^20, 4G, 1.5GiB)";
-  const std::string_view original = text;
-  const auto too_large = [&] {
-    return UsageError(absl::StrCat("\"", AsAbsl(original), "\" is too large"));
-  };
-  if (const size_t caret = text.find('^'); caret != std::string_view::npos) {
-    const std::string_view base_text = text.substr(0, caret);
-    const std::string_view exponent_text = text.substr(caret + 1);
+  const std::string original(text);
+  const absl::Status too_large = UsageError(absl::StrCat("\"", original, "\" is too large"));
+  std::smatch match;
+  if (std::regex_match(original, match, kPower)) {
     uint64_t base = 0;
     uint32_t exponent = 0;
-    if (base_text.empty() || exponent_text.empty() ||
-        !std::all_of(base_text.begin(), base_text.end(), IsDigit) ||
-        !std::all_of(exponent_text.begin(), exponent_text.end(), IsDigit) ||
-        !absl::SimpleAtoi(AsAbsl(base_text), &base) ||
-        !absl::SimpleAtoi(AsAbsl(exponent_text), &exponent)) {
-      return BadNumber(original, what);
+    if (!absl::SimpleAtoi(match.str(1), &base) || !absl::SimpleAtoi(match.str(2), &exponent)) {
+      return too_large;
     }
     uint64_t value = 1;
     for (uint32_t i = 0; i < exponent; ++i) {
-      if (__builtin_mul_overflow(value, base, &value) || value > kMaxNumber) return too_large();
+      if (__builtin_mul_overflow(value, base, &value) || value > kMaxNumber) return too_large;
     }
     return value;
   }
-  if (unit == Unit::kBytes) {
-    if (text.ends_with("iB")) {
-      text.remove_suffix(2);
-    } else if (text.ends_with("B")) {
-      text.remove_suffix(1);
-    }
+  if (!std::regex_match(original, match, kForms[static_cast<int>(unit)])) {
+    return BadNumber(original, what);
   }
-  double multiplier = 1;
-  constexpr std::string_view kSuffixes = "KMGT";
-  if (!text.empty()) {
-    const char last = text.back() == 'k' && unit == Unit::kCount ? 'K' : text.back();
-    if (const size_t index = kSuffixes.find(last); index != std::string_view::npos) {
-      multiplier = std::pow(unit == Unit::kCount ? 1000.0 : 1024.0, static_cast<double>(index + 1));
-      text.remove_suffix(1);
-    } else if (original.size() != text.size()) {
-      return BadNumber(original, what);  // "B" or "iB" without K/M/G/T
-    }
-  }
-  if (!IsDecimal(text)) return BadNumber(original, what);
-  if (std::all_of(text.begin(), text.end(), IsDigit)) {
-    uint64_t mantissa = 0;
-    uint64_t value = 0;
-    if (!absl::SimpleAtoi(AsAbsl(text), &mantissa) ||
-        __builtin_mul_overflow(mantissa, static_cast<uint64_t>(multiplier), &value) ||
+  const std::string suffix = match.str(3);
+  const size_t power = suffix.empty()
+                           ? std::string_view::npos
+                           : std::string_view("KMGT").find(suffix == "k" ? 'K' : suffix[0]);
+  const double multiplier =
+      power == std::string_view::npos
+          ? 1
+          : std::pow(unit == Unit::kCount ? 1000.0 : 1024.0, static_cast<double>(power + 1));
+  const std::string number = match.str(1) + match.str(2);
+  uint64_t whole = 0;
+  uint64_t value = 0;
+  if (absl::SimpleAtoi(number, &whole)) {  // digits only: exact, whatever its size
+    if (__builtin_mul_overflow(whole, static_cast<uint64_t>(multiplier), &value) ||
         value > kMaxNumber) {
-      return too_large();
+      return too_large;
     }
     return value;
   }
   double mantissa = 0;
-  if (!absl::SimpleAtod(AsAbsl(text), &mantissa)) return BadNumber(original, what);
-  const double value = mantissa * multiplier;
-  if (!(value < static_cast<double>(kMaxNumber))) return too_large();
-  if (value != std::floor(value)) {
-    return UsageError(absl::StrCat("\"", AsAbsl(original), "\" is not a whole number"));
+  if (!absl::SimpleAtod(number, &mantissa)) return BadNumber(original, what);
+  const double scaled = mantissa * multiplier;
+  if (!(scaled < static_cast<double>(kMaxNumber))) return too_large;
+  if (scaled != std::floor(scaled)) {
+    return UsageError(absl::StrCat("\"", original, "\" is not a whole number"));
   }
-  return static_cast<uint64_t>(value);
+  return static_cast<uint64_t>(scaled);
 }
 
 absl::StatusOr<double> ParseFraction(std::string_view text) {
-  const std::string_view original = text;
+  static const std::regex kFraction(absl::StrCat(AsAbsl(kDecimal), "(%?)"));
   constexpr std::string_view kWhat = "a probability in (0, 1) (e.g. 0.01, 1e-3, 1%)";
-  const bool percent = text.ends_with('%');
-  if (percent) text.remove_suffix(1);
+  const std::string original(text);
+  std::smatch match;
   double value = 0;
-  if (!IsDecimal(text) || !absl::SimpleAtod(AsAbsl(text), &value)) {
+  if (!std::regex_match(original, match, kFraction) ||
+      !absl::SimpleAtod(match.str(1) + match.str(2), &value)) {
     return BadNumber(original, kWhat);
   }
-  if (percent) value /= 100;
+  if (match.length(3) != 0) value /= 100;
   if (!(value > 0 && value < 1)) return BadNumber(original, kWhat);
   return value;
 }
@@ -174,7 +153,8 @@ CLI::Option* AddInteger(CLI::App& app, const std::string& name, uint32_t& out, u
   return AddParsed(app, name, out, help,
                    [min, max](std::string_view text) -> absl::StatusOr<uint32_t> {
                      uint32_t value = 0;
-                     if (text.empty() || !std::all_of(text.begin(), text.end(), IsDigit) ||
+                     if (text.empty() ||
+                         text.find_first_not_of("0123456789") != std::string_view::npos ||
                          !absl::SimpleAtoi(AsAbsl(text), &value) || value < min || value > max) {
                        return UsageError(absl::StrFormat("\"%s\" is not a whole number in [%d, %d]",
                                                          text, min, max));

@@ -41,12 +41,20 @@ inline constexpr int kExitUsage = 2;
 // 0 for OK, 2 for InvalidArgument (usage), 1 for everything else.
 [[nodiscard]] int ExitCodeFor(const absl::Status& status);
 
-// A subcommand: Add*Command (cli_commands.h) declares its flags on `app` and returns what runs once
-// they are parsed (flags are bound to state the function owns).
+// A subcommand: Add*Command declares its flags (each with its help) on `app` and returns what runs
+// once they are parsed (flags are bound to state the function owns); what runs writes results to
+// stdout and returns a Status that main() turns into the exit code.
 struct Command {
   CLI::App* app = nullptr;
   std::function<absl::Status()> run;
 };
+// Each declares its file's subcommands on `root` and appends them to `commands`, in help's order.
+void AddPlanCommands(CLI::App& root, std::vector<Command>& commands);    // plan (cli_plan.cc)
+void AddTableCommands(CLI::App& root, std::vector<Command>& commands);   // table (cli_table.cc)
+void AddBenchCommands(CLI::App& root, std::vector<Command>& commands);   // bench (cli_bench.cc)
+void AddStreamCommands(CLI::App& root, std::vector<Command>& commands);  // dedupe, intersect
+// build, add, remove, query, info, merge, repair: the filter-file subcommands (cli_file.cc)
+void AddFileCommands(CLI::App& root, std::vector<Command>& commands);
 
 // What a number flag accepts. Every form is strict: nothing but the number (no spaces, sign, hex
 // or trailing text); "1e6", "1.5e6" and "2^20" are fine; the value must be a whole number < 2^62.

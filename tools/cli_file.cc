@@ -17,7 +17,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/bloomery.h"
-#include "cli_commands.h"
 #include "cli_common.h"
 #include "cli_filter.h"
 #include "cli_io.h"
@@ -360,8 +359,6 @@ std::pair<CLI::App*, std::shared_ptr<Flags>> AddFileFlagsCommand(
 
 constexpr const char* kSummaryJson = "print the summary as JSON on stdout";
 
-}  // namespace
-
 Command AddBuildCommand(CLI::App& root) {
   CLI::App* app = AddFileCommand(
       root, "build", "create a filter file (blocked, classic, scalable, counting) from lines",
@@ -444,6 +441,15 @@ Command AddRepairCommand(CLI::App& root) {
       false, nullptr);
   AddNoWait(*app, flags->no_wait);
   return {app, [flags] { return RunRepair(*flags); }};
+}
+
+}  // namespace
+
+void AddFileCommands(CLI::App& root, std::vector<Command>& commands) {
+  for (auto add : {AddBuildCommand, AddAddCommand, AddRemoveCommand, AddQueryCommand,
+                   AddInfoCommand, AddMergeCommand, AddRepairCommand}) {
+    commands.push_back(add(root));
+  }
 }
 
 }  // namespace bloomery::cli

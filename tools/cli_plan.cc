@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/bloomery.h"
-#include "cli_commands.h"
 #include "cli_common.h"
 
 namespace bloomery::cli {
@@ -78,8 +77,6 @@ absl::Status RunPlan(const SizingFlags& flags, bool json) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
 Command AddPlanCommand(CLI::App& root) {
   CLI::App* app = root.add_subcommand(
       "plan", "size a filter for N keys at FPR p (or B bits, K hashes): blocked vs classic");
@@ -97,6 +94,12 @@ Command AddPlanCommand(CLI::App& root) {
              "target false-positive rate: 0.01, 1e-3, 1%");
   AddFlag(*app, "--json", *json, "print JSON instead of a table");
   return {app, [flags, json] { return RunPlan(*flags, *json); }};
+}
+
+}  // namespace
+
+void AddPlanCommands(CLI::App& root, std::vector<Command>& commands) {
+  commands.push_back(AddPlanCommand(root));
 }
 
 }  // namespace bloomery::cli

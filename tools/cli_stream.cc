@@ -21,7 +21,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/bloomery.h"
-#include "cli_commands.h"
 #include "cli_common.h"
 #include "cli_filter.h"
 #include "cli_io.h"
@@ -256,8 +255,6 @@ absl::Status RunIntersect(const IntersectFlags& flags) {
   return out.Flush();
 }
 
-}  // namespace
-
 Command AddDedupeCommand(CLI::App& root) {
   CLI::App* app = root.add_subcommand(
       "dedupe", "copy stdin (or FILE) to stdout, keeping only the first occurrence of each line");
@@ -308,6 +305,13 @@ Command AddIntersectCommand(CLI::App& root) {
                                    "lines in A, if known: saves the pass that counts them");
   AddStripCr(*app, flags->strip_cr);
   return {app, [flags] { return RunIntersect(*flags); }};
+}
+
+}  // namespace
+
+void AddStreamCommands(CLI::App& root, std::vector<Command>& commands) {
+  commands.push_back(AddDedupeCommand(root));
+  commands.push_back(AddIntersectCommand(root));
 }
 
 }  // namespace bloomery::cli

@@ -17,9 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/bloomery.h"
-#include "cli_commands.h"
 #include "cli_common.h"
-#include "cli_svg.h"
 
 namespace bloomery::cli {
 namespace {
@@ -176,40 +174,133 @@ Json TableJson(const Table& table) {
           {"rows", std::move(rows)}};
 }
 
+// The SVG chart: FPR (log scale) against bits/key, a predicted curve and measured dots per k.
+namespace svg {
+
+// matplotlib's "tab10": distinguishable, and dark enough on white.
+constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                    "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+constexpr double kLeft = 100, kTop = 86, kRight = 810, kBottom = 604;
+
+struct Axes {
+  double decade_lo, decade_hi;
+  [[nodiscard]] double X(double x) const { return kLeft + x / kMaxBitsPerKey * (kRight - kLeft); }
+  [[nodiscard]] double Y(double y) const {
+    return kBottom - (std::log10(y) - decade_lo) / (decade_hi - decade_lo) * (kBottom - kTop);
+  }
+  [[nodiscard]] bool Visible(double y) const {
+    return y > 0 && std::log10(y) >= decade_lo - 1e-9 && std::log10(y) <= decade_hi + 1e-9;
+  }
+};
+
+std::string Text(double x, double y, std::string_view attributes, std::string_view text) {
+  return absl::StrFormat(R"(<text x="%.1f" y="%.1f" %s>%s</text>)"
+                         "\n",
+                         x, y, attributes, text);
+}
+
+std::string Line(double x1, double y1, double x2, double y2, std::string_view style) {
+  return absl::StrFormat(R"(<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>)"
+                         "\n",
+                         x1, y1, x2, y2, style);
+}
+
+std::string Dot(double x, double y, std::string_view color) {
+  return absl::StrFormat(R"(<circle cx="%.1f" cy="%.1f" r="3.6" fill="%s"/>)"
+                         "\n",
+                         x, y, color);
+}
+
+}  // namespace svg
+
 absl::StatusOr<std::string> RenderSvg(const Table& table) {
-  LogChart chart;
-  chart.title = absl::StrFormat("Bloom filter false-positive rate: %s layout",
-                                table.layout == Layout::kBlocked ? "blocked" : "classic");
-  chart.subtitle = absl::StrFormat(
-      "lines: exact formula; dots: measured with %s keys inserted and %s absent keys queried",
-      FormatCount(table.keys), FormatCount(table.keys));
-  chart.x_label = "bits per key (m/n)";
-  chart.y_label = "false-positive rate (log scale)";
-  chart.curve_legend = "predicted";
-  chart.points_legend = "measured";
-  chart.x_min = 0;
-  chart.x_max = kMaxBitsPerKey;
-  chart.x_tick = 4;
-  chart.reference_y = 1.0 / static_cast<double>(table.keys);
-  chart.reference_label = "1 / queries: smallest measurable FPR";
+  const double resolution = 1.0 / static_cast<double>(table.keys);
+  std::vector<std::vector<std::pair<double, double>>> curves(kMaxTableHashes);
+  double lo = resolution;
+  double hi = resolution;
   for (uint32_t k = 1; k <= kMaxTableHashes; ++k) {
-    ChartSeries series;
-    series.label = absl::StrCat("k = ", k);
     for (double x = kMinBitsPerKey; x <= kMaxBitsPerKey + 1e-9; x += 0.25) {
       const auto bits = static_cast<uint64_t>(std::llround(x * static_cast<double>(table.keys)));
       absl::StatusOr<Plan> plan = PlanForSize(bits, k, table.keys, table.layout);
       if (!plan.ok()) return plan.status();
-      series.curve.emplace_back(x, plan->expected_fpr);
+      curves[k - 1].emplace_back(x, plan->expected_fpr);
+      if (plan->expected_fpr > 0) lo = std::min(lo, plan->expected_fpr);
+      hi = std::max(hi, plan->expected_fpr);
     }
+  }
+  // Curves plunge fast at large x; past 12 decades below the top the chart would be all axis.
+  const double top = std::ceil(std::log10(hi) - 1e-9);
+  const svg::Axes axes{std::max(std::floor(std::log10(lo) + 1e-9), top - 12), top};
+  std::string out = absl::StrFormat(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="1000" height="680" viewBox="0 0 1000 680" font-family="Helvetica, Arial, sans-serif" font-size="13">
+<rect width="100%%" height="100%%" fill="white"/>
+)");
+  const double middle = (svg::kLeft + svg::kRight) / 2;
+  out += svg::Text(
+      middle, 32, R"(text-anchor="middle" font-size="20" font-weight="bold")",
+      absl::StrCat("Bloom filter false-positive rate: ", LayoutName(table.layout), " layout"));
+  out += svg::Text(middle, 56, R"(text-anchor="middle" font-size="14" fill="#444")",
+                   absl::StrFormat("lines: exact formula; dots: measured with %s keys inserted "
+                                   "and %s absent keys queried",
+                                   FormatCount(table.keys), FormatCount(table.keys)));
+  for (int d = static_cast<int>(axes.decade_lo); d <= static_cast<int>(axes.decade_hi); ++d) {
+    const double y = axes.Y(std::pow(10.0, d));
+    out += svg::Line(svg::kLeft, y, svg::kRight, y, R"(stroke="#cfcfcf")");
+    out += svg::Text(svg::kLeft - 8, y + 5, R"(text-anchor="end")",
+                     d == 0 ? std::string("1")
+                            : absl::StrCat(R"(10<tspan dy="-7" font-size="10">)", d, "</tspan>"));
+  }
+  for (uint32_t x = 0; x <= kMaxBitsPerKey; x += 4) {
+    out += svg::Line(axes.X(x), svg::kTop, axes.X(x), svg::kBottom, R"(stroke="#e4e4e4")");
+    out += svg::Text(axes.X(x), svg::kBottom + 21, R"(text-anchor="middle")", absl::StrCat(x));
+  }
+  out += absl::StrFormat(
+      R"(<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#555"/>)"
+      "\n",
+      svg::kLeft, svg::kTop, svg::kRight - svg::kLeft, svg::kBottom - svg::kTop);
+  out += svg::Text(middle, 652, R"(text-anchor="middle" font-size="15")", "bits per key (m/n)");
+  out += svg::Text(30, 345,
+                   R"svg(text-anchor="middle" font-size="15" transform="rotate(-90 30 345)")svg",
+                   "false-positive rate (log scale)");
+  if (axes.Visible(resolution)) {
+    const double y = axes.Y(resolution);
+    out += svg::Line(svg::kLeft, y, svg::kRight, y, R"(stroke="#333" stroke-dasharray="6 4")");
+    out += svg::Text(svg::kRight - 6, y - 6, R"(text-anchor="end" font-style="italic")",
+                     "1 / queries: smallest measurable FPR");
+  }
+  // Curves leave a gap where they leave the plot; dots only for cells with false positives.
+  for (uint32_t k = 1; k <= kMaxTableHashes; ++k) {
+    std::string path;
+    bool pen_down = false;
+    for (const auto& [x, y] : curves[k - 1]) {
+      pen_down = pen_down && axes.Visible(y);
+      if (!axes.Visible(y)) continue;
+      absl::StrAppendFormat(&path, "%c%.1f,%.1f ", pen_down ? 'L' : 'M', axes.X(x), axes.Y(y));
+      pen_down = true;
+    }
+    absl::StrAppendFormat(&out,
+                          R"(<path d="%s" fill="none" stroke="%s" stroke-width="2"/>)"
+                          "\n",
+                          path, svg::kPalette[k - 1]);
     for (const Row& row : table.rows) {
-      const Cell& cell = row.cells[k - 1];
-      if (cell.false_positives > 0) {
-        series.points.emplace_back(row.bits_per_key, MeasuredFpr(cell, table.keys));
+      const double fpr = MeasuredFpr(row.cells[k - 1], table.keys);
+      if (fpr > 0 && axes.Visible(fpr)) {
+        out += svg::Dot(axes.X(row.bits_per_key), axes.Y(fpr), svg::kPalette[k - 1]);
       }
     }
-    chart.series.push_back(std::move(series));
+    // The legend, right of the plot: the k's line and dot.
+    const double y = svg::kTop + 8 + 22 * (k - 1);
+    out += svg::Line(832, y, 860, y,
+                     absl::StrFormat(R"(stroke="%s" stroke-width="2")", svg::kPalette[k - 1]));
+    out += svg::Dot(846, y, svg::kPalette[k - 1]);
+    out += svg::Text(870, y + 4.5, "", absl::StrCat("k = ", k));
   }
-  return RenderLogChart(chart);
+  const double legend = svg::kTop + 22 * kMaxTableHashes + 22;
+  out += svg::Line(832, legend, 860, legend, R"(stroke="#333" stroke-width="2")");
+  out += svg::Text(870, legend + 4.5, "", "predicted");
+  out += svg::Dot(846, legend + 22, "#333");
+  out += svg::Text(870, legend + 26.5, "", "measured");
+  return out + "</svg>\n";
 }
 
 absl::Status WriteFile(const std::string& path, const std::string& contents) {
@@ -257,8 +348,6 @@ absl::Status RunTable(const TableFlags& flags) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
 Command AddTableCommand(CLI::App& root) {
   CLI::App* app = root.add_subcommand(
       "table", "the m/n x k table of predicted and measured FPR (text, JSON, CSV, SVG chart)");
@@ -281,6 +370,12 @@ Command AddTableCommand(CLI::App& root) {
                       "measured dots")
           ->type_name("FILE");
   return {app, [flags] { return RunTable(*flags); }};
+}
+
+}  // namespace
+
+void AddTableCommands(CLI::App& root, std::vector<Command>& commands) {
+  commands.push_back(AddTableCommand(root));
 }
 
 }  // namespace bloomery::cli
