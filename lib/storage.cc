@@ -244,7 +244,9 @@ absl::StatusOr<FilterMemory> AllocateFilterMemory(uint64_t bytes, const FilterOp
 FilterMemory Own(Storage storage) {
   uint8_t* data = storage.data();
   const uint64_t size = storage.size();
-  return FilterMemory(std::make_unique<FilterMemory::Owner>(std::move(storage)), data, size);
+  return FilterMemory(
+      std::unique_ptr<FilterMemory::Owner>(new FilterMemory::Owner{std::move(storage)}), data,
+      size);
 }
 
 const Storage& StorageOf(const FilterMemory& memory) noexcept {
