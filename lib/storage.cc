@@ -231,14 +231,18 @@ uint64_t Storage::HugePageBytes() const {
   return total;
 }
 
+absl::StatusOr<FilterMemory> AllocateFilterMemory(uint64_t bytes, const StorageOptions& options) {
+  absl::StatusOr<Storage> storage = Storage::Allocate(bytes, options);
+  if (!storage.ok()) return storage.status();
+  return Own(*std::move(storage));
+}
+
 absl::StatusOr<FilterMemory> AllocateFilterMemory(uint64_t bytes, const FilterOptions& options) {
   StorageOptions storage_options;
   storage_options.huge_pages = options.huge_pages;
   storage_options.populate = options.populate;
   storage_options.max_bytes = options.max_memory_bytes;
-  absl::StatusOr<Storage> storage = Storage::Allocate(bytes, storage_options);
-  if (!storage.ok()) return storage.status();
-  return Own(*std::move(storage));
+  return AllocateFilterMemory(bytes, storage_options);
 }
 
 FilterMemory Own(Storage storage) {

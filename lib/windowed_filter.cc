@@ -86,11 +86,12 @@ absl::StatusOr<WindowedFilter> WindowedFilter::Create(const WindowedOptions& opt
   internal::StorageOptions storage_options;
   storage_options.huge_pages = options.huge_pages;
   storage_options.max_bytes = options.max_memory_bytes;
-  absl::StatusOr<internal::Storage> storage = internal::Storage::Allocate(plan->bytes() * g, storage_options);
-  if (!storage.ok()) return storage.status();
+  absl::StatusOr<FilterMemory> memory =
+      internal::AllocateFilterMemory(plan->bytes() * g, storage_options);
+  if (!memory.ok()) return memory.status();
 
   WindowedFilter filter;
-  filter.memory_ = internal::Own(*std::move(storage));
+  filter.memory_ = *std::move(memory);
   filter.words_ = reinterpret_cast<uint64_t*>(filter.memory_.data());
   filter.blocks_ = plan->blocks();
   filter.generations_ = g;

@@ -100,7 +100,10 @@ class Storage {
   bool file_shared_ = false;
 };
 
-// `bytes` of zeroed memory for a filter created from `options` (its huge pages, populate and cap).
+// `bytes` of zeroed memory for a new filter, owned by the FilterMemory returned.
+[[nodiscard]] absl::StatusOr<FilterMemory> AllocateFilterMemory(uint64_t bytes,
+                                                                const StorageOptions& options);
+// The same for a filter created from `options` (its huge pages, populate and cap).
 [[nodiscard]] absl::StatusOr<FilterMemory> AllocateFilterMemory(uint64_t bytes,
                                                                 const FilterOptions& options);
 
