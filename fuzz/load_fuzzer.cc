@@ -29,7 +29,10 @@ void Exercise(Filter& f) {
   } else {
     f.Insert(uint64_t{42});
   }
-  if (!f.MayContain(uint64_t{42})) Fail("false negative after load");
+  // A window of a few nanoseconds may rightly expire the key before the lookup.
+  bool may_expire = false;
+  if constexpr (std::is_same_v<Filter, bloomery::WindowedFilter>) may_expire = f.window_ns() != 0;
+  if (!may_expire && !f.MayContain(uint64_t{42})) Fail("false negative after load");
   (void)f.EstimatedFpr();
   (void)f.EstimatedCount();
 }
@@ -59,7 +62,8 @@ void LoadAll(std::span<const uint8_t> data) {
     const int loaded = TryLoad<bloomery::BlockedFilter>(file.path(), bytes, verify) +
                        TryLoad<bloomery::ClassicFilter>(file.path(), bytes, verify) +
                        TryLoad<bloomery::ScalableFilter>(file.path(), bytes, verify) +
-                       TryLoad<bloomery::CountingFilter>(file.path(), bytes, verify);
+                       TryLoad<bloomery::CountingFilter>(file.path(), bytes, verify) +
+                       TryLoad<bloomery::WindowedFilter>(file.path(), bytes, verify);
     if (loaded > 1) Fail("one file loaded as two kinds");
     if (!verify) continue;
     if (loaded == 1 && !info.ok()) Fail("a file that loads does not inspect");

@@ -16,6 +16,7 @@ namespace internal {
 
 absl::Status CheckScalableHeader(const FileHeader& header);
 absl::Status CheckCountingHeader(const FileHeader& header);
+absl::Status CheckWindowedHeader(const FileHeader& header);
 
 namespace {
 
@@ -31,6 +32,8 @@ constexpr KindRow kRows[] = {
      &CheckScalableHeader},
     {FilterKind::kCounting, "counting", 1, {4, 8}, kBlockBits, 0, false,
      &CheckCountingHeader},
+    {FilterKind::kWindowed, "windowed", 1, {0, 0}, kBlockBits, 4, false,
+     &CheckWindowedHeader},
 };
 // clang-format on
 

@@ -42,7 +42,7 @@ namespace {
 constexpr char kMagic[8] = {'B', 'L', 'O', 'O', 'M', 'E', 'R', 'Y'};
 constexpr uint64_t kHeaderChecksumOffset = 248;
 constexpr uint64_t kPayloadChecksumOffset = 240;
-constexpr uint64_t kReservedBegin = 120;
+constexpr uint64_t kReservedBegin = 128;
 constexpr uint32_t kMinChunkShift = 12;
 constexpr uint32_t kMaxChunkShift = 30;
 // What the readers hold of a file at a time while they check what they do not keep (the header
@@ -69,6 +69,7 @@ enum Offset : uint64_t {
   kParam0 = 96,
   kParam1 = 104,
   kParam2 = 112,
+  kParam3 = 120,
 };
 
 // The fixed header's fields stored as they are, one list for the reader and the writer.
@@ -87,7 +88,8 @@ constexpr std::pair<uint64_t, uint64_t FileHeader::*> kFields64[] = {
     {kPayloadBytes, &FileHeader::payload_bytes},
     {kParam0, &FileHeader::param0},
     {kParam1, &FileHeader::param1},
-    {kParam2, &FileHeader::param2}};
+    {kParam2, &FileHeader::param2},
+    {kParam3, &FileHeader::param3}};
 
 uint32_t Get32(const uint8_t* p) {
   uint32_t v;
@@ -441,7 +443,7 @@ absl::StatusOr<FixedHeader> ReadFixed(const Source& source) {
   if (h.chunk_shift < kMinChunkShift || h.chunk_shift > kMaxChunkShift) {
     return Corrupt("checksum chunk size out of range");
   }
-  const uint64_t params[] = {h.param0, h.param1, h.param2};
+  const uint64_t params[] = {h.param0, h.param1, h.param2, h.param3};
   for (uint32_t i = row->params; i < std::size(params); ++i) {
     if (params[i] != 0) {
       return Corrupt(

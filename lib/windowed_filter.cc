@@ -38,10 +38,7 @@ int64_t SystemClockNs() {
 }  // namespace
 
 struct WindowedFilter::State {
-  explicit State(uint32_t generations) : slot_epoch(new std::atomic<uint64_t>[generations]) {
-    for (uint32_t j = 0; j < generations; ++j) slot_epoch[j].store(kNoEpoch);
-    slot_epoch[0].store(0);
-  }
+  explicit State(uint32_t generations) : slot_epoch(new std::atomic<uint64_t>[generations]) {}
   std::mutex rotation;  // writers only: lookups never take it
   WindowClock clock;
   std::atomic<uint64_t> epoch{0};    // the newest generation's
@@ -49,7 +46,55 @@ struct WindowedFilter::State {
   std::unique_ptr<std::atomic<uint64_t>[]> slot_epoch;
 };
 
-WindowedFilter::WindowedFilter() noexcept = default;
+WindowedFilter::WindowedFilter(FilterMemory memory, const Plan& plan, const Shape& shape,
+                               WindowClock clock)
+    : memory_(std::move(memory)),
+      words_(memory_.words()),
+      blocks_(plan.blocks()),
+      generations_(shape.generations),
+      plan_(plan),
+      capacity_(shape.capacity),
+      fpr_(shape.fpr),
+      per_generation_((shape.capacity + shape.generations - 1) / shape.generations),
+      window_ns_(shape.window_ns),
+      span_ns_(shape.window_ns / shape.generations),
+      seed_(shape.seed),
+      concurrent_(shape.concurrent),
+      refresh_(shape.refresh),
+      state_(std::make_unique<State>(shape.generations)) {
+  if (window_ns_ > 0) {
+    state_->clock = clock ? std::move(clock) : WindowClock(SystemClockNs);
+    origin_ns_ = state_->clock();
+  }
+  Restart(0);
+}
+
+void WindowedFilter::Restart(uint64_t epoch) noexcept {
+  for (uint32_t j = 0; j < generations_; ++j) {
+    const uint64_t back = (epoch % generations_ + generations_ - j) % generations_;
+    state_->slot_epoch[j].store(back <= epoch ? epoch - back : kNoEpoch);
+  }
+  state_->epoch.store(epoch);
+  state_->counted.store(0);
+}
+
+uint64_t WindowedFilter::ClockField() const noexcept {
+  if (window_ns_ == 0) {
+    // Racing inserts may push the counter past a generation's share before the rotation.
+    return std::min(state_->counted.load(std::memory_order_relaxed), per_generation_);
+  }
+  return static_cast<uint64_t>(origin_ns_);
+}
+
+void WindowedFilter::RestoreClock(uint64_t epoch, uint64_t clock_field) noexcept {
+  Restart(epoch);
+  if (window_ns_ == 0) {
+    state_->counted.store(clock_field);
+  } else {
+    origin_ns_ = static_cast<int64_t>(clock_field);
+  }
+}
+
 WindowedFilter::WindowedFilter(WindowedFilter&&) noexcept = default;
 WindowedFilter& WindowedFilter::operator=(WindowedFilter&&) noexcept = default;
 WindowedFilter::~WindowedFilter() = default;
@@ -74,11 +119,10 @@ absl::StatusOr<WindowedFilter> WindowedFilter::Create(const WindowedOptions& opt
         absl::StrFormat("WindowedFilter: fpr must be in (0, 1), got %g", options.fpr));
   }
   const uint32_t g = options.generations;
-  const uint64_t per_generation = (options.capacity + g - 1) / g;
   // 1 - (1 - f)^G = fpr, computed without cancellation for small fpr.
   const double generation_fpr = -std::expm1(std::log1p(-options.fpr) / g);
   absl::StatusOr<Plan> plan =
-      PlanFor(per_generation, generation_fpr, Layout::kBlocked, options.hashes);
+      PlanFor((options.capacity + g - 1) / g, generation_fpr, Layout::kBlocked, options.hashes);
   if (!plan.ok()) return plan.status();
   if (plan->bits > kMaxBits / g) {
     return absl::ResourceExhaustedError("WindowedFilter: the generations need more than 2^48 bits");
@@ -89,26 +133,10 @@ absl::StatusOr<WindowedFilter> WindowedFilter::Create(const WindowedOptions& opt
   absl::StatusOr<FilterMemory> memory =
       internal::AllocateFilterMemory(plan->bytes() * g, storage_options);
   if (!memory.ok()) return memory.status();
-
-  WindowedFilter filter;
-  filter.memory_ = *std::move(memory);
-  filter.words_ = reinterpret_cast<uint64_t*>(filter.memory_.data());
-  filter.blocks_ = plan->blocks();
-  filter.generations_ = g;
-  filter.plan_ = *plan;
-  filter.capacity_ = options.capacity;
-  filter.per_generation_ = per_generation;
-  filter.window_ns_ = window_ns;
-  filter.span_ns_ = window_ns / g;
-  filter.seed_ = options.seed;
-  filter.concurrent_ = options.concurrent;
-  filter.refresh_ = options.refresh;
-  filter.state_ = std::make_unique<State>(g);
-  if (window_ns > 0) {
-    filter.state_->clock = options.clock ? options.clock : WindowClock(SystemClockNs);
-    filter.origin_ns_ = filter.state_->clock();
-  }
-  return filter;
+  return WindowedFilter(*std::move(memory), *plan,
+                        Shape{g, options.capacity, options.fpr, window_ns, options.refresh,
+                              options.seed, options.concurrent},
+                        options.clock);
 }
 
 double WindowedFilter::expected_fpr() const noexcept {
@@ -122,7 +150,9 @@ uint64_t WindowedFilter::epoch() const noexcept {
 uint64_t WindowedFilter::EpochNow() const noexcept {
   const uint64_t stored = state_->epoch.load(std::memory_order_acquire);
   if (window_ns_ == 0) return stored;
-  const int64_t elapsed = state_->clock() - origin_ns_;
+  // Modular subtraction: a hostile file's origin must not make this overflow.
+  const auto elapsed = static_cast<int64_t>(static_cast<uint64_t>(state_->clock()) -
+                                            static_cast<uint64_t>(origin_ns_));
   // A clock that steps back never brings an expired generation back.
   const uint64_t by_clock = elapsed > 0 ? static_cast<uint64_t>(elapsed / span_ns_) : 0;
   return std::max(stored, by_clock);
@@ -274,10 +304,7 @@ absl::Status WindowedFilter::UnionWith(const WindowedFilter& other) {
 
 void WindowedFilter::Clear() noexcept {
   std::fill(words_, words_ + blocks_ * generations_ * internal::kWordsPerBlock, uint64_t{0});
-  for (uint32_t j = 0; j < generations_; ++j) state_->slot_epoch[j].store(kNoEpoch);
-  state_->slot_epoch[0].store(0);
-  state_->epoch.store(0);
-  state_->counted.store(0);
+  Restart(0);
   if (window_ns_ > 0) origin_ns_ = state_->clock();
 }
 

@@ -25,6 +25,7 @@ static_assert(Filter<BlockedFilter>);
 static_assert(Filter<ClassicFilter>);
 static_assert(Filter<CountingFilter>);
 static_assert(Filter<ScalableFilter>);
+static_assert(Filter<WindowedFilter>);
 static_assert(MappableFilter<BlockedFilter>);
 static_assert(MappableFilter<ClassicFilter>);
 static_assert(MappableFilter<CountingFilter>);

@@ -17,7 +17,7 @@
 
 // Every filter kind, the list TEST_CASE_TEMPLATE runs the properties (filter_test.cc) and the races
 // (concurrency_test.cc) over. A new kind joins here; the compiler then names what it lacks.
-#define KINDS BlockedFilter, ClassicFilter, CountingFilter, ScalableFilter
+#define KINDS BlockedFilter, ClassicFilter, CountingFilter, ScalableFilter, WindowedFilter
 
 namespace bloomery::testing {
 
@@ -42,12 +42,16 @@ class SplitMix64 {
 };
 
 // Options of filter kind F (filter.h) for `capacity` keys at `fpr`, whatever the kind calls its
-// capacity (ScalableOptions: initial_capacity).
+// capacity (ScalableOptions: initial_capacity). WindowedOptions: a key-count window whose newest
+// generation alone holds `capacity` keys, so that nothing expires under the properties that every
+// kind shares (windowed_filter_test.cc tests expiry).
 template <typename F>
 typename F::Options Sized(uint64_t capacity, double fpr, bool concurrent = false) {
   typename F::Options o;
   if constexpr (requires { o.initial_capacity; }) {
     o.initial_capacity = capacity;
+  } else if constexpr (requires { o.generations; }) {
+    o.capacity = capacity * o.generations;
   } else {
     o.capacity = capacity;
   }

@@ -2,14 +2,21 @@
 #include "bloomery/windowed_filter.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bloomery/blocked_filter.h"
+#include "bloomery/file.h"
+#include "internal/format.h"
 #include "test_util.h"
 
 namespace bloomery {
@@ -241,6 +248,186 @@ TEST_CASE("option errors name the field") {
   o.fpr = 0.01;
   o.max_memory_bytes = 1024;
   CHECK(code(o) == absl::StatusCode::kResourceExhausted);
+}
+
+// The bytes a filter saves, failing the test case if it cannot.
+std::string Saved(const WindowedFilter& f) {
+  absl::StatusOr<std::string> bytes = f.SaveToBytes();
+  REQUIRE(bytes.ok());
+  return *std::move(bytes);
+}
+
+WindowedFilter Reloaded(const std::string& bytes, WindowClock clock = {}) {
+  absl::StatusOr<WindowedFilter> f = WindowedFilter::LoadFromBytes(bytes, {}, std::move(clock));
+  REQUIRE(f.ok());
+  return *std::move(f);
+}
+
+TEST_CASE("file round trip mid-window, key-count mode: rotation resumes at the same insert") {
+  WindowedOptions o = KeyWindow(4000);
+  o.fpr = 1e-9;  // no false positives: every insert counts, boundaries are exact
+  o.refresh = Refresh::kKeepFirstSeen;
+  auto f = MakeOrFail<WindowedFilter>(o);
+  for (uint64_t i = 0; i < 5500; ++i) REQUIRE(f.Insert(i));
+  REQUIRE(f.epoch() == 5);  // 500 inserts into generation 5
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("bloomery_windowed_" + std::to_string(getpid())))
+          .string();
+  REQUIRE(f.Save(path).ok());
+  absl::StatusOr<WindowedFilter> loaded = WindowedFilter::Load(path);
+  std::filesystem::remove(path);
+  REQUIRE(loaded.ok());
+  CHECK(loaded->epoch() == 5);
+  CHECK(loaded->refresh() == Refresh::kKeepFirstSeen);
+  CHECK(loaded->capacity() == 4000);
+  CHECK(loaded->fpr() == 1e-9);
+  CHECK(loaded->CheckCompatible(f).ok());
+  CHECK(Saved(*loaded) == Saved(f));  // every bit, count and parameter
+  // 500 more inserts fill generation 5; the 501st starts generation 6 and forgets 2000..2999.
+  for (uint64_t i = 5500; i < 6000; ++i) REQUIRE(loaded->Insert(i));
+  CHECK(loaded->epoch() == 5);
+  CHECK(loaded->MayContain(uint64_t{2000}));
+  CHECK(loaded->Insert(uint64_t{6000}));
+  CHECK(loaded->epoch() == 6);
+  CHECK(MaybeCount(*loaded, DistinctInts(500, 2000)) == 0);
+  for (uint64_t i = 3000; i <= 6000; ++i) REQUIRE(loaded->MayContain(i));
+  for (uint64_t i = 5500; i <= 6000; ++i) (void)f.Insert(i);
+  CHECK(Saved(*loaded) == Saved(f));  // exactly where the filter that never stopped is
+}
+
+TEST_CASE("file round trip mid-window, duration mode: expiry goes on by the clock") {
+  FakeClock clock;
+  clock.now = 1000 * kSecond;  // W = 100 s, G = 4: generations of 25 s from 1000 s
+  auto f = MakeOrFail<WindowedFilter>(TimeWindow(clock, 100));
+  clock.now = 1010 * kSecond;
+  (void)f.Insert("a");  // generation 0: gone at 1100 s
+  clock.now = 1030 * kSecond;
+  (void)f.Insert("b");  // generation 1: gone at 1125 s
+  clock.now = 1060 * kSecond;
+  (void)f.Insert("c");  // generation 2: gone at 1150 s
+  const std::string bytes = Saved(f);
+  clock.now = 1090 * kSecond;  // the process was down for 30 s
+  WindowedFilter loaded = Reloaded(bytes, clock.Get());
+  CHECK(loaded.epoch() == 2);
+  CHECK(loaded.MayContain("a"));
+  CHECK(loaded.MayContain("b"));
+  CHECK(loaded.Insert("d"));  // generation 3, 1090 s: gone at 1175 s
+  for (int64_t t : {1099, 1100, 1124, 1125, 1149, 1150, 1174, 1175}) {
+    clock.now = t * kSecond;
+    CAPTURE(t);
+    CHECK(loaded.MayContain("a") == (t < 1100));
+    CHECK(loaded.MayContain("b") == (t < 1125));
+    CHECK(loaded.MayContain("c") == (t < 1150));
+    CHECK(loaded.MayContain("d") == (t < 1175));
+    CHECK(loaded.MayContain("a") == f.MayContain("a"));
+  }
+  // Loaded after the whole window passed: it holds nothing, as the filter that stayed up.
+  clock.now = 1060 * kSecond + 100 * kSecond;
+  WindowedFilter late = Reloaded(bytes, clock.Get());
+  CHECK(late.EstimatedCount() == 0.0);
+  CHECK(late.EstimatedFpr() == 0.0);
+  CHECK_FALSE(late.MayContain("c"));
+  CHECK(late.Insert("c"));
+  // A clock behind the saved state never brings expired keys back, nor loses live ones.
+  clock.now = 0;
+  WindowedFilter behind = Reloaded(bytes, clock.Get());
+  CHECK(behind.epoch() == 2);
+  CHECK(behind.MayContain("a"));
+  CHECK(behind.MayContain("c"));
+}
+
+TEST_CASE("the default clock is the Unix epoch's, so a saved window expires in another process") {
+  WindowedOptions o;
+  o.capacity = 1000;
+  o.window = std::chrono::hours(1);
+  auto f = MakeOrFail<WindowedFilter>(o);
+  (void)f.Insert("k");
+  const std::string bytes = Saved(f);
+  uint64_t origin;
+  std::memcpy(&origin, bytes.data() + 120, 8);  // param3 (docs/FORMAT.md, kind 5)
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  CHECK(static_cast<int64_t>(origin) <= now);
+  CHECK(now - static_cast<int64_t>(origin) < 60 * kSecond);
+  CHECK(Reloaded(bytes).MayContain("k"));
+}
+
+// Writes `value` at `offset` of a saved file and re-seals its checksums: a contradiction only the
+// windowed reader can catch.
+std::string Edited(std::string bytes, size_t offset, uint64_t value) {
+  std::memcpy(bytes.data() + offset, &value, 8);
+  std::span<uint8_t> image(reinterpret_cast<uint8_t*>(bytes.data()), bytes.size());
+  REQUIRE(internal::RecomputeChecksums(image));
+  return bytes;
+}
+
+TEST_CASE("hostile windowed files: a contradiction is DataLoss naming it, never a crash") {
+  auto f = MakeOrFail<WindowedFilter>(KeyWindow(4000));  // G = 4, 1000 inserts a generation
+  for (uint64_t i = 0; i < 2500; ++i) (void)f.Insert(i);
+  const std::string good = Saved(f);
+  uint64_t param0;
+  std::memcpy(&param0, good.data() + 96, 8);
+  REQUIRE(param0 == 4);                       // G = 4, Refresh::kOnInsert
+  REQUIRE(Edited(good, 96, param0) == good);  // re-sealing alone changes nothing
+  absl::StatusOr<FileInfo> info = InspectBytes(good);
+  REQUIRE(info.ok());
+  CHECK(info->kind == FilterKind::kWindowed);
+  CHECK(FilterKindName(info->kind) == "windowed");
+  CHECK(info->capacity == 4000);
+  // Offsets in the fixed header (docs/FORMAT.md).
+  constexpr size_t kFpr = 56, kInsertCount = 64, kParam0 = 96, kParam1 = 104, kParam2 = 112,
+                   kParam3 = 120, kBits = 40;
+  struct Case {
+    size_t offset;
+    uint64_t value;
+    const char* says;
+  };
+  const uint64_t lines = 4 * f.blocks();
+  uint64_t ragged = 3;  // a generation count the lines do not divide into
+  while (lines % ragged == 0) ++ragged;
+  std::vector<Case> cases = {
+      {kParam0, 1, "generations"},
+      {kParam0, 65, "generations"},
+      {kParam0, 4 | (uint64_t{1} << 9), "option bits"},
+      {kParam0, ragged, "whole lines"},
+      {kParam1, 3, "window"},                  // 3 ns for 4 generations
+      {kParam1, uint64_t{1} << 63, "window"},  // negative
+      {kParam2, ~uint64_t{0}, "epoch"},
+      {kParam3, 1001, "inserts"},  // more than a generation's share
+      {kInsertCount, 5, "insert count"},
+      {kFpr, 0, "fpr"},
+      {kFpr, std::bit_cast<uint64_t>(1e-12), "above its fpr"},
+      {kBits, f.memory_bytes() * 8 + 512, "stage"},
+  };
+  // Eight generations over the same lines: each would hold half the keys at the same bits per
+  // key, so the window's FPR would break its promise.
+  if (lines % 8 == 0) cases.push_back({kParam0, 8, "above its fpr"});
+  for (const auto& c : cases) {
+    CAPTURE(c.offset);
+    CAPTURE(c.value);
+    const absl::Status s = WindowedFilter::LoadFromBytes(Edited(good, c.offset, c.value)).status();
+    CHECK(s.code() == absl::StatusCode::kDataLoss);
+    CHECK(std::string(s.message()).find(c.says) != std::string::npos);
+  }
+  // Any flipped header byte and any truncation is refused; other kinds refuse the file.
+  for (size_t i = 0; i < 4096; ++i) {
+    std::string changed = good;
+    changed[i] = static_cast<char>(changed[i] ^ 0x08);
+    CAPTURE(i);
+    REQUIRE_FALSE(WindowedFilter::LoadFromBytes(changed).ok());
+  }
+  for (size_t size = 0; size < good.size(); size += 97) {
+    REQUIRE_FALSE(WindowedFilter::LoadFromBytes(std::string_view(good).substr(0, size)).ok());
+  }
+  CHECK(BlockedFilter::LoadFromBytes(good).status().code() ==
+        absl::StatusCode::kFailedPrecondition);
+  FilterOptions blocked;
+  blocked.capacity = 1000;
+  absl::StatusOr<std::string> other = MakeOrFail<BlockedFilter>(blocked).SaveToBytes();
+  REQUIRE(other.ok());
+  CHECK(WindowedFilter::LoadFromBytes(*other).status().code() ==
+        absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_CASE("concurrent inserts while rotating by count lose no completed insert" *

@@ -17,9 +17,15 @@
 
 namespace bloomery {
 
-enum class FilterKind : uint32_t { kBlocked = 1, kClassic = 2, kScalable = 3, kCounting = 4 };
+enum class FilterKind : uint32_t {
+  kBlocked = 1,
+  kClassic = 2,
+  kScalable = 3,
+  kCounting = 4,
+  kWindowed = 5,
+};
 
-// "blocked", "classic", "scalable", "counting"; "unknown" for a value outside the enum.
+// "blocked", "classic", "scalable", "counting", "windowed"; "unknown" for a value outside the enum.
 [[nodiscard]] std::string_view FilterKindName(FilterKind kind) noexcept;
 
 // The kind named `name` exactly (lower case, as FilterKindName spells it); nullopt otherwise.

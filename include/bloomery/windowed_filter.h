@@ -66,7 +66,12 @@
 // in a generation after it reached capacity/G (at most one per thread racing the rotation).
 //
 // Keys: std::string_view (bytes), uint64_t (its 8 little-endian bytes), or a KeyHash (key.h).
-// Hot-path calls are noexcept and allocate nothing. Not yet in the file format: no Save/Load.
+// Hot-path calls are noexcept and allocate nothing.
+//
+// Files (docs/FORMAT.md, kind "windowed"): Save/Load carry the generations' lines and the
+// window's clock state, so expiry goes on across a restart as if the process had never stopped:
+// key-count mode resumes at the same insert, and duration mode keeps expiring by the clock while
+// the file sits on disk (a filter loaded after W has passed holds nothing).
 #ifndef BLOOMERY_WINDOWED_FILTER_H_
 #define BLOOMERY_WINDOWED_FILTER_H_
 
@@ -76,6 +81,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -164,6 +170,22 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
   absl::Status UnionWith(const WindowedFilter& other);
   [[nodiscard]] absl::Status CheckCompatible(const WindowedFilter& other) const;
 
+  // Persistence (docs/FORMAT.md, kind "windowed"), as BlockedFilter's: Save is crash-safe and
+  // atomic, SaveToBytes returns the file's bytes, Load/LoadFromBytes validate hostile input with
+  // the same status codes and options.max_bytes cap. Not concurrent with writers. Duration mode
+  // stores when the window's epoch 0 began on the clock's scale, so `clock` given to Load (empty:
+  // the system clock) must count from the saving clock's origin: the default counts from the Unix
+  // epoch, so a file moves between processes and machines whose clocks agree. A clock behind the
+  // saved state never brings expired keys back. In key-count mode `clock` is unused.
+  [[nodiscard]] absl::Status Save(const std::string& path) const;
+  [[nodiscard]] absl::StatusOr<std::string> SaveToBytes() const;
+  [[nodiscard]] static absl::StatusOr<WindowedFilter> Load(const std::string& path,
+                                                           const LoadOptions& options = {},
+                                                           WindowClock clock = {});
+  [[nodiscard]] static absl::StatusOr<WindowedFilter> LoadFromBytes(std::string_view bytes,
+                                                                    const LoadOptions& options = {},
+                                                                    WindowClock clock = {});
+
   // Forgets every key and restarts the window at the current time. Not concurrent-safe.
   void Clear() noexcept;
 
@@ -176,6 +198,8 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
 
   // One generation's plan: capacity/G keys at the per-generation FPR.
   [[nodiscard]] const Plan& generation_plan() const noexcept { return plan_; }
+  // The FPR requested over the whole window (options.fpr).
+  [[nodiscard]] double fpr() const noexcept { return fpr_; }
   // The FPR promised over the whole window once it holds `capacity` keys (<= options.fpr).
   [[nodiscard]] double expected_fpr() const noexcept;
   [[nodiscard]] uint32_t generations() const noexcept { return generations_; }
@@ -188,6 +212,11 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
   [[nodiscard]] int64_t window_ns() const noexcept { return window_ns_; }
   [[nodiscard]] uint64_t capacity() const noexcept { return capacity_; }
   [[nodiscard]] uint64_t memory_bytes() const noexcept { return memory_.size(); }
+  // Every generation's lines, interleaved (line b*G + j is line b of slot j); reading them while
+  // another thread inserts is a data race.
+  [[nodiscard]] std::span<const uint8_t> bytes() const noexcept {
+    return {memory_.data(), memory_.size()};
+  }
   // The newest generation's number (rotations since creation); ages come from it.
   [[nodiscard]] uint64_t epoch() const noexcept;
   // Generation `age` (0 = newest, up to generations() - 1): how many keys it holds, estimated
@@ -204,7 +233,31 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
   // live behind one pointer and the filter moves.
   struct State;
 
-  WindowedFilter() noexcept;
+  // What Create and a loaded file both fix: the lines, the plan of one generation, the window.
+  struct Shape {
+    uint32_t generations = 0;
+    uint64_t capacity = 0;
+    double fpr = 0;
+    int64_t window_ns = 0;
+    Refresh refresh = Refresh::kOnInsert;
+    uint64_t seed = kDefaultSeed;
+    bool concurrent = false;
+  };
+  WindowedFilter(FilterMemory memory, const Plan& plan, const Shape& shape, WindowClock clock);
+  // Puts the window at `epoch` (slot j then holds the epoch e <= epoch with e = j mod G,
+  // e > epoch - G, or none): Create, Clear and Load share it.
+  void Restart(uint64_t epoch) noexcept;
+  // The file's clock field: key-count mode, inserts counted into the newest generation; duration
+  // mode, the clock time at which epoch 0 began.
+  [[nodiscard]] uint64_t ClockField() const noexcept;
+  // A loaded file's state: the window at `epoch`, and its clock field.
+  void RestoreClock(uint64_t epoch, uint64_t clock_field) noexcept;
+  // Save / SaveToBytes: to the file at *path (returning ""), or the bytes when path is null.
+  [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
+  [[nodiscard]] static absl::StatusOr<WindowedFilter> Read(const std::string& name,
+                                                           const std::string_view* bytes,
+                                                           const LoadOptions& options,
+                                                           WindowClock clock);
   // The epoch the filter should be at now: the stored one, or the clock's in duration mode.
   [[nodiscard]] uint64_t EpochNow() const noexcept;
   // Whether slot `slot` holds a live generation at epoch `now`.
@@ -233,6 +286,7 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
   uint32_t generations_ = 0;
   Plan plan_;
   uint64_t capacity_ = 0;
+  double fpr_ = 0;               // requested over the whole window
   uint64_t per_generation_ = 0;  // key-count mode: counted inserts per generation
   int64_t window_ns_ = 0;
   int64_t span_ns_ = 0;    // window_ns_ / generations_

@@ -57,6 +57,7 @@ struct FileHeader {
   uint64_t param0 = 0;
   uint64_t param1 = 0;
   uint64_t param2 = 0;
+  uint64_t param3 = 0;
   std::vector<StageInfo> stages;
   uint32_t chunk_shift = kDefaultChunkShift;
   uint64_t payload_offset = 0;

@@ -1,0 +1,137 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// WindowedFilter's persistence: a one-stage file of kind "windowed" (docs/FORMAT.md). The stage is
+// the interleaved generations' lines; the window and its clock state are in the header's params.
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "bloomery/windowed_filter.h"
+#include "internal/format.h"
+#include "internal/storage.h"
+
+namespace bloomery {
+namespace {
+
+using internal::FileHeader;
+
+constexpr uint32_t kMaxGenerations = 64;
+constexpr uint64_t kRefreshShift = 8;
+
+absl::Status Corrupt(absl::string_view what) {
+  return internal::Corrupt(absl::StrCat("windowed filter ", what));
+}
+
+uint32_t GenerationsOf(const FileHeader& header) {
+  return static_cast<uint32_t>(header.param0 & 0xFF);
+}
+
+// The header's window and geometry checked against what Create makes: one generation's plan
+// (DataLoss otherwise).
+absl::StatusOr<Plan> GenerationPlanOf(const FileHeader& header) {
+  const uint32_t g = GenerationsOf(header);
+  if ((header.param0 >> (kRefreshShift + 1)) != 0) return Corrupt("has unknown option bits");
+  if (g < 2 || g > kMaxGenerations) {
+    return Corrupt(absl::StrFormat("generations %d outside 2..%d", g, kMaxGenerations));
+  }
+  const auto window_ns = static_cast<int64_t>(header.param1);
+  if (window_ns < 0 || (window_ns > 0 && window_ns < g)) {
+    return Corrupt(
+        absl::StrFormat("window of %d ns is shorter than its %d generations", window_ns, g));
+  }
+  if (header.capacity == 0 || !(header.fpr > 0 && header.fpr < 1)) {
+    return Corrupt("needs a capacity and an fpr in (0, 1)");
+  }
+  if (header.insert_count != 0 || header.stages[0].insert_count != 0 ||
+      header.stages[0].capacity != header.capacity) {
+    return Corrupt("counts contradict the header");
+  }
+  if (header.param2 == ~uint64_t{0}) return Corrupt("epoch out of range");
+  const uint64_t per_generation = (header.capacity + g - 1) / g;
+  if (window_ns == 0 && header.param3 > per_generation) {
+    return Corrupt(absl::StrFormat("newest generation counts %d inserts, more than its %d",
+                                   header.param3, per_generation));
+  }
+  if (header.bits % (uint64_t{g} * kBlockBits) != 0) {
+    return Corrupt("bits are not whole lines for every generation");
+  }
+  absl::StatusOr<Plan> plan =
+      PlanForSize(header.bits / g, header.hashes, per_generation, Layout::kBlocked);
+  if (!plan.ok() || plan->bits != header.bits / g) {
+    return Corrupt(absl::StrFormat("bits %d with %d hashes is not a valid geometry", header.bits,
+                                   header.hashes));
+  }
+  // The promise Create keeps: the predicted FPR over the window is at most the requested one.
+  const double window_fpr = -std::expm1(g * std::log1p(-plan->expected_fpr));
+  if (window_fpr > header.fpr * (1 + 1e-9)) {
+    return Corrupt(absl::StrFormat("predicts FPR %g over the window, above its fpr %g", window_fpr,
+                                   header.fpr));
+  }
+  return plan;
+}
+
+}  // namespace
+
+namespace internal {
+
+// The row check of kind 5 (lib/filter_kind.cc): Inspect, Load and LoadFromBytes share its verdict.
+absl::Status CheckWindowedHeader(const FileHeader& header) {
+  return GenerationPlanOf(header).status();
+}
+
+}  // namespace internal
+
+absl::StatusOr<std::string> WindowedFilter::Write(const std::string* path) const {
+  // One stage holding every generation's lines; the window and its clock in the params.
+  FileHeader header = internal::SingleStageHeader(FilterKind::kWindowed, plan_, seed_);
+  header.bits = plan_.bits * generations_;
+  header.capacity = capacity_;
+  header.fpr = fpr_;
+  header.stages = {{header.bits, plan_.hashes, capacity_, 0}};
+  header.param0 = generations_ | uint64_t{static_cast<uint8_t>(refresh_)} << kRefreshShift;
+  header.param1 = static_cast<uint64_t>(window_ns_);
+  header.param2 = epoch();
+  header.param3 = ClockField();
+  const std::span<const uint8_t> payload[] = {bytes()};
+  return internal::WriteFilter(path, std::move(header), payload);
+}
+
+absl::Status WindowedFilter::Save(const std::string& path) const { return Write(&path).status(); }
+
+absl::StatusOr<std::string> WindowedFilter::SaveToBytes() const { return Write(nullptr); }
+
+absl::StatusOr<WindowedFilter> WindowedFilter::Read(const std::string& name,
+                                                    const std::string_view* bytes,
+                                                    const LoadOptions& options, WindowClock clock) {
+  absl::StatusOr<internal::LoadedFile> file =
+      internal::LoadFilter(internal::Input{name, bytes ? std::optional(*bytes) : std::nullopt},
+                           FilterKind::kWindowed, options);
+  if (!file.ok()) return file.status();
+  const FileHeader& header = file->header;
+  absl::StatusOr<Plan> plan = GenerationPlanOf(header);  // the row check passed: this holds
+  if (!plan.ok()) return plan.status();
+  const Shape shape{GenerationsOf(header),
+                    header.capacity,
+                    header.fpr,
+                    static_cast<int64_t>(header.param1),
+                    static_cast<Refresh>(header.param0 >> kRefreshShift),
+                    header.seed,
+                    options.concurrent};
+  WindowedFilter filter(internal::Own(std::move(file->storage())), *plan, shape, std::move(clock));
+  filter.RestoreClock(header.param2, header.param3);
+  return filter;
+}
+
+absl::StatusOr<WindowedFilter> WindowedFilter::Load(const std::string& path,
+                                                    const LoadOptions& options, WindowClock clock) {
+  return Read(path, nullptr, options, std::move(clock));
+}
+
+absl::StatusOr<WindowedFilter> WindowedFilter::LoadFromBytes(std::string_view bytes,
+                                                             const LoadOptions& options,
+                                                             WindowClock clock) {
+  return Read(std::string(internal::kBytesName), &bytes, options, std::move(clock));
+}
+
+}  // namespace bloomery
