@@ -147,6 +147,59 @@ uint64_t RaceReadersAgainstWriters(
   return violations.load();
 }
 
+int64_t UnixNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The windowed guard: rows that live at most a TTL after their Put, forgotten by age. Runs on an
+// emptied table: a windowed guard is for tables whose every row expires.
+void CheckWindowed(Database& db, const Args& args) {
+  std::printf("%s: windowed guard (expiry by age, TTL 2 s)\n", db.name().c_str());
+  CHECK_OK(db.Reset());
+  auto conn = ValueOrDie(db.Connect());
+  GuardOptions options;
+  options.filter_path = args.dir + "/check_windowed.bloom";
+  options.capacity = 100'000;
+  options.ttl_seconds = 2;
+  std::remove(options.filter_path.c_str());
+  std::remove((options.filter_path + ".seq").c_str());
+  const auto ttl_key = [](uint64_t i) { return absl::StrCat("ttl:", i); };
+  {
+    auto guard = ValueOrDie(CacheGuard<bloomery::WindowedFilter>::Open(options, *conn));
+    Expect(guard->Put(*conn, "forever", "v", 0).code() == absl::StatusCode::kInvalidArgument &&
+               guard->Put(*conn, "late", "v", UnixNow() + 60).code() ==
+                   absl::StatusCode::kInvalidArgument,
+           "a row that would outlive the TTL is refused");
+    for (uint64_t i = 0; i < 1000; ++i) CHECK_OK(guard->Put(*conn, ttl_key(i), "v", UnixNow() + 2));
+    CHECK_OK(guard->Save(*conn));
+  }
+  {
+    auto guard = ValueOrDie(CacheGuard<bloomery::WindowedFilter>::Open(options, *conn));
+    uint64_t missing = 0;
+    for (uint64_t i = 0; i < 1000; ++i) missing += !guard->filter()->MayContain(ttl_key(i));
+    Expect(guard->restored() && missing == 0,
+           "restart loads the saved window: every row within its TTL is in it");
+    const uint64_t violations = RaceReadersAgainstWriters(
+        db, "wrace:", 1500,
+        [&](Connection& c, const std::string& key) {
+          CHECK_OK(guard->Put(c, key, "v", UnixNow() + 2));
+        },
+        [&](const std::string& key) { return guard->filter()->MayContain(key); });
+    Expect(violations == 0, absl::StrCat("no committed row within its TTL is answered absent (",
+                                         violations, " times)"));
+    // The window is ceil(2 * 4 / 3) = 3 s: wait it out, and the first rows are gone by age alone.
+    std::this_thread::sleep_for(std::chrono::milliseconds(3200));
+    CHECK_OK(guard->Put(*conn, "fresh", "v", UnixNow() + 2));
+    uint64_t stale = 0;
+    for (uint64_t i = 0; i < 1000; ++i) stale += guard->filter()->MayContain(ttl_key(i));
+    Expect(stale < 60 && guard->filter()->MayContain("fresh"),
+           absl::StrCat("after the window the expired rows left the filter by age (", stale,
+                        " of 1000 still maybe: false positives, planned 1%); a fresh row is in"));
+  }
+}
+
 int Check(const Args& args) {
   auto db = ValueOrDie(OpenDatabase(args.db));
   CHECK_OK(db->Reset());
@@ -283,6 +336,7 @@ int Check(const Args& args) {
            absl::StrCat("restart replays 100 offline deletes: ", stale,
                         " of them still maybe, live rows all present"));
   }
+  CheckWindowed(*db, args);
   std::printf("%s\n", failures == 0 ? "PASS" : "FAILED");
   return failures == 0 ? 0 : 1;
 }
@@ -407,6 +461,75 @@ int Bench(const Args& args) {
   return 0;
 }
 
+// Deletes and expiry, priced: `rows` rows that each expire an hour after their Put, kept in a
+// counting guard (which must reap every expired row through the guard) and in a windowed guard
+// (which forgets keys by age). Prints, per guard: filter bytes per live row, Puts/s through the
+// guard into the database, filter-only lookups/s over live and absent keys, and the reaping the
+// counting guard needs.
+template <typename Filter>
+void PriceExpiry(Database& db, const Args& args, const char* name) {
+  CHECK_OK(db.Reset());
+  auto conn = ValueOrDie(db.Connect());
+  constexpr int64_t kTtl = 3600;
+  GuardOptions options;
+  options.filter_path = absl::StrCat(args.dir, "/expiry_", name, ".bloom");
+  std::remove(options.filter_path.c_str());
+  std::remove((options.filter_path + ".seq").c_str());
+  options.ttl_seconds = kTtl;
+  // Planned for the live rows at 1 %. A window holds the Puts of W = TTL * G/(G-1): with each row
+  // written once per TTL, G/(G-1) times the live rows.
+  const bool windowed = std::is_same_v<Filter, bloomery::WindowedFilter>;
+  options.capacity =
+      windowed ? args.rows * options.generations / (options.generations - 1) : args.rows;
+  auto guard = ValueOrDie(CacheGuard<Filter>::Open(options, *conn));
+  std::vector<std::string> keys(args.rows), absent(args.rows);
+  for (uint64_t i = 0; i < args.rows; ++i) {
+    keys[i] = absl::StrCat("exp:", i);
+    absent[i] = absl::StrCat("never:", i);
+  }
+  const auto t0 = Clock::now();
+  for (const std::string& key : keys) CHECK_OK(guard->Put(*conn, key, "v", UnixNow() + kTtl));
+  const auto t1 = Clock::now();
+  const Filter& filter = *guard->filter();
+  uint64_t found = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (const std::string& key : keys) found += filter.MayContain(key);
+    for (const std::string& key : absent) found += filter.MayContain(key);
+  }
+  const auto t2 = Clock::now();
+  double reap_s = 0;
+  uint64_t reaped = 0;
+  if constexpr (std::is_same_v<Filter, bloomery::CountingFilter>) {
+    // An hour later every row has expired: the counting guard deletes each through itself.
+    const auto r0 = Clock::now();
+    for (size_t n = 1; n > 0; reaped += n)
+      n = ValueOrDie(guard->ReapExpired(*conn, UnixNow() + 2 * kTtl));
+    reap_s = std::chrono::duration<double>(Clock::now() - r0).count();
+  }
+  auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+  std::printf(
+      "{\"db\":\"%s\",\"filter\":\"%s\",\"rows\":%llu,\"filter_bytes\":%llu,"
+      "\"bits_per_live_row\":%.2f,\"puts_per_s\":%.0f,\"lookups_per_s\":%.0f,"
+      "\"all_live_found\":%s,\"reaped\":%llu,\"reap_rows_per_s\":%.0f}\n",
+      db.name().c_str(), name, static_cast<unsigned long long>(args.rows),
+      static_cast<unsigned long long>(filter.memory_bytes()),
+      8.0 * static_cast<double>(filter.memory_bytes()) / static_cast<double>(args.rows),
+      static_cast<double>(args.rows) / secs(t0, t1),
+      6.0 * static_cast<double>(args.rows) / secs(t1, t2),
+      found >= 3 * args.rows ? "true" : "false", static_cast<unsigned long long>(reaped),
+      reap_s > 0 ? static_cast<double>(reaped) / reap_s : 0.0);
+  std::fflush(stdout);
+}
+
+int Expiry(const Args& args) {
+  auto db = ValueOrDie(OpenDatabase(args.db));
+  for (int rep = 0; rep < 3; ++rep) {  // interleaved: both guards see the same background load
+    PriceExpiry<bloomery::CountingFilter>(*db, args, "counting");
+    PriceExpiry<bloomery::WindowedFilter>(*db, args, "windowed");
+  }
+  return 0;
+}
+
 // Time to build a filter of `keys` string keys with the batch API, save it and map it back: what
 // a service pays at start with and without a saved file.
 int Load(const Args& args) {
@@ -444,13 +567,14 @@ int main(int argc, char** argv) {
   cache_guard::Args args;
   if (!cache_guard::Parse(argc, argv, args)) {
     std::fprintf(stderr,
-                 "usage: cache_guard check|bench|load [--db sqlite:PATH|postgres:CONNINFO] "
+                 "usage: cache_guard check|bench|load|expiry [--db sqlite:PATH|postgres:CONNINFO] "
                  "[--dir DIR] [--rows N] [--keys N] [--clients N] [--seconds S] [--rate R]\n");
     return 2;
   }
   if (args.command == "check") return cache_guard::Check(args);
   if (args.command == "bench") return cache_guard::Bench(args);
   if (args.command == "load") return cache_guard::Load(args);
+  if (args.command == "expiry") return cache_guard::Expiry(args);
   std::fprintf(stderr, "unknown command %s\n", args.command.c_str());
   return 2;
 }

@@ -20,13 +20,22 @@
 //     BEFORE the scan, so every row committed meanwhile is in the scan or after the watermark.
 //
 // Filter: BlockedFilter (rows are never deleted, or rarely: deleted keys stay as false positives
-// until the next rebuild) or CountingFilter (deletes and expiry really remove keys, at ~4.4x the
-// memory of a BlockedFilter for the same FPR). Both are created concurrent: any number of threads
-// may call Get, Put and Delete at once.
+// until the next rebuild), CountingFilter (deletes and expiry really remove keys, at ~4.4x the
+// memory of a BlockedFilter for the same FPR, and every expired row must be reaped one by one
+// through the guard), or WindowedFilter (rows that live at most `ttl_seconds` after their last
+// Put: the filter forgets a key by age, with no per-row bookkeeping; the database may drop expired
+// rows in bulk). All are created concurrent: any number of threads may call Get, Put and Delete
+// at once.
+//
+// The windowed guard's promise: a key is kept at least W*(G-1)/G after its last Put, and the
+// window W is chosen so that this is `ttl_seconds`; a row whose expires_at is further away is
+// refused by Put (the filter would forget it while it still exists). After its TTL a row may be
+// answered "absent" even if the database has not deleted it yet: it has expired.
 #ifndef BLOOMERY_EXAMPLES_CACHE_GUARD_GUARD_H_
 #define BLOOMERY_EXAMPLES_CACHE_GUARD_GUARD_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -107,6 +116,10 @@ struct GuardOptions {
   size_t lru_entries = 10'000;
   // false: no filter at all (the baseline the guard is measured against).
   bool enabled = true;
+  // WindowedFilter: the longest a row lives after its Put, in seconds. `capacity` is then the
+  // keys Put within one window (ttl * G / (G - 1)), not the rows alive at once.
+  int64_t ttl_seconds = 0;
+  uint32_t generations = 4;
 };
 
 // What a guard did since it started; read while it runs (relaxed counters).
@@ -120,6 +133,7 @@ struct GuardCounters {
 template <typename Filter>
 class CacheGuard {
   static constexpr bool kCounting = std::is_same_v<Filter, bloomery::CountingFilter>;
+  static constexpr bool kWindowed = std::is_same_v<Filter, bloomery::WindowedFilter>;
 
  public:
   // Maps the saved filter and applies the change log after its watermark, or builds the filter
@@ -133,9 +147,15 @@ class CacheGuard {
       bloomery::LoadOptions load;
       load.concurrent = true;
       // Copy-on-write: this process's inserts stay private until the next Save, which replaces
-      // the file atomically; a crash leaves the last saved file and its watermark intact.
-      absl::StatusOr<Filter> mapped =
-          Filter::Map(options.filter_path, bloomery::MapMode::kReadOnly, load);
+      // the file atomically; a crash leaves the last saved file and its watermark intact. A
+      // window is loaded (its generations rotate in memory), and goes on expiring by the clock.
+      absl::StatusOr<Filter> mapped = [&] {
+        if constexpr (kWindowed) {
+          return Filter::Load(options.filter_path, load);
+        } else {
+          return Filter::Map(options.filter_path, bloomery::MapMode::kReadOnly, load);
+        }
+      }();
       if (mapped.ok()) {
         guard->filter_.emplace(*std::move(mapped));
         guard->watermark_ = *watermark;
@@ -172,9 +192,20 @@ class CacheGuard {
   }
 
   // Creates or updates the row. expires_at: unix seconds, 0 for never (expiry needs a
-  // CountingFilter to remove the key).
+  // CountingFilter or a WindowedFilter to remove the key). A windowed guard refuses
+  // (InvalidArgument) a row that would outlive its TTL.
   absl::Status Put(Connection& conn, std::string_view key, std::string_view value,
                    int64_t expires_at = 0) {
+    if constexpr (kWindowed) {
+      const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+      if (expires_at <= 0 || expires_at > now + options_.ttl_seconds) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "a windowed guard keeps keys ", options_.ttl_seconds,
+            " s: a row must expire within that (expires_at ", expires_at, ", now ", now, ")"));
+      }
+    }
     // Before the commit: the row becomes visible only after its key is in the filter.
     if (filter_.has_value()) (void)filter_->Insert(key);
     absl::StatusOr<bool> created = conn.Put(key, value, expires_at);
@@ -277,7 +308,17 @@ class CacheGuard {
   }
 
   absl::StatusOr<Filter> Create() const {
-    if constexpr (kCounting) {
+    if constexpr (kWindowed) {
+      bloomery::WindowedOptions windowed;
+      windowed.capacity = options_.capacity;
+      windowed.fpr = options_.fpr;
+      windowed.generations = options_.generations;
+      // Kept at least W*(G-1)/G: make that the TTL.
+      const int64_t g = options_.generations;
+      windowed.window = std::chrono::seconds((options_.ttl_seconds * g + g - 2) / (g - 1));
+      windowed.concurrent = true;
+      return bloomery::WindowedFilter::Create(windowed);
+    } else if constexpr (kCounting) {
       bloomery::CountingOptions counting;
       counting.capacity = options_.capacity;
       counting.fpr = options_.fpr;

@@ -7,8 +7,8 @@ Four kinds, one vocabulary (see each class's docstring):
 - ``ClassicFilter``: k cache lines per key, the fewest bits per key.
 - ``ScalableFilter`` (alias ``ScalableBloomFilter``): grows x2 or x4, total FPR stays bounded.
 - ``CountingFilter``: counters instead of bits, so keys can be removed and counted.
-- ``WindowedFilter``: keys expire after a window of adds or of seconds (not in the file format
-  yet: no save, load, copy or pickling).
+- ``WindowedFilter``: keys expire after a window of adds or of seconds; its files keep the
+  window's clock state.
 
 A drop-in for pybloom-live's common calls::
 
@@ -55,6 +55,7 @@ _KINDS = {
     "classic": ClassicFilter,
     "counting": CountingFilter,
     "scalable": ScalableFilter,
+    "windowed": WindowedFilter,
 }
 
 

@@ -397,10 +397,6 @@ concept HasMap = requires(const std::string& p) {
   F::Map(p, MapMode::kReadOnly, LoadOptions{});
 };
 template <typename F>
-concept HasBytes = requires(const F& f) {
-  f.SaveToBytes();
-};
-template <typename F>
 concept IsScalable = std::is_same_v<F, ScalableFilter>;
 
 // A filter with its Python-side thread guard.
@@ -734,77 +730,73 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
           "memory_bytes", [](W& self) { return self.filter().memory_bytes(); },
           "Bytes of filter memory.");
   cls.def("__ior__", union_update);
-  // Kinds without a file format (WindowedFilter) have no save, load, copy or pickling.
-  if constexpr (HasBytes<Filter>) {
-    cls.def(
-           "save",
-           [](W& self, const std::string& path) {
-             OrThrow(self.Exclusive([&](Filter& f) { return f.Save(path); }));
-           },
-           py::arg("path"),
-           "Writes the filter atomically to `path` in bloomery's file format (the C++ library's "
-           "and the `bloomery` CLI's).")
-        .def(
-            "tobytes", [](W& self) { return self.Exclusive([](Filter& f) { return ToBytes(f); }); },
-            "The filter as the bytes of its file.")
-        .def(
-            "tofile",
-            [](W& self, py::object file) {
-              file.attr("write")(self.Exclusive([](Filter& f) { return ToBytes(f); }));
-            },
-            py::arg("f"), "Writes the filter's file to the binary file object `f` (pybloom-live).")
-        .def(
-            "copy", [](W& self) { return Copy(self); }, "An independent copy.")
-        .def(
-            "union", [](W& self, W& other) { return Merged(self, other, unite); }, py::arg("other"),
-            "A new filter holding the keys of both (pybloom-live's union, `|`).")
-        .def_static(
-            "load",
-            [](const std::string& path, bool concurrent, uint64_t max_bytes, bool verify_checksums,
-               bool allow_dirty) {
-              const LoadOptions options =
-                  MakeLoadOptions(concurrent, max_bytes, verify_checksums, allow_dirty);
-              return Wrap(OrThrow(WithoutGil([&] { return Filter::Load(path, options); }),
-                                  /*reading=*/true));
-            },
-            py::arg("path"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
-            py::arg("verify_checksums") = true, py::arg("allow_dirty") = false,
-            "Reads a filter file into memory, validating it. FileNotFoundError, PermissionError, "
-            "bloomery.FormatError for a file that is not a valid filter of this kind, MemoryError "
-            "above max_bytes.")
-        .def_static(
-            "frombytes",
-            [](py::bytes data, bool concurrent, uint64_t max_bytes) {
-              return Wrap(FromBytes<Filter>(std::string_view(data),
-                                            MakeLoadOptions(concurrent, max_bytes, true, false)));
-            },
-            py::arg("data"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
-            "A filter from the bytes of its file (tobytes()).")
-        .def_static(
-            "fromfile",
-            [](py::object file, py::ssize_t n) {
-              py::bytes data = n < 0 ? file.attr("read")() : file.attr("read")(n);
-              return Wrap(FromBytes<Filter>(std::string_view(data),
-                                            MakeLoadOptions(false, 0, true, false)));
-            },
-            py::arg("f"), py::arg("n") = -1,
-            "Reads a filter written by tofile() from the binary file object `f` (pybloom-live).")
-        // The state carries `concurrent`, which the file format does not: an unpickled (or
-        // copy.copy'd) concurrent filter must stay safe for the threads that share it.
-        .def(py::pickle(
-            [](W& self) {
-              return py::make_tuple(self.Exclusive([](Filter& f) { return ToBytes(f); }),
-                                    self.filter().concurrent());
-            },
-            [](const py::tuple& state) {
-              if (state.size() != 2)
-                throw py::value_error("a bloomery pickle is (bytes, concurrent)");
-              return Wrap(
-                  FromBytes<Filter>(std::string_view(state[0].cast<py::bytes>()),
-                                    MakeLoadOptions(state[1].cast<bool>(), 0, true, false)));
-            }));
-    cls.def("__or__", [](py::object self, py::object other) { return self.attr("union")(other); });
-  }
+  cls.def(
+         "save",
+         [](W& self, const std::string& path) {
+           OrThrow(self.Exclusive([&](Filter& f) { return f.Save(path); }));
+         },
+         py::arg("path"),
+         "Writes the filter atomically to `path` in bloomery's file format (the C++ library's "
+         "and the `bloomery` CLI's).")
+      .def(
+          "tobytes", [](W& self) { return self.Exclusive([](Filter& f) { return ToBytes(f); }); },
+          "The filter as the bytes of its file.")
+      .def(
+          "tofile",
+          [](W& self, py::object file) {
+            file.attr("write")(self.Exclusive([](Filter& f) { return ToBytes(f); }));
+          },
+          py::arg("f"), "Writes the filter's file to the binary file object `f` (pybloom-live).")
+      .def(
+          "copy", [](W& self) { return Copy(self); }, "An independent copy.")
+      .def(
+          "union", [](W& self, W& other) { return Merged(self, other, unite); }, py::arg("other"),
+          "A new filter holding the keys of both (pybloom-live's union, `|`).")
+      .def_static(
+          "load",
+          [](const std::string& path, bool concurrent, uint64_t max_bytes, bool verify_checksums,
+             bool allow_dirty) {
+            const LoadOptions options =
+                MakeLoadOptions(concurrent, max_bytes, verify_checksums, allow_dirty);
+            return Wrap(OrThrow(WithoutGil([&] { return Filter::Load(path, options); }),
+                                /*reading=*/true));
+          },
+          py::arg("path"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
+          py::arg("verify_checksums") = true, py::arg("allow_dirty") = false,
+          "Reads a filter file into memory, validating it. FileNotFoundError, PermissionError, "
+          "bloomery.FormatError for a file that is not a valid filter of this kind, MemoryError "
+          "above max_bytes.")
+      .def_static(
+          "frombytes",
+          [](py::bytes data, bool concurrent, uint64_t max_bytes) {
+            return Wrap(FromBytes<Filter>(std::string_view(data),
+                                          MakeLoadOptions(concurrent, max_bytes, true, false)));
+          },
+          py::arg("data"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
+          "A filter from the bytes of its file (tobytes()).")
+      .def_static(
+          "fromfile",
+          [](py::object file, py::ssize_t n) {
+            py::bytes data = n < 0 ? file.attr("read")() : file.attr("read")(n);
+            return Wrap(
+                FromBytes<Filter>(std::string_view(data), MakeLoadOptions(false, 0, true, false)));
+          },
+          py::arg("f"), py::arg("n") = -1,
+          "Reads a filter written by tofile() from the binary file object `f` (pybloom-live).")
+      // The state carries `concurrent`, which the file format does not: an unpickled (or
+      // copy.copy'd) concurrent filter must stay safe for the threads that share it.
+      .def(py::pickle(
+          [](W& self) {
+            return py::make_tuple(self.Exclusive([](Filter& f) { return ToBytes(f); }),
+                                  self.filter().concurrent());
+          },
+          [](const py::tuple& state) {
+            if (state.size() != 2)
+              throw py::value_error("a bloomery pickle is (bytes, concurrent)");
+            return Wrap(FromBytes<Filter>(std::string_view(state[0].cast<py::bytes>()),
+                                          MakeLoadOptions(state[1].cast<bool>(), 0, true, false)));
+          }));
+  cls.def("__or__", [](py::object self, py::object other) { return self.attr("union")(other); });
   if constexpr (HasIntersect<Filter>) {
     static constexpr auto intersect = [](Filter& f, const Filter& other) {
       return f.IntersectWith(other);
@@ -1052,7 +1044,8 @@ void BindModule(py::module_& m) {
   auto windowed = BindCommon<WindowedFilter>(
       m, "WindowedFilter",
       "Keys that expire: 'was this key added within the last window?' (a window of `capacity` "
-      "adds, or of `window` seconds). No file format yet: no save, load, copy or pickling.");
+      "adds, or of `window` seconds). save/load/pickle/copy keep the window's clock state: a "
+      "duration window goes on expiring by the system clock while the file is stored.");
   windowed
       .def(
           py::init([](uint64_t capacity, double error_rate, py::handle window, uint32_t generations,

@@ -454,7 +454,7 @@ def test_windowed_batch_equals_single():
     assert batch.contains_many(ints).tolist() == [int(k) in single for k in ints]
 
 
-def test_windowed_duration_window_and_no_file_format():
+def test_windowed_duration_window():
     import datetime
     f = bloomery.WindowedFilter(1_000, 0.01, window=datetime.timedelta(hours=1), concurrent=True)
     assert f.window == 3600.0 and f.concurrent
@@ -462,10 +462,32 @@ def test_windowed_duration_window_and_no_file_format():
     assert f.add("a") is False and f.add("a") is True
     f.advance()  # an hour has not passed
     assert "a" in f
-    for missing in ("save", "tobytes", "copy", "load", "frombytes"):
-        assert not hasattr(f, missing)
-    with pytest.raises(TypeError):
-        pickle.dumps(f)
+
+
+def test_windowed_files_and_pickles_keep_the_window_going(tmp_path):
+    # Mid-window in key-count mode: the copy expires at the very add the original does.
+    f = bloomery.WindowedFilter(W, 1e-9, refresh="keep_first_seen")
+    keys = urls("wfile", W + W // 8)  # epoch 4 after W adds, half a generation into it
+    f.add_many(keys)
+    path = str(tmp_path / "w.bloom")
+    f.save(path)
+    assert bloomery.info(path)["kind"] == "windowed"
+    copies = [bloomery.WindowedFilter.load(path), bloomery.load(path), pickle.loads(pickle.dumps(f)),
+              copy.copy(f), f.copy(), bloomery.loads(f.tobytes())]
+    more = urls("wmore", W)
+    expected = [not f.add(k) for k in more]
+    for g in copies:
+        assert type(g) is bloomery.WindowedFilter
+        assert (g.epoch, g.generations, g.refresh, g.capacity) == (4, G, "keep_first_seen", W)
+        assert [not g.add(k) for k in more] == expected
+        assert g.epoch == f.epoch
+        assert g.contains_many(keys).tolist() == f.contains_many(keys).tolist()
+        assert g.tobytes() == f.tobytes()
+    # A duration window saved and loaded within its hour keeps its keys.
+    timed = bloomery.WindowedFilter(1_000, 0.01, window=3600)
+    timed.add("kept")
+    assert "kept" in bloomery.loads(timed.tobytes())
+    assert (timed | bloomery.WindowedFilter.frombytes(timed.tobytes())).window == 3600.0
 
 
 @pytest.mark.parametrize("options,message", [
