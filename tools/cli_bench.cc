@@ -413,16 +413,14 @@ absl::Status RunBench(const BenchFlags& flags) {
 }
 
 Command AddBenchCommand(CLI::App& root) {
-  CLI::App* app = root.add_subcommand(
-      "bench", "ns/key of inserts and lookups next to the memory floor, measured FPR");
-  app->footer(
+  auto [app, flags] = NewCommand<BenchFlags>(
+      root, "bench", "ns/key of inserts and lookups next to the memory floor, measured FPR",
       "ns per key (median of R runs) of a BlockedFilter's operations and of the memory floor: one\n"
       "random 64-byte line read per key over memory of the filter's size (benchmarks/measure);\n"
       "\"x floor\" is each operation against it. Default sizes: 1M keys and 32M keys, doubled\n"
       "until the filter is twice the last-level cache (at most 128M keys). A size is \"in cache\"\n"
       "when the filter fits the core's L2, or else when its floor is at most 3x the floor over\n"
       "memory that fits L2 (measured): a VM may report its host's whole L3 as its own.");
-  auto flags = std::make_shared<BenchFlags>();
   flags->keys_flag = AddNumber(*app, "--keys", flags->keys, Unit::kCount,
                                "one size of N keys instead of the two default sizes; each "
                                "operation is timed over min(N, 4M) keys");

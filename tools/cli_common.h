@@ -14,9 +14,11 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -48,6 +50,17 @@ struct Command {
   CLI::App* app = nullptr;
   std::function<absl::Status()> run;
 };
+// Declares subcommand `name` on `root`: `summary` is its line in `bloomery --help`, `details` what
+// its own --help prints below the flags. The flags, bound to state the command's run owns, follow.
+template <typename Flags>
+std::pair<CLI::App*, std::shared_ptr<Flags>> NewCommand(CLI::App& root, const std::string& name,
+                                                        const std::string& summary,
+                                                        const std::string& details) {
+  CLI::App* app = root.add_subcommand(name, summary);
+  app->footer(details);
+  return {app, std::make_shared<Flags>()};
+}
+
 // Each declares its file's subcommands on `root` and appends them to `commands`, in help's order.
 void AddPlanCommands(CLI::App& root, std::vector<Command>& commands);    // plan (cli_plan.cc)
 void AddTableCommands(CLI::App& root, std::vector<Command>& commands);   // table (cli_table.cc)

@@ -333,13 +333,6 @@ absl::Status RunRepair(const FileFlags& flags) {
   return absl::OkStatus();
 }
 
-CLI::App* AddFileCommand(CLI::App& root, const std::string& name, const std::string& summary,
-                         const std::string& details) {
-  CLI::App* app = root.add_subcommand(name, summary);
-  app->footer(details);
-  return app;
-}
-
 FileFlags& FileOf(FileFlags& flags) { return flags; }
 FileFlags& FileOf(QueryFlags& flags) { return flags.file; }
 
@@ -348,8 +341,7 @@ template <typename Flags>
 std::pair<CLI::App*, std::shared_ptr<Flags>> AddFileFlagsCommand(
     CLI::App& root, const std::string& name, const std::string& summary, const std::string& details,
     bool with_input, const char* json_help) {
-  CLI::App* app = AddFileCommand(root, name, summary, details);
-  auto flags = std::make_shared<Flags>();
+  auto [app, flags] = NewCommand<Flags>(root, name, summary, details);
   FileFlags& file = FileOf(*flags);
   file.Add(*app, with_input);
   if (!with_input) AddMaxMemory(*app, file.max_memory);
@@ -360,12 +352,11 @@ std::pair<CLI::App*, std::shared_ptr<Flags>> AddFileFlagsCommand(
 constexpr const char* kSummaryJson = "print the summary as JSON on stdout";
 
 Command AddBuildCommand(CLI::App& root) {
-  CLI::App* app = AddFileCommand(
+  auto [app, flags] = NewCommand<BuildFlags>(
       root, "build", "create a filter file (blocked, classic, scalable, counting) from lines",
       "Inserts every line of INPUT into a new filter and saves it to FILE atomically; a summary\n"
       "goes to stderr (with --json, to stdout). A scalable filter that reaches a limit refuses\n"
       "new keys: build then exits 1 and writes nothing.");
-  auto flags = std::make_shared<BuildFlags>();
   app->add_option("input", flags->file.input, "lines to read (default: stdin, or \"-\")")
       ->type_name("INPUT");
   flags->create.Add(*app, "keys expected (scalable: the first stage's); k, M, G, T: powers of 1000",
@@ -420,11 +411,10 @@ Command AddInfoCommand(CLI::App& root) {
 }
 
 Command AddMergeCommand(CLI::App& root) {
-  CLI::App* app = AddFileCommand(
+  auto [app, flags] = NewCommand<MergeFlags>(
       root, "merge", "write the union of filter files built alike",
       "The filters must be of one kind and built alike (same geometry and seed); otherwise merge\n"
       "exits 1 and says why. OUT is written atomically. Counting filters add their counts.");
-  auto flags = std::make_shared<MergeFlags>();
   app->add_option("-o", flags->output, "the file to write")->type_name("OUT");
   app->add_option("inputs", flags->inputs, "the filter files to merge")->type_name("A B [C...]");
   flags->file.AddLoadFlags(*app);

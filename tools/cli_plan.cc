@@ -78,9 +78,8 @@ absl::Status RunPlan(const SizingFlags& flags, bool json) {
 }
 
 Command AddPlanCommand(CLI::App& root) {
-  CLI::App* app = root.add_subcommand(
-      "plan", "size a filter for N keys at FPR p (or B bits, K hashes): blocked vs classic");
-  app->footer(
+  auto [app, flags] = NewCommand<SizingFlags>(
+      root, "plan", "size a filter for N keys at FPR p (or B bits, K hashes): blocked vs classic",
       "Sizes a Bloom filter in the two layouts bloomery offers, side by side:\n"
       "  blocked      BlockedFilter: a key's k bits live in one 64-byte cache line (1 miss per "
       "lookup)\n"
@@ -88,7 +87,6 @@ Command AddPlanCommand(CLI::App& root) {
       "--capacity N --fpr P asks the planner for the smallest filter whose predicted FPR at N "
       "keys\n"
       "is <= P; --bits B [--hashes K] describes a given geometry and what it gives at N keys.");
-  auto flags = std::make_shared<SizingFlags>();
   auto json = std::make_shared<bool>(false);
   flags->Add(*app, "keys the filter holds: 1000000, 1e6, 2^20, 10M (k, M, G, T: powers of 1000)",
              "target false-positive rate: 0.01, 1e-3, 1%");

@@ -256,9 +256,9 @@ absl::Status RunIntersect(const IntersectFlags& flags) {
 }
 
 Command AddDedupeCommand(CLI::App& root) {
-  CLI::App* app = root.add_subcommand(
-      "dedupe", "copy stdin (or FILE) to stdout, keeping only the first occurrence of each line");
-  app->footer(
+  auto [app, flags] = NewCommand<DedupeFlags>(
+      root, "dedupe",
+      "copy stdin (or FILE) to stdout, keeping only the first occurrence of each line",
       "A line is never printed twice; a line seen for the first time is dropped, wrongly, with\n"
       "probability about the filter's false-positive rate. Past the planned capacity that rate\n"
       "climbs: size the filter for the number of distinct lines, or use --kind scalable.\n"
@@ -266,7 +266,6 @@ Command AddDedupeCommand(CLI::App& root) {
       "filter from the last checkpoint. Output is flushed before each save, so every line the\n"
       "state remembers has been written out; after a crash a restart on the same input may print\n"
       "lines read since the last checkpoint again: delivery is at-least-once, never lost.");
-  auto flags = std::make_shared<DedupeFlags>();
   app->add_option("input", flags->input, "lines to read (default: stdin, or \"-\")")
       ->type_name("INPUT");
   flags->create.Add(*app, "distinct lines expected (default 10M); k, M, G, T: powers of 1000",
@@ -287,15 +286,13 @@ Command AddDedupeCommand(CLI::App& root) {
 }
 
 Command AddIntersectCommand(CLI::App& root) {
-  CLI::App* app = root.add_subcommand(
-      "intersect", "print the lines of B that are probably in A, within a memory budget");
-  app->footer(
+  auto [app, flags] = NewCommand<IntersectFlags>(
+      root, "intersect", "print the lines of B that are probably in A, within a memory budget",
       "Every line of B that is in A is printed, in B's order; a line of B that is not in A is\n"
       "printed with probability about the expected FPR, which goes to stderr before B is read.\n"
       "A is loaded into a Bloom filter that fits the memory budget: two passes over A (one with\n"
       "--capacity; an A that cannot be read twice, such as a pipe, is held in memory) and one\n"
       "over B. The expected rate counts every line of A as a key: repeated lines make it lower.");
-  auto flags = std::make_shared<IntersectFlags>();
   app->add_option("A", flags->a, "the lines to look for (\"-\": stdin)")->required();
   app->add_option("B", flags->b, "the lines to print (\"-\": stdin)")->required();
   AddNumber(*app, "--memory", flags->memory, Unit::kBytes,

@@ -349,14 +349,12 @@ absl::Status RunTable(const TableFlags& flags) {
 }
 
 Command AddTableCommand(CLI::App& root) {
-  CLI::App* app = root.add_subcommand(
-      "table", "the m/n x k table of predicted and measured FPR (text, JSON, CSV, SVG chart)");
-  app->footer(
+  auto [app, flags] = NewCommand<TableFlags>(
+      root, "table", "the m/n x k table of predicted and measured FPR (text, JSON, CSV, SVG chart)",
       "For m/n = 2..32 bits per key: the best number of hashes and the false-positive rate for\n"
       "k = 1..8, predicted by the layout's exact formula (plan.h) and measured on a real filter "
       "of\n"
       "that geometry holding N keys, queried with N keys that were never inserted.");
-  auto flags = std::make_shared<TableFlags>();
   AddNumber(*app, "--keys", flags->keys, Unit::kCount,
             "keys per filter (default 200000); measured FPRs below 1/N read as \"<1/N\"");
   app->add_option("--layout", flags->layout,
