@@ -117,9 +117,12 @@ struct GuardOptions {
   // false: no filter at all (the baseline the guard is measured against).
   bool enabled = true;
   // WindowedFilter: the longest a row lives after its Put, in seconds. `capacity` is then the
-  // keys Put within one window (ttl * G / (G - 1)), not the rows alive at once.
+  // keys Put within one window (ttl * G / (G - 1)), not the rows alive at once, and each
+  // generation gets 1/G of it: Puts bunched into one window/G overfill it (plan for the peak).
   int64_t ttl_seconds = 0;
   uint32_t generations = 4;
+  // WindowedFilter: its clock (empty: the system clock); a benchmark replays hours in seconds.
+  bloomery::WindowClock clock;
 };
 
 // What a guard did since it started; read while it runs (relaxed counters).
@@ -317,6 +320,7 @@ class CacheGuard {
       const int64_t g = options_.generations;
       windowed.window = std::chrono::seconds((options_.ttl_seconds * g + g - 2) / (g - 1));
       windowed.concurrent = true;
+      windowed.clock = options_.clock;
       return bloomery::WindowedFilter::Create(windowed);
     } else if constexpr (kCounting) {
       bloomery::CountingOptions counting;
