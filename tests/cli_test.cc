@@ -1172,6 +1172,72 @@ TEST_CASE("dedupe --state remembers lines across runs") {
   CHECK(Contains(warned.err, "--capacity ignored"));
 }
 
+// A window of 8 lines in 4 generations keeps a line for at least 6 lines first seen after it and
+// forgets it after 8 (windowed_filter.h); repeats of a remembered line do not count.
+TEST_CASE("dedupe --window-keys: a line comes back exactly when the window has passed it") {
+  const std::vector<std::string> within = {"a", "f1", "f2", "f3", "f4", "f5", "a", "f1"};
+  RunResult kept = Run({"dedupe", "--window-keys", "8"}, JoinLines(within));
+  REQUIRE_MESSAGE(kept.exit_code == 0, kept.err);
+  CHECK(kept.out == JoinLines({"a", "f1", "f2", "f3", "f4", "f5"}));
+  const std::vector<std::string> past = {"a", "f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8", "a"};
+  RunResult back = Run({"dedupe", "--window-keys", "8"}, JoinLines(past));
+  REQUIRE_MESSAGE(back.exit_code == 0, back.err);
+  CHECK(back.out == JoinLines(past));
+
+  // --state keeps the window (and how far it has gone) across runs.
+  const std::string state = Scratch().File("window_state.bloom");
+  std::filesystem::remove(state);
+  RunResult run1 = Run({"dedupe", "--window-keys", "8", "--state", state},
+                       JoinLines({"a", "f1", "f2", "f3", "f4", "f5"}));
+  REQUIRE_MESSAGE(run1.exit_code == 0, run1.err);
+  RunResult run2 = Run({"dedupe", "--state", state}, JoinLines({"a", "f6", "f7", "f8", "a"}));
+  REQUIRE_MESSAGE(run2.exit_code == 0, run2.err);
+  CHECK(run2.out == JoinLines({"f6", "f7", "f8", "a"}));
+
+  // info: four generations of 2 lines, newest first, every one live after a whole window.
+  RunResult json_run = Run({"info", state, "--json"});
+  REQUIRE_MESSAGE(json_run.exit_code == 0, json_run.err);
+  const Json json = ParseJson(json_run.out);
+  CHECK(json["kind"].string == "windowed");
+  const Json& generations = json["generations"];
+  REQUIRE(generations.items.size() == 4);
+  for (size_t age = 0; age < 4; ++age) {
+    CAPTURE(age);
+    CHECK(generations[age]["age"].U64() == age);
+    CHECK(generations[age]["live"].boolean);
+    CHECK(generations[age]["epoch"].U64() + age == generations[0]["epoch"].U64());
+    CHECK(generations[age]["unit"].string == "lines");
+    CHECK(generations[age]["began_ago_min"].U64() == 2 * age);
+    CHECK(generations[age]["began_ago_max"].U64() == 2 * age + 2);
+  }
+  RunResult text = Run({"info", state});
+  REQUIRE_MESSAGE(text.exit_code == 0, text.err);
+  CHECK(Contains(text.out, "began 6 to 8 lines ago"));
+}
+
+// The library takes an injectable clock, so the CLI reads a fixed one from the environment.
+TEST_CASE("dedupe --window 7d --state: a line comes back after 7 days, not after 3") {
+  const std::string state = Scratch().File("window_days.bloom");
+  std::filesystem::remove(state);
+  const int64_t day = int64_t{86'400} * 1'000'000'000;
+  const int64_t start = int64_t{1'800'000'000} * 1'000'000'000;
+  auto run_at = [&](int64_t now, std::vector<std::string> args) {
+    return Wait(
+        Spawn(args, JoinLines({"x", "y"}), "", {"BLOOMERY_FAKE_CLOCK_NS=" + std::to_string(now)}));
+  };
+  RunResult first =
+      run_at(start, {"dedupe", "--window", "7d", "--capacity", "1000", "--state", state});
+  REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+  CHECK(first.out == JoinLines({"x", "y"}));
+  CHECK(run_at(start + 3 * day, {"dedupe", "--state", state}).out.empty());
+  CHECK(run_at(start + 8 * day, {"dedupe", "--state", state}).out == JoinLines({"x", "y"}));
+
+  CHECK(Run({"dedupe", "--window", "7"}).exit_code == 2);  // a duration needs its unit
+  CHECK(Run({"dedupe", "--window", "7d", "--window-keys", "5"}).exit_code == 2);
+  CHECK(Run({"dedupe", "--window-keys", "5", "--kind", "blocked"}).exit_code == 2);
+  CHECK(Run({"dedupe", "--kind", "windowed"}).exit_code == 2);
+}
+
 TEST_CASE("filter file commands: usage errors exit 2, bad files exit 1") {
   const std::string input = WriteLines("usage_in.txt", {"x", "y"});
   const std::string file = Scratch().File("usage.bloom");

@@ -218,6 +218,30 @@ absl::Status RunQuery(const QueryFlags& flags) {
   return absl::OkStatus();
 }
 
+// A windowed filter's generations, newest (age 0) first; empty for the other kinds. Generation
+// `age` began between age and age + 1 times W/G ago (W: the window, in lines or in seconds).
+Json GenerationsJson(AnyFilter& filter) {
+  Json generations = Json::array();
+  WindowedFilter* windowed = filter.windowed();
+  if (windowed == nullptr) return generations;
+  windowed->Advance();  // a duration window ages while its file sits on disk
+  const uint32_t count = windowed->generations();
+  const bool by_keys = windowed->window_ns() == 0;
+  const double span = by_keys ? static_cast<double>(windowed->capacity() / count)
+                              : static_cast<double>(windowed->window_ns() / count) / 1e9;
+  for (uint32_t age = 0; age < count; ++age) {
+    const WindowedFilter::GenerationInfo g = windowed->generation(age);
+    generations.push_back({{"age", age},
+                           {"epoch", g.epoch},
+                           {"live", g.live},
+                           {"estimated_keys", g.estimated_keys},
+                           {"unit", by_keys ? "lines" : "s"},
+                           {"began_ago_min", age * span},
+                           {"began_ago_max", (age + 1) * span}});
+  }
+  return generations;
+}
+
 absl::Status RunInfo(const FileFlags& flags) {
   const std::string& path = flags.file;
   absl::StatusOr<FileInfo> info = InspectFile(path, /*verify_checksums=*/true);
@@ -253,7 +277,8 @@ absl::Status RunInfo(const FileFlags& flags) {
                {"estimated_count", EstimateJson(estimated_count)},
                {"estimated_fpr", filter->EstimatedFpr()},
                {"memory_bytes", filter->memory_bytes()},
-               {"loaded_stages", filter->stage_count()}});
+               {"loaded_stages", filter->stage_count()},
+               {"generations", GenerationsJson(*filter)}});
     return absl::OkStatus();
   }
   TextTable table;
@@ -280,6 +305,14 @@ absl::Status RunInfo(const FileFlags& flags) {
                             : "saturated (every bit set: no count can be inferred)");
   row("FPR now", FormatFpr(filter->EstimatedFpr()));
   row("memory", FormatBytes(static_cast<double>(filter->memory_bytes())));
+  for (const Json& g : GenerationsJson(*filter)) {
+    row(absl::StrCat("generation ", g["age"].get<uint32_t>()),
+        absl::StrFormat("epoch %d, %s, about %s keys, began %g to %g %s ago",
+                        g["epoch"].get<uint64_t>(), g["live"].get<bool>() ? "live" : "expired",
+                        FormatEstimate(g["estimated_keys"].get<double>()),
+                        g["began_ago_min"].get<double>(), g["began_ago_max"].get<double>(),
+                        g["unit"].get<std::string>()));
+  }
   std::fputs(table.Render().c_str(), stdout);
   return absl::OkStatus();
 }

@@ -2,8 +2,11 @@
 #include "cli_filter.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <numbers>
 #include <optional>
@@ -11,6 +14,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cli_common.h"
 
@@ -18,21 +22,37 @@ namespace bloomery::cli {
 
 void CreateFlags::Add(CLI::App& app, const std::string& capacity_help,
                       const std::string& fpr_help) {
-  kind_flag = app.add_option("--kind", kind,
-                             "blocked (the default: one cache line per key), classic (partitioned: "
-                             "the fewest bits), scalable (grows: for unknown counts; --capacity is "
-                             "its first stage), counting (supports remove)")
-                  ->type_name("K");
+  kind_flag =
+      app.add_option(
+             "--kind", kind,
+             "blocked (the default: one cache line per key), classic (partitioned: "
+             "the fewest bits), scalable (grows: for unknown counts; --capacity is "
+             "its first stage), counting (supports remove), windowed (forgets: see --window)")
+          ->type_name("K");
   sizing.Add(app, capacity_help, fpr_help);
   counter_bits_flag = AddInteger(app, "--counter-bits", counter_bits, 1, 64,
                                  "counting filters: 4 (the default, counts to 15) or 8 (to 255)");
   AddMaxMemory(app, max_memory);
+  window_flag = app.add_option("--window", window_ns,
+                               "windowed: a line is forgotten D after it was first seen (kept for "
+                               "at least 3/4 of D): 90s, 30m, 12h, 7d")
+                    ->type_name("D")
+                    ->transform(CLI::AsNumberWithUnit(
+                        std::map<std::string, int64_t>{{"s", int64_t{1'000'000'000}},
+                                                       {"m", int64_t{60'000'000'000}},
+                                                       {"h", int64_t{3'600'000'000'000}},
+                                                       {"d", int64_t{86'400'000'000'000}}},
+                        CLI::AsNumberWithUnit::UNIT_REQUIRED));
+  window_keys_flag = AddNumber(app, "--window-keys", window_keys, Unit::kCount,
+                               "windowed: a line is forgotten after N lines first seen after it "
+                               "(kept for at least 3N/4); it is then the capacity");
 }
 
 std::vector<std::string> CreateFlags::Given() const {
   std::vector<std::string> names;
-  for (const CLI::Option* flag : {kind_flag, sizing.capacity_flag, sizing.fpr_flag,
-                                  sizing.bits_flag, sizing.hashes_flag, counter_bits_flag}) {
+  for (const CLI::Option* flag :
+       {kind_flag, sizing.capacity_flag, sizing.fpr_flag, sizing.bits_flag, sizing.hashes_flag,
+        counter_bits_flag, window_flag, window_keys_flag}) {
     if (cli::Given(flag)) names.push_back(flag->get_name());
   }
   return names;
@@ -42,14 +62,32 @@ absl::StatusOr<CreateSpec> CreateFlags::Spec(uint64_t default_capacity, double d
   CreateSpec spec;
   const std::optional<FilterKind> parsed = ParseFilterKind(kind);
   if (!parsed) {
-    return UsageError(
-        absl::StrCat("unknown --kind \"", kind, "\" (blocked, classic, scalable, counting)"));
+    return UsageError(absl::StrCat("unknown --kind \"", kind,
+                                   "\" (blocked, classic, scalable, counting, windowed)"));
   }
   spec.kind = *parsed;
+  const bool window_given = cli::Given(window_flag) || cli::Given(window_keys_flag);
+  if (window_given && cli::Given(kind_flag) && spec.kind != FilterKind::kWindowed) {
+    return UsageError("--window and --window-keys need --kind windowed (or no --kind)");
+  }
+  if (window_given) spec.kind = FilterKind::kWindowed;
+  if (spec.kind == FilterKind::kWindowed &&
+      cli::Given(window_flag) == cli::Given(window_keys_flag)) {
+    return UsageError("a windowed filter needs one of --window D and --window-keys N");
+  }
   absl::StatusOr<FilterOptions> options = sizing.Options(default_capacity, default_fpr);
   if (!options.ok()) return options.status();
   spec.sizing = *options;
   spec.sizing.max_memory_bytes = max_memory;
+  if (cli::Given(window_flag)) {
+    if (window_ns <= 0) return UsageError("--window must be longer than zero");
+    spec.window_ns = window_ns;
+  }
+  if (cli::Given(window_keys_flag)) {
+    if (cli::Given(sizing.capacity_flag)) return UsageError("--window-keys is the capacity");
+    if (window_keys == 0) return UsageError("--window-keys must be at least 1");
+    spec.sizing.capacity = window_keys;
+  }
   if (cli::Given(counter_bits_flag)) {
     if (spec.kind != FilterKind::kCounting)
       return UsageError("--counter-bits needs --kind counting");
@@ -72,16 +110,33 @@ absl::StatusOr<AnyFilter> AnyFilter::Create(const CreateSpec& spec) {
     options.counter_bits = spec.counter_bits;
     return wrap(CountingFilter::Create(options));
   }
-  if (spec.kind == FilterKind::kScalable) {
-    if (spec.sizing.bits != 0) {
-      return UsageError("a scalable filter is sized by --capacity (its first stage) and --fpr");
-    }
-    ScalableOptions options;
-    options.initial_capacity = spec.sizing.capacity;
+  // Scalable and windowed filters are planned by capacity and FPR alone; their options repeat
+  // those fields of FilterOptions rather than derive from it.
+  if (spec.sizing.bits != 0) {
+    return UsageError(absl::StrCat("a ", AsAbsl(FilterKindName(spec.kind)),
+                                   " filter is sized by --capacity and --fpr, not --bits"));
+  }
+  auto shared = [&spec](auto options) {
     options.fpr = spec.sizing.fpr;
     options.seed = spec.sizing.seed;
     options.max_memory_bytes = spec.sizing.max_memory_bytes;
+    return options;
+  };
+  if (spec.kind == FilterKind::kScalable) {
+    ScalableOptions options = shared(ScalableOptions{});
+    options.initial_capacity = spec.sizing.capacity;  // its first stage
     return wrap(ScalableFilter::Create(options));
+  }
+  if (spec.kind == FilterKind::kWindowed) {
+    WindowedOptions options = shared(WindowedOptions{});
+    options.capacity = spec.sizing.capacity;
+    options.hashes = spec.sizing.hashes;
+    options.window = std::chrono::nanoseconds(spec.window_ns);
+    // Revisit crawls: a line comes back once W has passed since it was first seen, however often
+    // it is seen meanwhile.
+    options.refresh = Refresh::kKeepFirstSeen;
+    options.clock = ClockFromEnvironment();
+    return wrap(WindowedFilter::Create(options));
   }
   return UsageError(absl::StrCat("unknown kind ", static_cast<uint32_t>(spec.kind)));
 }
@@ -112,6 +167,9 @@ absl::StatusOr<AnyFilter> AnyFilter::Load(const std::string& path, const LoadOpt
   if (info->kind == FilterKind::kBlocked) return wrap(BlockedFilter::Load(path, options));
   if (info->kind == FilterKind::kClassic) return wrap(ClassicFilter::Load(path, options));
   if (info->kind == FilterKind::kScalable) return wrap(ScalableFilter::Load(path, options));
+  if (info->kind == FilterKind::kWindowed) {
+    return wrap(WindowedFilter::Load(path, options, ClockFromEnvironment()));
+  }
   return wrap(CountingFilter::Load(path, options));
 }
 
@@ -178,7 +236,7 @@ absl::Status AnyFilter::Save(const std::string& path) const {
 uint64_t AnyFilter::capacity() const {
   return std::visit(
       [](const auto& filter) -> uint64_t {
-        if constexpr (std::is_same_v<std::decay_t<decltype(filter)>, ScalableFilter>) {
+        if constexpr (!requires { filter.plan(); }) {
           return filter.capacity();
         } else {
           const auto& plan = filter.plan();
@@ -198,7 +256,9 @@ uint64_t AnyFilter::capacity() const {
 double AnyFilter::planned_fpr() const {
   return std::visit(
       [](const auto& filter) -> double {
-        if constexpr (std::is_same_v<std::decay_t<decltype(filter)>, ScalableFilter>) {
+        if constexpr (requires { filter.expected_fpr(); }) {
+          return filter.expected_fpr();
+        } else if constexpr (std::is_same_v<std::decay_t<decltype(filter)>, ScalableFilter>) {
           return filter.fpr();
         } else {
           return filter.plan().expected_fpr;
@@ -218,6 +278,13 @@ double AnyFilter::EstimatedCount() const {
 
 double AnyFilter::EstimatedFpr() const {
   return std::visit([](const auto& filter) { return filter.EstimatedFpr(); }, filter_);
+}
+
+WindowClock ClockFromEnvironment() {
+  const char* fixed = std::getenv("BLOOMERY_FAKE_CLOCK_NS");
+  int64_t now = 0;
+  if (fixed == nullptr || !absl::SimpleAtoi(fixed, &now)) return {};
+  return [now] { return now; };
 }
 
 std::string FormatEstimate(double count) {

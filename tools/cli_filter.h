@@ -28,6 +28,8 @@ struct CreateSpec {
   FilterOptions sizing;       // capacity/fpr or bits/hashes; capacity is the initial one for
                               // scalable filters; max_memory_bytes from --max-memory
   uint32_t counter_bits = 4;  // counting filters
+  // Windowed filters: the window as a duration; zero means a window of sizing.capacity lines.
+  int64_t window_ns = 0;
 };
 
 // The flags that choose what to create: "--kind K", the sizing flags, "--counter-bits 4|8"
@@ -45,8 +47,12 @@ struct CreateFlags {
   SizingFlags sizing;
   uint32_t counter_bits = 4;
   uint64_t max_memory = 0;
+  int64_t window_ns = 0;
+  uint64_t window_keys = 0;
   CLI::Option* kind_flag = nullptr;
   CLI::Option* counter_bits_flag = nullptr;
+  CLI::Option* window_flag = nullptr;
+  CLI::Option* window_keys_flag = nullptr;
 };
 
 // A status from reading filter file `path`, for the exit code and the message: the library
@@ -93,12 +99,19 @@ class AnyFilter {
   [[nodiscard]] double EstimatedCount() const;
   [[nodiscard]] double EstimatedFpr() const;
   [[nodiscard]] uint64_t memory_bytes() const;
+  // The windowed filter, or null for the other kinds.
+  [[nodiscard]] WindowedFilter* windowed() { return std::get_if<WindowedFilter>(&filter_); }
 
  private:
-  using Variant = std::variant<BlockedFilter, ClassicFilter, ScalableFilter, CountingFilter>;
+  using Variant =
+      std::variant<BlockedFilter, ClassicFilter, ScalableFilter, CountingFilter, WindowedFilter>;
   explicit AnyFilter(Variant filter) : filter_(std::move(filter)) {}
   Variant filter_;
 };
+
+// A windowed filter's clock: the system clock, or (tests only) the fixed time in ns since the Unix
+// epoch that BLOOMERY_FAKE_CLOCK_NS holds, so a test can step a --state file's time across runs.
+[[nodiscard]] WindowClock ClockFromEnvironment();
 
 // "saturated" when `count` is infinite (every bit set), else the count rounded, for people.
 [[nodiscard]] std::string FormatEstimate(double count);

@@ -164,7 +164,10 @@ absl::Status RunDedupe(const DedupeFlags& flags) {
     if (absl::Status s = filter->Save(flags.state); !s.ok()) return s;
   }
   const uint64_t kept = totals->counted;
-  WarnIfOverCapacity("dedupe", known + static_cast<double>(kept), filter->capacity(), *filter);
+  // A window forgets: what it held before this run does not add up with what went in since.
+  if (filter->windowed() == nullptr) {
+    WarnIfOverCapacity("dedupe", known + static_cast<double>(kept), filter->capacity(), *filter);
+  }
   if (flags.stats) {
     std::fprintf(stderr,
                  "bloomery dedupe: read %s lines, kept %s, dropped %s; %.*s filter %s, "
@@ -265,7 +268,9 @@ Command AddDedupeCommand(CLI::App& root) {
       "With --state, saving is atomic (temp file, fsync, rename), so FILE always holds a complete\n"
       "filter from the last checkpoint. Output is flushed before each save, so every line the\n"
       "state remembers has been written out; after a crash a restart on the same input may print\n"
-      "lines read since the last checkpoint again: delivery is at-least-once, never lost.");
+      "lines read since the last checkpoint again: delivery is at-least-once, never lost.\n"
+      "--window 7d (or --window-keys N) is for revisit crawls: a line is printed again once the\n"
+      "window has passed since it was first printed; --state keeps the window across runs.");
   app->add_option("input", flags->input, "lines to read (default: stdin, or \"-\")")
       ->type_name("INPUT");
   flags->create.Add(*app, "distinct lines expected (default 10M); k, M, G, T: powers of 1000",
