@@ -386,7 +386,7 @@ constexpr const char* kSummaryJson = "print the summary as JSON on stdout";
 
 Command AddBuildCommand(CLI::App& root) {
   auto [app, flags] = NewCommand<BuildFlags>(
-      root, "build", "create a filter file (blocked, classic, scalable, counting) from lines",
+      root, "build", "create a filter file of any kind (--kind) from lines",
       "Inserts every line of INPUT into a new filter and saves it to FILE atomically; a summary\n"
       "goes to stderr (with --json, to stdout). A scalable filter that reaches a limit refuses\n"
       "new keys: build then exits 1 and writes nothing.");
