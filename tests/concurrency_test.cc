@@ -82,7 +82,7 @@ void InsertRacing(F& f, Reports& reports) {
 }
 
 // The options of the race: fpr 1e-6 (scalable: 1e-8 over the whole chain), so that a key that
-// nobody was told is new would be a lost insert, not a false positive.
+// nobody was told is new is rarely a false positive (checked below when it happens).
 template <typename F>
 typename F::Options RaceOptions() {
   return Sized<F>(kDistinct, 1e-6, /*concurrent=*/true);
@@ -140,13 +140,24 @@ TEST_CASE_TEMPLATE("concurrent inserts of overlapping key sets lose nothing" *
   CHECK(reports.refused.load() == 0);
   uint64_t missing = 0;
   uint64_t nobody_told_new = 0;
-  for (uint64_t key = 0; key < kDistinct; ++key) {
-    missing += !f.MayContain(key);
-    nobody_told_new += reports.told_new[key].load() == 0;
-  }
+  for (uint64_t key = 0; key < kDistinct; ++key) missing += !f.MayContain(key);
   CHECK(missing == 0);
-  // At least one of the racing inserters of a new key is told "new".
-  CHECK(nobody_told_new == 0);
+  // At least one of the racing inserters of a new key is told "new", unless the key was a false
+  // positive when its first insert began. Bits only accumulate, so such a key is also a false
+  // positive of a filter holding every other key (order aside, exact for the fixed-size kinds):
+  // a key that is not is an insert whose "new" was lost. At fpr 1e-6 a first insert that finds
+  // its key present happens in about one fill of 70,000 keys in 130 (3 in 400 fills measured,
+  // blocked and classic alike): it is checked, not assumed away.
+  for (uint64_t key = 0; key < kDistinct; ++key) {
+    if (reports.told_new[key].load() != 0) continue;
+    ++nobody_told_new;
+    F others = MakeOrFail<F>(RaceOptions<F>());
+    for (uint64_t other = 0; other < kDistinct; ++other) {
+      if (other != key) (void)others.Insert(other);
+    }
+    CHECK_MESSAGE(others.MayContain(key), "key ", key, " was new, and nobody was told so");
+  }
+  CHECK(nobody_told_new <= 2);  // ~0.008 expected per race; more is lost answers, not chance
   CheckCount(f, reports);
 }
 
