@@ -176,6 +176,23 @@ inline void ReportFpr(benchmark::State& state, uint64_t positives, uint64_t look
                          benchmark::Counter::kAvgThreads);
 }
 
+// Fills a fresh filter with keys 0 .. n-1, kChunk keys per iteration, through `insert`.
+template <typename Insert>
+void FillOnce(benchmark::State& state, BlockedFilter& filter, uint64_t first,
+              const Insert& insert) {
+  std::vector<uint64_t> keys(kChunk);
+  uint64_t added = 0;
+  for (auto _ : state) {
+    FillSequential(first, keys);
+    first += kChunk;
+    added += insert(filter, std::span<const uint64_t>(keys));
+  }
+  benchmark::DoNotOptimize(added);
+  ReportKeys(state, state.iterations() * kChunk);
+  ReportBitsPerKey(state, static_cast<double>(filter.bits()),
+                   static_cast<uint64_t>(state.range(0)));
+}
+
 // Registers a fill family: `keys` inserts (n unless given) into a filter sized for n, n / kChunk
 // iterations shared by the threads, wall-clock time.
 inline void RegisterFill(const char* name, void (*fn)(benchmark::State&), int64_t n,
@@ -256,6 +273,16 @@ class UrlCursor {
   const std::vector<std::string_view>& views_;
   size_t next_;
 };
+
+// Times `lookup(chunk)` (returning how many keys it found) over the chunks of `keys` (a
+// StreamCursor or UrlCursor of absent keys) and reports keys and the FPR.
+template <typename Cursor, typename Lookup>
+void TimeLookups(benchmark::State& state, Cursor keys, const Lookup& lookup) {
+  uint64_t found = 0;
+  for (auto _ : state) found += lookup(keys.Next());
+  ReportKeys(state, state.iterations() * kChunk);
+  ReportFpr(state, found, state.iterations() * kChunk);
+}
 
 // Fills a filter with URL keys 0 .. iterations * kChunk, kChunk per iteration through `insert`;
 // formatting the keys is not timed.

@@ -84,7 +84,8 @@ const BoostFilter<uint64_t, Subfilter, kStride>& FilledBoost(uint64_t n) {
   });
 }
 
-template <typename Subfilter, size_t kStride>
+// One key at a time (insert(key)) or the whole chunk (insert(first, last)).
+template <typename Subfilter, size_t kStride, bool kBulk>
 void BM_Boost_Insert(benchmark::State& state) {
   const auto n = static_cast<uint64_t>(state.range(0));
   auto f = MakeBoost<Subfilter, kStride>(n);
@@ -93,54 +94,35 @@ void BM_Boost_Insert(benchmark::State& state) {
   for (auto _ : state) {
     FillSequential(first, keys);
     first += kChunk;
-    for (uint64_t key : keys) f.insert(key);
+    if constexpr (kBulk) {
+      f.insert(keys.begin(), keys.end());
+    } else {
+      for (uint64_t key : keys) f.insert(key);
+    }
   }
   ReportKeys(state, state.iterations() * kChunk);
   ReportBoostBits(state, f, n);
 }
 
-template <typename Subfilter, size_t kStride>
-void BM_Boost_InsertMany(benchmark::State& state) {
-  const auto n = static_cast<uint64_t>(state.range(0));
-  auto f = MakeBoost<Subfilter, kStride>(n);
-  std::vector<uint64_t> keys(kChunk);
-  uint64_t first = 0;
-  for (auto _ : state) {
-    FillSequential(first, keys);
-    first += kChunk;
-    f.insert(keys.begin(), keys.end());
+// Counts the hits of may_contain(key) for each key, or of may_contain(first, last, f).
+template <bool kBulk, typename Filter, typename Key>
+uint64_t BoostLookups(const Filter& f, std::span<const Key> chunk) {
+  uint64_t found = 0;
+  if constexpr (kBulk) {
+    f.may_contain(chunk.begin(), chunk.end(), [&found](const Key&, bool hit) { found += hit; });
+  } else {
+    for (const Key& key : chunk) found += f.may_contain(key);
   }
-  ReportKeys(state, state.iterations() * kChunk);
-  ReportBoostBits(state, f, n);
+  return found;
 }
 
-template <typename Subfilter, size_t kStride>
+template <typename Subfilter, size_t kStride, bool kBulk>
 void BM_Boost_MayContain(benchmark::State& state) {
   const auto n = static_cast<uint64_t>(state.range(0));
   const auto& f = FilledBoost<Subfilter, kStride>(n);
-  StreamCursor keys(AbsentKeys(), state);
-  uint64_t found = 0;
-  for (auto _ : state) {
-    for (uint64_t key : keys.Next()) found += f.may_contain(key);
-  }
-  ReportKeys(state, state.iterations() * kChunk);
+  TimeLookups(state, StreamCursor(AbsentKeys(), state),
+              [&f](std::span<const uint64_t> chunk) { return BoostLookups<kBulk>(f, chunk); });
   ReportBoostBits(state, f, n);
-  ReportFpr(state, found, state.iterations() * kChunk);
-}
-
-template <typename Subfilter, size_t kStride>
-void BM_Boost_MayContainMany(benchmark::State& state) {
-  const auto n = static_cast<uint64_t>(state.range(0));
-  const auto& f = FilledBoost<Subfilter, kStride>(n);
-  StreamCursor keys(AbsentKeys(), state);
-  uint64_t found = 0;
-  for (auto _ : state) {
-    const std::span<const uint64_t> chunk = keys.Next();
-    f.may_contain(chunk.begin(), chunk.end(), [&found](uint64_t, bool hit) { found += hit; });
-  }
-  ReportKeys(state, state.iterations() * kChunk);
-  ReportBoostBits(state, f, n);
-  ReportFpr(state, found, state.iterations() * kChunk);
 }
 
 // URL-like keys (UrlKeys, benchmark_util.h) with boost::hash<std::string_view>,
@@ -178,34 +160,25 @@ template <bool kBulk>
 void BM_Boost_MayContainUrl(benchmark::State& state) {
   const auto n = static_cast<uint64_t>(state.range(0));
   const BoostUrlFilter& f = FilledBoostUrl(n);
-  UrlCursor keys(AbsentUrls(), state);
-  uint64_t found = 0;
-  for (auto _ : state) {
-    const std::span<const std::string_view> chunk = keys.Next();
-    if constexpr (kBulk) {
-      f.may_contain(chunk.begin(), chunk.end(),
-                    [&found](std::string_view, bool hit) { found += hit; });
-    } else {
-      for (std::string_view key : chunk) found += f.may_contain(key);
-    }
-  }
-  ReportKeys(state, state.iterations() * kChunk);
+  TimeLookups(state, UrlCursor(AbsentUrls(), state), [&f](std::span<const std::string_view> chunk) {
+    return BoostLookups<kBulk>(f, chunk);
+  });
   ReportBoostBits(state, f, n);
-  ReportFpr(state, found, state.iterations() * kChunk);
 }
 
 template <typename Subfilter, size_t kStride>
 void RegisterConfig(const std::string& name, int64_t n) {
   const std::string prefix = "BM_Boost_";
   benchmark::RegisterBenchmark((prefix + "MayContain<" + name + ">").c_str(),
-                               BM_Boost_MayContain<Subfilter, kStride>)
+                               BM_Boost_MayContain<Subfilter, kStride, false>)
       ->Arg(n);
   benchmark::RegisterBenchmark((prefix + "MayContainMany<" + name + ">").c_str(),
-                               BM_Boost_MayContainMany<Subfilter, kStride>)
+                               BM_Boost_MayContain<Subfilter, kStride, true>)
       ->Arg(n);
-  RegisterFill((prefix + "Insert<" + name + ">").c_str(), BM_Boost_Insert<Subfilter, kStride>, n);
+  RegisterFill((prefix + "Insert<" + name + ">").c_str(),
+               BM_Boost_Insert<Subfilter, kStride, false>, n);
   RegisterFill((prefix + "InsertMany<" + name + ">").c_str(),
-               BM_Boost_InsertMany<Subfilter, kStride>, n);
+               BM_Boost_Insert<Subfilter, kStride, true>, n);
 }
 
 void Register() {

@@ -82,33 +82,6 @@ void BM_Hash(benchmark::State& state) {
   ReportKeys(state, state.iterations() * kChunk);
 }
 
-// Fills a fresh filter with keys 0 .. n-1, kChunk keys per iteration, through `insert`.
-template <typename Insert>
-void FillOnce(benchmark::State& state, BlockedFilter& filter, uint64_t first,
-              const Insert& insert) {
-  std::vector<uint64_t> keys(kChunk);
-  uint64_t added = 0;
-  for (auto _ : state) {
-    FillSequential(first, keys);
-    first += kChunk;
-    added += insert(filter, std::span<const uint64_t>(keys));
-  }
-  benchmark::DoNotOptimize(added);
-  ReportKeys(state, state.iterations() * kChunk);
-  ReportBitsPerKey(state, static_cast<double>(filter.bits()),
-                   static_cast<uint64_t>(state.range(0)));
-}
-
-void BM_Insert(benchmark::State& state) {
-  BlockedFilter filter =
-      ValueOrDie(BlockedFilter::Create(OptionsFor(static_cast<uint64_t>(state.range(0)), false)));
-  FillOnce(state, filter, 0, [](BlockedFilter& f, std::span<const uint64_t> keys) {
-    size_t added = 0;
-    for (uint64_t key : keys) added += f.Insert(key);
-    return added;
-  });
-}
-
 void BM_InsertMany(benchmark::State& state) {
   BlockedFilter filter =
       ValueOrDie(BlockedFilter::Create(OptionsFor(static_cast<uint64_t>(state.range(0)), false)));
@@ -127,18 +100,6 @@ void BM_ConcurrentInsertMany(benchmark::State& state) {
       n / static_cast<uint64_t>(state.threads()) * static_cast<uint64_t>(state.thread_index());
   FillOnce(state, filter, first,
            [](BlockedFilter& f, std::span<const uint64_t> keys) { return f.InsertMany(keys); });
-}
-
-void BM_MayContain(benchmark::State& state) {
-  const BlockedFilter& filter = FilledFilter(static_cast<uint64_t>(state.range(0)));
-  StreamCursor keys(AbsentKeys(), state);
-  uint64_t found = 0;
-  for (auto _ : state) {
-    for (uint64_t key : keys.Next()) found += filter.MayContain(key);
-  }
-  ReportKeys(state, state.iterations() * kChunk);
-  ReportBitsPerKey(state, static_cast<double>(filter.bits()), filter.plan().capacity);
-  ReportFpr(state, found, state.iterations() * kChunk);
 }
 
 // Negative lookups (keys never inserted): the case a filter exists for.
@@ -266,19 +227,17 @@ template <bool kBulk>
 void BM_MayContainUrl(benchmark::State& state) {
   const auto n = static_cast<uint64_t>(state.range(0));
   const BlockedFilter& filter = FilledUrlFilter(n);
-  UrlCursor keys(AbsentUrls(), state);
-  uint64_t found = 0;
-  for (auto _ : state) {
-    const std::span<const std::string_view> chunk = keys.Next();
-    if constexpr (kBulk) {
-      found += filter.MayContainMany(chunk);
-    } else {
-      for (std::string_view key : chunk) found += filter.MayContain(key);
-    }
-  }
-  ReportKeys(state, state.iterations() * kChunk);
+  TimeLookups(state, UrlCursor(AbsentUrls(), state),
+              [&filter](std::span<const std::string_view> chunk) -> uint64_t {
+                if constexpr (kBulk) {
+                  return filter.MayContainMany(chunk);
+                } else {
+                  uint64_t found = 0;
+                  for (std::string_view key : chunk) found += filter.MayContain(key);
+                  return found;
+                }
+              });
   ReportBitsPerKey(state, static_cast<double>(filter.bits()), n);
-  ReportFpr(state, found, state.iterations() * kChunk);
 }
 
 // Insert families fill 0 .. n keys once: n / kChunk iterations shared by the threads. libbloom's
@@ -296,7 +255,6 @@ void Register() {
     for (int threads : ThreadCounts()) {
       benchmark::RegisterBenchmark("BM_Hash", BM_Hash)->Arg(n)->Threads(threads)->UseRealTime();
     }
-    benchmark::RegisterBenchmark("BM_MayContain", BM_MayContain)->Arg(n);
     for (int threads : ThreadCounts()) {
       benchmark::RegisterBenchmark("BM_MayContainMany", BM_MayContainMany)
           ->Arg(n)
@@ -308,7 +266,6 @@ void Register() {
     benchmark::RegisterBenchmark("BM_Libbloom_MayContain", BM_Libbloom_MayContain)->Arg(n);
     benchmark::RegisterBenchmark("BM_MayContainUrl", BM_MayContainUrl<false>)->Arg(n);
     benchmark::RegisterBenchmark("BM_MayContainManyUrl", BM_MayContainUrl<true>)->Arg(n);
-    RegisterFill("BM_Insert", BM_Insert, n);
     RegisterFill("BM_InsertMany", BM_InsertMany, n);
     for (int threads : ThreadCounts()) {
       RegisterFill("BM_ConcurrentInsertMany", BM_ConcurrentInsertMany, n, threads);

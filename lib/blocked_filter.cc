@@ -49,12 +49,12 @@ BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, uint64_t see
       concurrent_(concurrent),
       plan_(plan) {}
 
-bool BlockedFilter::InsertOutOfLine(const KeyHash& hash) noexcept {
+bool BlockedFilter::InsertOutOfLine(KeyHash hash) noexcept {
   return simd::ActiveKernels().set_line(line(BlockIndex(hash, blocks_)), hash, hashes_,
                                         concurrent_);
 }
 
-bool BlockedFilter::MayContainOutOfLine(const KeyHash& hash) const noexcept {
+bool BlockedFilter::MayContainOutOfLine(KeyHash hash) const noexcept {
   return simd::ActiveKernels().test_line(line(BlockIndex(hash, blocks_)), hash, hashes_,
                                          concurrent_);
 }

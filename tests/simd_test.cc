@@ -160,6 +160,9 @@ TEST_CASE("every target tests and sets lines like the reference, in both modes")
   }
 }
 
+#ifdef BLOOMERY_INLINE_LINE_PROBE
+// Only in the build for x86-64-v3 (simd_test_v3): the probe BlockedFilter inlines into callers
+// compiled for AVX2.
 TEST_CASE("the inline single-key probe (k <= 8) tests and sets lines like the reference") {
   const std::vector<KeyHash> hashes = TestHashes(2000);
   SplitMix64 rng(8);
@@ -172,6 +175,7 @@ TEST_CASE("the inline single-key probe (k <= 8) tests and sets lines like the re
     }
   }
 }
+#endif
 
 // The filter a reference implementation builds: every key's mask ORed into its block, in order.
 struct Reference {

@@ -77,9 +77,14 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
   // already reported it present (a duplicate, or a false positive with probability ~fpr).
   bool Insert(std::string_view key) noexcept { return Insert(HashKey(key, seed_)); }
   bool Insert(uint64_t key) noexcept { return Insert(HashKey(key, seed_)); }
-  bool Insert(const KeyHash& hash) noexcept {
-    // To the dispatched SIMD kernel: the inline scalar probe (blocked_line.h) measured 2x slower
-    // on AMD Zen 4 (benchmarks/README.md, 2026-11-23), so it is not used here.
+  // Inline where the caller is compiled for AVX2 (blocked_line.h says why), else the dispatched
+  // kernel. always_inline: the body depends on the caller's target, so no copy may be shared.
+  [[gnu::always_inline]] bool Insert(const KeyHash& hash) noexcept {
+#ifdef BLOOMERY_INLINE_LINE_PROBE
+    if (hashes_ <= 8 && !concurrent_) {
+      return blocked_line::Set64(line(blocked_line::LineIndex(hash, blocks_)), hash, hashes_);
+    }
+#endif
     return InsertOutOfLine(hash);
   }
 
@@ -90,7 +95,12 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
   [[nodiscard]] bool MayContain(uint64_t key) const noexcept {
     return MayContain(HashKey(key, seed_));
   }
-  [[nodiscard]] bool MayContain(const KeyHash& hash) const noexcept {
+  [[nodiscard, gnu::always_inline]] bool MayContain(const KeyHash& hash) const noexcept {
+#ifdef BLOOMERY_INLINE_LINE_PROBE
+    if (hashes_ <= 8 && !concurrent_) {
+      return blocked_line::Test64(line(blocked_line::LineIndex(hash, blocks_)), hash, hashes_);
+    }
+#endif
     return MayContainOutOfLine(hash);
   }
 
@@ -187,10 +197,10 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
                                                           const std::string_view* bytes,
                                                           const LoadOptions& options);
 
-  // The single-key calls for 9..16 probes (32-bit slices) and concurrent inserts: the SIMD
-  // kernels, dispatched at run time.
-  bool InsertOutOfLine(const KeyHash& hash) noexcept;
-  [[nodiscard]] bool MayContainOutOfLine(const KeyHash& hash) const noexcept;
+  // The single-key calls through the SIMD kernels, dispatched at run time.
+  // (By value: the inline callers then need not spill the hash for the call they rarely make.)
+  bool InsertOutOfLine(KeyHash hash) noexcept;
+  [[nodiscard]] bool MayContainOutOfLine(KeyHash hash) const noexcept;
 
   friend class BatchForms<BlockedFilter>;
   // The batch loops, instantiated in blocked_filter.cc for every FilterKey.

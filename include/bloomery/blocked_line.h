@@ -1,25 +1,25 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// blocked_line.h: the blocked filter's line layout (probe salts, probe bit, line index) and an
-// inline scalar single-key probe, held bit-identical to the kernels by tests/simd_test.cc. Not an
-// API of its own: use BlockedFilter. (lib/internal/block_layout.h documents the layout in full; it
-// is part of the file format.)
+// blocked_line.h: the blocked filter's line layout (probe salts, probe bit, line index) and, for
+// callers compiled for AVX2, an inline single-key probe held bit-identical to the kernels by
+// tests/simd_test.cc (built a second time for x86-64-v3). Not an API of its own: use BlockedFilter.
+// (lib/internal/block_layout.h documents the layout in full; it is part of the file format.)
 //
-// BlockedFilter's single-key calls do NOT use the inline probe today: on the AMD Zen 4 CI VM it
-// measured 2x slower than the dispatched kernel (`bloomery bench`: Insert 14 vs 6 ns in cache,
-// 140 vs 52 ns out of cache), while on an Intel Xeon it was no faster out of cache. The reasoning
-// it was written on, kept for whoever tries again (e.g. with a compile-time AVX2 probe): out of
-// cache a single lookup is one DRAM miss, and independent lookups in a caller's loop overlap only
-// as far as the core's out-of-order window holds them. An out-of-line call chain ending in an
-// indirect call to a SIMD kernel put ~60 ns on each lookup where one miss costs ~8 ns of throughput
-// when overlapped; k <= 8 scalar probes of one line, branch-free (a branch on a bit that arrives
-// from DRAM would be mispredicted half the time and serialise the misses), are a few dozen
-// instructions the window can hold many of. Batches (InsertMany, MayContainMany) keep the SIMD
-// kernels, dispatched once per batch.
+// Why inline, and why only for AVX2: out of cache a single lookup is one DRAM miss, and
+// independent lookups in a caller's loop overlap only as far as the core's out-of-order window
+// holds them, so the instructions per lookup set its speed. The dispatched kernel costs a call
+// chain and an indirect call per key; the AVX2 probe is ~25 instructions with no call and no
+// branch. A scalar inline probe (k multiply-shift-load-test rounds, ~80 instructions with the
+// hash) measured slower than the dispatched kernel, so a caller compiled without AVX2 keeps the
+// kernel (the run-time choice of target needs the call). Figures: benchmarks/README.md.
 #ifndef BLOOMERY_BLOCKED_LINE_H_
 #define BLOOMERY_BLOCKED_LINE_H_
 
 #include <cstdint>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #include "bloomery/key.h"
 
@@ -46,92 +46,63 @@ inline constexpr uint32_t kProbeSalt[16] = {0xE220A839u, 0x6E789E6Bu, 0x06C45D19
   return static_cast<uint64_t>((static_cast<unsigned __int128>(hash.hi) * lines) >> 64);
 }
 
-// A relaxed atomic load (a plain mov on x86-64), so the same code serves concurrent filters.
-[[nodiscard]] inline uint64_t LoadWord(const uint64_t* word) noexcept {
-  return __atomic_load_n(word, __ATOMIC_RELAXED);
+#if defined(__AVX2__)
+// The caller is compiled for AVX2 (e.g. -march=x86-64-v3, -march=native): BlockedFilter's
+// single-key calls with k <= 8 on a single-writer filter probe inline, with no call at all.
+#define BLOOMERY_INLINE_LINE_PROBE 1
+
+namespace detail {
+
+// The key's line mask for k <= 8: words 0..3 in `lo`, 4..7 in `hi`. Lane j (slice j) takes probe
+// i = (j - start) mod 8 and its salt by a lane permute; lanes with i >= k shift by 64 or more,
+// which vpsllvq turns into 0. No branch, and no table: per-start tables read as memory operands
+// measured slower than this arithmetic on the Xeon device (benchmarks/README.md).
+[[gnu::always_inline]] inline void LineMask64(const KeyHash& hash, uint32_t k, __m256i& lo,
+                                              __m256i& hi) noexcept {
+  const __m256i i = _mm256_and_si256(_mm256_sub_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                                      _mm256_set1_epi32(static_cast<int>(hash.hi))),
+                                     _mm256_set1_epi32(7));
+  const __m256i salt = _mm256_permutevar8x32_epi32(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kProbeSalt)), i);
+  const __m256i g =
+      _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(hash.lo)),
+                       _mm256_mullo_epi32(i, _mm256_set1_epi32(static_cast<int>(hash.lo >> 32))));
+  const __m256i unused = _mm256_andnot_si256(
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(k)), i), _mm256_set1_epi32(64));
+  const __m256i shift = _mm256_or_si256(_mm256_srli_epi32(_mm256_mullo_epi32(g, salt), 26), unused);
+  const __m256i one = _mm256_set1_epi64x(1);
+  lo = _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_castsi256_si128(shift)));
+  hi = _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_extracti128_si256(shift, 1)));
 }
 
-// Probe i of a key with k <= 8: its bit within slice (start + i) mod 8, a 64-bit word.
-[[nodiscard]] inline uint32_t Probe64(uint32_t g, uint32_t i) noexcept {
-  return (g * kProbeSalt[i]) >> 26;
-}
+}  // namespace detail
 
-// kK <= 8 probes known at compile time: fully unrolled, the salts become immediates, and each
-// probe is a multiply, a shift, one load and a bit test (about 8 instructions). The loads are
-// relaxed atomics (plain movs) so that concurrent filters share the code.
-template <uint32_t kK>
-[[nodiscard]] inline bool Test64(const uint64_t* line, const KeyHash& hash) noexcept {
-  const auto h2 = static_cast<uint32_t>(hash.lo >> 32);
-  const auto start = static_cast<uint32_t>(hash.hi);
-  auto g = static_cast<uint32_t>(hash.lo);  // h1 + i*h2, mod 2^32
-  uint32_t hits = 0;
-#pragma GCC unroll 8
-  for (uint32_t i = 0; i < kK; ++i, g += h2) {
-    hits += static_cast<uint32_t>(LoadWord(line + ((start + i) & 7)) >> Probe64(g, i)) & 1;
-  }
-  return hits == kK;
-}
-
-template <uint32_t kK>
-inline bool Set64(uint64_t* line, const KeyHash& hash) noexcept {
-  const auto h2 = static_cast<uint32_t>(hash.lo >> 32);
-  const auto start = static_cast<uint32_t>(hash.hi);
-  auto g = static_cast<uint32_t>(hash.lo);
-  uint32_t hits = 0;
-#pragma GCC unroll 8
-  for (uint32_t i = 0; i < kK; ++i, g += h2) {
-    uint64_t& word = line[(start + i) & 7];
-    const uint32_t bit = Probe64(g, i);
-    hits += static_cast<uint32_t>(word >> bit) & 1;
-    word |= uint64_t{1} << bit;
-  }
-  return hits != kK;
-}
-
-// k <= 8 (eight 64-bit slices): whether every bit of the key is set in `line`. The switch on k,
-// the same for every call on a filter, is a perfectly predicted jump.
-[[nodiscard]] inline bool Test64(const uint64_t* line, const KeyHash& hash, uint32_t k) noexcept {
-  switch (k) {
-    case 1:
-      return Test64<1>(line, hash);
-    case 2:
-      return Test64<2>(line, hash);
-    case 3:
-      return Test64<3>(line, hash);
-    case 4:
-      return Test64<4>(line, hash);
-    case 5:
-      return Test64<5>(line, hash);
-    case 6:
-      return Test64<6>(line, hash);
-    case 7:
-      return Test64<7>(line, hash);
-    default:
-      return Test64<8>(line, hash);
-  }
+// k <= 8: whether every bit of the key is set in `line` (64-byte aligned). Plain vector loads:
+// single-writer filters only.
+[[nodiscard, gnu::always_inline]] inline bool Test64(const uint64_t* line, const KeyHash& hash,
+                                                     uint32_t k) noexcept {
+  __m256i lo, hi;
+  detail::LineMask64(hash, k, lo, hi);
+  const auto* words = reinterpret_cast<const __m256i*>(line);
+  const __m256i missing = _mm256_or_si256(_mm256_andnot_si256(_mm256_load_si256(words), lo),
+                                          _mm256_andnot_si256(_mm256_load_si256(words + 1), hi));
+  return _mm256_testz_si256(missing, missing) != 0;
 }
 
 // k <= 8, single-writer: sets the key's bits in `line`; whether any was 0 before.
-inline bool Set64(uint64_t* line, const KeyHash& hash, uint32_t k) noexcept {
-  switch (k) {
-    case 1:
-      return Set64<1>(line, hash);
-    case 2:
-      return Set64<2>(line, hash);
-    case 3:
-      return Set64<3>(line, hash);
-    case 4:
-      return Set64<4>(line, hash);
-    case 5:
-      return Set64<5>(line, hash);
-    case 6:
-      return Set64<6>(line, hash);
-    case 7:
-      return Set64<7>(line, hash);
-    default:
-      return Set64<8>(line, hash);
-  }
+[[gnu::always_inline]] inline bool Set64(uint64_t* line, const KeyHash& hash, uint32_t k) noexcept {
+  __m256i lo, hi;
+  detail::LineMask64(hash, k, lo, hi);
+  auto* words = reinterpret_cast<__m256i*>(line);
+  const __m256i old_lo = _mm256_load_si256(words);
+  const __m256i old_hi = _mm256_load_si256(words + 1);
+  _mm256_store_si256(words, _mm256_or_si256(old_lo, lo));
+  _mm256_store_si256(words + 1, _mm256_or_si256(old_hi, hi));
+  const __m256i missing =
+      _mm256_or_si256(_mm256_andnot_si256(old_lo, lo), _mm256_andnot_si256(old_hi, hi));
+  return _mm256_testz_si256(missing, missing) == 0;
 }
+#endif  // __AVX2__
 
 }  // namespace bloomery::blocked_line
 
