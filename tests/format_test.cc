@@ -119,6 +119,21 @@ TEST_CASE("save and load round-trip: same bits, same answers, same identity") {
   CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);
 }
 
+// `Filter`'s loader refuses the saved file `good` with one byte XORed by `flip`, written to `bad`:
+// an error, never a crash. Every byte of the 4096-byte header region is tried, and every
+// `stride`-th payload byte (a chunk checksum covers each one alike).
+template <typename Filter>
+void CheckFlipsRefused(const std::vector<uint8_t>& good, const std::string& bad, uint8_t flip,
+                       size_t stride) {
+  for (size_t i = 0; i < good.size(); i += (i < 4096 ? 1 : stride)) {
+    std::vector<uint8_t> changed = good;
+    changed[i] ^= flip;
+    WriteBytes(bad, changed);
+    CAPTURE(i);
+    REQUIRE_FALSE(Filter::Load(bad).ok());
+  }
+}
+
 // What every kind must do with its files, whatever its layout.
 template <typename Filter>
 Filter MakeKind(uint64_t keys) {
@@ -178,13 +193,7 @@ TEST_CASE_TEMPLATE("every kind: round trip, map, corruption and truncation", Fil
   // Every byte flipped, every truncation: an error, never a crash.
   const std::vector<uint8_t> good = ReadBytes(path);
   const std::string bad = dir.File("bad");
-  for (size_t i = 0; i < good.size(); i += (i < 4096 ? 1 : 7)) {
-    std::vector<uint8_t> changed = good;
-    changed[i] ^= 0x10;
-    WriteBytes(bad, changed);
-    CAPTURE(i);
-    REQUIRE_FALSE(Filter::Load(bad).ok());
-  }
+  CheckFlipsRefused<Filter>(good, bad, 0x10, 7);
   for (size_t size = 0; size < good.size(); size += (size < 4096 ? 1 : 61)) {
     WriteBytes(bad, std::vector<uint8_t>(good.begin(), good.begin() + size));
     CAPTURE(size);
@@ -291,13 +300,7 @@ TEST_CASE("scalable filter: stages and counts survive a round trip; growth goes 
   CHECK(BlockedFilter::Load(path).status().code() == absl::StatusCode::kFailedPrecondition);
   const std::vector<uint8_t> good = ReadBytes(path);
   const std::string bad = dir.File("bad");
-  for (size_t i = 0; i < good.size(); i += (i < 4096 ? 1 : 13)) {
-    std::vector<uint8_t> changed = good;
-    changed[i] ^= 0x04;
-    WriteBytes(bad, changed);
-    CAPTURE(i);
-    REQUIRE_FALSE(ScalableFilter::Load(bad).ok());
-  }
+  CheckFlipsRefused<ScalableFilter>(good, bad, 0x04, 13);
   // A stage that is not what the saved options grow (geometry edited, checksums re-sealed).
   std::vector<uint8_t> edited = good;
   edited[256 + 32 + 8] ^= 1;  // stage 1's hashes
