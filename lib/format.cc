@@ -325,16 +325,24 @@ std::vector<std::span<const uint8_t>> StageSpans(const uint8_t* payload, const F
 }
 
 // Rewrites the header region of a mapped file with `flags` (and, when `rehash` is set, the chunk
-// checksums of its payload as it is now) and syncs the mapping.
-absl::Status RewriteMappedHeader(const Storage& mapping, uint32_t flags, bool rehash) {
+// checksums of its payload as it is now and the kind's fields `amend` brings up to date) and syncs
+// the mapping.
+absl::Status RewriteMappedHeader(const Storage& mapping, uint32_t flags, bool rehash,
+                                 const HeaderAmend& amend = nullptr) {
   const std::span<uint8_t> whole(mapping.mapping_base(), mapping.mapping_size());
   absl::StatusOr<FileHeader> header = ValidateHeader(whole, whole.size());
   if (!header.ok()) return header.status();
   if (rehash) {
     header->flags = flags;
+    if (amend) amend(*header);
     absl::StatusOr<std::vector<uint8_t>> region =
         EncodeHeader(*header, HashChunks(StageSpans(mapping.data(), *header), header->chunk_shift));
     if (!region.ok()) return region.status();
+    // As the writer: a header the readers would refuse never reaches the file.
+    if (absl::StatusOr<FileHeader> check = ValidateHeader(*region, whole.size()); !check.ok()) {
+      return absl::InternalError(
+          absl::StrCat("refusing to flush an invalid header: ", check.status().message()));
+    }
     std::memcpy(whole.data(), region->data(), region->size());
   } else {
     Put32(whole.data() + kFlags, flags);
@@ -874,17 +882,17 @@ absl::StatusOr<MappedFile> MapFilterFile(const std::string& path, FilterKind exp
   return mapped;
 }
 
-absl::Status FlushStorage(const FilterMemory& memory) {
+absl::Status FlushStorage(const FilterMemory& memory, const HeaderAmend& amend) {
   const Storage& storage = StorageOf(memory);
   if (!storage.file_shared()) {
     return absl::FailedPreconditionError("Flush needs a filter mapped with MapMode::kReadWrite");
   }
-  return FlushMappedFile(storage);
+  return FlushMappedFile(storage, amend);
 }
 
-absl::Status FlushMappedFile(const Storage& mapping) {
+absl::Status FlushMappedFile(const Storage& mapping, const HeaderAmend& amend) {
   if (!mapping.file_shared()) return absl::OkStatus();
-  return RewriteMappedHeader(mapping, /*flags=*/0, /*rehash=*/true);
+  return RewriteMappedHeader(mapping, /*flags=*/0, /*rehash=*/true, amend);
 }
 
 }  // namespace bloomery::internal

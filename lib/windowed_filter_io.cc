@@ -71,6 +71,12 @@ absl::StatusOr<Plan> GenerationPlanOf(const FileHeader& header) {
   return plan;
 }
 
+// The window's clock state (param2, param3): what Save writes and Flush brings up to date.
+void PutClockState(FileHeader& header, uint64_t epoch, uint64_t clock_field) {
+  header.param2 = epoch;
+  header.param3 = clock_field;
+}
+
 }  // namespace
 
 namespace internal {
@@ -91,8 +97,7 @@ absl::StatusOr<std::string> WindowedFilter::Write(const std::string* path) const
   header.stages = {{header.bits, plan_.hashes, capacity_, 0}};
   header.param0 = generations_ | uint64_t{static_cast<uint8_t>(refresh_)} << kRefreshShift;
   header.param1 = static_cast<uint64_t>(window_ns_);
-  header.param2 = epoch();
-  header.param3 = ClockField();
+  PutClockState(header, epoch(), ClockField());
   const std::span<const uint8_t> payload[] = {bytes()};
   return internal::WriteFilter(path, std::move(header), payload);
 }
@@ -101,37 +106,54 @@ absl::Status WindowedFilter::Save(const std::string& path) const { return Write(
 
 absl::StatusOr<std::string> WindowedFilter::SaveToBytes() const { return Write(nullptr); }
 
+absl::Status WindowedFilter::Flush() {
+  // The lines are the mapping's; the clock state lives in the header, so it is written here.
+  return internal::FlushStorage(
+      memory_, [this](FileHeader& header) { PutClockState(header, epoch(), ClockField()); });
+}
+
 absl::StatusOr<WindowedFilter> WindowedFilter::Read(const std::string& name,
                                                     const std::string_view* bytes,
+                                                    std::optional<MapMode> map,
                                                     const LoadOptions& options, WindowClock clock) {
-  absl::StatusOr<internal::LoadedFile> file =
+  // A loaded file and a mapped one differ only in whose memory holds the lines.
+  const auto open = [&](auto file) -> absl::StatusOr<WindowedFilter> {
+    if (!file.ok()) return file.status();
+    const FileHeader& header = file->header;
+    absl::StatusOr<Plan> plan = GenerationPlanOf(header);  // the row check passed: this holds
+    if (!plan.ok()) return plan.status();
+    const Shape shape{GenerationsOf(header),
+                      header.capacity,
+                      header.fpr,
+                      static_cast<int64_t>(header.param1),
+                      static_cast<Refresh>(header.param0 >> kRefreshShift),
+                      header.seed,
+                      options.concurrent};
+    WindowedFilter filter(internal::Own(std::move(file->storage())), *plan, shape,
+                          std::move(clock));
+    filter.RestoreClock(header.param2, header.param3);
+    return filter;
+  };
+  if (map) return open(internal::MapFilterFile(name, FilterKind::kWindowed, *map, options));
+  return open(
       internal::LoadFilter(internal::Input{name, bytes ? std::optional(*bytes) : std::nullopt},
-                           FilterKind::kWindowed, options);
-  if (!file.ok()) return file.status();
-  const FileHeader& header = file->header;
-  absl::StatusOr<Plan> plan = GenerationPlanOf(header);  // the row check passed: this holds
-  if (!plan.ok()) return plan.status();
-  const Shape shape{GenerationsOf(header),
-                    header.capacity,
-                    header.fpr,
-                    static_cast<int64_t>(header.param1),
-                    static_cast<Refresh>(header.param0 >> kRefreshShift),
-                    header.seed,
-                    options.concurrent};
-  WindowedFilter filter(internal::Own(std::move(file->storage())), *plan, shape, std::move(clock));
-  filter.RestoreClock(header.param2, header.param3);
-  return filter;
+                           FilterKind::kWindowed, options));
 }
 
 absl::StatusOr<WindowedFilter> WindowedFilter::Load(const std::string& path,
                                                     const LoadOptions& options, WindowClock clock) {
-  return Read(path, nullptr, options, std::move(clock));
+  return Read(path, nullptr, std::nullopt, options, std::move(clock));
 }
 
 absl::StatusOr<WindowedFilter> WindowedFilter::LoadFromBytes(std::string_view bytes,
                                                              const LoadOptions& options,
                                                              WindowClock clock) {
-  return Read(std::string(internal::kBytesName), &bytes, options, std::move(clock));
+  return Read(std::string(internal::kBytesName), &bytes, std::nullopt, options, std::move(clock));
+}
+
+absl::StatusOr<WindowedFilter> WindowedFilter::Map(const std::string& path, MapMode mode,
+                                                   const LoadOptions& options, WindowClock clock) {
+  return Read(path, nullptr, mode, options, std::move(clock));
 }
 
 }  // namespace bloomery

@@ -29,6 +29,7 @@ static_assert(Filter<WindowedFilter>);
 static_assert(MappableFilter<BlockedFilter>);
 static_assert(MappableFilter<ClassicFilter>);
 static_assert(MappableFilter<CountingFilter>);
+static_assert(MappableFilter<WindowedFilter>);
 static_assert(!MappableFilter<ScalableFilter>);  // a chain grows; a mapping cannot
 static_assert(std::same_as<InsertAnswer<BlockedFilter>, bool>);
 static_assert(std::same_as<InsertAnswer<ScalableFilter>, InsertResult>);

@@ -10,8 +10,11 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bloomery/blocked_filter.h"
@@ -362,31 +365,28 @@ std::string Edited(std::string bytes, size_t offset, uint64_t value) {
   return bytes;
 }
 
-TEST_CASE("hostile windowed files: a contradiction is DataLoss naming it, never a crash") {
-  auto f = MakeOrFail<WindowedFilter>(KeyWindow(4000));  // G = 4, 1000 inserts a generation
+// The filter whose file the hostile cases edit: G = 4, 1000 inserts a generation, mid-window.
+WindowedFilter HostileBase() {
+  auto f = MakeOrFail<WindowedFilter>(KeyWindow(4000));
   for (uint64_t i = 0; i < 2500; ++i) (void)f.Insert(i);
-  const std::string good = Saved(f);
-  uint64_t param0;
-  std::memcpy(&param0, good.data() + 96, 8);
-  REQUIRE(param0 == 4);                       // G = 4, Refresh::kOnInsert
-  REQUIRE(Edited(good, 96, param0) == good);  // re-sealing alone changes nothing
-  absl::StatusOr<FileInfo> info = InspectBytes(good);
-  REQUIRE(info.ok());
-  CHECK(info->kind == FilterKind::kWindowed);
-  CHECK(FilterKindName(info->kind) == "windowed");
-  CHECK(info->capacity == 4000);
+  return f;
+}
+
+// A header field of HostileBase's file set to `value`: a contradiction the reader must refuse
+// with DataLoss whose message contains `says`.
+struct HostileEdit {
+  size_t offset;
+  uint64_t value;
+  const char* says;
+};
+std::vector<HostileEdit> HostileEdits(const WindowedFilter& f) {
   // Offsets in the fixed header (docs/FORMAT.md).
   constexpr size_t kFpr = 56, kInsertCount = 64, kParam0 = 96, kParam1 = 104, kParam2 = 112,
                    kParam3 = 120, kBits = 40;
-  struct Case {
-    size_t offset;
-    uint64_t value;
-    const char* says;
-  };
   const uint64_t lines = 4 * f.blocks();
   uint64_t ragged = 3;  // a generation count the lines do not divide into
   while (lines % ragged == 0) ++ragged;
-  std::vector<Case> cases = {
+  std::vector<HostileEdit> cases = {
       {kParam0, 1, "generations"},
       {kParam0, 65, "generations"},
       {kParam0, 4 | (uint64_t{1} << 9), "option bits"},
@@ -403,7 +403,22 @@ TEST_CASE("hostile windowed files: a contradiction is DataLoss naming it, never 
   // Eight generations over the same lines: each would hold half the keys at the same bits per
   // key, so the window's FPR would break its promise.
   if (lines % 8 == 0) cases.push_back({kParam0, 8, "above its fpr"});
-  for (const auto& c : cases) {
+  return cases;
+}
+
+TEST_CASE("hostile windowed files: a contradiction is DataLoss naming it, never a crash") {
+  const WindowedFilter f = HostileBase();
+  const std::string good = Saved(f);
+  uint64_t param0;
+  std::memcpy(&param0, good.data() + 96, 8);
+  REQUIRE(param0 == 4);                       // G = 4, Refresh::kOnInsert
+  REQUIRE(Edited(good, 96, param0) == good);  // re-sealing alone changes nothing
+  absl::StatusOr<FileInfo> info = InspectBytes(good);
+  REQUIRE(info.ok());
+  CHECK(info->kind == FilterKind::kWindowed);
+  CHECK(FilterKindName(info->kind) == "windowed");
+  CHECK(info->capacity == 4000);
+  for (const auto& c : HostileEdits(f)) {
     CAPTURE(c.offset);
     CAPTURE(c.value);
     const absl::Status s = WindowedFilter::LoadFromBytes(Edited(good, c.offset, c.value)).status();
@@ -499,6 +514,165 @@ TEST_CASE("rotation by time never blocks lookups and keeps young keys" *
   reader.join();
   CHECK(lost.load() == 0);
   CHECK(f.epoch() >= 7);
+}
+
+// A file in the temp directory, removed when the test case ends.
+class ScratchFile {
+ public:
+  explicit ScratchFile(const std::string& name)
+      : path_((std::filesystem::temp_directory_path() /
+               ("bloomery_wmap_" + name + "_" + std::to_string(getpid())))
+                  .string()) {}
+  ~ScratchFile() { std::filesystem::remove(path_); }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  const std::string& path() const { return path_; }
+  std::string Contents() const {
+    std::ifstream in(path_, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  void Write(const std::string& bytes) const {
+    std::ofstream(path_, std::ios::binary | std::ios::trunc) << bytes;
+  }
+
+ private:
+  std::string path_;
+};
+
+// Exact boundaries in key-count mode: no false positive may count as a repeat.
+WindowedOptions ExactKeyWindow() {
+  WindowedOptions o = KeyWindow(4000);  // G = 4, 1000 counted inserts a generation
+  o.fpr = 1e-9;
+  o.refresh = Refresh::kKeepFirstSeen;
+  return o;
+}
+
+TEST_CASE("Map read-only is what Load gives; its inserts and rotations stay private") {
+  auto f = MakeOrFail<WindowedFilter>(ExactKeyWindow());
+  for (uint64_t i = 0; i < 5500; ++i) REQUIRE(f.Insert(i));
+  ScratchFile file("ro");
+  REQUIRE(f.Save(file.path()).ok());
+  const std::string saved = file.Contents();
+  absl::StatusOr<WindowedFilter> mapped = WindowedFilter::Map(file.path(), MapMode::kReadOnly);
+  REQUIRE(mapped.ok());
+  absl::StatusOr<WindowedFilter> loaded = WindowedFilter::Load(file.path());
+  REQUIRE(loaded.ok());
+  CHECK(mapped->mapped());
+  CHECK_FALSE(loaded->mapped());
+  CHECK(mapped->epoch() == 5);
+  CHECK(Saved(*mapped) == Saved(*loaded));
+  CHECK(Saved(*mapped) == saved);
+  // Flush needs a read-write mapping.
+  CHECK(mapped->Flush().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(loaded->Flush().code() == absl::StatusCode::kFailedPrecondition);
+  // Past a rotation (6000 starts generation 6) the private copy goes on as the filter would.
+  for (uint64_t i = 5500; i <= 6000; ++i) REQUIRE(mapped->Insert(i) == f.Insert(i));
+  CHECK(mapped->epoch() == 6);
+  CHECK(Saved(*mapped) == Saved(f));
+  CHECK(file.Contents() == saved);
+}
+
+TEST_CASE("Map read-write, key-count mode: inserts across rotations, Flush, and the file resumes") {
+  auto f = MakeOrFail<WindowedFilter>(ExactKeyWindow());
+  for (uint64_t i = 0; i < 2500; ++i) REQUIRE(f.Insert(i));
+  ScratchFile file("rw_keys");
+  REQUIRE(f.Save(file.path()).ok());
+  {
+    absl::StatusOr<WindowedFilter> rw = WindowedFilter::Map(file.path(), MapMode::kReadWrite);
+    REQUIRE(rw.ok());
+    CHECK(WindowedFilter::Load(file.path()).status().code() == absl::StatusCode::kDataLoss);
+    // Rotations at 3000, 4000, 5000 and 6000 clear generations in the file.
+    for (uint64_t i = 2500; i < 6500; ++i) REQUIRE(rw->Insert(i) == f.Insert(i));
+    CHECK(rw->epoch() == 6);
+    REQUIRE(rw->Flush().ok());
+    CHECK(file.Contents() == Saved(f));  // the very bytes Save writes, clock state included
+    for (uint64_t i = 6500; i < 7200; ++i) REQUIRE(rw->Insert(i) == f.Insert(i));
+    REQUIRE(rw->Flush().ok());
+    CHECK(file.Contents() == Saved(f));
+  }
+  absl::StatusOr<FileInfo> info = InspectFile(file.path());
+  REQUIRE(info.ok());
+  CHECK_FALSE(info->dirty);
+  absl::StatusOr<WindowedFilter> loaded = WindowedFilter::Load(file.path());
+  REQUIRE(loaded.ok());
+  CHECK(loaded->epoch() == 7);  // 200 inserts into generation 7
+  // 800 more fill generation 7; the 801st starts generation 8 and forgets 4000..4999.
+  for (uint64_t i = 7200; i < 8000; ++i) REQUIRE(loaded->Insert(i) == f.Insert(i));
+  CHECK(loaded->epoch() == 7);
+  CHECK(loaded->Insert(uint64_t{8000}));
+  CHECK(f.Insert(uint64_t{8000}));
+  CHECK(loaded->epoch() == 8);
+  CHECK(MaybeCount(*loaded, DistinctInts(500, 4000)) == 0);  // 4000, 4002, .. 4998
+  for (uint64_t i = 5000; i <= 8000; ++i) REQUIRE(loaded->MayContain(i));
+  CHECK(Saved(*loaded) == Saved(f));
+  // Mapped again, the flushed file is where the mapping left it.
+  absl::StatusOr<WindowedFilter> again = WindowedFilter::Map(file.path(), MapMode::kReadWrite);
+  REQUIRE(again.ok());
+  CHECK(again->epoch() == 7);
+  for (uint64_t i = 7200; i <= 8000; ++i) REQUIRE(again->Insert(i));
+  CHECK(Saved(*again) == Saved(f));
+}
+
+TEST_CASE("Map read-write, duration mode: Flush keeps the clock state, expiry is exact after it") {
+  FakeClock clock;
+  clock.now = 1000 * kSecond;  // W = 100 s, G = 4: generations of 25 s from 1000 s
+  auto f = MakeOrFail<WindowedFilter>(TimeWindow(clock, 100));
+  clock.now = 1010 * kSecond;
+  REQUIRE(f.Insert("a"));  // generation 0: gone at 1100 s
+  ScratchFile file("rw_time");
+  REQUIRE(f.Save(file.path()).ok());
+  {
+    absl::StatusOr<WindowedFilter> rw =
+        WindowedFilter::Map(file.path(), MapMode::kReadWrite, {}, clock.Get());
+    REQUIRE(rw.ok());
+    // b: generation 1, gone at 1125 s; c: 2, at 1150 s; d: 3, at 1175 s; e: 4 (it clears
+    // generation 0's slot in the file), at 1200 s.
+    const std::pair<int64_t, const char*> inserts[] = {
+        {1030, "b"}, {1060, "c"}, {1090, "d"}, {1110, "e"}};
+    for (const auto& [t, key] : inserts) {
+      clock.now = t * kSecond;
+      REQUIRE(rw->Insert(key) == f.Insert(key));
+    }
+    CHECK(rw->epoch() == 4);
+    REQUIRE(rw->Flush().ok());
+    CHECK(file.Contents() == Saved(f));
+  }
+  absl::StatusOr<WindowedFilter> loaded = WindowedFilter::Load(file.path(), {}, clock.Get());
+  REQUIRE(loaded.ok());
+  absl::StatusOr<WindowedFilter> mapped =
+      WindowedFilter::Map(file.path(), MapMode::kReadOnly, {}, clock.Get());
+  REQUIRE(mapped.ok());
+  for (int64_t t : {1110, 1124, 1125, 1149, 1150, 1174, 1175, 1199, 1200}) {
+    clock.now = t * kSecond;
+    CAPTURE(t);
+    for (const WindowedFilter* g : {&*loaded, &*mapped, &f}) {
+      CHECK_FALSE(g->MayContain("a"));
+      CHECK(g->MayContain("b") == (t < 1125));
+      CHECK(g->MayContain("c") == (t < 1150));
+      CHECK(g->MayContain("d") == (t < 1175));
+      CHECK(g->MayContain("e") == (t < 1200));
+    }
+  }
+}
+
+TEST_CASE("a hostile windowed file is DataLoss when mapped, in either mode, and left as it was") {
+  const WindowedFilter f = HostileBase();
+  const std::string good = Saved(f);
+  ScratchFile file("hostile");
+  file.Write(good);
+  REQUIRE(WindowedFilter::Map(file.path(), MapMode::kReadOnly).ok());
+  for (const auto& c : HostileEdits(f)) {
+    CAPTURE(c.offset);
+    CAPTURE(c.value);
+    const std::string bad = Edited(good, c.offset, c.value);
+    file.Write(bad);
+    for (MapMode mode : {MapMode::kReadOnly, MapMode::kReadWrite}) {
+      const absl::Status s = WindowedFilter::Map(file.path(), mode).status();
+      CHECK(s.code() == absl::StatusCode::kDataLoss);
+      CHECK(std::string(s.message()).find(c.says) != std::string::npos);
+    }
+    CHECK(file.Contents() == bad);  // refused before DIRTY is set
+  }
 }
 
 }  // namespace

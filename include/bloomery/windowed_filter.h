@@ -68,10 +68,10 @@
 // Keys: std::string_view (bytes), uint64_t (its 8 little-endian bytes), or a KeyHash (key.h).
 // Hot-path calls are noexcept and allocate nothing.
 //
-// Files (docs/FORMAT.md, kind "windowed"): Save/Load carry the generations' lines and the
-// window's clock state, so expiry goes on across a restart as if the process had never stopped:
-// key-count mode resumes at the same insert, and duration mode keeps expiring by the clock while
-// the file sits on disk (a filter loaded after W has passed holds nothing).
+// Files (docs/FORMAT.md, kind "windowed"): Save/Load, and Map + Flush, carry the generations'
+// lines and the window's clock state, so expiry goes on across a restart as if the process had
+// never stopped: key-count mode resumes at the same insert, and duration mode keeps expiring by the
+// clock while the file sits on disk (a filter loaded after W has passed holds nothing).
 #ifndef BLOOMERY_WINDOWED_FILTER_H_
 #define BLOOMERY_WINDOWED_FILTER_H_
 
@@ -80,6 +80,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -185,6 +186,25 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
   [[nodiscard]] static absl::StatusOr<WindowedFilter> LoadFromBytes(std::string_view bytes,
                                                                     const LoadOptions& options = {},
                                                                     WindowClock clock = {});
+  // Maps a saved filter without copying its lines (MapMode in options.h), at the file's clock
+  // state as Load is (`clock` as for Load). The file must stay the same size while mapped.
+  // kReadOnly: copy-on-write; inserts and rotations stay private. kReadWrite: inserts and the
+  // clearing of expired generations reach the file, which is marked DIRTY until Flush(). The
+  // header's clock state is written only by Flush: after a crash the file (loaded with
+  // allow_dirty) has every line the kernel wrote back but the clock state of the last Flush (or
+  // Map), so keys in generations begun after it may be forgotten before their time; flush after
+  // rotations to bound that. Same errors as Load.
+  [[nodiscard]] static absl::StatusOr<WindowedFilter> Map(const std::string& path, MapMode mode,
+                                                          const LoadOptions& options = {},
+                                                          WindowClock clock = {});
+  // For a kReadWrite mapping: writes the current clock state (epoch, and the counted inserts or
+  // when epoch 0 began) into the header with the checksums, clears DIRTY and msyncs, so the file
+  // loads (or maps) where this filter is. FailedPrecondition for a filter that is not a read-write
+  // mapping. Not concurrent with inserts or Advance (as every kind's Flush): a rotation racing it
+  // could write lines and an epoch that disagree.
+  [[nodiscard]] absl::Status Flush();
+  // Whether the lines are a mapped file (Map) rather than the filter's own memory.
+  [[nodiscard]] bool mapped() const noexcept { return memory_.mapped(); }
 
   // Forgets every key and restarts the window at the current time. Not concurrent-safe.
   void Clear() noexcept;
@@ -254,8 +274,10 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
   void RestoreClock(uint64_t epoch, uint64_t clock_field) noexcept;
   // Save / SaveToBytes: to the file at *path (returning ""), or the bytes when path is null.
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
+  // Load / LoadFromBytes / Map: the file at `name` (mapped when `map` is set) or `*bytes`.
   [[nodiscard]] static absl::StatusOr<WindowedFilter> Read(const std::string& name,
                                                            const std::string_view* bytes,
+                                                           std::optional<MapMode> map,
                                                            const LoadOptions& options,
                                                            WindowClock clock);
   // The epoch the filter should be at now: the stored one, or the clock's in duration mode.

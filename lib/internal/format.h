@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -218,11 +219,18 @@ auto OpenSingleStage(absl::StatusOr<File> file, PlanOf plan_of, Make make)
     return filter;                                                  \
   }
 
-// Flush for a filter's memory: FailedPrecondition unless it is a read-write mapping.
-[[nodiscard]] absl::Status FlushStorage(const FilterMemory& memory);
+// What a Flush brings up to date in the mapped header besides the checksums and DIRTY: the fields
+// of a kind whose state lives in the header (WindowedFilter's clock in its params). Empty: none.
+// The amended header is validated as a written one is (InternalError if a reader would refuse it).
+using HeaderAmend = std::function<void(FileHeader& header)>;
 
-// For a read-write mapping: recompute the checksums, clear DIRTY, msync.
-[[nodiscard]] absl::Status FlushMappedFile(const Storage& mapping);
+// Flush for a filter's memory: FailedPrecondition unless it is a read-write mapping.
+[[nodiscard]] absl::Status FlushStorage(const FilterMemory& memory,
+                                        const HeaderAmend& amend = nullptr);
+
+// For a read-write mapping: apply `amend`, recompute the checksums, clear DIRTY, msync.
+[[nodiscard]] absl::Status FlushMappedFile(const Storage& mapping,
+                                           const HeaderAmend& amend = nullptr);
 
 // The validator, the one verdict on a header for the writer, InspectFile and every loader: `bytes`
 // are the first bytes (at least [0, payload_offset)) of a file of `file_size` bytes. Checks the
