@@ -74,12 +74,14 @@ class _Mappable(_Persistent):
             allow_dirty: bool = ...) -> _F:
         """Maps a filter file without copying; writable=True writes adds to the file."""
     def flush(self) -> None: ...
+
+class _Sliced(_Mappable):
     @property
     def num_bits(self) -> int: ...
     @property
     def hashes(self) -> int: ...
 
-class _FixedSize(_Mappable):
+class _FixedSize(_Sliced):
     """The kinds sized by capacity and error_rate, or by bits (and hashes): one constructor."""
     def __init__(self, capacity: int = ..., error_rate: float = 0.001, *, bits: int = ...,
                  hashes: int = ..., seed: int | None = ..., concurrent: bool = ...,
@@ -96,7 +98,7 @@ class BlockedFilter(_FixedSize):
 
 class ClassicFilter(_FixedSize): ...
 
-class CountingFilter(_Mappable):
+class CountingFilter(_Sliced):
     def __init__(self, capacity: int = ..., error_rate: float = 0.001, *, bits: int = ...,
                  hashes: int = ..., counter_bits: int = 4, seed: int | None = ...,
                  concurrent: bool = ..., max_memory: int = ..., huge_pages: bool = ...,
@@ -124,7 +126,7 @@ class ScalableFilter(_Persistent):
     @property
     def full(self) -> bool: ...
 
-class WindowedFilter(_Persistent):
+class WindowedFilter(_Mappable):
     """Keys that expire after a window of `capacity` adds (window=0) or of `window` seconds."""
     def __init__(self, capacity: int, error_rate: float = 0.01, *,
                  window: float | datetime.timedelta = 0, generations: int = 4,

@@ -276,17 +276,18 @@ def test_save_load_and_generic_load(kind, tmp_path):
         assert g.contains_many(keys).all()
 
 
-def test_map_reads_and_writes_the_file(tmp_path):
+@pytest.mark.parametrize("cls", [bloomery.BlockedFilter, bloomery.WindowedFilter])
+def test_map_reads_and_writes_the_file(tmp_path, cls):
     path = str(tmp_path / "mapped.bloom")
-    f = bloomery.BlockedFilter(10_000, 0.01)
+    f = cls(10_000, 0.01)  # a window of 10,000 adds: nothing here expires
     f.update(urls("map", 1_000))
     f.save(path)
-    reader = bloomery.BlockedFilter.map(path)
+    reader = cls.map(path)
     assert reader.contains_many(urls("map", 1_000)).all()
-    writer = bloomery.BlockedFilter.map(path, writable=True)
+    writer = cls.map(path, writable=True)
     writer.add("added through the mapping")
     writer.flush()
-    assert "added through the mapping" in bloomery.BlockedFilter.load(path)
+    assert "added through the mapping" in cls.load(path)
 
 
 def test_bad_files_raise_clear_exceptions(tmp_path):
