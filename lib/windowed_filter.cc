@@ -55,7 +55,7 @@ WindowedFilter::WindowedFilter(FilterMemory memory, const Plan& plan, const Shap
       plan_(plan),
       capacity_(shape.capacity),
       fpr_(shape.fpr),
-      per_generation_((shape.capacity + shape.generations - 1) / shape.generations),
+      per_generation_(KeysPerGeneration(shape.capacity, shape.generations)),
       window_ns_(shape.window_ns),
       span_ns_(shape.window_ns / shape.generations),
       seed_(shape.seed),
@@ -121,8 +121,8 @@ absl::StatusOr<WindowedFilter> WindowedFilter::Create(const WindowedOptions& opt
   const uint32_t g = options.generations;
   // 1 - (1 - f)^G = fpr, computed without cancellation for small fpr.
   const double generation_fpr = -std::expm1(std::log1p(-options.fpr) / g);
-  absl::StatusOr<Plan> plan =
-      PlanFor((options.capacity + g - 1) / g, generation_fpr, Layout::kBlocked, options.hashes);
+  absl::StatusOr<Plan> plan = PlanFor(KeysPerGeneration(options.capacity, g), generation_fpr,
+                                      Layout::kBlocked, options.hashes);
   if (!plan.ok()) return plan.status();
   if (plan->bits > kMaxBits / g) {
     return absl::ResourceExhaustedError("WindowedFilter: the generations need more than 2^48 bits");

@@ -18,6 +18,7 @@ using internal::FileHeader;
 
 constexpr uint32_t kMaxGenerations = 64;
 constexpr uint64_t kRefreshShift = 8;
+constexpr uint64_t kMaxEpoch = uint64_t{1} << 63;
 
 absl::Status Corrupt(absl::string_view what) {
   return internal::Corrupt(absl::StrCat("windowed filter ", what));
@@ -47,8 +48,11 @@ absl::StatusOr<Plan> GenerationPlanOf(const FileHeader& header) {
       header.stages[0].capacity != header.capacity) {
     return Corrupt("counts contradict the header");
   }
-  if (header.param2 == ~uint64_t{0}) return Corrupt("epoch out of range");
-  const uint64_t per_generation = (header.capacity + g - 1) / g;
+  // A running filter's epoch stays below 2^63: the clock's elapsed int64 ns over a span of at
+  // least 1 ns, or one rotation per insert. Refusing the rest keeps epoch + 1 from wrapping or
+  // reaching the "no generation yet" mark (a wrapped epoch would rotate forever).
+  if (header.param2 >= kMaxEpoch) return Corrupt("epoch out of range");
+  const uint64_t per_generation = WindowedFilter::KeysPerGeneration(header.capacity, g);
   if (window_ns == 0 && header.param3 > per_generation) {
     return Corrupt(absl::StrFormat("newest generation counts %d inserts, more than its %d",
                                    header.param3, per_generation));

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <bit>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -394,7 +395,8 @@ std::vector<HostileEdit> HostileEdits(const WindowedFilter& f) {
       {kParam1, 3, "window"},                  // 3 ns for 4 generations
       {kParam1, uint64_t{1} << 63, "window"},  // negative
       {kParam2, ~uint64_t{0}, "epoch"},
-      {kParam3, 1001, "inserts"},  // more than a generation's share
+      {kParam2, uint64_t{1} << 63, "epoch"},  // epoch + 1 could reach the no-generation mark
+      {kParam3, 1001, "inserts"},             // more than a generation's share
       {kInsertCount, 5, "insert count"},
       {kFpr, 0, "fpr"},
       {kFpr, std::bit_cast<uint64_t>(1e-12), "above its fpr"},
@@ -443,6 +445,32 @@ TEST_CASE("hostile windowed files: a contradiction is DataLoss naming it, never 
   REQUIRE(other.ok());
   CHECK(WindowedFilter::LoadFromBytes(*other).status().code() ==
         absl::StatusCode::kFailedPrecondition);
+}
+
+// A capacity near 2^64 once made a generation's share ceil(capacity / G) wrap to 0, and the
+// first insert rotated forever (found by load_fuzzer). The share is computed without overflow:
+// such a file loads (its fpr near 1 is what its geometry predicts) and an insert returns.
+TEST_CASE("a capacity near 2^64 neither wraps a generation's share nor hangs an insert") {
+  CHECK(WindowedFilter::KeysPerGeneration(~uint64_t{0}, 4) == uint64_t{1} << 62);
+  CHECK(WindowedFilter::KeysPerGeneration(4000, 4) == 1000);
+  CHECK(WindowedFilter::KeysPerGeneration(4001, 4) == 1001);
+  constexpr size_t kCapacity = 48, kFpr = 56, kParam3 = 120, kStageCapacity = 256 + 16;
+  std::string bytes = Saved(HostileBase());
+  bytes = Edited(bytes, kCapacity, ~uint64_t{0});
+  bytes = Edited(bytes, kStageCapacity, ~uint64_t{0});
+  bytes = Edited(bytes, kFpr, std::bit_cast<uint64_t>(std::nextafter(1.0, 0.0)));
+  bytes = Edited(bytes, kParam3, 0);  // no inserts counted yet in the newest generation
+  absl::StatusOr<WindowedFilter> f = WindowedFilter::LoadFromBytes(bytes);
+  INFO(f.status().ToString());
+  REQUIRE(f.ok());
+  const uint64_t epoch = f->epoch();
+  for (uint64_t key = 0; key < 100; ++key) (void)f->Insert(key + (uint64_t{1} << 40));
+  CHECK(f->epoch() == epoch);  // a share of 2^62 keys: 100 inserts never rotate
+  CHECK(f->MayContain(uint64_t{1} << 40));
+  // Create computes the same share: a capacity of 2^64 - 1 is refused for its size, not planned
+  // as a generation of 0 keys.
+  WindowedOptions o = KeyWindow(~uint64_t{0});
+  CHECK_FALSE(WindowedFilter::Create(o).ok());
 }
 
 TEST_CASE("concurrent inserts while rotating by count lose no completed insert" *

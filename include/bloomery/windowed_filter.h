@@ -231,6 +231,12 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
   // Duration mode: W in nanoseconds; key-count mode: 0 (the window is capacity() inserts).
   [[nodiscard]] int64_t window_ns() const noexcept { return window_ns_; }
   [[nodiscard]] uint64_t capacity() const noexcept { return capacity_; }
+  // One generation's share of `capacity` keys, ceil(capacity / generations), without overflow
+  // (capacity + generations - 1 wraps near 2^64): key-count mode rotates after this many inserts.
+  [[nodiscard]] static constexpr uint64_t KeysPerGeneration(uint64_t capacity,
+                                                            uint32_t generations) noexcept {
+    return capacity / generations + (capacity % generations != 0 ? 1 : 0);
+  }
   [[nodiscard]] uint64_t memory_bytes() const noexcept { return memory_.size(); }
   // Every generation's lines, interleaved (line b*G + j is line b of slot j); reading them while
   // another thread inserts is a data race.
