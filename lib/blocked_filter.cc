@@ -41,12 +41,9 @@ absl::StatusOr<BlockedFilter> BlockedFilter::Create(const FilterOptions& options
 
 BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, uint64_t seed,
                              bool concurrent) noexcept
-    : memory_(std::move(memory)),
-      words_(memory_.words()),
+    : WordArray(std::move(memory), seed, concurrent),
       blocks_(plan.blocks()),
       hashes_(plan.hashes),
-      seed_(seed),
-      concurrent_(concurrent),
       plan_(plan) {}
 
 bool BlockedFilter::InsertOutOfLine(KeyHash hash) noexcept {
@@ -86,11 +83,7 @@ size_t BlockedFilter::LookupKeys(std::span<const Key> keys,
   return found;
 }
 
-#define BLOOMERY_INSTANTIATE(Key)                                                            \
-  template size_t BlockedFilter::InsertKeys(std::span<const Key>, std::span<bool>) noexcept; \
-  template size_t BlockedFilter::LookupKeys(std::span<const Key>, std::span<bool>) const noexcept;
-BLOOMERY_FOR_EACH_FILTER_KEY(BLOOMERY_INSTANTIATE)
-#undef BLOOMERY_INSTANTIATE
+BLOOMERY_INSTANTIATE_BATCH_FORMS(BlockedFilter)
 
 absl::Status BlockedFilter::CheckCompatible(const BlockedFilter& other) const {
   return internal::CheckSameArray(bits(), hashes_, seed_, other.bits(), other.hashes_, other.seed_);

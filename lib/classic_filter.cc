@@ -64,12 +64,9 @@ absl::StatusOr<ClassicFilter> ClassicFilter::Create(const FilterOptions& options
 
 ClassicFilter::ClassicFilter(FilterMemory memory, const Plan& plan, uint64_t seed,
                              bool concurrent) noexcept
-    : memory_(std::move(memory)),
-      words_(memory_.words()),
+    : WordArray(std::move(memory), seed, concurrent),
       slice_bits_(plan.bits / plan.hashes),
       hashes_(plan.hashes),
-      seed_(seed),
-      concurrent_(concurrent),
       plan_(plan) {}
 
 bool ClassicFilter::Insert(const KeyHash& hash) noexcept {
@@ -128,11 +125,7 @@ size_t ClassicFilter::LookupKeys(std::span<const Key> keys,
   return found;
 }
 
-#define BLOOMERY_INSTANTIATE(Key)                                                            \
-  template size_t ClassicFilter::InsertKeys(std::span<const Key>, std::span<bool>) noexcept; \
-  template size_t ClassicFilter::LookupKeys(std::span<const Key>, std::span<bool>) const noexcept;
-BLOOMERY_FOR_EACH_FILTER_KEY(BLOOMERY_INSTANTIATE)
-#undef BLOOMERY_INSTANTIATE
+BLOOMERY_INSTANTIATE_BATCH_FORMS(ClassicFilter)
 
 absl::Status ClassicFilter::CheckCompatible(const ClassicFilter& other) const {
   return internal::CheckSameArray(bits(), hashes_, seed_, other.bits(), other.hashes_, other.seed_);

@@ -179,13 +179,10 @@ absl::StatusOr<CountingFilter> CountingFilter::Create(const CountingOptions& opt
 
 CountingFilter::CountingFilter(FilterMemory memory, const CountingPlan& plan, uint64_t seed,
                                bool concurrent) noexcept
-    : memory_(std::move(memory)),
-      words_(memory_.words()),
+    : WordArray(std::move(memory), seed, concurrent),
       plan_(plan),
       counter_shift_(static_cast<uint32_t>(std::countr_zero(plan.counter_bits))),
-      max_count_((1u << plan.counter_bits) - 1),
-      seed_(seed),
-      concurrent_(concurrent) {}
+      max_count_((1u << plan.counter_bits) - 1) {}
 
 void CountingFilter::NoteSaturated(uint64_t count) noexcept {
   if (count == 0) return;

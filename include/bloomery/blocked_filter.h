@@ -56,7 +56,7 @@
 
 namespace bloomery {
 
-class BlockedFilter : public BatchForms<BlockedFilter> {
+class BlockedFilter : public BatchForms<BlockedFilter>, public WordArray {
  public:
   using Options = FilterOptions;
 
@@ -67,16 +67,10 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
   // refuses it; the message names the size and the limit.
   [[nodiscard]] static absl::StatusOr<BlockedFilter> Create(const FilterOptions& options);
 
-  BlockedFilter(BlockedFilter&&) noexcept = default;
-  BlockedFilter& operator=(BlockedFilter&&) noexcept = default;
-  BlockedFilter(const BlockedFilter&) = delete;
-  BlockedFilter& operator=(const BlockedFilter&) = delete;
-  ~BlockedFilter() = default;
-
   // Adds a key. Returns true if it was new (at least one of its bits was 0), false if the filter
   // already reported it present (a duplicate, or a false positive with probability ~fpr).
-  bool Insert(std::string_view key) noexcept { return Insert(HashKey(key, seed_)); }
-  bool Insert(uint64_t key) noexcept { return Insert(HashKey(key, seed_)); }
+  // The std::string_view and uint64_t forms hash the key (BatchForms, filter.h).
+  using BatchForms::Insert;
   // Inline where the caller is compiled for AVX2 (blocked_line.h says why), else the dispatched
   // kernel. always_inline: the body depends on the caller's target, so no copy may be shared.
   [[gnu::always_inline]] bool Insert(const KeyHash& hash) noexcept {
@@ -89,12 +83,7 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
   }
 
   // False: the key was certainly never inserted. True: it was, or it is a false positive.
-  [[nodiscard]] bool MayContain(std::string_view key) const noexcept {
-    return MayContain(HashKey(key, seed_));
-  }
-  [[nodiscard]] bool MayContain(uint64_t key) const noexcept {
-    return MayContain(HashKey(key, seed_));
-  }
+  using BatchForms::MayContain;
   [[nodiscard, gnu::always_inline]] bool MayContain(const KeyHash& hash) const noexcept {
 #ifdef BLOOMERY_INLINE_LINE_PROBE
     if (hashes_ <= 8 && !concurrent_) {
@@ -171,18 +160,8 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
   [[nodiscard]] uint64_t bits() const noexcept { return blocks_ * kBlockBits; }
   [[nodiscard]] uint64_t blocks() const noexcept { return blocks_; }
   [[nodiscard]] uint32_t hashes() const noexcept { return hashes_; }
-  [[nodiscard]] uint64_t seed() const noexcept { return seed_; }
-  [[nodiscard]] bool concurrent() const noexcept { return concurrent_; }
-  [[nodiscard]] uint64_t memory_bytes() const noexcept { return memory_.size(); }
-  // Bytes backed by transparent huge pages (FilterMemory::HugePageBytes; ask after filling).
-  [[nodiscard]] uint64_t huge_page_bytes() const { return memory_.HugePageBytes(); }
-  // Whether the bits are a mapped file (Map) rather than the filter's own memory.
-  [[nodiscard]] bool mapped() const noexcept { return memory_.mapped(); }
-  // The filter's bits, bytes() .size() == bits() / 8, little-endian 64-bit words. Reading them
-  // while another thread inserts is a data race; take them when writers are quiet.
-  [[nodiscard]] std::span<const uint8_t> bytes() const noexcept {
-    return {memory_.data(), memory_.size()};
-  }
+  // seed(), concurrent(), memory_bytes(), huge_page_bytes(), mapped() and bytes() (the bits,
+  // bytes().size() == bits() / 8) come from WordArray (filter.h).
 
  protected:
   // Wraps memory that already holds a filter's bits (a loaded ScalableFilter stage); reached from
@@ -210,12 +189,8 @@ class BlockedFilter : public BatchForms<BlockedFilter> {
   size_t LookupKeys(std::span<const Key> keys, std::span<bool> results) const noexcept;
   [[nodiscard]] uint64_t* line(uint64_t block) const noexcept { return words_ + block * 8; }
 
-  FilterMemory memory_;
-  uint64_t* words_ = nullptr;
   uint64_t blocks_ = 0;
   uint32_t hashes_ = 0;
-  uint64_t seed_ = kDefaultSeed;
-  bool concurrent_ = false;
   Plan plan_;
 };
 

@@ -53,7 +53,7 @@
 
 namespace bloomery {
 
-class ClassicFilter : public BatchForms<ClassicFilter> {
+class ClassicFilter : public BatchForms<ClassicFilter>, public WordArray {
  public:
   using Options = FilterOptions;
 
@@ -65,27 +65,16 @@ class ClassicFilter : public BatchForms<ClassicFilter> {
   // refuses it; the message names the size and the limit.
   [[nodiscard]] static absl::StatusOr<ClassicFilter> Create(const FilterOptions& options);
 
-  ClassicFilter(ClassicFilter&&) noexcept = default;
-  ClassicFilter& operator=(ClassicFilter&&) noexcept = default;
-  ClassicFilter(const ClassicFilter&) = delete;
-  ClassicFilter& operator=(const ClassicFilter&) = delete;
-  ~ClassicFilter() = default;
-
   // Adds a key. Returns true if it was new (at least one of its k bits was 0), false if the filter
   // already reported it present (a duplicate, or a false positive with probability ~fpr).
   // Cost: k random memory accesses.
-  bool Insert(std::string_view key) noexcept { return Insert(HashKey(key, seed_)); }
-  bool Insert(uint64_t key) noexcept { return Insert(HashKey(key, seed_)); }
+  // The std::string_view and uint64_t forms hash the key (BatchForms, filter.h).
+  using BatchForms::Insert;
   bool Insert(const KeyHash& hash) noexcept;
 
   // False: the key was certainly never inserted. True: it was, or it is a false positive.
   // Cost: up to k random memory accesses (stops at the first 0 bit).
-  [[nodiscard]] bool MayContain(std::string_view key) const noexcept {
-    return MayContain(HashKey(key, seed_));
-  }
-  [[nodiscard]] bool MayContain(uint64_t key) const noexcept {
-    return MayContain(HashKey(key, seed_));
-  }
+  using BatchForms::MayContain;
   [[nodiscard]] bool MayContain(const KeyHash& hash) const noexcept;
 
   // Batch forms (filter.h): InsertMany(keys, was_new) and MayContainMany(keys, results) for a
@@ -131,19 +120,9 @@ class ClassicFilter : public BatchForms<ClassicFilter> {
   [[nodiscard]] uint64_t bits() const noexcept { return slice_bits_ * hashes_; }
   [[nodiscard]] uint64_t slice_bits() const noexcept { return slice_bits_; }
   [[nodiscard]] uint32_t hashes() const noexcept { return hashes_; }
-  [[nodiscard]] uint64_t seed() const noexcept { return seed_; }
-  [[nodiscard]] bool concurrent() const noexcept { return concurrent_; }
-  [[nodiscard]] uint64_t memory_bytes() const noexcept { return memory_.size(); }
-  // Bytes backed by transparent huge pages (FilterMemory::HugePageBytes; ask after filling).
-  [[nodiscard]] uint64_t huge_page_bytes() const { return memory_.HugePageBytes(); }
-  // Whether the bits are a mapped file (Map) rather than the filter's own memory.
-  [[nodiscard]] bool mapped() const noexcept { return memory_.mapped(); }
-  // The filter's bits as little-endian 64-bit words: bit b is bit b % 64 of word b / 64.
-  // bytes().size() is bits() rounded up to whole 64-byte lines; the padding bits are always 0.
-  // Reading them while another thread inserts is a data race; take them when writers are quiet.
-  [[nodiscard]] std::span<const uint8_t> bytes() const noexcept {
-    return {memory_.data(), memory_.size()};
-  }
+  // seed(), concurrent(), memory_bytes(), huge_page_bytes(), mapped() and bytes() come from
+  // WordArray (filter.h). In bytes(), bit b is bit b % 64 of word b / 64; its size is bits()
+  // rounded up to whole 64-byte lines, and the padding bits are always 0.
 
  private:
   ClassicFilter(FilterMemory memory, const Plan& plan, uint64_t seed, bool concurrent) noexcept;
@@ -163,12 +142,8 @@ class ClassicFilter : public BatchForms<ClassicFilter> {
   // Set bits among bits [begin, end).
   [[nodiscard]] uint64_t PopCountRange(uint64_t begin, uint64_t end) const noexcept;
 
-  FilterMemory memory_;
-  uint64_t* words_ = nullptr;
   uint64_t slice_bits_ = 0;
   uint32_t hashes_ = 0;
-  uint64_t seed_ = kDefaultSeed;
-  bool concurrent_ = false;
   Plan plan_;
 };
 

@@ -121,7 +121,7 @@ enum class EraseResult : uint8_t {
   kNotFound = 1,  // some counter was 0: the key is certainly absent; nothing changed
 };
 
-class CountingFilter : public BatchForms<CountingFilter> {
+class CountingFilter : public BatchForms<CountingFilter>, public WordArray {
  public:
   using Options = CountingOptions;
 
@@ -131,18 +131,12 @@ class CountingFilter : public BatchForms<CountingFilter> {
   // names the size and the limit.
   [[nodiscard]] static absl::StatusOr<CountingFilter> Create(const CountingOptions& options);
 
-  CountingFilter(CountingFilter&&) noexcept = default;
-  CountingFilter& operator=(CountingFilter&&) noexcept = default;
-  CountingFilter(const CountingFilter&) = delete;
-  CountingFilter& operator=(const CountingFilter&) = delete;
-  ~CountingFilter() = default;
-
   // Increments the key's k counters (a saturated counter stays saturated). Returns true if the
   // key was new (one of its counters was 0), false if the filter already reported it present (it
   // was inserted before and not erased since, or a false positive). Under concurrency, of several
   // racing inserters of a new key at least one is told it was new.
-  bool Insert(std::string_view key) noexcept { return Insert(HashKey(key, seed_)); }
-  bool Insert(uint64_t key) noexcept { return Insert(HashKey(key, seed_)); }
+  // The std::string_view and uint64_t forms hash the key (BatchForms, filter.h).
+  using BatchForms::Insert;
   bool Insert(const KeyHash& hash) noexcept;
 
   // Removes one occurrence of the key: kNotFound (nothing changes) if the filter says it is
@@ -155,12 +149,7 @@ class CountingFilter : public BatchForms<CountingFilter> {
 
   // False: the key is certainly not in the filter (never inserted, or erased as often as
   // inserted, given the Erase precondition). True: it is, or it is a false positive.
-  [[nodiscard]] bool MayContain(std::string_view key) const noexcept {
-    return MayContain(HashKey(key, seed_));
-  }
-  [[nodiscard]] bool MayContain(uint64_t key) const noexcept {
-    return MayContain(HashKey(key, seed_));
-  }
+  using BatchForms::MayContain;
   [[nodiscard]] bool MayContain(const KeyHash& hash) const noexcept;
 
   // The minimum of the key's counters. 0 means absent. A value below max_count() is an upper
@@ -228,19 +217,10 @@ class CountingFilter : public BatchForms<CountingFilter> {
   [[nodiscard]] uint32_t counter_bits() const noexcept { return plan_.counter_bits; }
   // The saturation value: 15 for 4-bit counters, 255 for 8-bit ones.
   [[nodiscard]] uint32_t max_count() const noexcept { return max_count_; }
-  [[nodiscard]] uint64_t seed() const noexcept { return seed_; }
-  [[nodiscard]] bool concurrent() const noexcept { return concurrent_; }
-  [[nodiscard]] uint64_t memory_bytes() const noexcept { return memory_.size(); }
-  // Bytes backed by transparent huge pages (FilterMemory::HugePageBytes; ask after filling).
-  [[nodiscard]] uint64_t huge_page_bytes() const { return memory_.HugePageBytes(); }
-  // Whether the bits are a mapped file (Map) rather than the filter's own memory.
-  [[nodiscard]] bool mapped() const noexcept { return memory_.mapped(); }
-  // The counters: blocks() lines of 8 little-endian 64-bit words, each word a slice of
-  // 64 / counter_bits() counters, counter c at bits [c * counter_bits, (c + 1) * counter_bits).
-  // Reading them while another thread writes is a data race; take them when writers are quiet.
-  [[nodiscard]] std::span<const uint8_t> bytes() const noexcept {
-    return {memory_.data(), memory_.size()};
-  }
+  // seed(), concurrent(), memory_bytes(), huge_page_bytes(), mapped() and bytes() come from
+  // WordArray (filter.h). bytes() holds the counters: blocks() lines of 8 little-endian 64-bit
+  // words, each word a slice of 64 / counter_bits() counters, counter c at bits
+  // [c * counter_bits, (c + 1) * counter_bits).
 
  private:
   CountingFilter(FilterMemory memory, const CountingPlan& plan, uint64_t seed,
@@ -274,13 +254,9 @@ class CountingFilter : public BatchForms<CountingFilter> {
   }
   [[nodiscard]] uint64_t* line(uint64_t block) const noexcept { return words_ + block * 8; }
 
-  FilterMemory memory_;
-  uint64_t* words_ = nullptr;
   CountingPlan plan_;
   uint32_t counter_shift_ = 2;  // log2(counter_bits)
   uint32_t max_count_ = 15;
-  uint64_t seed_ = kDefaultSeed;
-  bool concurrent_ = false;
   // Written through std::atomic_ref in concurrent mode; mutable only so that the const accessor
   // can form one (const calls never write it).
   mutable uint64_t saturated_ = 0;

@@ -29,6 +29,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -101,29 +102,80 @@ template <KeyRange R>
   return {std::ranges::data(keys), std::ranges::size(keys)};
 }
 
-// The batch forms, written once for every kind: `InsertMany(keys, answers)` and
-// `MayContainMany(keys, results)` for any KeyRange, forwarded to the kind's InsertKeys and
-// LookupKeys templates, which its .cc instantiates for each FilterKey (so the loops stay out of
-// the headers). A kind derives from BatchForms<Kind> (CRTP) and befriends it. `InsertAnswer` is
-// what one Insert returns (bool, or InsertResult).
+// The key forms, written once for every kind. A kind derives from BatchForms<Kind> (CRTP),
+// befriends it, and brings its single-key forms in with `using BatchForms::Insert;` and `using
+// BatchForms::MayContain;`. `InsertAnswer` is what one Insert returns (bool, or InsertResult).
 //
-// Contract of every kind's batch forms: the same answers as the single-key calls in order (a key
-// repeated within one batch is new only the first time), but hashed, located and prefetched many
-// at a time, which hides memory latency: use them whenever keys come in groups. `answers` /
-// `results`, if not empty, receive one answer per key (only the first min(keys, answers) are
-// written). The return value counts the keys that were new (InsertMany; InsertCounts for kinds
-// that may refuse keys) or may be present (MayContainMany).
+// Single keys: Insert and MayContain of a std::string_view or a uint64_t hash the key with the
+// filter's seed() (key.h) and call the kind's own Insert / MayContain of a `const KeyHash&`. They
+// are always_inline because that call may be (BlockedFilter's inline AVX2 probe): its body depends
+// on the caller's target, so no out-of-line copy of a form may be shared between callers.
+//
+// Batches: `InsertMany(keys, answers)` and `MayContainMany(keys, results)` for any KeyRange,
+// forwarded to the kind's InsertKeys and LookupKeys templates, which its .cc instantiates for each
+// FilterKey (so the loops stay out of the headers). Contract of every kind's batch forms: the same
+// answers as the single-key calls in order (a key repeated within one batch is new only the first
+// time), but hashed, located and prefetched many at a time, which hides memory latency: use them
+// whenever keys come in groups. `answers` / `results`, if not empty, receive one answer per key
+// (only the first min(keys, answers) are written). The return value counts the keys that were new
+// (InsertMany; InsertCounts for kinds that may refuse keys) or may be present (MayContainMany).
 template <typename Kind, typename InsertAnswer = bool>
 class BatchForms {
  public:
+  [[gnu::always_inline]] InsertAnswer Insert(std::string_view key) noexcept {
+    return self().Insert(HashKey(key, self().seed()));
+  }
+  [[gnu::always_inline]] InsertAnswer Insert(uint64_t key) noexcept {
+    return self().Insert(HashKey(key, self().seed()));
+  }
+  [[nodiscard, gnu::always_inline]] bool MayContain(std::string_view key) const noexcept {
+    return self().MayContain(HashKey(key, self().seed()));
+  }
+  [[nodiscard, gnu::always_inline]] bool MayContain(uint64_t key) const noexcept {
+    return self().MayContain(HashKey(key, self().seed()));
+  }
+
   template <KeyRange Keys>
   auto InsertMany(const Keys& keys, std::span<InsertAnswer> answers = {}) noexcept {
-    return static_cast<Kind*>(this)->InsertKeys(KeySpan(keys), answers);
+    return self().InsertKeys(KeySpan(keys), answers);
   }
   template <KeyRange Keys>
   size_t MayContainMany(const Keys& keys, std::span<bool> results = {}) const noexcept {
-    return static_cast<const Kind*>(this)->LookupKeys(KeySpan(keys), results);
+    return self().LookupKeys(KeySpan(keys), results);
   }
+
+ private:
+  Kind& self() noexcept { return static_cast<Kind&>(*this); }
+  const Kind& self() const noexcept { return static_cast<const Kind&>(*this); }
+};
+
+// What the kinds kept in one array of 64-bit words share: the memory (their own or a mapped
+// file), a cached pointer to its words (the hot path reads it from the filter object, never
+// through the owner), the seed and the concurrency mode, and their accessors. Move-only.
+class WordArray {
+ public:
+  [[nodiscard]] uint64_t seed() const noexcept { return seed_; }
+  [[nodiscard]] bool concurrent() const noexcept { return concurrent_; }
+  [[nodiscard]] uint64_t memory_bytes() const noexcept { return memory_.size(); }
+  // Bytes backed by transparent huge pages (FilterMemory::HugePageBytes; ask after filling).
+  [[nodiscard]] uint64_t huge_page_bytes() const { return memory_.HugePageBytes(); }
+  // Whether the words are a mapped file (Map) rather than the filter's own memory.
+  [[nodiscard]] bool mapped() const noexcept { return memory_.mapped(); }
+  // The words, little-endian, in whole 64-byte lines (the kind's header says what they hold;
+  // padding past its bits is 0). Reading them while another thread writes is a data race; take
+  // them when writers are quiet.
+  [[nodiscard]] std::span<const uint8_t> bytes() const noexcept {
+    return {memory_.data(), memory_.size()};
+  }
+
+ protected:
+  WordArray(FilterMemory memory, uint64_t seed, bool concurrent) noexcept
+      : memory_(std::move(memory)), words_(memory_.words()), seed_(seed), concurrent_(concurrent) {}
+
+  FilterMemory memory_;
+  uint64_t* words_ = nullptr;
+  uint64_t seed_ = kDefaultSeed;
+  bool concurrent_ = false;
 };
 
 // What F::Insert returns: bool ("was new") or InsertResult.

@@ -3,11 +3,12 @@
 // options.h: FilterOptions, how every filter kind is sized and configured.
 //
 // A filter is sized in one of two ways:
-//   - by promise: capacity (keys) and fpr; the planner (plan.h) picks the bits and, unless `hashes`
-//     is set, k;
-//   - by geometry: bits (and hashes, or a capacity to choose hashes for), e.g. "2^30 bits,
-//     6 hashes", the configuration Redis- and Scrapy-based de-duplicators use.
-// Setting both `bits` and an fpr-based plan is resolved in favour of `bits`.
+//   - by promise: capacity (keys) and fpr; the planner (plan.h) picks the bits, and k unless
+//     `hashes` is set;
+//   - by geometry: bits, with hashes or a capacity to choose them for ("2^30 bits, 6 hashes", the
+//     configuration Redis- and Scrapy-based de-duplicators use).
+// When `bits` is set it wins: fpr is then unused, and capacity only chooses k (if `hashes` is 0)
+// and the FPR the plan predicts.
 //
 //   bloomery::FilterOptions opts;
 //   opts.capacity = 1'000'000;

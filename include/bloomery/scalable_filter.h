@@ -139,32 +139,23 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult> {
   // Adds a key unless some stage already reports it present. Grows the chain (allocating a stage,
   // under the growth mutex) when the newest stage has received its planned number of keys.
   // Cost: one prefetched cache line per stage; growth costs the new stage's allocation.
-  [[nodiscard]] InsertResult Insert(std::string_view key) noexcept {
-    return Insert(HashKey(key, options_.seed));
-  }
-  [[nodiscard]] InsertResult Insert(uint64_t key) noexcept {
-    return Insert(HashKey(key, options_.seed));
-  }
+  // The std::string_view and uint64_t forms hash the key (BatchForms, filter.h).
+  using BatchForms::Insert;
   [[nodiscard]] InsertResult Insert(const KeyHash& hash) noexcept;
 
   // Insert for code that handles errors as absl::Status: true if the key was added, false if it
   // was present; a refused key gives FullStatus() (ResourceExhausted) and is not added.
   [[nodiscard]] absl::StatusOr<bool> TryInsert(std::string_view key) {
-    return TryInsert(HashKey(key, options_.seed));
+    return TryInsert(HashKey(key, seed()));
   }
   [[nodiscard]] absl::StatusOr<bool> TryInsert(uint64_t key) {
-    return TryInsert(HashKey(key, options_.seed));
+    return TryInsert(HashKey(key, seed()));
   }
   [[nodiscard]] absl::StatusOr<bool> TryInsert(const KeyHash& hash);
 
   // False: the key was certainly never added. True: it was, or it is a false positive (with
   // probability below the chain's bound P). Cost: one prefetched cache line per stage.
-  [[nodiscard]] bool MayContain(std::string_view key) const noexcept {
-    return MayContain(HashKey(key, options_.seed));
-  }
-  [[nodiscard]] bool MayContain(uint64_t key) const noexcept {
-    return MayContain(HashKey(key, options_.seed));
-  }
+  using BatchForms::MayContain;
   [[nodiscard]] bool MayContain(const KeyHash& hash) const noexcept;
 
   // Batch forms (filter.h): InsertMany(keys, results) -> InsertCounts and MayContainMany(keys,
