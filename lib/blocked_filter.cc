@@ -29,10 +29,7 @@ using internal::PrefetchLine;
 }  // namespace
 
 absl::StatusOr<BlockedFilter> BlockedFilter::Create(const FilterOptions& options) {
-  absl::StatusOr<Plan> plan =
-      options.bits != 0
-          ? PlanForSize(options.bits, options.hashes, options.capacity, Layout::kBlocked)
-          : PlanFor(options.capacity, options.fpr, Layout::kBlocked, options.hashes);
+  absl::StatusOr<Plan> plan = PlanFilter(options, Layout::kBlocked);
   if (!plan.ok()) return plan.status();
   absl::StatusOr<FilterMemory> memory = internal::AllocateFilterMemory(plan->bytes(), options);
   if (!memory.ok()) return memory.status();

@@ -50,10 +50,7 @@ struct PrefetchBits {
 }  // namespace
 
 absl::StatusOr<ClassicFilter> ClassicFilter::Create(const FilterOptions& options) {
-  absl::StatusOr<Plan> plan =
-      options.bits != 0
-          ? PlanForSize(options.bits, options.hashes, options.capacity, Layout::kPartitioned)
-          : PlanFor(options.capacity, options.fpr, Layout::kPartitioned, options.hashes);
+  absl::StatusOr<Plan> plan = PlanFilter(options, Layout::kPartitioned);
   if (!plan.ok()) return plan.status();
   // Whole 64-byte lines: the file format's stage payload, so memory and file agree byte for byte.
   absl::StatusOr<FilterMemory> memory =

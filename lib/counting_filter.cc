@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
-#include <cmath>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -15,7 +14,6 @@
 #include "internal/counting_layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
-#include "internal/sliced_fpr.h"
 #include "internal/storage.h"
 
 namespace bloomery {
@@ -31,8 +29,6 @@ using internal::kWordsPerBlock;
 using internal::LoadRelaxed;
 using internal::LoadWord;
 using internal::MakeCounterProbes;
-
-bool ValidCounterBits(uint32_t counter_bits) { return counter_bits == 4 || counter_bits == 8; }
 
 uint32_t CountersPerSlice(uint32_t counter_bits) { return 64 / counter_bits; }
 
@@ -77,97 +73,7 @@ bool AllNonZero(const CounterProbes& probes, uint32_t k, uint64_t max, const uin
   return all;
 }
 
-absl::Status ValidateOptions(const CountingOptions& options) {
-  if (!ValidCounterBits(options.counter_bits)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("counter_bits must be 4 or 8, got %d", options.counter_bits));
-  }
-  if (options.hashes > kMaxCountingHashes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "hashes must be in [1, %d] for a counting filter (one slice per probe), got %d",
-        kMaxCountingHashes, options.hashes));
-  }
-  if (options.bits != 0) {
-    if (options.bits > kMaxBits) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("bits must be in [1, 2^48], got %d", options.bits));
-    }
-    if (options.hashes == 0 && options.capacity == 0) {
-      return absl::InvalidArgumentError("choose hashes, or give a capacity to choose them for");
-    }
-    return absl::OkStatus();
-  }
-  if (options.capacity == 0) return absl::InvalidArgumentError("capacity must be at least 1 key");
-  if (!(options.fpr > 0.0 && options.fpr < 1.0)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("fpr must be in (0, 1), got %g", options.fpr));
-  }
-  return absl::OkStatus();
-}
-
-// Smallest block count in [1, max_blocks] whose FPR is <= target (FPR non-increasing in blocks),
-// or 0 if none.
-uint64_t SmallestBlocks(uint64_t max_blocks, double target, uint64_t capacity, uint32_t k,
-                        uint32_t counter_bits) {
-  auto fits = [&](uint64_t blocks) {
-    return internal::SlicedFprAtMost(target, static_cast<double>(capacity), blocks, k,
-                                     kCountingSlices, CountersPerSlice(counter_bits));
-  };
-  uint64_t hi = 1;
-  while (!fits(hi)) {
-    if (hi >= max_blocks) return 0;
-    hi = std::min(max_blocks, hi * 2);
-  }
-  uint64_t lo = hi / 2;
-  while (hi - lo > 1) {
-    const uint64_t mid = lo + (hi - lo) / 2;
-    (fits(mid) ? hi : lo) = mid;
-  }
-  return hi;
-}
-
 }  // namespace
-
-double CountingFpr(double keys, uint64_t blocks, uint32_t hashes, uint32_t counter_bits) {
-  if (!ValidCounterBits(counter_bits)) return 1.0;
-  return internal::SlicedFpr(keys, blocks, hashes, kCountingSlices, CountersPerSlice(counter_bits));
-}
-
-absl::StatusOr<CountingPlan> PlanCountingFilter(const CountingOptions& options) {
-  if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
-  CountingPlan plan;
-  plan.capacity = options.capacity;
-  plan.counter_bits = options.counter_bits;
-  const double n = static_cast<double>(options.capacity);
-  const uint32_t k_lo = options.hashes ? options.hashes : 1;
-  const uint32_t k_hi = options.hashes ? options.hashes : kMaxCountingHashes;
-  if (options.bits != 0) {
-    plan.blocks = (options.bits + kBlockBits - 1) / kBlockBits;
-    double best = 2.0;
-    for (uint32_t k = k_lo; k <= k_hi; ++k) {
-      const double f = CountingFpr(n, plan.blocks, k, plan.counter_bits);
-      if (f < best) best = f, plan.hashes = k;
-    }
-  } else {
-    // Ties go to the smaller k: fewer counters to update, same memory.
-    for (uint32_t k = k_lo; k <= k_hi; ++k) {
-      const uint64_t blocks = SmallestBlocks(kMaxBits / kBlockBits, options.fpr, options.capacity,
-                                             k, plan.counter_bits);
-      if (blocks != 0 && (plan.blocks == 0 || blocks < plan.blocks)) {
-        plan.blocks = blocks;
-        plan.hashes = k;
-      }
-    }
-    if (plan.blocks == 0) {
-      return absl::ResourceExhaustedError(
-          absl::StrFormat("%d keys at fpr %g need more than the %d-bit maximum", options.capacity,
-                          options.fpr, kMaxBits));
-    }
-  }
-  plan.bits_per_key = plan.capacity ? static_cast<double>(plan.bits()) / n : 0.0;
-  plan.expected_fpr = CountingFpr(n, plan.blocks, plan.hashes, plan.counter_bits);
-  return plan;
-}
 
 absl::StatusOr<CountingFilter> CountingFilter::Create(const CountingOptions& options) {
   absl::StatusOr<CountingPlan> plan = PlanCountingFilter(options);

@@ -12,9 +12,52 @@
 namespace bloomery {
 namespace {
 
-bool ValidHashes(uint32_t k) { return k >= kMinHashes && k <= kMaxHashes; }
+// The one sliced-layout model behind every kind's sizing. A key's k probes land in k distinct
+// slices, one cell (a bit, or a counter of `cell_bits`) in each. Blocked and counting filters
+// slice each 512-bit line into SlicesPerBlock(k) slices of kBlockBits / slices / cell_bits cells
+// and use k consecutive slices from a hash-chosen start: the exact sliced formula
+// (internal/sliced_fpr.h). A partitioned filter is one "line" of exactly k slices spanning the
+// array, whose FPR has the closed form PartitionedFpr. The planner sizes in whole units: a line,
+// or (partitioned) one more cell in each of the k slices.
+struct SlicedModel {
+  Layout layout = Layout::kBlocked;
+  uint32_t cell_bits = 1;
 
-absl::Status CheckCapacityAndFpr(uint64_t capacity, double fpr) {
+  [[nodiscard]] uint32_t max_hashes() const {
+    return cell_bits == 1 ? kMaxHashes : kMaxCountingHashes;
+  }
+  [[nodiscard]] uint64_t unit_bits(uint32_t k) const {
+    return layout == Layout::kPartitioned ? k : kBlockBits;
+  }
+  [[nodiscard]] uint32_t cells_per_slice(uint32_t k) const {
+    return kBlockBits / SlicesPerBlock(k) / cell_bits;
+  }
+  [[nodiscard]] double LineFpr(double keys, uint64_t blocks, uint32_t k) const {
+    if (k < kMinHashes || k > max_hashes()) return 1.0;
+    return internal::SlicedFpr(keys, blocks, k, SlicesPerBlock(k), cells_per_slice(k));
+  }
+  // Predicted FPR with `keys` keys in `bits` bits (a whole number of units).
+  [[nodiscard]] double Fpr(double keys, uint64_t bits, uint32_t k) const {
+    if (layout == Layout::kPartitioned) return PartitionedFpr(keys, static_cast<double>(bits), k);
+    return LineFpr(keys, bits / kBlockBits, k);
+  }
+  // Fpr(keys, bits, k) <= target, decided cheaply where the sliced formula's bound allows.
+  [[nodiscard]] bool FprAtMost(double target, double keys, uint64_t bits, uint32_t k) const {
+    if (layout == Layout::kPartitioned) return Fpr(keys, bits, k) <= target;
+    return internal::SlicedFprAtMost(target, keys, bits / kBlockBits, k, SlicesPerBlock(k),
+                                     cells_per_slice(k));
+  }
+};
+
+absl::Status CheckHashes(uint32_t hashes, uint32_t max_hashes) {
+  if (hashes > max_hashes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("hashes must be in [%d, %d], got %d", kMinHashes, max_hashes, hashes));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckPromise(uint64_t capacity, double fpr) {
   if (capacity == 0) return absl::InvalidArgumentError("capacity must be at least 1 key");
   if (!(fpr > 0.0 && fpr < 1.0)) {
     return absl::InvalidArgumentError(absl::StrFormat("fpr must be in (0, 1), got %g", fpr));
@@ -22,15 +65,14 @@ absl::Status CheckCapacityAndFpr(uint64_t capacity, double fpr) {
   return absl::OkStatus();
 }
 
-Plan MakePlan(Layout layout, uint64_t capacity, uint64_t bits, uint32_t k) {
-  Plan plan;
-  plan.layout = layout;
-  plan.capacity = capacity;
-  plan.bits = bits;
-  plan.hashes = k;
-  plan.bits_per_key = capacity ? static_cast<double>(bits) / static_cast<double>(capacity) : 0.0;
-  plan.expected_fpr = PredictedFpr(layout, static_cast<double>(capacity), bits, k);
-  return plan;
+absl::Status CheckGeometry(uint64_t bits, uint32_t hashes, uint64_t capacity) {
+  if (bits == 0 || bits > kMaxBits) {
+    return absl::InvalidArgumentError(absl::StrFormat("bits must be in [1, 2^48], got %d", bits));
+  }
+  if (hashes == 0 && capacity == 0) {
+    return absl::InvalidArgumentError("choose hashes, or give a capacity to choose them for");
+  }
+  return absl::OkStatus();
 }
 
 // Smallest unit count u in [1, max_units] with fits(u) (fits monotone: once true, true for every
@@ -50,21 +92,66 @@ uint64_t SmallestUnits(uint64_t max_units, Fits fits) {
   return hi;
 }
 
-// Bits a filter of `layout` with k probes needs for `capacity` keys at `fpr`; 0 if over kMaxBits.
-uint64_t BitsNeeded(Layout layout, uint64_t capacity, double fpr, uint32_t k) {
-  const double n = static_cast<double>(capacity);
-  if (layout == Layout::kBlocked) {
-    const uint32_t slices = SlicesPerBlock(k);
-    const uint64_t blocks = SmallestUnits(kMaxBits / kBlockBits, [&](uint64_t b) {
-      return internal::SlicedFprAtMost(fpr, n, b, k, slices, kBlockBits / slices);
-    });
-    return blocks * kBlockBits;
+struct Geometry {
+  uint64_t bits = 0;
+  uint32_t hashes = 0;
+};
+
+// The geometry `options` (checked by CheckSizing) asks of `model`: by promise, the fewest bits
+// whose predicted FPR at capacity is <= fpr (ties go to the smaller k: fewer probes, same
+// memory); by geometry, bits rounded up to whole units and the k with the lowest predicted FPR.
+absl::StatusOr<Geometry> Size(const SlicedModel& model, const FilterOptions& options) {
+  const double n = static_cast<double>(options.capacity);
+  const uint32_t k_lo = options.hashes ? options.hashes : kMinHashes;
+  const uint32_t k_hi = options.hashes ? options.hashes : model.max_hashes();
+  Geometry best;
+  if (options.bits != 0) {
+    auto rounded = [&](uint32_t k) {
+      const uint64_t unit = model.unit_bits(k);
+      return (options.bits + unit - 1) / unit * unit;
+    };
+    best = {rounded(k_lo), k_lo};
+    double best_fpr = 2.0;
+    for (uint32_t k = k_lo; k_lo != k_hi && k <= k_hi; ++k) {
+      const double f = model.Fpr(n, rounded(k), k);
+      if (f < best_fpr) best_fpr = f, best = {rounded(k), k};
+    }
+    if (best.bits > kMaxBits) {
+      return absl::InvalidArgumentError("bits round up past the 2^48 maximum");
+    }
+    return best;
   }
-  const uint64_t slice = SmallestUnits(kMaxBits / k, [&](uint64_t s) {
-    return PartitionedFpr(n, static_cast<double>(s) * k, k) <= fpr;
-  });
-  return slice * k;
+  for (uint32_t k = k_lo; k <= k_hi; ++k) {
+    const uint64_t unit = model.unit_bits(k);
+    const uint64_t units = SmallestUnits(
+        kMaxBits / unit, [&](uint64_t u) { return model.FprAtMost(options.fpr, n, u * unit, k); });
+    if (units != 0 && (best.bits == 0 || units * unit < best.bits)) best = {units * unit, k};
+  }
+  if (best.bits == 0) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("%d keys at fpr %g need more than the %d-bit maximum", options.capacity,
+                        options.fpr, kMaxBits));
+  }
+  return best;
 }
+
+absl::StatusOr<Plan> PlanOf(Layout layout, const FilterOptions& options) {
+  const SlicedModel model{layout, 1};
+  if (absl::Status s = CheckSizing(options, model.max_hashes()); !s.ok()) return s;
+  absl::StatusOr<Geometry> g = Size(model, options);
+  if (!g.ok()) return g.status();
+  Plan plan;
+  plan.layout = layout;
+  plan.capacity = options.capacity;
+  plan.bits = g->bits;
+  plan.hashes = g->hashes;
+  plan.bits_per_key =
+      options.capacity ? static_cast<double>(g->bits) / static_cast<double>(options.capacity) : 0;
+  plan.expected_fpr = model.Fpr(static_cast<double>(options.capacity), g->bits, g->hashes);
+  return plan;
+}
+
+bool ValidCounterBits(uint32_t counter_bits) { return counter_bits == 4 || counter_bits == 8; }
 
 }  // namespace
 
@@ -83,76 +170,71 @@ double PartitionedFpr(double keys, double bits, uint32_t hashes) {
 }
 
 double BlockedFprAtLoad(double load, uint32_t hashes) {
-  if (!ValidHashes(hashes)) return 1.0;
+  if (hashes < kMinHashes || hashes > kMaxHashes) return 1.0;
   const uint32_t slices = SlicesPerBlock(hashes);
   return internal::SlicedFprAtLoad(load, hashes, slices, kBlockBits / slices);
 }
 
 double BlockedFpr(double keys, uint64_t blocks, uint32_t hashes) {
-  if (!ValidHashes(hashes)) return 1.0;
-  const uint32_t slices = SlicesPerBlock(hashes);
-  return internal::SlicedFpr(keys, blocks, hashes, slices, kBlockBits / slices);
+  return SlicedModel{Layout::kBlocked, 1}.LineFpr(keys, blocks, hashes);
+}
+
+double CountingFpr(double keys, uint64_t blocks, uint32_t hashes, uint32_t counter_bits) {
+  if (!ValidCounterBits(counter_bits)) return 1.0;
+  return SlicedModel{Layout::kBlocked, counter_bits}.LineFpr(keys, blocks, hashes);
 }
 
 double OptimalHashes(double bits_per_key) { return bits_per_key * std::numbers::ln2; }
 
 double PredictedFpr(Layout layout, double keys, uint64_t bits, uint32_t hashes) {
-  if (layout == Layout::kBlocked) return BlockedFpr(keys, bits / kBlockBits, hashes);
-  return PartitionedFpr(keys, static_cast<double>(bits), hashes);
+  return SlicedModel{layout, 1}.Fpr(keys, bits, hashes);
+}
+
+absl::Status CheckSizing(const FilterOptions& options, uint32_t max_hashes) {
+  if (absl::Status s = CheckHashes(options.hashes, max_hashes); !s.ok()) return s;
+  if (options.bits != 0) return CheckGeometry(options.bits, options.hashes, options.capacity);
+  return CheckPromise(options.capacity, options.fpr);
+}
+
+absl::StatusOr<Plan> PlanFilter(const FilterOptions& options, Layout layout) {
+  return PlanOf(layout, options);
 }
 
 absl::StatusOr<Plan> PlanFor(uint64_t capacity, double fpr, Layout layout, uint32_t hashes) {
-  if (absl::Status s = CheckCapacityAndFpr(capacity, fpr); !s.ok()) return s;
-  if (hashes > kMaxHashes) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("hashes must be in [%d, %d], got %d", kMinHashes, kMaxHashes, hashes));
-  }
-  const uint32_t k_lo = hashes ? hashes : kMinHashes;
-  const uint32_t k_hi = hashes ? hashes : kMaxHashes;
-  uint64_t best_bits = 0;
-  uint32_t best_k = 0;
-  for (uint32_t k = k_lo; k <= k_hi; ++k) {
-    const uint64_t bits = BitsNeeded(layout, capacity, fpr, k);
-    if (bits != 0 && (best_bits == 0 || bits < best_bits)) {
-      best_bits = bits;
-      best_k = k;
-    }
-  }
-  if (best_bits == 0) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "%d keys at fpr %g need more than the %d-bit maximum", capacity, fpr, kMaxBits));
-  }
-  return MakePlan(layout, capacity, best_bits, best_k);
+  FilterOptions options;
+  options.capacity = capacity;
+  options.fpr = fpr;
+  options.hashes = hashes;
+  return PlanOf(layout, options);
 }
 
 absl::StatusOr<Plan> PlanForSize(uint64_t bits, uint32_t hashes, uint64_t capacity, Layout layout) {
-  if (bits == 0 || bits > kMaxBits) {
-    return absl::InvalidArgumentError(absl::StrFormat("bits must be in [1, 2^48], got %d", bits));
-  }
-  if (hashes > kMaxHashes) {
+  if (absl::Status s = CheckGeometry(bits, hashes, capacity); !s.ok()) return s;
+  FilterOptions options;
+  options.bits = bits;
+  options.hashes = hashes;
+  options.capacity = capacity;
+  return PlanOf(layout, options);
+}
+
+absl::StatusOr<CountingPlan> PlanCountingFilter(const CountingOptions& options) {
+  if (!ValidCounterBits(options.counter_bits)) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("hashes must be in [%d, %d], got %d", kMinHashes, kMaxHashes, hashes));
+        absl::StrFormat("counter_bits must be 4 or 8, got %d", options.counter_bits));
   }
-  if (hashes == 0 && capacity == 0) {
-    return absl::InvalidArgumentError("choose hashes, or give a capacity to choose them for");
-  }
-  auto rounded = [&](uint32_t k) -> uint64_t {
-    if (layout == Layout::kBlocked) return (bits + kBlockBits - 1) / kBlockBits * kBlockBits;
-    return (bits + k - 1) / k * k;
-  };
-  uint32_t k = hashes;
-  if (k == 0) {
-    double best = 2.0;
-    for (uint32_t c = kMinHashes; c <= kMaxHashes; ++c) {
-      const double f = PredictedFpr(layout, static_cast<double>(capacity), rounded(c), c);
-      if (f < best) best = f, k = c;
-    }
-  }
-  const uint64_t final_bits = rounded(k);
-  if (final_bits > kMaxBits) {
-    return absl::InvalidArgumentError("bits round up past the 2^48 maximum");
-  }
-  return MakePlan(layout, capacity, final_bits, k);
+  const SlicedModel model{Layout::kBlocked, options.counter_bits};
+  if (absl::Status s = CheckSizing(options, model.max_hashes()); !s.ok()) return s;
+  absl::StatusOr<Geometry> g = Size(model, options);
+  if (!g.ok()) return g.status();
+  CountingPlan plan;
+  plan.capacity = options.capacity;
+  plan.blocks = g->bits / kBlockBits;
+  plan.hashes = g->hashes;
+  plan.counter_bits = options.counter_bits;
+  const double n = static_cast<double>(options.capacity);
+  plan.bits_per_key = options.capacity ? static_cast<double>(g->bits) / n : 0.0;
+  plan.expected_fpr = model.Fpr(n, g->bits, g->hashes);
+  return plan;
 }
 
 }  // namespace bloomery

@@ -343,5 +343,68 @@ TEST_CASE("planner: bad input gets InvalidArgument or ResourceExhausted, never a
   CHECK(PlanForSize(1024, 0, 0).status().code() == absl::StatusCode::kInvalidArgument);
 }
 
+TEST_CASE("one validation: every kind's planner refuses bad sizing with CheckSizing's message") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<FilterOptions> bad(8);
+  bad[0].capacity = 0;
+  for (size_t i = 1; i < 4; ++i) bad[i].capacity = 1000;
+  bad[1].fpr = 0.0;
+  bad[2].fpr = 1.0;
+  bad[3].fpr = nan;
+  bad[4].bits = kMaxBits + 1;
+  bad[4].hashes = 3;
+  bad[5].bits = 4096;  // neither hashes nor a capacity to choose them for
+  bad[6].capacity = 1000;
+  bad[6].hashes = kMaxHashes + 1;
+  bad[7].bits = 4096;
+  bad[7].hashes = kMaxHashes + 1;
+  for (const FilterOptions& o : bad) {
+    const absl::Status s = CheckSizing(o);
+    CAPTURE(s.message());
+    REQUIRE(s.code() == absl::StatusCode::kInvalidArgument);
+    CHECK(PlanFilter(o, Layout::kBlocked).status() == s);
+    CHECK(PlanFilter(o, Layout::kPartitioned).status() == s);
+    CountingOptions counting;
+    static_cast<FilterOptions&>(counting) = o;
+    CHECK(PlanCountingFilter(counting).status() == CheckSizing(o, kMaxCountingHashes));
+  }
+  // A counting filter allows fewer probes (one slice each), with the same message shape.
+  CountingOptions nine;
+  nine.capacity = 1000;
+  nine.hashes = kMaxCountingHashes + 1;
+  CHECK(CheckSizing(nine).ok());
+  const absl::Status s = CheckSizing(nine, kMaxCountingHashes);
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(PlanCountingFilter(nine).status() == s);
+  CHECK(PlanFilter(nine, Layout::kBlocked).ok());
+}
+
+TEST_CASE("PlanFilter is PlanForSize with bits, PlanFor without") {
+  FilterOptions o;
+  o.capacity = 123'456;
+  o.fpr = 0.003;
+  for (Layout layout : {Layout::kBlocked, Layout::kPartitioned}) {
+    for (uint32_t k : {0u, 5u}) {
+      o.hashes = k;
+      o.bits = 0;
+      absl::StatusOr<Plan> promise = PlanFilter(o, layout);
+      absl::StatusOr<Plan> direct = PlanFor(o.capacity, o.fpr, layout, k);
+      REQUIRE(promise.ok());
+      REQUIRE(direct.ok());
+      CHECK(promise->bits == direct->bits);
+      CHECK(promise->hashes == direct->hashes);
+      CHECK(promise->expected_fpr == direct->expected_fpr);
+      o.bits = 1'000'003;
+      absl::StatusOr<Plan> geometry = PlanFilter(o, layout);
+      absl::StatusOr<Plan> sized = PlanForSize(o.bits, k, o.capacity, layout);
+      REQUIRE(geometry.ok());
+      REQUIRE(sized.ok());
+      CHECK(geometry->bits == sized->bits);
+      CHECK(geometry->hashes == sized->hashes);
+      CHECK(geometry->expected_fpr == sized->expected_fpr);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace bloomery

@@ -14,9 +14,9 @@
 // Count and MayContain touch exactly one cache line.
 //
 // Sizing. A counter is "set" when non-zero, so the FPR is the blocked formula with slices of 16
-// (or 8) counters instead of 64 bits; CountingFpr computes it exactly and the planner sizes for
-// it. Four-bit counters cost 4x the bits of a bit and the slices are 4x narrower, so at 1% a
-// counting filter needs about 4.4x the memory of a BlockedFilter (see PlanCountingFilter).
+// (or 8) counters instead of 64 bits; CountingFpr (plan.h) computes it exactly and the planner
+// sizes for it. Four-bit counters cost 4x the bits of a bit and the slices are 4x narrower, so at
+// 1% a counting filter needs about 4.4x the memory of a BlockedFilter (see PlanCountingFilter).
 //
 // Saturation. A counter that reaches its maximum (15, or 255) is saturated and sticky: Insert
 // leaves it there and Erase never decrements it again. Its true count is then unknown, so it
@@ -78,44 +78,6 @@
 
 namespace bloomery {
 
-// FilterOptions plus the counter width. `hashes` is limited to 1..8 (one slice per probe);
-// `bits` (explicit geometry) is the filter's memory in bits, counters times counter_bits.
-struct CountingOptions : FilterOptions {
-  // Bits per counter: 4 (saturates at 15; the default) or 8 (saturates at 255).
-  uint32_t counter_bits = 4;
-};
-
-inline constexpr uint32_t kMaxCountingHashes = 8;
-
-// A counting filter's geometry and what it promises.
-struct CountingPlan {
-  uint64_t capacity = 0;      // keys the promise is made for
-  uint64_t blocks = 0;        // 64-byte lines
-  uint32_t hashes = 0;        // counters per key, k
-  uint32_t counter_bits = 4;  // 4 or 8
-  double bits_per_key = 0;    // memory bits / capacity
-  double expected_fpr = 0;    // predicted FPR with `capacity` distinct keys present
-
-  [[nodiscard]] uint64_t bits() const { return blocks * kBlockBits; }
-  [[nodiscard]] uint64_t bytes() const { return blocks * kBlockBytes; }
-  [[nodiscard]] uint64_t counters() const { return bits() / counter_bits; }
-};
-
-// Exact FPR (ideal hashing) of a counting filter of `blocks` lines holding `keys` distinct keys
-// (and no saturated counter of an erased key): the blocked formula of plan.h with slices of 64 /
-// counter_bits counters. Returns 1 for hashes outside 1..8 or counter_bits not 4 or 8.
-[[nodiscard]] double CountingFpr(double keys, uint64_t blocks, uint32_t hashes,
-                                 uint32_t counter_bits);
-
-// Sizes a counting filter from `options`, as Create does: by promise (capacity, fpr; smallest
-// number of lines whose predicted FPR is <= fpr, k chosen to need the fewest lines unless
-// `hashes` is set) or by geometry (`bits` rounded up to whole lines; k chosen for `capacity`
-// unless set). Pure, thread-safe; O(k * log(lines)) evaluations of CountingFpr.
-// Errors: InvalidArgument for counter_bits not 4 or 8, hashes above 8, capacity 0 without bits
-// and hashes, fpr not in (0, 1) (NaN included), bits above 2^48; ResourceExhausted if the promise
-// needs more than 2^48 bits.
-[[nodiscard]] absl::StatusOr<CountingPlan> PlanCountingFilter(const CountingOptions& options);
-
 enum class EraseResult : uint8_t {
   kErased = 0,    // the key looked present; its non-saturated counters were decremented
   kNotFound = 1,  // some counter was 0: the key is certainly absent; nothing changed
@@ -125,7 +87,7 @@ class CountingFilter : public BatchForms<CountingFilter>, public WordArray {
  public:
   using Options = CountingOptions;
 
-  // Creates an empty filter sized by `options` (see PlanCountingFilter).
+  // Creates an empty filter sized by `options` (see PlanCountingFilter, plan.h).
   // Errors: those of PlanCountingFilter; ResourceExhausted when the memory exceeds
   // options.max_memory_bytes (0: this machine's memory) or the kernel refuses it; the message
   // names the size and the limit.

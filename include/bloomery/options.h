@@ -56,6 +56,14 @@ struct FilterOptions {
   bool populate = false;
 };
 
+// FilterOptions plus the counter width of a CountingFilter. `hashes` is limited to 1..8 (one slice
+// per probe); `bits` (explicit geometry) is the filter's memory in bits, counters times
+// counter_bits.
+struct CountingOptions : FilterOptions {
+  // Bits per counter: 4 (saturates at 15; the default) or 8 (saturates at 255).
+  uint32_t counter_bits = 4;
+};
+
 // How a saved filter is read back (docs/FORMAT.md). Load copies the file into fresh memory.
 struct LoadOptions {
   // Refuse files whose filter would need more than this many bytes of memory (ResourceExhausted;

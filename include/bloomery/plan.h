@@ -3,10 +3,11 @@
 // plan.h: false-positive-rate formulas and the planner that turns (capacity, fpr) or (bits, hashes)
 // into a filter's geometry.
 //
-// Three layouts are described here:
+// One sliced-layout model sizes every kind (lib/plan.cc): a key's k probes land in k distinct
+// slices, one cell (a bit, or a counter) in each. Three layouts are described here:
 //  - the standard Bloom filter (Bloom 1970): k probes anywhere in m bits, FPR (1 - e^{-kn/m})^k;
 //  - the partitioned filter (pybloom, ClassicFilter): k slices of m/k bits, one probe per slice,
-//    FPR (1 - (1 - k/m)^n)^k;
+//    FPR (1 - (1 - k/m)^n)^k (one slice of m/k cells per probe, spanning the array);
 //  - the blocked filter (Putze, Sanders, Singler 2007; BlockedFilter): a key lives in one 512-bit
 //    cache line chosen by its hash; the line is split into 8 slices of 64 bits (k <= 8) or 16
 //    slices of 32 bits (9 <= k <= 16) and the key's k probes go to k consecutive slices starting at
@@ -17,6 +18,8 @@
 //    and for the heavy lines that dominate the FPR of large ones. The evaluation is right to a few
 //    ulps (relative) at every rate, 1e-20 and far below included: where the alternating sum would
 //    cancel, a sum of non-negative terms takes over (lib/sliced_fpr.cc).
+//  - the counting filter (CountingFilter) is the blocked layout with counters for bits: k <= 8,
+//    8 slices of 64 / counter_bits counters per line, a counter "set" when non-zero.
 //
 // The planner is honest about blocking: asking for p gives a filter whose predicted FPR, under the
 // blocked formula, is <= p. Blocking costs memory at low p; `Plan` reports the bits/key it needs.
@@ -33,7 +36,9 @@
 
 #include <cstdint>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "bloomery/options.h"
 
 namespace bloomery {
 
@@ -47,6 +52,8 @@ inline constexpr uint32_t kBlockBits = kBlockBytes * 8;
 }
 inline constexpr uint32_t kMinHashes = 1;
 inline constexpr uint32_t kMaxHashes = 16;
+// A counting filter's k counters lie in k of its line's 8 slices, one slice per probe.
+inline constexpr uint32_t kMaxCountingHashes = 8;
 // 2^48 bits (32 TiB) is far past any machine this runs on; the limit keeps every size computation
 // (bytes, words, blocks times 512) inside 64 bits with room to spare.
 inline constexpr uint64_t kMaxBits = uint64_t{1} << 48;
@@ -67,6 +74,12 @@ enum class Layout : uint8_t {
 
 // Exact FPR (ideal hashing) of a blocked filter of `blocks` 512-bit blocks holding `keys` keys.
 [[nodiscard]] double BlockedFpr(double keys, uint64_t blocks, uint32_t hashes);
+
+// Exact FPR (ideal hashing) of a counting filter of `blocks` lines holding `keys` distinct keys
+// (and no saturated counter of an erased key): the blocked formula with slices of 64 /
+// counter_bits counters. Returns 1 for hashes outside 1..8 or counter_bits not 4 or 8.
+[[nodiscard]] double CountingFpr(double keys, uint64_t blocks, uint32_t hashes,
+                                 uint32_t counter_bits);
 
 // FPR of a single block that holds exactly `load` keys.
 [[nodiscard]] double BlockedFprAtLoad(double load, uint32_t hashes);
@@ -90,7 +103,32 @@ struct Plan {
   [[nodiscard]] uint64_t blocks() const { return bits / kBlockBits; }
 };
 
-// Smallest filter of `layout` whose predicted FPR at `capacity` keys is <= `fpr`. With hashes == 0
+// A counting filter's geometry and what it promises.
+struct CountingPlan {
+  uint64_t capacity = 0;      // keys the promise is made for
+  uint64_t blocks = 0;        // 64-byte lines
+  uint32_t hashes = 0;        // counters per key, k
+  uint32_t counter_bits = 4;  // 4 or 8
+  double bits_per_key = 0;    // memory bits / capacity
+  double expected_fpr = 0;    // predicted FPR with `capacity` distinct keys present
+
+  [[nodiscard]] uint64_t bits() const { return blocks * kBlockBits; }
+  [[nodiscard]] uint64_t bytes() const { return blocks * kBlockBytes; }
+  [[nodiscard]] uint64_t counters() const { return bits() / counter_bits; }
+};
+
+// The one validation of sizing options (capacity, fpr, bits, hashes; options.h) that every kind
+// applies, with the same messages: hashes in [1, max_hashes]; by geometry (bits != 0) bits at
+// most 2^48 and hashes or a capacity to choose them for; by promise capacity >= 1 and fpr in
+// (0, 1) (NaN refused). InvalidArgument naming the option, or Ok.
+[[nodiscard]] absl::Status CheckSizing(const FilterOptions& options,
+                                       uint32_t max_hashes = kMaxHashes);
+
+// The plan a filter of `layout` is created with from `options`: PlanForSize when `bits` is set,
+// PlanFor otherwise. Errors: those of CheckSizing and of the two planners below.
+[[nodiscard]] absl::StatusOr<Plan> PlanFilter(const FilterOptions& options, Layout layout);
+
+// Smallest filter of `layout` whose predicted FPR at `capacity` is <= `fpr`. With hashes == 0
 // the planner chooses k (the one that needs the fewest bits; ties go to the smaller k, which is
 // faster); otherwise k is fixed to `hashes`.
 // Errors: InvalidArgument for capacity 0, fpr not in (0, 1) (NaN included), hashes above
@@ -106,6 +144,13 @@ struct Plan {
 // capacity == 0.
 [[nodiscard]] absl::StatusOr<Plan> PlanForSize(uint64_t bits, uint32_t hashes, uint64_t capacity,
                                                Layout layout = Layout::kBlocked);
+
+// Sizes a counting filter from `options`, as CountingFilter::Create does, with the same rules as
+// PlanFilter (whole lines; k at most kMaxCountingHashes). Pure, thread-safe; O(k * log(lines))
+// evaluations of CountingFpr.
+// Errors: InvalidArgument for counter_bits not 4 or 8, and those of CheckSizing;
+// ResourceExhausted if the promise needs more than 2^48 bits.
+[[nodiscard]] absl::StatusOr<CountingPlan> PlanCountingFilter(const CountingOptions& options);
 
 }  // namespace bloomery
 
