@@ -169,10 +169,10 @@ const ScalablePair& Pair(uint32_t stages) {
   ScalablePair& pair = (*cache)[stages];
   if (!pair.chain) {
     ScalableOptions o;
-    o.initial_capacity = kScalableKeys / ((uint64_t{1} << stages) - 1);
+    o.capacity = kScalableKeys / ((uint64_t{1} << stages) - 1);
     o.fpr = kScalableFpr;
     pair.chain = std::make_unique<ScalableFilter>(ScalableFilter::Create(o).value());
-    pair.keys = o.initial_capacity * ((uint64_t{1} << stages) - 1);
+    pair.keys = o.capacity * ((uint64_t{1} << stages) - 1);
     FillInBatches(*pair.chain, pair.keys);
     FilterOptions same_size;
     same_size.bits = pair.chain->memory_bytes() * 8;

@@ -98,13 +98,12 @@ struct ScalableFilter::Chain {
 };
 
 absl::Status ScalableFilter::CheckOptions(const ScalableOptions& options) {
-  if (options.initial_capacity == 0) {
-    return absl::InvalidArgumentError("initial_capacity must be at least 1 key");
+  if (options.bits != 0 || options.hashes != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "bits and hashes must be 0 for a scalable filter (each stage is planned), got %d and %d",
+        options.bits, options.hashes));
   }
-  if (!(options.fpr > 0.0 && options.fpr < 1.0)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("fpr (the bound on the total FPR) must be in (0, 1), got %g", options.fpr));
-  }
+  if (absl::Status s = CheckSizing(options); !s.ok()) return s;
   if (options.growth != 2 && options.growth != 4) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "growth must be 2 or 4 (each stage planned for 2x or 4x the keys of the one before), "
@@ -151,14 +150,14 @@ absl::StatusOr<ScalableFilter::StagePlan> ScalableFilter::PlanStage(uint32_t ind
   const Chain& chain = *chain_;
   if (!options_.scaling && index >= 1) {
     return absl::ResourceExhaustedError(absl::StrFormat(
-        "non-scaling filter is full: it holds its capacity of %d keys", options_.initial_capacity));
+        "non-scaling filter is full: it holds its capacity of %d keys", options_.capacity));
   }
   if (index >= options_.max_stages) {
     return absl::ResourceExhaustedError(
         absl::StrFormat("filter is full: it reached max_stages (%d stages, %d keys)",
                         options_.max_stages, chain.capacity.load(std::memory_order_relaxed)));
   }
-  uint64_t capacity = options_.initial_capacity;
+  uint64_t capacity = options_.capacity;
   for (uint32_t i = 0; i < index; ++i) {
     if (capacity > std::numeric_limits<uint64_t>::max() / options_.growth) {
       return absl::ResourceExhaustedError(
@@ -187,16 +186,13 @@ absl::Status ScalableFilter::AddStage(uint32_t index) {
   absl::StatusOr<StagePlan> stage_plan = PlanStage(index);
   if (!stage_plan.ok()) return stage_plan.status();
   const uint64_t capacity = stage_plan->capacity;
-  FilterOptions stage_options;  // the geometry PlanStage chose, without planning it again
+  // The chain's settings, with the geometry PlanStage chose (not planned again). PlanStage
+  // checked the caller's cap on the total; passing it on keeps a cap above this machine's memory
+  // the caller's choice, as for the other kinds.
+  FilterOptions stage_options = options_;
   stage_options.capacity = capacity;
   stage_options.bits = stage_plan->plan.bits;
   stage_options.hashes = stage_plan->plan.hashes;
-  stage_options.seed = options_.seed;
-  stage_options.concurrent = options_.concurrent;
-  stage_options.huge_pages = options_.huge_pages;
-  // PlanStage checked the caller's cap on the total; passing it on keeps a cap above this
-  // machine's memory the caller's choice, as for the other kinds.
-  stage_options.max_memory_bytes = options_.max_memory_bytes;
   absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(stage_options);
   if (!filter.ok()) {
     return absl::ResourceExhaustedError(absl::StrFormat(
@@ -327,14 +323,14 @@ BLOOMERY_FOR_EACH_FILTER_KEY(BLOOMERY_INSTANTIATE)
 absl::Status ScalableFilter::CheckCompatible(const ScalableFilter& other) const {
   const ScalableOptions& a = options_;
   const ScalableOptions& b = other.options_;
-  if (a.initial_capacity != b.initial_capacity || a.fpr != b.fpr || a.growth != b.growth ||
+  if (a.capacity != b.capacity || a.fpr != b.fpr || a.growth != b.growth ||
       a.tightening != b.tightening || a.seed != b.seed || a.scaling != b.scaling) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "incompatible scalable filters: (initial capacity %d, fpr %g, growth %d, tightening %g, "
         "seed %#x, scaling %s) vs (initial capacity %d, fpr %g, growth %d, tightening %g, seed "
         "%#x, scaling %s)",
-        a.initial_capacity, a.fpr, a.growth, a.tightening, a.seed, a.scaling ? "on" : "off",
-        b.initial_capacity, b.fpr, b.growth, b.tightening, b.seed, b.scaling ? "on" : "off"));
+        a.capacity, a.fpr, a.growth, a.tightening, a.seed, a.scaling ? "on" : "off",
+        b.capacity, b.fpr, b.growth, b.tightening, b.seed, b.scaling ? "on" : "off"));
   }
   return absl::OkStatus();
 }

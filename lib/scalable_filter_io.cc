@@ -21,7 +21,7 @@ struct ScalableChainCheck {
   // | non-scaling << 32), with `load`'s settings for what a file does not hold.
   static ScalableOptions OptionsOf(const internal::FileHeader& header, const LoadOptions& load) {
     ScalableOptions options;
-    options.initial_capacity = header.capacity;
+    options.capacity = header.capacity;
     options.fpr = header.fpr;
     options.growth = static_cast<uint32_t>(std::min<uint64_t>(header.param0, 1u << 31));
     options.tightening = std::bit_cast<double>(header.param1);
@@ -82,7 +82,7 @@ absl::StatusOr<std::string> ScalableFilter::Write(const std::string* path) const
   internal::FileHeader header;
   header.kind = FilterKind::kScalable;
   header.seed = options_.seed;
-  header.capacity = options_.initial_capacity;
+  header.capacity = options_.capacity;
   header.fpr = options_.fpr;
   header.param0 = options_.growth;
   header.param1 = std::bit_cast<uint64_t>(options_.tightening);

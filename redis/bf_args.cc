@@ -133,7 +133,7 @@ absl::StatusOr<InsertArgs> ParseInsert(std::span<const std::string_view> args) {
 
 ScalableOptions ToScalableOptions(const FilterParams& params, uint64_t max_bytes) {
   ScalableOptions options;
-  options.initial_capacity = params.capacity;
+  options.capacity = params.capacity;
   options.fpr = params.error_rate;
   options.growth = params.expansion;
   options.scaling = params.scaling;

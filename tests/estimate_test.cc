@@ -109,7 +109,7 @@ TEST_CASE("a saturated filter estimates +inf keys and FPR 1, with no undefined b
 
   // A scalable chain counts its keys (finite), and refuses cleanly a merge that overfills a stage.
   ScalableOptions so;
-  so.initial_capacity = 100;
+  so.capacity = 100;
   so.scaling = false;
   absl::StatusOr<ScalableFilter> a = ScalableFilter::Create(so);
   absl::StatusOr<ScalableFilter> b = ScalableFilter::Create(so);
@@ -123,7 +123,7 @@ TEST_CASE("a saturated filter estimates +inf keys and FPR 1, with no undefined b
 
 ScalableOptions Chain(uint64_t initial_capacity, uint64_t seed) {
   ScalableOptions o;
-  o.initial_capacity = initial_capacity;
+  o.capacity = initial_capacity;
   o.fpr = 0.01;
   o.seed = seed;
   return o;

@@ -206,7 +206,7 @@ template <typename Filter>
 Filter MakeAnyKind(uint64_t keys) {
   if constexpr (std::is_same_v<Filter, ScalableFilter>) {
     ScalableOptions o;
-    o.initial_capacity = std::max<uint64_t>(keys / 4, 1);
+    o.capacity = std::max<uint64_t>(keys / 4, 1);
     o.seed = 0xC0FFEE;
     absl::StatusOr<ScalableFilter> f = ScalableFilter::Create(o);
     REQUIRE(f.ok());
@@ -274,7 +274,7 @@ TEST_CASE("scalable filter: stages and counts survive a round trip; growth goes 
   ScalableOptions o;
   // Small stages: every payload-byte load below re-plans each stage (the loader checks the chain
   // against its options), so the payload's size sets this test's run time.
-  o.initial_capacity = 100;
+  o.capacity = 100;
   o.fpr = 0.01;
   o.seed = 3;
   absl::StatusOr<ScalableFilter> chain = ScalableFilter::Create(o);
@@ -414,7 +414,7 @@ TEST_CASE("golden: every other kind's bytes and file are pinned too") {
   absl::StatusOr<CountingFilter> counting = CountingFilter::Create(co);
   REQUIRE(counting.ok());
   ScalableOptions so;
-  so.initial_capacity = 50;
+  so.capacity = 50;
   so.fpr = 0.01;
   so.seed = 0x5EED;
   absl::StatusOr<ScalableFilter> scalable = ScalableFilter::Create(so);
@@ -776,7 +776,7 @@ TEST_CASE("a filter larger than this machine's memory is refused at creation, na
   c.hashes = 4;
   CheckRefusedForMachine(CountingFilter::Create(c).status(), uint64_t{1} << 45);
   ScalableOptions sc;
-  sc.initial_capacity = uint64_t{1} << 42;  // a first stage of several TB
+  sc.capacity = uint64_t{1} << 42;  // a first stage of several TB
   CheckRefusedForMachine(ScalableFilter::Create(sc).status(), std::nullopt);
   // A cap the caller sets replaces the machine's: over-committing stays possible on purpose.
   o.max_memory_bytes = uint64_t{1} << 46;

@@ -283,9 +283,16 @@ TEST_CASE("bad options: InvalidArgument with a message naming the option") {
     CHECK(message_for(o).find("fpr") != std::string::npos);
   }
   o.fpr = 0.01;
-  o.initial_capacity = 0;
-  CHECK(message_for(o).find("initial_capacity") != std::string::npos);
-  o.initial_capacity = 1000;
+  o.capacity = 0;
+  CHECK(message_for(o).find("capacity") != std::string::npos);
+  o.capacity = 1000;
+  // Stages are planned: a hand-made geometry is refused, not silently ignored.
+  o.bits = 1 << 20;
+  CHECK(message_for(o).find("bits") != std::string::npos);
+  o.bits = 0;
+  o.hashes = 6;
+  CHECK(message_for(o).find("hashes") != std::string::npos);
+  o.hashes = 0;
   for (uint32_t stages : {0u, kMaxScalableStages + 1}) {
     o.max_stages = stages;
     CHECK(message_for(o).find("max_stages") != std::string::npos);

@@ -41,16 +41,14 @@ class SplitMix64 {
   uint64_t state_;
 };
 
-// Options of filter kind F (filter.h) for `capacity` keys at `fpr`, whatever the kind calls its
-// capacity (ScalableOptions: initial_capacity). WindowedOptions: a key-count window whose newest
+// Options of filter kind F (filter.h) for `capacity` keys at `fpr` (ScalableOptions: its first
+// stage's). WindowedOptions: a key-count window whose newest
 // generation alone holds `capacity` keys, so that nothing expires under the properties that every
 // kind shares (windowed_filter_test.cc tests expiry).
 template <typename F>
 typename F::Options Sized(uint64_t capacity, double fpr, bool concurrent = false) {
   typename F::Options o;
-  if constexpr (requires { o.initial_capacity; }) {
-    o.initial_capacity = capacity;
-  } else if constexpr (requires { o.generations; }) {
+  if constexpr (requires { o.generations; }) {
     o.capacity = capacity * o.generations;
   } else {
     o.capacity = capacity;

@@ -110,8 +110,7 @@ absl::StatusOr<AnyFilter> AnyFilter::Create(const CreateSpec& spec) {
     options.counter_bits = spec.counter_bits;
     return wrap(CountingFilter::Create(options));
   }
-  // Scalable and windowed filters are planned by capacity and FPR alone; their options repeat
-  // those fields of FilterOptions rather than derive from it.
+  // Scalable and windowed filters are planned by capacity and FPR alone.
   if (spec.sizing.bits != 0) {
     return UsageError(absl::StrCat("a ", AsAbsl(FilterKindName(spec.kind)),
                                    " filter is sized by --capacity and --fpr, not --bits"));
@@ -124,7 +123,7 @@ absl::StatusOr<AnyFilter> AnyFilter::Create(const CreateSpec& spec) {
   };
   if (spec.kind == FilterKind::kScalable) {
     ScalableOptions options = shared(ScalableOptions{});
-    options.initial_capacity = spec.sizing.capacity;  // its first stage
+    options.capacity = spec.sizing.capacity;  // its first stage
     return wrap(ScalableFilter::Create(options));
   }
   if (spec.kind == FilterKind::kWindowed) {

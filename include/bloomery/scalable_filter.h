@@ -35,7 +35,7 @@
 //
 // Example:
 //   bloomery::ScalableOptions opts;
-//   opts.initial_capacity = 100'000;
+//   opts.capacity = 100'000;  // the first stage's
 //   opts.fpr = 0.01;                 // total, however far it grows
 //   opts.max_memory_bytes = 1 << 30;
 //   absl::StatusOr<bloomery::ScalableFilter> f = bloomery::ScalableFilter::Create(opts);
@@ -76,6 +76,7 @@
 #include "bloomery/blocked_filter.h"
 #include "bloomery/filter.h"
 #include "bloomery/key.h"
+#include "bloomery/options.h"
 
 namespace bloomery {
 
@@ -85,31 +86,25 @@ inline constexpr uint32_t kMaxScalableStages = 64;
 // The default tightening ratio r; see the file comment for the measurements behind it.
 inline constexpr double kDefaultTightening = 0.9;
 
-struct ScalableOptions {
-  // Keys the first stage is planned for (required, >= 1).
-  uint64_t initial_capacity = 0;
-  // Bound P on the total false-positive rate of the chain, in (0, 1).
-  double fpr = 0.01;
+// FilterOptions (options.h) with these meanings: `capacity` is the keys the first stage is
+// planned for (required, >= 1); `fpr` is the bound P on the total false-positive rate of the
+// chain, in (0, 1); `bits` and `hashes` must stay 0 (each stage is planned, not sized by hand);
+// `max_memory_bytes` caps the total bytes of all stages: creation fails with ResourceExhausted if
+// the first stage alone exceeds it, later the filter becomes full() instead of growing past it
+// (0: no cap on the total, but each stage must fit in this machine's memory); `seed`,
+// `concurrent` (see "Thread safety" above), `huge_pages` and `populate` apply to every stage.
+struct ScalableOptions : FilterOptions {
   // Each stage is planned for `growth` times the keys of the one before: 2 (the least memory
   // wasted in a half-empty newest stage) or 4 (fewer stages, so cheaper lookups). Anything else is
   // InvalidArgument.
   uint32_t growth = 2;
   // Tightening ratio r in (0, 1): stage i gets FPR P * (1 - r) * r^i.
   double tightening = kDefaultTightening;
-  // Hash seed shared by every stage; part of the filter's identity.
-  uint64_t seed = kDefaultSeed;
-  // See "Thread safety" above.
-  bool concurrent = false;
-  // Cap on the total bytes of all stages. Creation fails with ResourceExhausted if the first stage
-  // alone exceeds it; later, the filter becomes full() instead of growing past it. 0: no cap on
-  // the total, but each stage must fit in this machine's memory (see options.h).
-  uint64_t max_memory_bytes = 0;
   // Most stages, 1..kMaxScalableStages; reaching it makes the filter full().
   uint32_t max_stages = kMaxScalableStages;
-  // false: one stage planned for initial_capacity keys at `fpr`, never grown; keys past the
+  // false: one stage planned for `capacity` keys at `fpr`, never grown; keys past the
   // capacity are refused.
   bool scaling = true;
-  HugePages huge_pages = HugePages::kAuto;
 };
 
 // Insert answers with an InsertResult (filter.h): a key may be refused when the chain is full.
@@ -119,10 +114,10 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult> {
   using Options = ScalableOptions;
 
   // Creates a chain with its first stage allocated.
-  // Errors: InvalidArgument for initial_capacity 0, fpr outside (0, 1) or NaN, growth other than 2
-  // or 4, tightening outside (0, 1) or NaN, max_stages outside [1, kMaxScalableStages];
-  // ResourceExhausted if the first stage exceeds max_memory_bytes (0: this machine's memory) or
-  // cannot be allocated.
+  // Errors: InvalidArgument for capacity 0, fpr outside (0, 1) or NaN, bits or hashes set (the
+  // messages of CheckSizing, plan.h), growth other than 2 or 4, tightening outside (0, 1) or NaN,
+  // max_stages outside [1, kMaxScalableStages]; ResourceExhausted if the first stage exceeds
+  // max_memory_bytes (0: this machine's memory) or cannot be allocated.
   [[nodiscard]] static absl::StatusOr<ScalableFilter> Create(const ScalableOptions& options);
 
   // The FPR budget of stage `stage` under `options`: P (1 - r) r^stage, or P for a non-scaling

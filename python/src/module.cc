@@ -1005,7 +1005,7 @@ void BindModule(py::module_& m) {
                        uint64_t max_memory, uint32_t max_stages, bool scaling, bool huge_pages) {
              ScalableOptions options;
              SetSharedOptions(options, error_rate, seed, concurrent, max_memory, huge_pages);
-             options.initial_capacity = initial_capacity;
+             options.capacity = initial_capacity;
              options.growth = mode;
              options.tightening = tightening;
              options.max_stages = max_stages;
@@ -1023,7 +1023,7 @@ void BindModule(py::module_& m) {
            "LARGE_SET_GROWTH). A new key past max_memory or max_stages raises FilterFullError.")
       .def_property_readonly(
           "initial_capacity",
-          [](Scalable& self) { return self.filter().options().initial_capacity; })
+          [](Scalable& self) { return self.filter().options().capacity; })
       .def_property_readonly(
           "capacity", [](Scalable& self) { return self.filter().capacity(); },
           "Keys the allocated stages are planned for.")

@@ -136,7 +136,7 @@ std::string Reassemble(const std::string& image, uint64_t chunk_bytes, uint64_t 
 
 TEST_CASE("a filter dumped in chunks and reassembled answers as the original") {
   ScalableOptions options;
-  options.initial_capacity = 1000;
+  options.capacity = 1000;
   absl::StatusOr<ScalableFilter> filter = ScalableFilter::Create(options);
   REQUIRE(filter.ok());
   for (uint64_t key = 0; key < 3000; ++key) REQUIRE(filter->Insert(key) != InsertResult::kRefused);
