@@ -141,18 +141,13 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
   // Adds the key to the newest generation (under kKeepFirstSeen, only if it is not present).
   // Returns true if it was not present within the window (new, or expired), false if it was (or
   // is a false positive). Rotates first when the newest generation is full or its time is over.
-  bool Insert(std::string_view key) noexcept { return Insert(HashKey(key, seed_)); }
-  bool Insert(uint64_t key) noexcept { return Insert(HashKey(key, seed_)); }
+  // The std::string_view and uint64_t forms hash the key (BatchForms, filter.h).
+  using BatchForms::Insert;
   bool Insert(const KeyHash& hash) noexcept;
 
   // True if the key was inserted within the window (see the guarantee above) or is a false
   // positive; false if it certainly was not.
-  [[nodiscard]] bool MayContain(std::string_view key) const noexcept {
-    return MayContain(HashKey(key, seed_));
-  }
-  [[nodiscard]] bool MayContain(uint64_t key) const noexcept {
-    return MayContain(HashKey(key, seed_));
-  }
+  using BatchForms::MayContain;
   [[nodiscard]] bool MayContain(const KeyHash& hash) const noexcept;
 
   // Batch forms (filter.h): InsertMany(keys, was_new) and MayContainMany(keys, results) for a
