@@ -329,8 +329,8 @@ absl::Status ScalableFilter::CheckCompatible(const ScalableFilter& other) const 
         "incompatible scalable filters: (initial capacity %d, fpr %g, growth %d, tightening %g, "
         "seed %#x, scaling %s) vs (initial capacity %d, fpr %g, growth %d, tightening %g, seed "
         "%#x, scaling %s)",
-        a.capacity, a.fpr, a.growth, a.tightening, a.seed, a.scaling ? "on" : "off",
-        b.capacity, b.fpr, b.growth, b.tightening, b.seed, b.scaling ? "on" : "off"));
+        a.capacity, a.fpr, a.growth, a.tightening, a.seed, a.scaling ? "on" : "off", b.capacity,
+        b.fpr, b.growth, b.tightening, b.seed, b.scaling ? "on" : "off"));
   }
   return absl::OkStatus();
 }
