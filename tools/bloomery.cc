@@ -42,12 +42,12 @@ int main(int argc, char** argv) {
   root.footer("Exit codes: 0 success, 1 bad input or file, 2 bad usage.");
   root.get_formatter()->label("Usage", "usage");
   root.require_subcommand(1);
-  std::vector<Command> commands;
-  for (auto add : {bloomery::cli::AddPlanCommands, bloomery::cli::AddTableCommands,
-                   bloomery::cli::AddBenchCommands, bloomery::cli::AddStreamCommands,
-                   bloomery::cli::AddFileCommands}) {
-    add(root, commands);
+  bloomery::cli::Commands registry(root);
+  for (auto add : {bloomery::cli::AddPlanCommands, bloomery::cli::AddBenchCommands,
+                   bloomery::cli::AddStreamCommands, bloomery::cli::AddFileCommands}) {
+    add(registry);
   }
+  const std::vector<Command>& commands = registry.list();
   const std::string_view name = argc > 1 ? argv[1] : "";
   if (name == "--help" || name == "-h" || name == "help") {
     std::cout << root.help();

@@ -412,15 +412,18 @@ absl::Status RunBench(const BenchFlags& flags) {
   return absl::OkStatus();
 }
 
-Command AddBenchCommand(CLI::App& root) {
-  auto [app, flags] = NewCommand<BenchFlags>(
-      root, "bench", "ns/key of inserts and lookups next to the memory floor, measured FPR",
-      "ns per key (median of R runs) of a BlockedFilter's operations and of the memory floor: one\n"
-      "random 64-byte line read per key over memory of the filter's size (benchmarks/measure);\n"
-      "\"x floor\" is each operation against it. Default sizes: 1M keys and 32M keys, doubled\n"
-      "until the filter is twice the last-level cache (at most 128M keys). A size is \"in cache\"\n"
-      "when the filter fits the core's L2, or else when its floor is at most 3x the floor over\n"
-      "memory that fits L2 (measured): a VM may report its host's whole L3 as its own.");
+}  // namespace
+
+void AddBenchCommands(Commands& commands) {
+  auto [app, flags] = commands.Add<BenchFlags>(
+      "bench", "ns/key of inserts and lookups next to the memory floor, measured FPR",
+      R"(ns per key (median of R runs) of a BlockedFilter's operations and of the memory floor: one
+random 64-byte line read per key over memory of the filter's size (benchmarks/measure);
+"x floor" is each operation against it. Default sizes: 1M keys and 32M keys, doubled
+until the filter is twice the last-level cache (at most 128M keys). A size is "in cache"
+when the filter fits the core's L2, or else when its floor is at most 3x the floor over
+memory that fits L2 (measured): a VM may report its host's whole L3 as its own.)",
+      RunBench);
   flags->keys_flag = AddNumber(*app, "--keys", flags->keys, Unit::kCount,
                                "one size of N keys instead of the two default sizes; each "
                                "operation is timed over min(N, 4M) keys");
@@ -430,14 +433,7 @@ Command AddBenchCommand(CLI::App& root) {
   AddInteger(*app, "--reps", flags->reps, 1, 100, "runs per measurement, 1..100 (default 3)");
   flags->l2_flag = AddNumber(*app, "--l2", flags->l2, Unit::kBytes,
                              "the core's L2 cache size (default: from sysfs, else CPUID)");
-  AddFlag(*app, "--json", flags->json, "print JSON instead of a table");
-  return {app, [flags] { return RunBench(*flags); }};
-}
-
-}  // namespace
-
-void AddBenchCommands(CLI::App& root, std::vector<Command>& commands) {
-  commands.push_back(AddBenchCommand(root));
+  AddJson(*app, flags->json);
 }
 
 }  // namespace bloomery::cli

@@ -43,31 +43,42 @@ inline constexpr int kExitUsage = 2;
 // 0 for OK, 2 for InvalidArgument (usage), 1 for everything else.
 [[nodiscard]] int ExitCodeFor(const absl::Status& status);
 
-// A subcommand: Add*Command declares its flags (each with its help) on `app` and returns what runs
-// once they are parsed (flags are bound to state the function owns); what runs writes results to
-// stdout and returns a Status that main() turns into the exit code.
+// A subcommand: its flags are bound to state that `run` owns; `run` writes results to stdout and
+// returns a Status that main() turns into the exit code.
 struct Command {
   CLI::App* app = nullptr;
   std::function<absl::Status()> run;
 };
-// Declares subcommand `name` on `root`: `summary` is its line in `bloomery --help`, `details` what
-// its own --help prints below the flags. The flags, bound to state the command's run owns, follow.
-template <typename Flags>
-std::pair<CLI::App*, std::shared_ptr<Flags>> NewCommand(CLI::App& root, const std::string& name,
-                                                        const std::string& summary,
-                                                        const std::string& details) {
-  CLI::App* app = root.add_subcommand(name, summary);
-  app->footer(details);
-  return {app, std::make_shared<Flags>()};
-}
 
-// Each declares its file's subcommands on `root` and appends them to `commands`, in help's order.
-void AddPlanCommands(CLI::App& root, std::vector<Command>& commands);    // plan (cli_plan.cc)
-void AddTableCommands(CLI::App& root, std::vector<Command>& commands);   // table (cli_table.cc)
-void AddBenchCommands(CLI::App& root, std::vector<Command>& commands);   // bench (cli_bench.cc)
-void AddStreamCommands(CLI::App& root, std::vector<Command>& commands);  // dedupe, intersect
+// The subcommands, in help's order.
+class Commands {
+ public:
+  explicit Commands(CLI::App& root) : root_(root) {}
+  // Declares subcommand `name`: `summary` is its line in `bloomery --help`, `details` what its own
+  // --help prints below the flags. The caller declares the flags (each with its help) on the app
+  // returned, bound to the Flags returned, which `run` gets once the command line is parsed.
+  template <typename Flags>
+  std::pair<CLI::App*, Flags*> Add(const std::string& name, const std::string& summary,
+                                   const std::string& details, absl::Status (*run)(const Flags&)) {
+    CLI::App* app = root_.add_subcommand(name, summary);
+    app->footer(details);
+    auto flags = std::make_shared<Flags>();
+    list_.push_back({app, [flags, run] { return run(*flags); }});
+    return {app, flags.get()};
+  }
+  [[nodiscard]] const std::vector<Command>& list() const { return list_; }
+
+ private:
+  CLI::App& root_;
+  std::vector<Command> list_;
+};
+
+// Each declares its file's subcommands, in help's order.
+void AddPlanCommands(Commands& commands);    // plan, table (cli_plan.cc)
+void AddBenchCommands(Commands& commands);   // bench (cli_bench.cc)
+void AddStreamCommands(Commands& commands);  // dedupe, intersect (cli_stream.cc)
 // build, add, remove, query, info, merge, repair: the filter-file subcommands (cli_file.cc)
-void AddFileCommands(CLI::App& root, std::vector<Command>& commands);
+void AddFileCommands(Commands& commands);
 
 // What a number flag accepts. Every form is strict: nothing but the number (no spaces, sign, hex
 // or trailing text); "1e6", "1.5e6" and "2^20" are fine; the value must be a whole number < 2^62.
@@ -90,6 +101,11 @@ CLI::Option* AddInteger(CLI::App& app, const std::string& name, uint32_t& out, u
                         uint32_t max, const std::string& help);
 // A boolean flag; "--json=yes" is a usage error.
 CLI::Option* AddFlag(CLI::App& app, const std::string& name, bool& out, const std::string& help);
+// "--json": print JSON instead of text.
+inline CLI::Option* AddJson(CLI::App& app, bool& out,
+                            const std::string& help = "print JSON instead of a table") {
+  return AddFlag(app, "--json", out, help);
+}
 [[nodiscard]] inline bool Given(const CLI::Option* option) { return option->count() > 0; }
 
 // The sizing flags of every subcommand that creates a filter: "--capacity N [--fpr P] [--hashes

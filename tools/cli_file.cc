@@ -369,110 +369,97 @@ absl::Status RunRepair(const FileFlags& flags) {
 FileFlags& FileOf(FileFlags& flags) { return flags; }
 FileFlags& FileOf(QueryFlags& flags) { return flags.file; }
 
-// A subcommand over FILE [INPUT] whose flags are FileFlags (and `json_help`'s --json, if any).
+// What a subcommand over FILE takes besides it and the load flags.
+enum FileCommandFlags : unsigned {
+  kInput = 1,   // [INPUT] and --strip-cr
+  kNoWait = 2,  // --no-wait: it updates FILE under its lock
+};
+
+// A subcommand over FILE whose flags are FileFlags (and `json_help`'s --json, if any).
 template <typename Flags>
-std::pair<CLI::App*, std::shared_ptr<Flags>> AddFileFlagsCommand(
-    CLI::App& root, const std::string& name, const std::string& summary, const std::string& details,
-    bool with_input, const char* json_help) {
-  auto [app, flags] = NewCommand<Flags>(root, name, summary, details);
+std::pair<CLI::App*, Flags*> AddFileCommand(Commands& commands, const std::string& name,
+                                            const std::string& summary, const std::string& details,
+                                            absl::Status (*run)(const Flags&), unsigned takes,
+                                            const char* json_help) {
+  auto [app, flags] = commands.Add<Flags>(name, summary, details, run);
   FileFlags& file = FileOf(*flags);
-  file.Add(*app, with_input);
-  if (!with_input) AddMaxMemory(*app, file.max_memory);
-  if (json_help != nullptr) AddFlag(*app, "--json", file.json, json_help);
+  file.Add(*app, (takes & kInput) != 0);
+  if ((takes & kInput) == 0) AddMaxMemory(*app, file.max_memory);
+  if (json_help != nullptr) AddJson(*app, file.json, json_help);
+  if ((takes & kNoWait) != 0) AddNoWait(*app, file.no_wait);
   return {app, flags};
 }
 
 constexpr const char* kSummaryJson = "print the summary as JSON on stdout";
 
-Command AddBuildCommand(CLI::App& root) {
-  auto [app, flags] = NewCommand<BuildFlags>(
-      root, "build", "create a filter file of any kind (--kind) from lines",
-      "Inserts every line of INPUT into a new filter and saves it to FILE atomically; a summary\n"
-      "goes to stderr (with --json, to stdout). A scalable filter that reaches a limit refuses\n"
-      "new keys: build then exits 1 and writes nothing.");
+void AddBuildCommand(Commands& commands) {
+  auto [app, flags] = commands.Add<BuildFlags>(
+      "build", "create a filter file of any kind (--kind) from lines",
+      R"(Inserts every line of INPUT into a new filter and saves it to FILE atomically; a summary
+goes to stderr (with --json, to stdout). A scalable filter that reaches a limit refuses
+new keys: build then exits 1 and writes nothing.)",
+      RunBuild);
   app->add_option("input", flags->file.input, "lines to read (default: stdin, or \"-\")")
       ->type_name("INPUT");
   flags->create.Add(*app, "keys expected (scalable: the first stage's); k, M, G, T: powers of 1000",
                     "false-positive rate at capacity (default 0.01; scalable: the whole chain's)");
   app->add_option("-o", flags->output, "the filter file to write")->type_name("FILE");
-  AddFlag(*app, "--json", flags->file.json, kSummaryJson);
+  AddJson(*app, flags->file.json, kSummaryJson);
   AddStripCr(*app, flags->file.strip_cr);
-  return {app, [flags] { return RunBuild(*flags); }};
 }
 
-Command AddAddCommand(CLI::App& root) {
-  auto [app, flags] = AddFileFlagsCommand<FileFlags>(
-      root, "add", "insert lines into a filter file",
-      "Saves FILE atomically. A scalable filter that reaches a limit refuses new keys: add then\n"
-      "exits 1 and FILE is left as it was.",
-      true, kSummaryJson);
-  AddNoWait(*app, flags->no_wait);
-  return {app, [flags] { return RunAdd(*flags); }};
-}
-
-Command AddRemoveCommand(CLI::App& root) {
-  auto [app, flags] = AddFileFlagsCommand<FileFlags>(
-      root, "remove", "erase lines from a counting filter file",
-      "Counting filters only; saves FILE atomically. Erasing a line never inserted that looks\n"
-      "present (a false positive) erases counts of other keys, which can then read absent:\n"
-      "remove only lines you inserted.",
-      true, kSummaryJson);
-  AddNoWait(*app, flags->no_wait);
-  return {app, [flags] { return RunRemove(*flags); }};
-}
-
-Command AddQueryCommand(CLI::App& root) {
-  auto [app, flags] = AddFileFlagsCommand<QueryFlags>(
-      root, "query", "print the lines that may be in a filter file (or those certainly not)",
-      "Prints, in order, every inserted line and others with probability about the filter's\n"
-      "false-positive rate.",
-      true, "with --count: lines, present and absent as JSON");
+void AddQueryCommand(Commands& commands) {
+  auto [app, flags] = AddFileCommand<QueryFlags>(
+      commands, "query", "print the lines that may be in a filter file (or those certainly not)",
+      R"(Prints, in order, every inserted line and others with probability about the filter's
+false-positive rate.)",
+      RunQuery, kInput, "with --count: lines, present and absent as JSON");
   AddFlag(*app, "--present", flags->present, "print the lines that may be present (the default)");
   AddFlag(*app, "--absent", flags->absent, "print the lines that are certainly not present");
   AddFlag(*app, "--count", flags->count, "print only the number of lines that may be present");
-  return {app, [flags] { return RunQuery(*flags); }};
 }
 
-Command AddInfoCommand(CLI::App& root) {
-  auto [app, flags] = AddFileFlagsCommand<FileFlags>(
-      root, "info", "describe a filter file: kind, geometry, checksums, keys, FPR now",
-      "The header after verifying every checksum, then from the loaded filter the estimated\n"
-      "keys (\"saturated\" when every bit is set), the FPR now and the memory. A corrupted file\n"
-      "is reported as such, with exit code 1.",
-      false, "print JSON instead of a table");
-  return {app, [flags] { return RunInfo(*flags); }};
-}
-
-Command AddMergeCommand(CLI::App& root) {
-  auto [app, flags] = NewCommand<MergeFlags>(
-      root, "merge", "write the union of filter files built alike",
-      "The filters must be of one kind and built alike (same geometry and seed); otherwise merge\n"
-      "exits 1 and says why. OUT is written atomically. Counting filters add their counts.");
+void AddMergeCommand(Commands& commands) {
+  auto [app, flags] = commands.Add<MergeFlags>(
+      "merge", "write the union of filter files built alike",
+      R"(The filters must be of one kind and built alike (same geometry and seed); otherwise merge
+exits 1 and says why. OUT is written atomically. Counting filters add their counts.)",
+      RunMerge);
   app->add_option("-o", flags->output, "the file to write")->type_name("OUT");
   app->add_option("inputs", flags->inputs, "the filter files to merge")->type_name("A B [C...]");
   flags->file.AddLoadFlags(*app);
-  AddFlag(*app, "--json", flags->file.json, kSummaryJson);
+  AddJson(*app, flags->file.json, kSummaryJson);
   AddNoWait(*app, flags->file.no_wait);
-  return {app, [flags] { return RunMerge(*flags); }};
-}
-
-Command AddRepairCommand(CLI::App& root) {
-  auto [app, flags] = AddFileFlagsCommand<FileFlags>(
-      root, "repair", "make a file left DIRTY (a crashed read-write mapping) whole again",
-      "Loads FILE with its stale checksums unverified and saves it atomically with fresh ones and\n"
-      "DIRTY cleared; a file that is not dirty is left untouched.",
-      false, nullptr);
-  AddNoWait(*app, flags->no_wait);
-  return {app, [flags] { return RunRepair(*flags); }};
 }
 
 }  // namespace
 
-void AddFileCommands(CLI::App& root, std::vector<Command>& commands) {
-  for (auto add : {AddBuildCommand, AddAddCommand, AddRemoveCommand, AddQueryCommand,
-                   AddInfoCommand, AddMergeCommand, AddRepairCommand}) {
-    commands.push_back(add(root));
-  }
+void AddFileCommands(Commands& commands) {
+  AddBuildCommand(commands);
+  AddFileCommand<FileFlags>(
+      commands, "add", "insert lines into a filter file",
+      R"(Saves FILE atomically. A scalable filter that reaches a limit refuses new keys: add then
+exits 1 and FILE is left as it was.)",
+      RunAdd, kInput | kNoWait, kSummaryJson);
+  AddFileCommand<FileFlags>(
+      commands, "remove", "erase lines from a counting filter file",
+      R"(Counting filters only; saves FILE atomically. Erasing a line never inserted that looks
+present (a false positive) erases counts of other keys, which can then read absent:
+remove only lines you inserted.)",
+      RunRemove, kInput | kNoWait, kSummaryJson);
+  AddQueryCommand(commands);
+  AddFileCommand<FileFlags>(
+      commands, "info", "describe a filter file: kind, geometry, checksums, keys, FPR now",
+      R"(The header after verifying every checksum, then from the loaded filter the estimated
+keys ("saturated" when every bit is set), the FPR now and the memory. A corrupted file
+is reported as such, with exit code 1.)",
+      RunInfo, 0, "print JSON instead of a table");
+  AddMergeCommand(commands);
+  AddFileCommand<FileFlags>(
+      commands, "repair", "make a file left DIRTY (a crashed read-write mapping) whole again",
+      R"(Loads FILE with its stale checksums unverified and saves it atomically with fresh ones and
+DIRTY cleared; a file that is not dirty is left untouched.)",
+      RunRepair, kNoWait, nullptr);
 }
 
 }  // namespace bloomery::cli

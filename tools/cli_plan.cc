@@ -1,9 +1,19 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // `bloomery plan`: what a filter costs, blocked layout next to the classic partitioned one.
+// `bloomery table`: the tuning table (m/n against k), predicted by the exact formulas of plan.h and
+// measured on real filters, as text, JSON, CSV and an SVG chart.
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
+#include <numbers>
+#include <numeric>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -22,7 +32,13 @@ Json PlanJson(const Plan& plan, uint32_t lines_per_lookup) {
           {"cache_lines_per_lookup", lines_per_lookup}};
 }
 
-absl::Status RunPlan(const SizingFlags& flags, bool json) {
+struct PlanFlags {
+  SizingFlags sizing;
+  bool json = false;
+};
+
+absl::Status RunPlan(const PlanFlags& plan_flags) {
+  const SizingFlags& flags = plan_flags.sizing;
   if (!Given(flags.bits_flag) && !(Given(flags.capacity_flag) && Given(flags.fpr_flag))) {
     return UsageError("give --capacity N --fpr P, or --bits B [--hashes K]");
   }
@@ -39,7 +55,7 @@ absl::Status RunPlan(const SizingFlags& flags, bool json) {
   const Plan& blocked = plans[0];
   const Plan& partitioned = plans[1];
   const bool with_capacity = request->capacity != 0;
-  if (json) {
+  if (plan_flags.json) {
     PrintJson({{"capacity", request->capacity},
                {"target_fpr", request->bits == 0 ? Json(request->fpr) : Json()},
                {"requested_bits", request->bits},
@@ -77,27 +93,366 @@ absl::Status RunPlan(const SizingFlags& flags, bool json) {
   return absl::OkStatus();
 }
 
-Command AddPlanCommand(CLI::App& root) {
-  auto [app, flags] = NewCommand<SizingFlags>(
-      root, "plan", "size a filter for N keys at FPR p (or B bits, K hashes): blocked vs classic",
-      "Sizes a Bloom filter in the two layouts bloomery offers, side by side:\n"
-      "  blocked      BlockedFilter: a key's k bits live in one 64-byte cache line (1 miss per "
-      "lookup)\n"
-      "  partitioned  ClassicFilter: k slices over the whole array, one bit per slice (k misses)\n"
-      "--capacity N --fpr P asks the planner for the smallest filter whose predicted FPR at N "
-      "keys\n"
-      "is <= P; --bits B [--hashes K] describes a given geometry and what it gives at N keys.");
-  auto json = std::make_shared<bool>(false);
-  flags->Add(*app, "keys the filter holds: 1000000, 1e6, 2^20, 10M (k, M, G, T: powers of 1000)",
-             "target false-positive rate: 0.01, 1e-3, 1%");
-  AddFlag(*app, "--json", *json, "print JSON instead of a table");
-  return {app, [flags, json] { return RunPlan(*flags, *json); }};
+constexpr uint64_t kDefaultKeys = 200'000;
+constexpr uint32_t kMinBitsPerKey = 2;
+constexpr uint32_t kMaxBitsPerKey = 32;
+constexpr uint32_t kMaxTableHashes = 8;
+
+struct Cell {
+  uint32_t hashes = 0;
+  uint64_t bits = 0;  // after the layout's rounding
+  double predicted_fpr = 0;
+  uint64_t false_positives = 0;  // among `keys` queries of keys never inserted
+};
+
+struct Row {
+  uint32_t bits_per_key = 0;
+  uint32_t optimal_hashes = 0;  // best k in 1..16 for this layout at this m/n
+  std::vector<Cell> cells;
+};
+
+struct Table {
+  Layout layout = Layout::kBlocked;
+  uint64_t keys = 0;
+  std::vector<Row> rows;
+};
+
+// False positives among `queries.size()` absent keys of a `Filter` (BlockedFilter or
+// ClassicFilter) with `plan`'s geometry that holds `inserted`. The plan's bits are already rounded
+// to the layout's unit, so the filter is exactly the one the prediction is for.
+template <typename Filter>
+absl::StatusOr<uint64_t> Measure(const Plan& plan, uint64_t seed,
+                                 std::span<const uint64_t> inserted,
+                                 std::span<const uint64_t> queries) {
+  FilterOptions options;
+  options.bits = plan.bits;
+  options.hashes = plan.hashes;
+  options.capacity = plan.capacity;
+  options.seed = seed;
+  absl::StatusOr<Filter> filter = Filter::Create(options);
+  if (!filter.ok()) return filter.status();
+  filter->InsertMany(inserted);
+  return filter->MayContainMany(queries);
+}
+
+absl::StatusOr<Table> BuildTable(Layout layout, uint64_t keys) {
+  Table table;
+  table.layout = layout;
+  table.keys = keys;
+  // Inserted keys 0..n-1, queries 2^63 + i: disjoint, and hashed (XXH3) like any other key.
+  std::vector<uint64_t> inserted(keys);
+  std::iota(inserted.begin(), inserted.end(), uint64_t{0});
+  std::vector<uint64_t> queries(keys);
+  std::iota(queries.begin(), queries.end(), uint64_t{1} << 63);
+  for (uint32_t m = kMinBitsPerKey; m <= kMaxBitsPerKey; ++m) {
+    Row row;
+    row.bits_per_key = m;
+    absl::StatusOr<Plan> best = PlanForSize(uint64_t{m} * keys, 0, keys, layout);
+    if (!best.ok()) return best.status();
+    row.optimal_hashes = best->hashes;
+    for (uint32_t k = 1; k <= kMaxTableHashes; ++k) {
+      absl::StatusOr<Plan> plan = PlanForSize(uint64_t{m} * keys, k, keys, layout);
+      if (!plan.ok()) return plan.status();
+      Cell cell;
+      cell.hashes = k;
+      cell.bits = plan->bits;
+      cell.predicted_fpr = plan->expected_fpr;
+      // A seed per cell keeps the cells' measurement errors independent of each other.
+      const uint64_t seed = kDefaultSeed + m * 64 + k;
+      absl::StatusOr<uint64_t> fp = layout == Layout::kBlocked
+                                        ? Measure<BlockedFilter>(*plan, seed, inserted, queries)
+                                        : Measure<ClassicFilter>(*plan, seed, inserted, queries);
+      if (!fp.ok()) return fp.status();
+      cell.false_positives = *fp;
+      row.cells.push_back(cell);
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+std::string LayoutName(Layout layout) { return layout == Layout::kBlocked ? "blocked" : "classic"; }
+
+double MeasuredFpr(const Cell& cell, uint64_t queries) {
+  return static_cast<double>(cell.false_positives) / static_cast<double>(queries);
+}
+
+std::string RenderText(const Table& table) {
+  std::string out = absl::StrFormat(
+      "False-positive rate of %s holding %s keys\n"
+      "predicted: the exact formula of plan.h; measured: a real filter queried with %s absent "
+      "keys\n\n",
+      table.layout == Layout::kBlocked ? "BlockedFilter (blocked layout)"
+                                       : "ClassicFilter (partitioned layout)",
+      FormatCount(table.keys), FormatCount(table.keys));
+  TextTable text;
+  std::vector<std::string> header = {"m/n", "best k", ""};
+  for (uint32_t k = 1; k <= kMaxTableHashes; ++k) header.push_back(absl::StrCat("k=", k));
+  text.AddRow(header);
+  const std::string floor_text = absl::StrFormat("<%.0e", 1.0 / static_cast<double>(table.keys));
+  for (const Row& row : table.rows) {
+    std::vector<std::string> predicted = {absl::StrCat(row.bits_per_key),
+                                          absl::StrCat(row.optimal_hashes), "predicted"};
+    std::vector<std::string> measured = {"", "", "measured"};
+    for (const Cell& cell : row.cells) {
+      predicted.push_back(FormatFpr(cell.predicted_fpr));
+      if (cell.false_positives == 0) {
+        measured.push_back(floor_text);
+      } else {
+        measured.push_back(FormatFpr(MeasuredFpr(cell, table.keys)));
+      }
+    }
+    text.AddRow(std::move(predicted));
+    text.AddRow(std::move(measured));
+  }
+  return out + text.Render();
+}
+
+std::string RenderCsv(const Table& table) {
+  std::string out =
+      "layout,keys,bits_per_key,best_k,k,bits,predicted_fpr,measured_fpr,false_positives,queries\n";
+  for (const Row& row : table.rows) {
+    for (const Cell& cell : row.cells) {
+      absl::StrAppendFormat(&out, "%s,%d,%d,%d,%d,%d,%.6g,", LayoutName(table.layout), table.keys,
+                            row.bits_per_key, row.optimal_hashes, cell.hashes, cell.bits,
+                            cell.predicted_fpr);
+      absl::StrAppendFormat(&out, "%.6g,%d,%d\n", MeasuredFpr(cell, table.keys),
+                            cell.false_positives, table.keys);
+    }
+  }
+  return out;
+}
+
+Json TableJson(const Table& table) {
+  Json rows = Json::array();
+  for (const Row& row : table.rows) {
+    Json cells = Json::array();
+    for (const Cell& cell : row.cells) {
+      cells.push_back({{"k", cell.hashes},
+                       {"bits", cell.bits},
+                       {"predicted_fpr", cell.predicted_fpr},
+                       {"measured_fpr", MeasuredFpr(cell, table.keys)},
+                       {"false_positives", cell.false_positives}});
+    }
+    rows.push_back({{"bits_per_key", row.bits_per_key},
+                    {"best_k", row.optimal_hashes},
+                    {"optimal_k_standard", OptimalHashes(row.bits_per_key)},
+                    {"cells", std::move(cells)}});
+  }
+  return {{"layout", LayoutName(table.layout)},
+          {"keys", table.keys},
+          {"queries", table.keys},
+          {"rows", std::move(rows)}};
+}
+
+// The SVG chart: FPR (log scale) against bits/key, a predicted curve and measured dots per k.
+namespace svg {
+
+// matplotlib's "tab10": distinguishable, and dark enough on white.
+constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                    "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+constexpr double kLeft = 100, kTop = 86, kRight = 810, kBottom = 604;
+
+struct Axes {
+  double decade_lo, decade_hi;
+  [[nodiscard]] double X(double x) const { return kLeft + x / kMaxBitsPerKey * (kRight - kLeft); }
+  [[nodiscard]] double Y(double y) const {
+    return kBottom - (std::log10(y) - decade_lo) / (decade_hi - decade_lo) * (kBottom - kTop);
+  }
+  [[nodiscard]] bool Visible(double y) const {
+    return y > 0 && std::log10(y) >= decade_lo - 1e-9 && std::log10(y) <= decade_hi + 1e-9;
+  }
+};
+
+std::string Text(double x, double y, std::string_view attributes, std::string_view text) {
+  return absl::StrFormat(R"(<text x="%.1f" y="%.1f" %s>%s</text>)"
+                         "\n",
+                         x, y, attributes, text);
+}
+
+std::string Line(double x1, double y1, double x2, double y2, std::string_view style) {
+  return absl::StrFormat(R"(<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>)"
+                         "\n",
+                         x1, y1, x2, y2, style);
+}
+
+std::string Dot(double x, double y, std::string_view color) {
+  return absl::StrFormat(R"(<circle cx="%.1f" cy="%.1f" r="3.6" fill="%s"/>)"
+                         "\n",
+                         x, y, color);
+}
+
+}  // namespace svg
+
+absl::StatusOr<std::string> RenderSvg(const Table& table) {
+  const double resolution = 1.0 / static_cast<double>(table.keys);
+  std::vector<std::vector<std::pair<double, double>>> curves(kMaxTableHashes);
+  double lo = resolution;
+  double hi = resolution;
+  for (uint32_t k = 1; k <= kMaxTableHashes; ++k) {
+    for (double x = kMinBitsPerKey; x <= kMaxBitsPerKey + 1e-9; x += 0.25) {
+      const auto bits = static_cast<uint64_t>(std::llround(x * static_cast<double>(table.keys)));
+      absl::StatusOr<Plan> plan = PlanForSize(bits, k, table.keys, table.layout);
+      if (!plan.ok()) return plan.status();
+      curves[k - 1].emplace_back(x, plan->expected_fpr);
+      if (plan->expected_fpr > 0) lo = std::min(lo, plan->expected_fpr);
+      hi = std::max(hi, plan->expected_fpr);
+    }
+  }
+  // Curves plunge fast at large x; past 12 decades below the top the chart would be all axis.
+  const double top = std::ceil(std::log10(hi) - 1e-9);
+  const svg::Axes axes{std::max(std::floor(std::log10(lo) + 1e-9), top - 12), top};
+  std::string out = absl::StrFormat(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="1000" height="680" viewBox="0 0 1000 680" font-family="Helvetica, Arial, sans-serif" font-size="13">
+<rect width="100%%" height="100%%" fill="white"/>
+)");
+  const double middle = (svg::kLeft + svg::kRight) / 2;
+  out += svg::Text(
+      middle, 32, R"(text-anchor="middle" font-size="20" font-weight="bold")",
+      absl::StrCat("Bloom filter false-positive rate: ", LayoutName(table.layout), " layout"));
+  out += svg::Text(middle, 56, R"(text-anchor="middle" font-size="14" fill="#444")",
+                   absl::StrFormat("lines: exact formula; dots: measured with %s keys inserted "
+                                   "and %s absent keys queried",
+                                   FormatCount(table.keys), FormatCount(table.keys)));
+  for (int d = static_cast<int>(axes.decade_lo); d <= static_cast<int>(axes.decade_hi); ++d) {
+    const double y = axes.Y(std::pow(10.0, d));
+    out += svg::Line(svg::kLeft, y, svg::kRight, y, R"(stroke="#cfcfcf")");
+    out += svg::Text(svg::kLeft - 8, y + 5, R"(text-anchor="end")",
+                     d == 0 ? std::string("1")
+                            : absl::StrCat(R"(10<tspan dy="-7" font-size="10">)", d, "</tspan>"));
+  }
+  for (uint32_t x = 0; x <= kMaxBitsPerKey; x += 4) {
+    out += svg::Line(axes.X(x), svg::kTop, axes.X(x), svg::kBottom, R"(stroke="#e4e4e4")");
+    out += svg::Text(axes.X(x), svg::kBottom + 21, R"(text-anchor="middle")", absl::StrCat(x));
+  }
+  out += absl::StrFormat(
+      R"(<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#555"/>)"
+      "\n",
+      svg::kLeft, svg::kTop, svg::kRight - svg::kLeft, svg::kBottom - svg::kTop);
+  out += svg::Text(middle, 652, R"(text-anchor="middle" font-size="15")", "bits per key (m/n)");
+  out += svg::Text(30, 345,
+                   R"svg(text-anchor="middle" font-size="15" transform="rotate(-90 30 345)")svg",
+                   "false-positive rate (log scale)");
+  if (axes.Visible(resolution)) {
+    const double y = axes.Y(resolution);
+    out += svg::Line(svg::kLeft, y, svg::kRight, y, R"(stroke="#333" stroke-dasharray="6 4")");
+    out += svg::Text(svg::kRight - 6, y - 6, R"(text-anchor="end" font-style="italic")",
+                     "1 / queries: smallest measurable FPR");
+  }
+  // Curves leave a gap where they leave the plot; dots only for cells with false positives.
+  for (uint32_t k = 1; k <= kMaxTableHashes; ++k) {
+    std::string path;
+    bool pen_down = false;
+    for (const auto& [x, y] : curves[k - 1]) {
+      pen_down = pen_down && axes.Visible(y);
+      if (!axes.Visible(y)) continue;
+      absl::StrAppendFormat(&path, "%c%.1f,%.1f ", pen_down ? 'L' : 'M', axes.X(x), axes.Y(y));
+      pen_down = true;
+    }
+    absl::StrAppendFormat(&out,
+                          R"(<path d="%s" fill="none" stroke="%s" stroke-width="2"/>)"
+                          "\n",
+                          path, svg::kPalette[k - 1]);
+    for (const Row& row : table.rows) {
+      const double fpr = MeasuredFpr(row.cells[k - 1], table.keys);
+      if (fpr > 0 && axes.Visible(fpr)) {
+        out += svg::Dot(axes.X(row.bits_per_key), axes.Y(fpr), svg::kPalette[k - 1]);
+      }
+    }
+    // The legend, right of the plot: the k's line and dot.
+    const double y = svg::kTop + 8 + 22 * (k - 1);
+    out += svg::Line(832, y, 860, y,
+                     absl::StrFormat(R"(stroke="%s" stroke-width="2")", svg::kPalette[k - 1]));
+    out += svg::Dot(846, y, svg::kPalette[k - 1]);
+    out += svg::Text(870, y + 4.5, "", absl::StrCat("k = ", k));
+  }
+  const double legend = svg::kTop + 22 * kMaxTableHashes + 22;
+  out += svg::Line(832, legend, 860, legend, R"(stroke="#333" stroke-width="2")");
+  out += svg::Text(870, legend + 4.5, "", "predicted");
+  out += svg::Dot(846, legend + 22, "#333");
+  out += svg::Text(870, legend + 26.5, "", "measured");
+  return out + "</svg>\n";
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& contents) {
+  std::FILE* file = std::fopen(path.c_str(), "wbe");
+  if (file == nullptr) {
+    return InputError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  }
+  const bool written = std::fwrite(contents.data(), 1, contents.size(), file) == contents.size();
+  const bool closed = std::fclose(file) == 0;
+  if (!written || !closed) return absl::DataLossError(absl::StrCat("writing ", path, " failed"));
+  return absl::OkStatus();
+}
+
+struct TableFlags {
+  uint64_t keys = kDefaultKeys;
+  std::string layout = "blocked";
+  bool json = false;
+  bool csv = false;
+  std::string svg;
+  CLI::Option* svg_flag = nullptr;
+};
+
+absl::Status RunTable(const TableFlags& flags) {
+  if (flags.keys == 0 || flags.keys > (uint64_t{1} << 32)) {
+    return UsageError("--keys must be in [1, 2^32]");
+  }
+  if (flags.layout != "blocked" && flags.layout != "classic") {
+    return UsageError(
+        absl::StrCat("--layout must be blocked or classic, got \"", flags.layout, "\""));
+  }
+  if (Given(flags.svg_flag) && flags.svg.empty()) return UsageError("--svg needs a file name");
+  absl::StatusOr<Table> table =
+      BuildTable(flags.layout == "blocked" ? Layout::kBlocked : Layout::kPartitioned, flags.keys);
+  if (!table.ok()) return table.status();
+  if (Given(flags.svg_flag)) {
+    absl::StatusOr<std::string> svg = RenderSvg(*table);
+    if (!svg.ok()) return svg.status();
+    if (absl::Status s = WriteFile(flags.svg, *svg); !s.ok()) return s;
+  }
+  if (flags.json) {
+    PrintJson(TableJson(*table));
+  } else {
+    std::fputs((flags.csv ? RenderCsv(*table) : RenderText(*table)).c_str(), stdout);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-void AddPlanCommands(CLI::App& root, std::vector<Command>& commands) {
-  commands.push_back(AddPlanCommand(root));
+void AddPlanCommands(Commands& commands) {
+  auto [plan, plan_flags] = commands.Add<PlanFlags>(
+      "plan", "size a filter for N keys at FPR p (or B bits, K hashes): blocked vs classic",
+      R"(Sizes a Bloom filter in the two layouts bloomery offers, side by side:
+  blocked      BlockedFilter: a key's k bits live in one 64-byte cache line (1 miss per lookup)
+  partitioned  ClassicFilter: k slices over the whole array, one bit per slice (k misses)
+--capacity N --fpr P asks the planner for the smallest filter whose predicted FPR at N keys
+is <= P; --bits B [--hashes K] describes a given geometry and what it gives at N keys.)",
+      RunPlan);
+  plan_flags->sizing.Add(
+      *plan, "keys the filter holds: 1000000, 1e6, 2^20, 10M (k, M, G, T: powers of 1000)",
+      "target false-positive rate: 0.01, 1e-3, 1%");
+  AddJson(*plan, plan_flags->json);
+
+  auto [app, flags] = commands.Add<TableFlags>(
+      "table", "the m/n x k table of predicted and measured FPR (text, JSON, CSV, SVG chart)",
+      R"(For m/n = 2..32 bits per key: the best number of hashes and the false-positive rate for
+k = 1..8, predicted by the layout's exact formula (plan.h) and measured on a real filter of
+that geometry holding N keys, queried with N keys that were never inserted.)",
+      RunTable);
+  AddNumber(*app, "--keys", flags->keys, Unit::kCount,
+            "keys per filter (default 200000); measured FPRs below 1/N read as \"<1/N\"");
+  app->add_option("--layout", flags->layout,
+                  "blocked (BlockedFilter, the default) or classic (partitioned, k slices)")
+      ->type_name("L");
+  CLI::Option* json = AddJson(*app, flags->json);
+  AddFlag(*app, "--csv", flags->csv, "print CSV, one line per (m/n, k)")->excludes(json);
+  flags->svg_flag =
+      app->add_option("--svg", flags->svg,
+                      "also draw FPR (log scale) against bits/key for each k: theory lines, "
+                      "measured dots")
+          ->type_name("FILE");
 }
 
 }  // namespace bloomery::cli

@@ -258,19 +258,40 @@ absl::Status RunIntersect(const IntersectFlags& flags) {
   return out.Flush();
 }
 
-Command AddDedupeCommand(CLI::App& root) {
-  auto [app, flags] = NewCommand<DedupeFlags>(
-      root, "dedupe",
-      "copy stdin (or FILE) to stdout, keeping only the first occurrence of each line",
-      "A line is never printed twice; a line seen for the first time is dropped, wrongly, with\n"
-      "probability about the filter's false-positive rate. Past the planned capacity that rate\n"
-      "climbs: size the filter for the number of distinct lines, or use --kind scalable.\n"
-      "With --state, saving is atomic (temp file, fsync, rename), so FILE always holds a complete\n"
-      "filter from the last checkpoint. Output is flushed before each save, so every line the\n"
-      "state remembers has been written out; after a crash a restart on the same input may print\n"
-      "lines read since the last checkpoint again: delivery is at-least-once, never lost.\n"
-      "--window 7d (or --window-keys N) is for revisit crawls: a line is printed again once the\n"
-      "window has passed since it was first printed; --state keeps the window across runs.");
+void AddIntersectCommand(Commands& commands) {
+  auto [app, flags] = commands.Add<IntersectFlags>(
+      "intersect", "print the lines of B that are probably in A, within a memory budget",
+      R"(Every line of B that is in A is printed, in B's order; a line of B that is not in A is
+printed with probability about the expected FPR, which goes to stderr before B is read.
+A is loaded into a Bloom filter that fits the memory budget: two passes over A (one with
+--capacity; an A that cannot be read twice, such as a pipe, is held in memory) and one
+over B. The expected rate counts every line of A as a key: repeated lines make it lower.)",
+      RunIntersect);
+  app->add_option("A", flags->a, "the lines to look for (\"-\": stdin)")->required();
+  app->add_option("B", flags->b, "the lines to print (\"-\": stdin)")->required();
+  AddNumber(*app, "--memory", flags->memory, Unit::kBytes,
+            "memory for the filter (default 1G): 4G, 512M, 2^30 (K, M, G, T: powers of 1024); no "
+            "more than about 64 bits per line of A is used");
+  flags->capacity_flag = AddNumber(*app, "--capacity", flags->capacity, Unit::kCount,
+                                   "lines in A, if known: saves the pass that counts them");
+  AddStripCr(*app, flags->strip_cr);
+}
+
+}  // namespace
+
+void AddStreamCommands(Commands& commands) {
+  auto [app, flags] = commands.Add<DedupeFlags>(
+      "dedupe", "copy stdin (or FILE) to stdout, keeping only the first occurrence of each line",
+      R"(A line is never printed twice; a line seen for the first time is dropped, wrongly, with
+probability about the filter's false-positive rate. Past the planned capacity that rate
+climbs: size the filter for the number of distinct lines, or use --kind scalable.
+With --state, saving is atomic (temp file, fsync, rename), so FILE always holds a complete
+filter from the last checkpoint. Output is flushed before each save, so every line the
+state remembers has been written out; after a crash a restart on the same input may print
+lines read since the last checkpoint again: delivery is at-least-once, never lost.
+--window 7d (or --window-keys N) is for revisit crawls: a line is printed again once the
+window has passed since it was first printed; --state keeps the window across runs.)",
+      RunDedupe);
   app->add_option("input", flags->input, "lines to read (default: stdin, or \"-\")")
       ->type_name("INPUT");
   flags->create.Add(*app, "distinct lines expected (default 10M); k, M, G, T: powers of 1000",
@@ -287,33 +308,7 @@ Command AddDedupeCommand(CLI::App& root) {
   AddAllowDirty(*app, flags->allow_dirty);
   AddNoWait(*app, flags->no_wait);
   AddStripCr(*app, flags->strip_cr);
-  return {app, [flags] { return RunDedupe(*flags); }};
-}
-
-Command AddIntersectCommand(CLI::App& root) {
-  auto [app, flags] = NewCommand<IntersectFlags>(
-      root, "intersect", "print the lines of B that are probably in A, within a memory budget",
-      "Every line of B that is in A is printed, in B's order; a line of B that is not in A is\n"
-      "printed with probability about the expected FPR, which goes to stderr before B is read.\n"
-      "A is loaded into a Bloom filter that fits the memory budget: two passes over A (one with\n"
-      "--capacity; an A that cannot be read twice, such as a pipe, is held in memory) and one\n"
-      "over B. The expected rate counts every line of A as a key: repeated lines make it lower.");
-  app->add_option("A", flags->a, "the lines to look for (\"-\": stdin)")->required();
-  app->add_option("B", flags->b, "the lines to print (\"-\": stdin)")->required();
-  AddNumber(*app, "--memory", flags->memory, Unit::kBytes,
-            "memory for the filter (default 1G): 4G, 512M, 2^30 (K, M, G, T: powers of 1024); no "
-            "more than about 64 bits per line of A is used");
-  flags->capacity_flag = AddNumber(*app, "--capacity", flags->capacity, Unit::kCount,
-                                   "lines in A, if known: saves the pass that counts them");
-  AddStripCr(*app, flags->strip_cr);
-  return {app, [flags] { return RunIntersect(*flags); }};
-}
-
-}  // namespace
-
-void AddStreamCommands(CLI::App& root, std::vector<Command>& commands) {
-  commands.push_back(AddDedupeCommand(root));
-  commands.push_back(AddIntersectCommand(root));
+  AddIntersectCommand(commands);
 }
 
 }  // namespace bloomery::cli
