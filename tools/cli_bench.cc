@@ -373,12 +373,10 @@ Json RenderJson(const BenchConfig& config, const std::vector<SizeReport>& report
           {"sizes", std::move(sizes)}};
 }
 
+// The flags fill in a BenchConfig; the sizes and the L2 floor come from them in RunBench.
 struct BenchFlags {
+  BenchConfig config;
   uint64_t keys = 0;
-  double fpr = 0;
-  uint32_t threads = 0;
-  uint32_t reps = 3;
-  uint64_t l2 = 0;
   bool json = false;
   CLI::Option* keys_flag = nullptr;
   CLI::Option* l2_flag = nullptr;
@@ -388,13 +386,10 @@ absl::Status RunBench(const BenchFlags& flags) {
   if (Given(flags.keys_flag) && (flags.keys == 0 || flags.keys > (uint64_t{1} << 32))) {
     return UsageError("--keys must be in [1, 2^32]");
   }
-  BenchConfig config;
+  BenchConfig config = flags.config;
   config.sizes = flags.keys ? std::vector<uint64_t>{flags.keys}
                             : std::vector<uint64_t>{kInCacheKeys, DefaultOutOfCacheKeys()};
-  config.fpr = flags.fpr;
-  config.threads = flags.threads;
-  config.reps = flags.reps;
-  config.l2_bytes = Given(flags.l2_flag) ? flags.l2 : measure::L2CacheBytes();
+  if (!Given(flags.l2_flag)) config.l2_bytes = measure::L2CacheBytes();
   absl::StatusOr<double> l2_floor = L2FloorNsPerKey(config.l2_bytes, config.reps);
   if (!l2_floor.ok()) return l2_floor.status();
   config.l2_floor_ns_per_key = *l2_floor;
@@ -427,11 +422,12 @@ memory that fits L2 (measured): a VM may report its host's whole L3 as its own.)
   flags->keys_flag = AddNumber(*app, "--keys", flags->keys, Unit::kCount,
                                "one size of N keys instead of the two default sizes; each "
                                "operation is timed over min(N, 4M) keys");
-  AddFraction(*app, "--fpr", flags->fpr, "size the filter for FPR P instead of 10 bits/key");
-  AddInteger(*app, "--threads", flags->threads, 1, 1024,
+  AddFraction(*app, "--fpr", flags->config.fpr, "size the filter for FPR P instead of 10 bits/key");
+  AddInteger(*app, "--threads", flags->config.threads, 1, 1024,
              "also measure T threads inserting and looking up at once (a concurrent filter)");
-  AddInteger(*app, "--reps", flags->reps, 1, 100, "runs per measurement, 1..100 (default 3)");
-  flags->l2_flag = AddNumber(*app, "--l2", flags->l2, Unit::kBytes,
+  AddInteger(*app, "--reps", flags->config.reps, 1, 100,
+             "runs per measurement, 1..100 (default 3)");
+  flags->l2_flag = AddNumber(*app, "--l2", flags->config.l2_bytes, Unit::kBytes,
                              "the core's L2 cache size (default: from sysfs, else CPUID)");
   AddJson(*app, flags->json);
 }

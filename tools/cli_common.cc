@@ -170,36 +170,37 @@ CLI::Option* AddFlag(CLI::App& app, const std::string& name, bool& out, const st
 
 void SizingFlags::Add(CLI::App& app, const std::string& capacity_help,
                       const std::string& fpr_help) {
-  capacity_flag = AddNumber(app, "--capacity", capacity, Unit::kCount, capacity_help);
-  fpr_flag = AddFraction(app, "--fpr", fpr, fpr_help);
-  bits_flag = AddNumber(app, "--bits", bits, Unit::kBits,
-                        "a given size in bits instead: 2^30, 1G (K, M, G, T: powers of 1024)");
-  hashes_flag = AddInteger(app, "--hashes", hashes, kMinHashes, kMaxHashes,
-                           "probes per key, 1..16 (default: the planner's choice)");
+  this->app = &app;
+  AddNumber(app, "--capacity", capacity, Unit::kCount, capacity_help);
+  AddFraction(app, "--fpr", fpr, fpr_help);
+  AddNumber(app, "--bits", bits, Unit::kBits,
+            "a given size in bits instead: 2^30, 1G (K, M, G, T: powers of 1024)");
+  AddInteger(app, "--hashes", hashes, kMinHashes, kMaxHashes,
+             "probes per key, 1..16 (default: the planner's choice)");
 }
 
 absl::StatusOr<FilterOptions> SizingFlags::Options(uint64_t default_capacity,
                                                    double default_fpr) const {
   FilterOptions options;
   options.hashes = hashes;
-  options.capacity = Given(capacity_flag) ? capacity : default_capacity;
-  if (Given(capacity_flag) && capacity == 0) return UsageError("--capacity must be at least 1");
-  if (Given(bits_flag)) {
-    if (Given(fpr_flag)) {
+  options.capacity = Given("--capacity") ? capacity : default_capacity;
+  if (Given("--capacity") && capacity == 0) return UsageError("--capacity must be at least 1");
+  if (Given("--bits")) {
+    if (Given("--fpr")) {
       return UsageError(
           "--fpr and --bits do not go together (--bits fixes the size; --fpr asks the planner "
           "for one)");
     }
     if (bits == 0) return UsageError("--bits must be at least 1");
-    if (hashes == 0 && !Given(capacity_flag)) {
+    if (hashes == 0 && !Given("--capacity")) {
       return UsageError("--bits needs --hashes, or --capacity to choose them for");
     }
     options.bits = bits;
-    options.capacity = Given(capacity_flag) ? capacity : 0;
+    options.capacity = Given("--capacity") ? capacity : 0;
     return options;
   }
   if (options.capacity == 0) return UsageError("give --capacity N (and --fpr P), or --bits B");
-  options.fpr = Given(fpr_flag) ? fpr : default_fpr;
+  options.fpr = Given("--fpr") ? fpr : default_fpr;
   return options;
 }
 

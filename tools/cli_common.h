@@ -12,13 +12,18 @@
 #define BLOOMERY_TOOLS_CLI_COMMON_H_
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -117,19 +122,18 @@ struct SizingFlags {
   // with --bits, --bits without --hashes or --capacity, a zero capacity.
   [[nodiscard]] absl::StatusOr<FilterOptions> Options(uint64_t default_capacity,
                                                       double default_fpr) const;
+  // Whether `flag` ("--capacity") was given; the flags are looked up by name on the app.
+  [[nodiscard]] bool Given(const std::string& flag) const { return app->count(flag) > 0; }
   uint64_t capacity = 0;
   double fpr = 0;
   uint64_t bits = 0;
   uint32_t hashes = 0;
-  CLI::Option* capacity_flag = nullptr;
-  CLI::Option* fpr_flag = nullptr;
-  CLI::Option* bits_flag = nullptr;
-  CLI::Option* hashes_flag = nullptr;
+  const CLI::App* app = nullptr;
 };
 
 // "--max-memory SIZE": the cap on the memory of a filter created or loaded (0: none).
 CLI::Option* AddMaxMemory(CLI::App& app, uint64_t& out);
-// "--strip-cr": drop one '\r' at the end of each input line (cli_io.h).
+// "--strip-cr": drop one '\r' at the end of each input line (LineReader).
 CLI::Option* AddStripCr(CLI::App& app, bool& out);
 // "--allow-dirty": load a file left DIRTY by a crashed read-write mapping (LoadOptions).
 CLI::Option* AddAllowDirty(CLI::App& app, bool& out);
@@ -158,6 +162,243 @@ class TextTable {
 [[nodiscard]] std::string FormatBytes(double bytes);
 // An FPR for people: "0.00977" or "9.77e-06".
 [[nodiscard]] std::string FormatFpr(double fpr);
+
+// ---------------------------------------------------------------------------------------------
+// Lines in and out (cli_io.cc), and the progress bar of long subcommands.
+//
+// Keys are lines: the bytes between newlines, without the '\n'. A '\r' is kept (keys are bytes, so
+// "a\r" and "a" are different keys) unless the reader strips it (--strip-cr). A last line without a
+// newline is still a line. Input is read in large blocks and handed out in batches of string_views,
+// so the filters' batch calls see many keys at once; ForEachBatch is the one loop over them.
+
+class LineReader {
+ public:
+  // Opens `path` for reading; "-" is stdin. Errors: NotFound / PermissionDenied (exit code 1)
+  // naming the file.
+  [[nodiscard]] static absl::StatusOr<LineReader> Open(const std::string& path,
+                                                       bool strip_cr = false);
+  // Reads all of `path` now, for input that cannot be read twice (a pipe) but must be.
+  [[nodiscard]] static absl::StatusOr<LineReader> OpenBuffered(const std::string& path,
+                                                               bool strip_cr, uint64_t max_bytes);
+
+  LineReader(LineReader&& other) noexcept;
+  LineReader& operator=(LineReader&&) = delete;
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+  ~LineReader();
+
+  // Replaces `lines` with the next lines, at most `max_lines` (>= 1); empty at the end of input.
+  // The views stay valid until the next call. Errors: DataLoss on a read error.
+  [[nodiscard]] absl::Status NextBatch(size_t max_lines, std::vector<std::string_view>& lines);
+
+  // Bytes consumed so far, and the input's size (0 when unknown: a pipe or a terminal).
+  [[nodiscard]] uint64_t bytes_read() const { return bytes_read_; }
+  [[nodiscard]] uint64_t total_bytes() const { return total_bytes_; }
+  [[nodiscard]] const std::string& path() const { return path_; }
+  // Whether the input can be read again from the start (a regular file, not a pipe or stdin).
+  [[nodiscard]] bool rereadable() const { return rereadable_; }
+  // Starts over from the first line. FailedPrecondition unless rereadable().
+  [[nodiscard]] absl::Status Rewind();
+  // True once the last line was handed out and it had no '\n' after it.
+  [[nodiscard]] bool unterminated() const { return unterminated_; }
+
+ private:
+  LineReader(int fd, bool owned, std::string path, uint64_t total_bytes, bool strip_cr);
+  absl::Status Fill();
+
+  int fd_ = -1;
+  bool owned_ = false;
+  bool eof_ = false;
+  bool strip_cr_ = false;
+  bool rereadable_ = false;
+  bool unterminated_ = false;
+  bool buffered_ = false;  // all of the input is in buffer_
+  std::string path_;
+  uint64_t total_bytes_ = 0;
+  uint64_t bytes_read_ = 0;
+  std::string buffer_;
+  size_t begin_ = 0;  // first unconsumed byte of buffer_
+  size_t end_ = 0;    // one past the last valid byte of buffer_
+};
+
+// Buffered stdout for line output. Errors: DataLoss when a write fails (disk full, closed pipe).
+class LineWriter {
+ public:
+  LineWriter();
+  LineWriter(const LineWriter&) = delete;
+  LineWriter& operator=(const LineWriter&) = delete;
+  void Write(std::string_view line, bool newline = true);  // appends line and '\n'
+  [[nodiscard]] absl::Status Flush();
+
+ private:
+  std::string buffer_;
+  bool failed_ = false;
+};
+
+// A one-line progress bar with rate and ETA, redrawn on stderr at most 5 times a second, shown
+// only when stderr is a terminal; otherwise every call is a no-op, so output stays clean in pipes
+// and logs.
+class Progress {
+ public:
+  // `label` prefixes the line; `total_bytes` 0 means unknown (no percentage or ETA).
+  Progress(std::string label, uint64_t total_bytes);
+  ~Progress();  // erases the bar
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+  void Update(uint64_t bytes_done, uint64_t lines_done);
+
+ private:
+  bool enabled_;
+  std::string label_;
+  uint64_t total_bytes_;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_draw_;
+  bool drawn_ = false;
+};
+
+struct BatchTotals {
+  uint64_t lines = 0;
+  uint64_t counted = 0;  // the sum of apply's answers
+};
+
+inline constexpr size_t kBatchLines = 4096;
+
+// Runs `apply(lines, results)` over every line of `reader`, a batch at a time, with a progress bar
+// labelled `label`; `apply` returns how many lines of the batch it counted (new, erased, present):
+// a size_t or an absl::StatusOr<size_t>, whose error stops the loop. With `period` != 0, batches
+// end at every multiple of `period` lines (dedupe's checkpoints land exactly there).
+template <typename Apply>
+absl::StatusOr<BatchTotals> ForEachBatch(LineReader& reader, std::string_view label, Apply apply,
+                                         uint64_t period = 0) {
+  Progress progress(std::string(label), reader.total_bytes());
+  std::vector<std::string_view> lines;
+  // std::vector<bool> is packed bits; the filters write a span of real bools.
+  const auto results = std::make_unique<bool[]>(kBatchLines);
+  BatchTotals totals;
+  while (true) {
+    const size_t batch =
+        period == 0 ? kBatchLines : std::min<uint64_t>(kBatchLines, period - totals.lines % period);
+    if (absl::Status s = reader.NextBatch(batch, lines); !s.ok()) return s;
+    if (lines.empty()) return totals;
+    absl::StatusOr<size_t> counted = apply(lines, std::span<bool>(results.get(), lines.size()));
+    if (!counted.ok()) return counted.status();
+    totals.lines += lines.size();
+    totals.counted += *counted;
+    progress.Update(reader.bytes_read(), totals.lines);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// AnyFilter (cli_filter.cc): one handle over every filter kind, for the subcommands that work on
+// filter files (build, add, remove, query, info, merge, repair) and for dedupe (--kind, --state).
+// It is the one place in tools/ that maps kinds to operations: it picks the loader from the file
+// itself (bloomery::InspectFile) and gives the kinds one set of batch operations.
+
+// What `build` (and `dedupe --state` for a new state file) creates.
+struct CreateSpec {
+  FilterKind kind = FilterKind::kBlocked;
+  FilterOptions sizing;       // capacity/fpr or bits/hashes; capacity is the initial one for
+                              // scalable filters; max_memory_bytes from --max-memory
+  uint32_t counter_bits = 4;  // counting filters
+  // Windowed filters: the window as a duration; zero means a window of sizing.capacity lines.
+  int64_t window_ns = 0;
+};
+
+// The flags that choose what to create: "--kind K", the sizing flags, "--counter-bits 4|8"
+// (counting filters only) and "--max-memory SIZE".
+struct CreateFlags {
+  void Add(CLI::App& app, const std::string& capacity_help, const std::string& fpr_help);
+  // Errors (InvalidArgument): an unknown kind, --counter-bits for another kind, and those of
+  // SizingFlags::Options.
+  [[nodiscard]] absl::StatusOr<CreateSpec> Spec(uint64_t default_capacity,
+                                                double default_fpr) const;
+  // The flags given that shape a new filter ("--kind", "--capacity", ...).
+  [[nodiscard]] std::vector<std::string> Given() const;
+  [[nodiscard]] bool Given(const std::string& flag) const { return sizing.Given(flag); }
+
+  std::string kind = "blocked";
+  SizingFlags sizing;
+  uint32_t counter_bits = 4;
+  uint64_t max_memory = 0;
+  int64_t window_ns = 0;
+  uint64_t window_keys = 0;
+};
+
+// A status from reading filter file `path`, for the exit code and the message: the library
+// answers InvalidArgument for a file that is not a bloomery file, which is bad input (exit 1), not
+// bad usage (exit 2); the message names the file.
+[[nodiscard]] absl::Status FileStatus(const absl::Status& status, const std::string& path);
+
+// The advisory lock that one load-modify-save of `path` holds (LockForUpdate, file.h): a second
+// bloomery process updating the same file waits for the first (or, with no_wait, fails at once
+// naming it), so no writer's keys are lost. Hold it from before the load until after the save.
+[[nodiscard]] absl::StatusOr<FileLock> LockFile(const std::string& path, bool no_wait);
+
+class AnyFilter {
+ public:
+  // Errors: InvalidArgument for an unknown kind or sizing the kind refuses.
+  [[nodiscard]] static absl::StatusOr<AnyFilter> Create(const CreateSpec& spec);
+  // Loads a file of any kind with `options` (by default: checksums verified, a DIRTY file refused).
+  // Errors: those of InspectFile and the kind's Load, through FileStatus.
+  [[nodiscard]] static absl::StatusOr<AnyFilter> Load(const std::string& path,
+                                                      const LoadOptions& options = {});
+
+  [[nodiscard]] std::string_view kind() const;
+  // Adds lines; was_new[i] as Insert's answer. A scalable filter that is full refuses new keys:
+  // that is ResourceExhausted, after the keys before it went in.
+  [[nodiscard]] absl::StatusOr<size_t> InsertMany(std::span<const std::string_view> keys,
+                                                  std::span<bool> was_new);
+  size_t MayContainMany(std::span<const std::string_view> keys, std::span<bool> results) const;
+  // Counting filters only (FailedPrecondition otherwise): erased[i] true if the key was erased,
+  // false if it was certainly absent.
+  [[nodiscard]] absl::StatusOr<size_t> EraseMany(std::span<const std::string_view> keys,
+                                                 std::span<bool> erased);
+  // FailedPrecondition for different kinds or incompatible parameters.
+  [[nodiscard]] absl::Status UnionWith(const AnyFilter& other);
+  [[nodiscard]] absl::Status Save(const std::string& path) const;
+
+  // Keys planned for; for a filter sized by bits and hashes alone, the count at which those
+  // hashes are the best choice (bits * ln 2 / k), past which its FPR climbs fast.
+  [[nodiscard]] uint64_t capacity() const;
+  // The FPR the filter was planned for at capacity() keys (scalable: the chain's bound).
+  [[nodiscard]] double planned_fpr() const;
+  // Stages of a scalable filter; 1 for the other kinds.
+  [[nodiscard]] uint32_t stage_count() const;
+  // Infinite for a saturated filter (every bit set): no count can be inferred from it.
+  [[nodiscard]] double EstimatedCount() const;
+  [[nodiscard]] double EstimatedFpr() const;
+  [[nodiscard]] uint64_t memory_bytes() const;
+  // The windowed filter, or null for the other kinds.
+  [[nodiscard]] WindowedFilter* windowed() { return std::get_if<WindowedFilter>(&filter_); }
+
+ private:
+  using Variant =
+      std::variant<BlockedFilter, ClassicFilter, ScalableFilter, CountingFilter, WindowedFilter>;
+  explicit AnyFilter(Variant filter) : filter_(std::move(filter)) {}
+  Variant filter_;
+};
+
+// A windowed filter's clock: the system clock, or (tests only) the fixed time in ns since the Unix
+// epoch that BLOOMERY_FAKE_CLOCK_NS holds, so a test can step a --state file's time across runs.
+[[nodiscard]] WindowClock ClockFromEnvironment();
+
+// "saturated" when `count` is infinite (every bit set), else the count rounded, for people.
+[[nodiscard]] std::string FormatEstimate(double count);
+// The same for JSON: the string "saturated" or a number, never null.
+[[nodiscard]] Json EstimateJson(double count);
+
+// Warns on stderr when `keys` went over `capacity` (a Filter: AnyFilter or BlockedFilter).
+template <typename Filter>
+void WarnIfOverCapacity(std::string_view command, double keys, uint64_t capacity,
+                        const Filter& filter) {
+  if (capacity == 0 || keys <= static_cast<double>(capacity)) return;
+  std::fprintf(stderr,
+               "bloomery %.*s: warning: %s keys went in, over the planned capacity of %s; the "
+               "false-positive rate rose to about %s (plan for more)\n",
+               static_cast<int>(command.size()), command.data(), FormatEstimate(keys).c_str(),
+               FormatCount(capacity).c_str(), FormatFpr(filter.EstimatedFpr()).c_str());
+}
 
 }  // namespace bloomery::cli
 

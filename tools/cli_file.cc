@@ -1,7 +1,7 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // The subcommands over filter files: build, add, remove, query, info, merge and repair. Every kind
-// of filter goes through AnyFilter (cli_filter.h); every Save is atomic (temp file, fsync,
+// of filter goes through AnyFilter (cli_common.h); every Save is atomic (temp file, fsync,
 // rename), so a file is always either its old or its new contents, never half of each.
 #include <cmath>
 #include <cstdint>
@@ -18,8 +18,6 @@
 #include "absl/strings/str_format.h"
 #include "bloomery/bloomery.h"
 #include "cli_common.h"
-#include "cli_filter.h"
-#include "cli_io.h"
 
 namespace bloomery::cli {
 namespace {
@@ -135,7 +133,7 @@ struct BuildFlags {
 
 absl::Status RunBuild(const BuildFlags& flags) {
   if (flags.output.empty()) return UsageError("give the filter file to write: -o FILE");
-  if (!Given(flags.create.sizing.capacity_flag) && !Given(flags.create.sizing.bits_flag)) {
+  if (!flags.create.sizing.Given("--capacity") && !flags.create.sizing.Given("--bits")) {
     return UsageError("give --capacity N (and --fpr P), or --bits B");
   }
   absl::StatusOr<CreateSpec> spec = flags.create.Spec(0, 0.01);

@@ -1,5 +1,4 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
-#include "cli_filter.h"
 
 #include <algorithm>
 #include <chrono>
@@ -22,38 +21,35 @@ namespace bloomery::cli {
 
 void CreateFlags::Add(CLI::App& app, const std::string& capacity_help,
                       const std::string& fpr_help) {
-  kind_flag =
-      app.add_option(
-             "--kind", kind,
-             "blocked (the default: one cache line per key), classic (partitioned: "
-             "the fewest bits), scalable (grows: for unknown counts; --capacity is "
-             "its first stage), counting (supports remove), windowed (forgets: see --window)")
-          ->type_name("K");
+  app.add_option("--kind", kind,
+                 "blocked (the default: one cache line per key), classic (partitioned: "
+                 "the fewest bits), scalable (grows: for unknown counts; --capacity is "
+                 "its first stage), counting (supports remove), windowed (forgets: see --window)")
+      ->type_name("K");
   sizing.Add(app, capacity_help, fpr_help);
-  counter_bits_flag = AddInteger(app, "--counter-bits", counter_bits, 1, 64,
-                                 "counting filters: 4 (the default, counts to 15) or 8 (to 255)");
+  AddInteger(app, "--counter-bits", counter_bits, 1, 64,
+             "counting filters: 4 (the default, counts to 15) or 8 (to 255)");
   AddMaxMemory(app, max_memory);
-  window_flag = app.add_option("--window", window_ns,
-                               "windowed: a line is forgotten D after it was first seen (kept for "
-                               "at least 3/4 of D): 90s, 30m, 12h, 7d")
-                    ->type_name("D")
-                    ->transform(CLI::AsNumberWithUnit(
-                        std::map<std::string, int64_t>{{"s", int64_t{1'000'000'000}},
-                                                       {"m", int64_t{60'000'000'000}},
-                                                       {"h", int64_t{3'600'000'000'000}},
-                                                       {"d", int64_t{86'400'000'000'000}}},
-                        CLI::AsNumberWithUnit::UNIT_REQUIRED));
-  window_keys_flag = AddNumber(app, "--window-keys", window_keys, Unit::kCount,
-                               "windowed: a line is forgotten after N lines first seen after it "
-                               "(kept for at least 3N/4); it is then the capacity");
+  app.add_option("--window", window_ns,
+                 "windowed: a line is forgotten D after it was first seen (kept for "
+                 "at least 3/4 of D): 90s, 30m, 12h, 7d")
+      ->type_name("D")
+      ->transform(
+          CLI::AsNumberWithUnit(std::map<std::string, int64_t>{{"s", int64_t{1'000'000'000}},
+                                                               {"m", int64_t{60'000'000'000}},
+                                                               {"h", int64_t{3'600'000'000'000}},
+                                                               {"d", int64_t{86'400'000'000'000}}},
+                                CLI::AsNumberWithUnit::UNIT_REQUIRED));
+  AddNumber(app, "--window-keys", window_keys, Unit::kCount,
+            "windowed: a line is forgotten after N lines first seen after it "
+            "(kept for at least 3N/4); it is then the capacity");
 }
 
 std::vector<std::string> CreateFlags::Given() const {
   std::vector<std::string> names;
-  for (const CLI::Option* flag :
-       {kind_flag, sizing.capacity_flag, sizing.fpr_flag, sizing.bits_flag, sizing.hashes_flag,
-        counter_bits_flag, window_flag, window_keys_flag}) {
-    if (cli::Given(flag)) names.push_back(flag->get_name());
+  for (const char* flag : {"--kind", "--capacity", "--fpr", "--bits", "--hashes", "--counter-bits",
+                           "--window", "--window-keys"}) {
+    if (Given(flag)) names.push_back(flag);
   }
   return names;
 }
@@ -66,29 +62,28 @@ absl::StatusOr<CreateSpec> CreateFlags::Spec(uint64_t default_capacity, double d
                                    "\" (blocked, classic, scalable, counting, windowed)"));
   }
   spec.kind = *parsed;
-  const bool window_given = cli::Given(window_flag) || cli::Given(window_keys_flag);
-  if (window_given && cli::Given(kind_flag) && spec.kind != FilterKind::kWindowed) {
+  const bool window_given = Given("--window") || Given("--window-keys");
+  if (window_given && Given("--kind") && spec.kind != FilterKind::kWindowed) {
     return UsageError("--window and --window-keys need --kind windowed (or no --kind)");
   }
   if (window_given) spec.kind = FilterKind::kWindowed;
-  if (spec.kind == FilterKind::kWindowed &&
-      cli::Given(window_flag) == cli::Given(window_keys_flag)) {
+  if (spec.kind == FilterKind::kWindowed && Given("--window") == Given("--window-keys")) {
     return UsageError("a windowed filter needs one of --window D and --window-keys N");
   }
   absl::StatusOr<FilterOptions> options = sizing.Options(default_capacity, default_fpr);
   if (!options.ok()) return options.status();
   spec.sizing = *options;
   spec.sizing.max_memory_bytes = max_memory;
-  if (cli::Given(window_flag)) {
+  if (Given("--window")) {
     if (window_ns <= 0) return UsageError("--window must be longer than zero");
     spec.window_ns = window_ns;
   }
-  if (cli::Given(window_keys_flag)) {
-    if (cli::Given(sizing.capacity_flag)) return UsageError("--window-keys is the capacity");
+  if (Given("--window-keys")) {
+    if (Given("--capacity")) return UsageError("--window-keys is the capacity");
     if (window_keys == 0) return UsageError("--window-keys must be at least 1");
     spec.sizing.capacity = window_keys;
   }
-  if (cli::Given(counter_bits_flag)) {
+  if (Given("--counter-bits")) {
     if (spec.kind != FilterKind::kCounting)
       return UsageError("--counter-bits needs --kind counting");
     if (counter_bits != 4 && counter_bits != 8) return UsageError("--counter-bits must be 4 or 8");

@@ -1,5 +1,4 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
-#include "cli_io.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -39,7 +39,7 @@ struct PlanFlags {
 
 absl::Status RunPlan(const PlanFlags& plan_flags) {
   const SizingFlags& flags = plan_flags.sizing;
-  if (!Given(flags.bits_flag) && !(Given(flags.capacity_flag) && Given(flags.fpr_flag))) {
+  if (!flags.Given("--bits") && !(flags.Given("--capacity") && flags.Given("--fpr"))) {
     return UsageError("give --capacity N --fpr P, or --bits B [--hashes K]");
   }
   absl::StatusOr<FilterOptions> request = flags.Options(0, 0.01);

@@ -22,8 +22,6 @@
 #include "absl/strings/str_format.h"
 #include "bloomery/bloomery.h"
 #include "cli_common.h"
-#include "cli_filter.h"
-#include "cli_io.h"
 
 namespace bloomery::cli {
 namespace {
