@@ -13,11 +13,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <optional>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -165,7 +164,8 @@ std::string JoinLines(const std::vector<std::string>& lines) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A small strict JSON reader: enough to prove the output is JSON and to read fields from it.
+// JSON as the tests read it. nlohmann-json's parser is strict (one document, valid UTF-8, no
+// trailing text), which proves the output is JSON; the tree is copied into this small struct.
 
 struct Json {
   enum class Type { kNull, kBool, kNumber, kString, kArray, kObject } type = Type::kNull;
@@ -197,119 +197,34 @@ struct Json {
   [[nodiscard]] uint64_t U64() const { return static_cast<uint64_t>(Num()); }
 };
 
-class JsonParser {
- public:
-  explicit JsonParser(std::string_view text) : text_(text) {}
-
-  std::optional<Json> ParseDocument() {
-    std::optional<Json> value = ParseValue();
-    SkipSpace();
-    if (!value || pos_ != text_.size()) return std::nullopt;
-    return value;
-  }
-
- private:
-  void SkipSpace() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-  }
-  bool Consume(std::string_view word) {
-    if (text_.substr(pos_, word.size()) != word) return false;
-    pos_ += word.size();
-    return true;
-  }
-  std::optional<std::string> ParseString() {
-    if (!Consume("\"")) return std::nullopt;
-    std::string out;
-    while (pos_ < text_.size() && text_[pos_] != '"') {
-      char c = text_[pos_++];
-      if (c == '\\') {
-        if (pos_ >= text_.size()) return std::nullopt;
-        c = text_[pos_++];
-        if (c == 'n') c = '\n';
-        if (c == 't') c = '\t';
-        if (c == 'r') c = '\r';
-        if (c == 'u') {
-          if (pos_ + 4 > text_.size()) return std::nullopt;
-          c = static_cast<char>(std::stoi(std::string(text_.substr(pos_, 4)), nullptr, 16));
-          pos_ += 4;
-        }
+Json FromParsed(const nlohmann::ordered_json& parsed) {
+  Json value;
+  if (parsed.is_object() || parsed.is_array()) {
+    value.type = parsed.is_object() ? Json::Type::kObject : Json::Type::kArray;
+    for (const auto& [key, item] : parsed.items()) {
+      if (parsed.is_object()) {
+        value.members.emplace_back(key, FromParsed(item));
+      } else {
+        value.items.push_back(FromParsed(item));
       }
-      out += c;
     }
-    if (!Consume("\"")) return std::nullopt;
-    return out;
-  }
-  std::optional<Json> ParseValue() {
-    SkipSpace();
-    Json value;
-    if (pos_ >= text_.size()) return std::nullopt;
-    const char c = text_[pos_];
-    if (c == '{') {
-      ++pos_;
-      value.type = Json::Type::kObject;
-      SkipSpace();
-      if (Consume("}")) return value;
-      do {
-        SkipSpace();
-        std::optional<std::string> key = ParseString();
-        SkipSpace();
-        if (!key || !Consume(":")) return std::nullopt;
-        std::optional<Json> member = ParseValue();
-        if (!member) return std::nullopt;
-        value.members.emplace_back(*key, *std::move(member));
-        SkipSpace();
-      } while (Consume(","));
-      return Consume("}") ? std::optional<Json>(value) : std::nullopt;
-    }
-    if (c == '[') {
-      ++pos_;
-      value.type = Json::Type::kArray;
-      SkipSpace();
-      if (Consume("]")) return value;
-      do {
-        std::optional<Json> item = ParseValue();
-        if (!item) return std::nullopt;
-        value.items.push_back(*std::move(item));
-        SkipSpace();
-      } while (Consume(","));
-      return Consume("]") ? std::optional<Json>(value) : std::nullopt;
-    }
-    if (c == '"') {
-      std::optional<std::string> s = ParseString();
-      if (!s) return std::nullopt;
-      value.type = Json::Type::kString;
-      value.string = *s;
-      return value;
-    }
-    if (Consume("true") || Consume("false")) {
-      value.type = Json::Type::kBool;
-      value.boolean = text_[pos_ - 1] == 'e' && text_[pos_ - 2] == 'u';
-      return value;
-    }
-    if (Consume("null")) return value;
-    const size_t start = pos_;
-    while (pos_ < text_.size() &&
-           (std::isdigit(static_cast<unsigned char>(text_[pos_])) ||
-            std::string_view("+-.eE").find(text_[pos_]) != std::string_view::npos)) {
-      ++pos_;
-    }
-    if (start == pos_) return std::nullopt;
+  } else if (parsed.is_string()) {
+    value.type = Json::Type::kString;
+    value.string = parsed.get<std::string>();
+  } else if (parsed.is_boolean()) {
+    value.type = Json::Type::kBool;
+    value.boolean = parsed.get<bool>();
+  } else if (parsed.is_number()) {
     value.type = Json::Type::kNumber;
-    size_t used = 0;
-    const std::string number(text_.substr(start, pos_ - start));
-    value.number = std::stod(number, &used);
-    if (used != number.size()) return std::nullopt;
-    return value;
+    value.number = parsed.get<double>();
   }
-
-  std::string_view text_;
-  size_t pos_ = 0;
-};
+  return value;
+}
 
 Json ParseJson(const std::string& text) {
-  std::optional<Json> json = JsonParser(text).ParseDocument();
-  REQUIRE_MESSAGE(json.has_value(), "not valid JSON: " << text.substr(0, 300));
-  return *std::move(json);
+  const auto parsed = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  REQUIRE_MESSAGE(!parsed.is_discarded(), "not valid JSON: " << text.substr(0, 300));
+  return FromParsed(parsed);
 }
 
 bool Contains(const std::string& haystack, std::string_view needle) {
