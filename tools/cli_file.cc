@@ -101,18 +101,24 @@ struct FileFlags {
   }
 };
 
-// Inserts every line of `flags.input`; warns when the filter went over its capacity.
-absl::Status InsertAll(const FileFlags& flags, AnyFilter& filter, Report& report,
-                       double known_keys) {
+// Inserts every line of `flags.input` (remove: erases it); warns when inserts took the filter over
+// its capacity.
+absl::Status ApplyAll(const FileFlags& flags, AnyFilter& filter, Report& report,
+                      double known_keys) {
+  const bool erase = report.command == "remove";
   absl::StatusOr<LineReader> reader = LineReader::Open(flags.input, flags.strip_cr);
   if (!reader.ok()) return reader.status();
-  absl::StatusOr<BatchTotals> totals =
-      ForEachBatch(*reader, report.command,
-                   [&](std::span<const std::string_view> lines, std::span<bool> was_new) {
-                     return filter.InsertMany(lines, was_new);
-                   });
+  absl::StatusOr<BatchTotals> totals = ForEachBatch(
+      *reader, report.command,
+      [&](std::span<const std::string_view> lines, std::span<bool> answers) {
+        return erase ? filter.EraseMany(lines, answers) : filter.InsertMany(lines, answers);
+      });
   if (!totals.ok()) return totals.status();
   report.lines = totals->lines;
+  if (erase) {
+    report.erased = totals->counted;
+    return absl::OkStatus();
+  }
   report.new_keys = totals->counted;
   WarnIfOverCapacity(report.command, known_keys + static_cast<double>(report.new_keys),
                      filter.capacity(), filter);
@@ -141,41 +147,29 @@ absl::Status RunBuild(const BuildFlags& flags) {
   absl::StatusOr<AnyFilter> filter = AnyFilter::Create(*spec);
   if (!filter.ok()) return filter.status();
   Report report{"build", flags.output};
-  if (absl::Status s = InsertAll(flags.file, *filter, report, 0); !s.ok()) return s;
+  if (absl::Status s = ApplyAll(flags.file, *filter, report, 0); !s.ok()) return s;
   return SaveAndReport(*filter, report, flags.file.json);
 }
 
-absl::Status RunAdd(const FileFlags& flags) {
-  Report report{"add", flags.file};
-  absl::StatusOr<FileLock> lock = LockFile(flags.file, flags.no_wait);
-  if (!lock.ok()) return lock.status();
-  absl::StatusOr<AnyFilter> filter = AnyFilter::Load(flags.file, flags.Load());
-  if (!filter.ok()) return filter.status();
-  if (absl::Status s = InsertAll(flags, *filter, report, filter->EstimatedCount()); !s.ok()) {
-    return s;
-  }
-  return SaveAndReport(*filter, report, flags.json);
-}
-
-absl::Status RunRemove(const FileFlags& flags) {
-  Report report{"remove", flags.file};
+// add and remove: one load-modify-save of FILE, under its lock.
+absl::Status RunUpdate(const FileFlags& flags, std::string_view command) {
   absl::StatusOr<FileLock> lock = LockFile(flags.file, flags.no_wait);
   if (!lock.ok()) return lock.status();
   absl::StatusOr<AnyFilter> filter = AnyFilter::Load(flags.file, flags.Load());
   if (!filter.ok()) return filter.status();
   // Refuse before reading any input: EraseMany of an empty batch would not say no.
-  if (absl::StatusOr<size_t> none = filter->EraseMany({}, {}); !none.ok()) return none.status();
-  absl::StatusOr<LineReader> reader = LineReader::Open(flags.input, flags.strip_cr);
-  if (!reader.ok()) return reader.status();
-  absl::StatusOr<BatchTotals> totals = ForEachBatch(
-      *reader, "remove", [&](std::span<const std::string_view> lines, std::span<bool> erased) {
-        return filter->EraseMany(lines, erased);
-      });
-  if (!totals.ok()) return totals.status();
-  report.lines = totals->lines;
-  report.erased = totals->counted;
+  if (command == "remove") {
+    if (absl::StatusOr<size_t> none = filter->EraseMany({}, {}); !none.ok()) return none.status();
+  }
+  Report report{command, flags.file};
+  if (absl::Status s = ApplyAll(flags, *filter, report, filter->EstimatedCount()); !s.ok()) {
+    return s;
+  }
   return SaveAndReport(*filter, report, flags.json);
 }
+
+absl::Status RunAdd(const FileFlags& flags) { return RunUpdate(flags, "add"); }
+absl::Status RunRemove(const FileFlags& flags) { return RunUpdate(flags, "remove"); }
 
 struct QueryFlags {
   FileFlags file;
