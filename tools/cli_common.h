@@ -181,11 +181,8 @@ class LineReader {
   [[nodiscard]] static absl::StatusOr<LineReader> OpenBuffered(const std::string& path,
                                                                bool strip_cr, uint64_t max_bytes);
 
-  LineReader(LineReader&& other) noexcept;
+  LineReader(LineReader&&) noexcept = default;
   LineReader& operator=(LineReader&&) = delete;
-  LineReader(const LineReader&) = delete;
-  LineReader& operator=(const LineReader&) = delete;
-  ~LineReader();
 
   // Replaces `lines` with the next lines, at most `max_lines` (>= 1); empty at the end of input.
   // The views stay valid until the next call. Errors: DataLoss on a read error.
@@ -206,8 +203,17 @@ class LineReader {
   LineReader(int fd, bool owned, std::string path, uint64_t total_bytes, bool strip_cr);
   absl::Status Fill();
 
-  int fd_ = -1;
-  bool owned_ = false;
+  // The descriptor read from, closed with the reader if the reader opened it (not stdin's).
+  struct Fd {
+    Fd(int fd, bool owned) : fd(fd), owned(owned) {}
+    Fd(Fd&& other) noexcept : fd(other.fd), owned(std::exchange(other.owned, false)) {}
+    Fd& operator=(Fd&&) = delete;
+    ~Fd();
+    int fd;
+    bool owned;
+  };
+
+  Fd fd_;
   bool eof_ = false;
   bool strip_cr_ = false;
   bool rereadable_ = false;

@@ -67,7 +67,7 @@ absl::Status LineReader::Rewind() {
   unterminated_ = false;
   begin_ = 0;
   if (buffered_) return absl::OkStatus();
-  if (lseek(fd_, 0, SEEK_SET) != 0) {
+  if (lseek(fd_.fd, 0, SEEK_SET) != 0) {
     return absl::DataLossError(absl::StrCat("rewinding ", path_, ": ", std::strerror(errno)));
   }
   end_ = 0;
@@ -77,31 +77,12 @@ absl::Status LineReader::Rewind() {
 }
 
 LineReader::LineReader(int fd, bool owned, std::string path, uint64_t total_bytes, bool strip_cr)
-    : fd_(fd),
-      owned_(owned),
-      strip_cr_(strip_cr),
-      path_(std::move(path)),
-      total_bytes_(total_bytes) {
+    : fd_(fd, owned), strip_cr_(strip_cr), path_(std::move(path)), total_bytes_(total_bytes) {
   buffer_.resize(kReadBlock);
 }
 
-LineReader::LineReader(LineReader&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
-      owned_(std::exchange(other.owned_, false)),
-      eof_(other.eof_),
-      strip_cr_(other.strip_cr_),
-      rereadable_(other.rereadable_),
-      unterminated_(other.unterminated_),
-      buffered_(other.buffered_),
-      path_(std::move(other.path_)),
-      total_bytes_(other.total_bytes_),
-      bytes_read_(other.bytes_read_),
-      buffer_(std::move(other.buffer_)),
-      begin_(other.begin_),
-      end_(other.end_) {}
-
-LineReader::~LineReader() {
-  if (owned_ && fd_ >= 0) close(fd_);
+LineReader::Fd::~Fd() {
+  if (owned) close(fd);
 }
 
 absl::Status LineReader::Fill() {
@@ -111,7 +92,7 @@ absl::Status LineReader::Fill() {
   begin_ = 0;
   if (end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);  // a line longer than the buffer
   while (true) {
-    const ssize_t got = read(fd_, buffer_.data() + end_, buffer_.size() - end_);
+    const ssize_t got = read(fd_.fd, buffer_.data() + end_, buffer_.size() - end_);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
       return absl::DataLossError(absl::StrCat("reading ", path_, ": ", std::strerror(errno)));
