@@ -1167,6 +1167,10 @@ TEST_CASE("filter file commands: usage errors exit 2, bad files exit 1") {
             .exit_code == 2);
   CHECK(Run({"build", "--kind", "scalable", "--bits", "2^16", "--hashes", "4", "-o", file, input})
             .exit_code == 2);
+  RunResult scalable_hashes =
+      Run({"build", "--kind", "scalable", "--capacity", "100", "--hashes", "4", "-o", file, input});
+  CHECK(scalable_hashes.exit_code == 2);
+  CHECK(Contains(scalable_hashes.err, "--hashes is refused"));
   CHECK(Run({"add"}).exit_code == 2);
   CHECK(Run({"remove"}).exit_code == 2);
   CHECK(Run({"query", file, "--present", "--absent"}).exit_code == 2);

@@ -117,6 +117,10 @@ absl::StatusOr<AnyFilter> AnyFilter::Create(const CreateSpec& spec) {
     return options;
   };
   if (spec.kind == FilterKind::kScalable) {
+    // Like ScalableFilter::Create, refused rather than ignored: each stage's k is planned.
+    if (spec.sizing.hashes != 0) {
+      return UsageError("a scalable filter plans each stage's hashes: --hashes is refused");
+    }
     ScalableOptions options = shared(ScalableOptions{});
     options.capacity = spec.sizing.capacity;  // its first stage
     return wrap(ScalableFilter::Create(options));
