@@ -38,10 +38,9 @@ absl::StatusOr<BlockedFilter> BlockedFilter::Create(const FilterOptions& options
 
 BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, uint64_t seed,
                              bool concurrent) noexcept
-    : WordArray(std::move(memory), seed, concurrent),
+    : BitArray(std::move(memory), plan, seed, concurrent),
       blocks_(plan.blocks()),
-      hashes_(plan.hashes),
-      plan_(plan) {}
+      hashes_(plan.hashes) {}
 
 bool BlockedFilter::InsertOutOfLine(KeyHash hash) noexcept {
   return simd::ActiveKernels().set_line(line(BlockIndex(hash, blocks_)), hash, hashes_,
@@ -83,33 +82,15 @@ size_t BlockedFilter::LookupKeys(std::span<const Key> keys,
 BLOOMERY_INSTANTIATE_BATCH_FORMS(BlockedFilter)
 
 absl::Status BlockedFilter::CheckCompatible(const BlockedFilter& other) const {
-  return internal::CheckSameArray(bits(), hashes_, seed_, other.bits(), other.hashes_, other.seed_);
+  return CheckSameBits(other);
 }
 
-absl::Status BlockedFilter::UnionWith(const BlockedFilter& other) {
-  if (absl::Status s = CheckCompatible(other); !s.ok()) return s;
-  internal::UnionWords(words_, other.words_, blocks_ * kWordsPerBlock, concurrent_);
-  return absl::OkStatus();
-}
+absl::Status BlockedFilter::UnionWith(const BlockedFilter& other) { return UniteBits(other); }
 
 absl::Status BlockedFilter::IntersectWith(const BlockedFilter& other) {
   if (absl::Status s = CheckCompatible(other); !s.ok()) return s;
-  internal::IntersectWords(words_, other.words_, blocks_ * kWordsPerBlock);
+  internal::IntersectWords(words_, other.words_, words());
   return absl::OkStatus();
-}
-
-void BlockedFilter::Clear() noexcept { internal::ClearWords(words_, blocks_ * kWordsPerBlock); }
-
-uint64_t BlockedFilter::PopCount() const noexcept {
-  return internal::PopCountWords(words_, blocks_ * kWordsPerBlock);
-}
-
-double BlockedFilter::FillRatio() const noexcept {
-  return bits() ? static_cast<double>(PopCount()) / static_cast<double>(bits()) : 0.0;
-}
-
-double BlockedFilter::EstimatedCount() const noexcept {
-  return internal::CountFromFill(PopCount(), bits(), hashes_);
 }
 
 double BlockedFilter::EstimatedFpr() const noexcept {

@@ -61,10 +61,9 @@ absl::StatusOr<ClassicFilter> ClassicFilter::Create(const FilterOptions& options
 
 ClassicFilter::ClassicFilter(FilterMemory memory, const Plan& plan, uint64_t seed,
                              bool concurrent) noexcept
-    : WordArray(std::move(memory), seed, concurrent),
+    : BitArray(std::move(memory), plan, seed, concurrent),
       slice_bits_(plan.bits / plan.hashes),
-      hashes_(plan.hashes),
-      plan_(plan) {}
+      hashes_(plan.hashes) {}
 
 bool ClassicFilter::Insert(const KeyHash& hash) noexcept {
   uint64_t missing = 0;
@@ -125,16 +124,10 @@ size_t ClassicFilter::LookupKeys(std::span<const Key> keys,
 BLOOMERY_INSTANTIATE_BATCH_FORMS(ClassicFilter)
 
 absl::Status ClassicFilter::CheckCompatible(const ClassicFilter& other) const {
-  return internal::CheckSameArray(bits(), hashes_, seed_, other.bits(), other.hashes_, other.seed_);
+  return CheckSameBits(other);
 }
 
-absl::Status ClassicFilter::UnionWith(const ClassicFilter& other) {
-  if (absl::Status s = CheckCompatible(other); !s.ok()) return s;
-  internal::UnionWords(words_, other.words_, words(), concurrent_);
-  return absl::OkStatus();
-}
-
-void ClassicFilter::Clear() noexcept { internal::ClearWords(words_, words()); }
+absl::Status ClassicFilter::UnionWith(const ClassicFilter& other) { return UniteBits(other); }
 
 uint64_t ClassicFilter::PopCountRange(uint64_t begin, uint64_t end) const noexcept {
   uint64_t count = 0;
@@ -148,17 +141,6 @@ uint64_t ClassicFilter::PopCountRange(uint64_t begin, uint64_t end) const noexce
     begin += width;
   }
   return count;
-}
-
-uint64_t ClassicFilter::PopCount() const noexcept { return PopCountRange(0, bits()); }
-
-double ClassicFilter::FillRatio() const noexcept {
-  return bits() ? static_cast<double>(PopCount()) / static_cast<double>(bits()) : 0.0;
-}
-
-double ClassicFilter::EstimatedCount() const noexcept {
-  // One probe per slice: any given bit is set by a key with probability 1/slice = hashes/bits.
-  return internal::CountFromFill(PopCount(), bits(), hashes_);
 }
 
 double ClassicFilter::EstimatedFpr() const noexcept {

@@ -104,8 +104,6 @@ uint64_t Get64(const uint8_t* p) {
 void Put32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
 void Put64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
 
-uint64_t RoundUp(uint64_t x, uint64_t unit) { return (x + unit - 1) / unit * unit; }
-
 uint64_t ChunkCount(uint64_t payload_bytes, uint32_t chunk_shift) {
   return (payload_bytes >> chunk_shift) +
          ((payload_bytes & ((uint64_t{1} << chunk_shift) - 1)) != 0);

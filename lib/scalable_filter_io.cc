@@ -124,6 +124,6 @@ absl::StatusOr<ScalableFilter> ScalableFilter::Read(const std::string& name,
   return filter;
 }
 
-BLOOMERY_DEFINE_SAVE_AND_LOAD(ScalableFilter)
+template class Persistent<ScalableFilter>;
 
 }  // namespace bloomery

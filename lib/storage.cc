@@ -20,8 +20,6 @@
 namespace bloomery {
 namespace {
 
-uint64_t RoundUp(uint64_t x, uint64_t unit) { return (x + unit - 1) / unit * unit; }
-
 // The first line of `path` as a byte count; 0 when unreadable, "max" (v2: no limit) or not a
 // number. v1 writes "no limit" as a huge number, which the caller's min() then ignores.
 uint64_t ReadLimitFile(const std::string& path) {

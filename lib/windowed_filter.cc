@@ -48,8 +48,7 @@ struct WindowedFilter::State {
 
 WindowedFilter::WindowedFilter(FilterMemory memory, const Plan& plan, const Shape& shape,
                                WindowClock clock)
-    : memory_(std::move(memory)),
-      words_(memory_.words()),
+    : WordArray(std::move(memory), shape.seed, shape.concurrent),
       blocks_(plan.blocks()),
       generations_(shape.generations),
       plan_(plan),
@@ -58,8 +57,6 @@ WindowedFilter::WindowedFilter(FilterMemory memory, const Plan& plan, const Shap
       per_generation_(KeysPerGeneration(shape.capacity, shape.generations)),
       window_ns_(shape.window_ns),
       span_ns_(shape.window_ns / shape.generations),
-      seed_(shape.seed),
-      concurrent_(shape.concurrent),
       refresh_(shape.refresh),
       state_(std::make_unique<State>(shape.generations)) {
   if (window_ns_ > 0) {

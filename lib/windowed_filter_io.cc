@@ -118,8 +118,8 @@ absl::Status WindowedFilter::Flush() {
 
 absl::StatusOr<WindowedFilter> WindowedFilter::Read(const std::string& name,
                                                     const std::string_view* bytes,
-                                                    std::optional<MapMode> map,
-                                                    const LoadOptions& options, WindowClock clock) {
+                                                    const LoadOptions& options,
+                                                    std::optional<MapMode> map, WindowClock clock) {
   // A loaded file and a mapped one differ only in whose memory holds the lines.
   const auto open = [&](auto file) -> absl::StatusOr<WindowedFilter> {
     if (!file.ok()) return file.status();
@@ -146,18 +146,18 @@ absl::StatusOr<WindowedFilter> WindowedFilter::Read(const std::string& name,
 
 absl::StatusOr<WindowedFilter> WindowedFilter::Load(const std::string& path,
                                                     const LoadOptions& options, WindowClock clock) {
-  return Read(path, nullptr, std::nullopt, options, std::move(clock));
+  return Read(path, nullptr, options, std::nullopt, std::move(clock));
 }
 
 absl::StatusOr<WindowedFilter> WindowedFilter::LoadFromBytes(std::string_view bytes,
                                                              const LoadOptions& options,
                                                              WindowClock clock) {
-  return Read(std::string(internal::kBytesName), &bytes, std::nullopt, options, std::move(clock));
+  return Read(std::string(internal::kBytesName), &bytes, options, std::nullopt, std::move(clock));
 }
 
 absl::StatusOr<WindowedFilter> WindowedFilter::Map(const std::string& path, MapMode mode,
                                                    const LoadOptions& options, WindowClock clock) {
-  return Read(path, nullptr, mode, options, std::move(clock));
+  return Read(path, nullptr, options, mode, std::move(clock));
 }
 
 }  // namespace bloomery

@@ -42,6 +42,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -56,7 +57,9 @@
 
 namespace bloomery {
 
-class BlockedFilter : public BatchForms<BlockedFilter>, public WordArray {
+class BlockedFilter : public BatchForms<BlockedFilter>,
+                      public Mappable<BlockedFilter>,
+                      public BitArray {
  public:
   using Options = FilterOptions;
 
@@ -106,62 +109,18 @@ class BlockedFilter : public BatchForms<BlockedFilter>, public WordArray {
   // Whether UnionWith/IntersectWith would accept `other`.
   [[nodiscard]] absl::Status CheckCompatible(const BlockedFilter& other) const;
 
-  // Persistence (docs/FORMAT.md). Save writes the filter to `path` atomically: a temp file in the
-  // same directory, fsync, rename over `path`, fsync of the directory; on any failure (disk full,
-  // fsync error: ResourceExhausted / DataLoss / PermissionDenied) the old file is left intact.
-  // Must not overlap with inserts (single-writer contract; in concurrent mode the bits written are
-  // some state between the inserts that overlapped it).
-  // Processes that each Load, insert and Save one file race: the last rename wins and the others'
-  // keys are lost. Hold LockForUpdate (file.h) around the whole load-modify-save. A symlink is
-  // followed (its target is replaced); a path naming a device, FIFO or directory is refused
-  // (FailedPrecondition); the file keeps its mode, a new one gets 0666 & ~umask.
-  [[nodiscard]] absl::Status Save(const std::string& path) const;
-  // Reads a saved blocked filter into fresh memory. Errors: NotFound / PermissionDenied for the
-  // file; InvalidArgument if it is not a bloomery file; Unimplemented for a newer format version;
-  // FailedPrecondition for another filter kind; ResourceExhausted over options.max_bytes; DataLoss
-  // for truncation, checksum mismatch or inconsistent parameters. Never crashes and never allocates
-  // beyond options.max_bytes, whatever the file holds.
-  [[nodiscard]] static absl::StatusOr<BlockedFilter> Load(const std::string& path,
-                                                          const LoadOptions& options = {});
-  // In-memory serialization (pickling, a database column, a Redis value): SaveToBytes returns
-  // exactly the bytes Save writes to a file; LoadFromBytes reads them (or a file's contents) with
-  // the same validator, errors and options.max_bytes cap as Load, copying them into fresh memory.
-  [[nodiscard]] absl::StatusOr<std::string> SaveToBytes() const;
-  [[nodiscard]] static absl::StatusOr<BlockedFilter> LoadFromBytes(std::string_view bytes,
-                                                                   const LoadOptions& options = {});
-  // Maps a saved filter without copying it (see MapMode in options.h). The file must stay the same
-  // size while mapped (truncating a mapped file kills the process with SIGBUS, as with any mmap).
-  // kReadWrite: inserts reach the file; what survives a crash is every bit the kernel wrote back,
-  // and the file is marked DIRTY until Flush() (Load then needs allow_dirty). Same errors as Load.
-  [[nodiscard]] static absl::StatusOr<BlockedFilter> Map(const std::string& path, MapMode mode,
-                                                         const LoadOptions& options = {});
-  // For a kReadWrite mapping: recomputes checksums, clears DIRTY and msyncs. FailedPrecondition for
-  // a filter that is not a read-write mapping. Not concurrent with inserts.
-  [[nodiscard]] absl::Status Flush();
+  // Persistence (filter.h, docs/FORMAT.md): Save, SaveToBytes, Load, LoadFromBytes, Map and
+  // Flush, from Mappable.
 
-  // Removes every key. O(bytes).
-  void Clear() noexcept;
-
-  // Number of bits set. O(bytes).
-  [[nodiscard]] uint64_t PopCount() const noexcept;
-  // Fraction of bits set. O(bytes).
-  [[nodiscard]] double FillRatio() const noexcept;
-  // Estimate of the number of distinct keys inserted, from the fill ratio: each key sets k bits,
-  // each bit of the array with probability k/m, so n ~ ln(1 - fill) / ln(1 - k/m) (Swamidass &
-  // Baldi 2007). Within ~1% of the truth up to capacity. +infinity once every bit is set (the
-  // filter is saturated: the count is unknowable); check std::isinf before converting. O(bytes).
-  [[nodiscard]] double EstimatedCount() const noexcept;
   // The FPR this filter has now: the exact probability, over a random key absent from the
   // filter, that all its k bits are set, computed from the actual bits (every block, every start
   // slice, each slice's fill). O(bytes).
   [[nodiscard]] double EstimatedFpr() const noexcept;
 
-  [[nodiscard]] const Plan& plan() const noexcept { return plan_; }
-  [[nodiscard]] uint64_t bits() const noexcept { return blocks_ * kBlockBits; }
   [[nodiscard]] uint64_t blocks() const noexcept { return blocks_; }
-  [[nodiscard]] uint32_t hashes() const noexcept { return hashes_; }
+  // plan(), bits(), hashes(), Clear, PopCount, FillRatio and EstimatedCount come from BitArray;
   // seed(), concurrent(), memory_bytes(), huge_page_bytes(), mapped() and bytes() (the bits,
-  // bytes().size() == bits() / 8) come from WordArray (filter.h).
+  // bytes().size() == bits() / 8) from WordArray (filter.h).
 
  protected:
   // Wraps memory that already holds a filter's bits (a loaded ScalableFilter stage); reached from
@@ -169,12 +128,14 @@ class BlockedFilter : public BatchForms<BlockedFilter>, public WordArray {
   BlockedFilter(FilterMemory memory, const Plan& plan, uint64_t seed, bool concurrent) noexcept;
 
  private:
-  // Save / SaveToBytes: to the file at *path (returning ""), or the bytes when path is null.
+  // Persistence's hooks (Persistent and Mappable, filter.h).
+  friend class Persistent<BlockedFilter>;
+  friend class Mappable<BlockedFilter>;
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
-  // Load / LoadFromBytes: the file at `name`, or *bytes when non-null (`name` labels errors).
   [[nodiscard]] static absl::StatusOr<BlockedFilter> Read(const std::string& name,
                                                           const std::string_view* bytes,
-                                                          const LoadOptions& options);
+                                                          const LoadOptions& options,
+                                                          std::optional<MapMode> map = {});
 
   // The single-key calls through the SIMD kernels, dispatched at run time.
   // (By value: the inline callers then need not spill the hash for the call they rarely make.)
@@ -189,9 +150,9 @@ class BlockedFilter : public BatchForms<BlockedFilter>, public WordArray {
   size_t LookupKeys(std::span<const Key> keys, std::span<bool> results) const noexcept;
   [[nodiscard]] uint64_t* line(uint64_t block) const noexcept { return words_ + block * 8; }
 
+  // plan_'s, read by the hot path without reaching into the plan.
   uint64_t blocks_ = 0;
   uint32_t hashes_ = 0;
-  Plan plan_;
 };
 
 }  // namespace bloomery

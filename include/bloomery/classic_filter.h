@@ -40,6 +40,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -53,7 +54,9 @@
 
 namespace bloomery {
 
-class ClassicFilter : public BatchForms<ClassicFilter>, public WordArray {
+class ClassicFilter : public BatchForms<ClassicFilter>,
+                      public Mappable<ClassicFilter>,
+                      public BitArray {
  public:
   using Options = FilterOptions;
 
@@ -87,50 +90,29 @@ class ClassicFilter : public BatchForms<ClassicFilter>, public WordArray {
   // Whether UnionWith would accept `other`.
   [[nodiscard]] absl::Status CheckCompatible(const ClassicFilter& other) const;
 
-  // Persistence, with the same contracts as BlockedFilter's (blocked_filter.h, docs/FORMAT.md):
-  // atomic Save; validating Load that never allocates past options.max_bytes; zero-copy Map
-  // (kReadOnly copy-on-write, kReadWrite shared with Flush); SaveToBytes / LoadFromBytes.
-  [[nodiscard]] absl::Status Save(const std::string& path) const;
-  [[nodiscard]] static absl::StatusOr<ClassicFilter> Load(const std::string& path,
-                                                          const LoadOptions& options = {});
-  [[nodiscard]] absl::StatusOr<std::string> SaveToBytes() const;
-  [[nodiscard]] static absl::StatusOr<ClassicFilter> LoadFromBytes(std::string_view bytes,
-                                                                   const LoadOptions& options = {});
-  [[nodiscard]] static absl::StatusOr<ClassicFilter> Map(const std::string& path, MapMode mode,
-                                                         const LoadOptions& options = {});
-  [[nodiscard]] absl::Status Flush();
+  // Persistence (filter.h, docs/FORMAT.md): Save, SaveToBytes, Load, LoadFromBytes, Map and
+  // Flush, from Mappable.
 
-  // Removes every key. O(bytes).
-  void Clear() noexcept;
-
-  // Number of bits set. O(bytes).
-  [[nodiscard]] uint64_t PopCount() const noexcept;
-  // Fraction of bits set. O(bytes).
-  [[nodiscard]] double FillRatio() const noexcept;
-  // Estimate of the number of distinct keys inserted: each key sets one bit in each slice of s
-  // bits, so the expected fill is 1 - (1 - 1/s)^n and n ~ ln(1 - fill) / ln(1 - 1/s) (Swamidass &
-  // Baldi 2007). +infinity once every bit is set (saturated: the count is unknowable); check
-  // std::isinf before converting. O(bytes).
-  [[nodiscard]] double EstimatedCount() const noexcept;
   // The FPR this filter has now: the product over slices of each slice's fill ratio, which is the
   // exact probability that a random absent key finds its k bits set (one per slice). O(bytes).
   [[nodiscard]] double EstimatedFpr() const noexcept;
 
-  [[nodiscard]] const Plan& plan() const noexcept { return plan_; }
-  [[nodiscard]] uint64_t bits() const noexcept { return slice_bits_ * hashes_; }
   [[nodiscard]] uint64_t slice_bits() const noexcept { return slice_bits_; }
-  [[nodiscard]] uint32_t hashes() const noexcept { return hashes_; }
-  // seed(), concurrent(), memory_bytes(), huge_page_bytes(), mapped() and bytes() come from
-  // WordArray (filter.h). In bytes(), bit b is bit b % 64 of word b / 64; its size is bits()
-  // rounded up to whole 64-byte lines, and the padding bits are always 0.
+  // plan(), bits() (slice_bits() * hashes()), hashes(), Clear, PopCount, FillRatio and
+  // EstimatedCount come from BitArray; seed(), concurrent(), memory_bytes(), huge_page_bytes(),
+  // mapped() and bytes() from WordArray (filter.h). In bytes(), bit b is bit b % 64 of word b / 64;
+  // its size is bits() rounded up to whole 64-byte lines, and the padding bits are always 0.
 
  private:
   ClassicFilter(FilterMemory memory, const Plan& plan, uint64_t seed, bool concurrent) noexcept;
-  // As BlockedFilter's: the one path behind Save / SaveToBytes and Load / LoadFromBytes.
+  // Persistence's hooks (Persistent and Mappable, filter.h).
+  friend class Persistent<ClassicFilter>;
+  friend class Mappable<ClassicFilter>;
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
   [[nodiscard]] static absl::StatusOr<ClassicFilter> Read(const std::string& name,
                                                           const std::string_view* bytes,
-                                                          const LoadOptions& options);
+                                                          const LoadOptions& options,
+                                                          std::optional<MapMode> map = {});
 
   friend class BatchForms<ClassicFilter>;
   // The batch loops, instantiated in classic_filter.cc for every FilterKey.
@@ -138,13 +120,12 @@ class ClassicFilter : public BatchForms<ClassicFilter>, public WordArray {
   size_t InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept;
   template <FilterKey Key>
   size_t LookupKeys(std::span<const Key> keys, std::span<bool> results) const noexcept;
-  [[nodiscard]] uint64_t words() const noexcept { return memory_.size() / 8; }
   // Set bits among bits [begin, end).
   [[nodiscard]] uint64_t PopCountRange(uint64_t begin, uint64_t end) const noexcept;
 
+  // plan_'s, read by the hot path without reaching into the plan.
   uint64_t slice_bits_ = 0;
   uint32_t hashes_ = 0;
-  Plan plan_;
 };
 
 }  // namespace bloomery

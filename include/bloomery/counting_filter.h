@@ -65,6 +65,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -83,7 +84,9 @@ enum class EraseResult : uint8_t {
   kNotFound = 1,  // some counter was 0: the key is certainly absent; nothing changed
 };
 
-class CountingFilter : public BatchForms<CountingFilter>, public WordArray {
+class CountingFilter : public BatchForms<CountingFilter>,
+                       public Mappable<CountingFilter>,
+                       public WordArray {
  public:
   using Options = CountingOptions;
 
@@ -139,19 +142,8 @@ class CountingFilter : public BatchForms<CountingFilter>, public WordArray {
   // Errors: FailedPrecondition unless both have the same lines, hashes, counter width and seed.
   absl::Status UnionWith(const CountingFilter& other);
 
-  // Persistence, with the same contracts as BlockedFilter's (blocked_filter.h, docs/FORMAT.md):
-  // atomic Save; validating Load that never allocates past options.max_bytes (the saturated
-  // count is recomputed from the counters, O(bytes)); zero-copy Map (kReadOnly copy-on-write,
-  // kReadWrite shared with Flush); SaveToBytes / LoadFromBytes.
-  [[nodiscard]] absl::Status Save(const std::string& path) const;
-  [[nodiscard]] static absl::StatusOr<CountingFilter> Load(const std::string& path,
-                                                           const LoadOptions& options = {});
-  [[nodiscard]] absl::StatusOr<std::string> SaveToBytes() const;
-  [[nodiscard]] static absl::StatusOr<CountingFilter> LoadFromBytes(
-      std::string_view bytes, const LoadOptions& options = {});
-  [[nodiscard]] static absl::StatusOr<CountingFilter> Map(const std::string& path, MapMode mode,
-                                                          const LoadOptions& options = {});
-  [[nodiscard]] absl::Status Flush();
+  // Persistence (filter.h, docs/FORMAT.md): Save, SaveToBytes, Load, LoadFromBytes, Map and
+  // Flush, from Mappable. Load recomputes the saturated count from the counters, O(bytes).
   // Whether UnionWith would accept `other`.
   [[nodiscard]] absl::Status CheckCompatible(const CountingFilter& other) const;
 
@@ -187,11 +179,14 @@ class CountingFilter : public BatchForms<CountingFilter>, public WordArray {
  private:
   CountingFilter(FilterMemory memory, const CountingPlan& plan, uint64_t seed,
                  bool concurrent) noexcept;
-  // As BlockedFilter's: the one path behind Save / SaveToBytes and Load / LoadFromBytes.
+  // Persistence's hooks (Persistent and Mappable, filter.h).
+  friend class Persistent<CountingFilter>;
+  friend class Mappable<CountingFilter>;
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
   [[nodiscard]] static absl::StatusOr<CountingFilter> Read(const std::string& name,
                                                            const std::string_view* bytes,
-                                                           const LoadOptions& options);
+                                                           const LoadOptions& options,
+                                                           std::optional<MapMode> map = {});
   // Sets saturated_ from the counters themselves (after a load).
   void RecountSaturated() noexcept;
 

@@ -35,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
+#include "bloomery/plan.h"
 
 namespace bloomery {
 
@@ -149,6 +150,58 @@ class BatchForms {
   const Kind& self() const noexcept { return static_cast<const Kind&>(*this); }
 };
 
+// Persistence (docs/FORMAT.md), written once for every kind. A kind derives from Persistent<Kind>
+// (or Mappable<Kind>), befriends it, and defines two private members: `Write(const std::string*
+// path) const`, to the file at *path (returning "") or to the returned bytes when path is null, and
+// the static `Read(const std::string& name, const std::string_view* bytes, const LoadOptions&
+// options)`, from the file at `name` or from *bytes when non-null (`name` then labels errors).
+// lib/internal/format.h defines these members and a kind's _io.cc instantiates them.
+//
+// Save writes the filter to `path` atomically: a temp file in the same directory, fsync, rename
+// over `path`, fsync of the directory; on any failure (disk full, fsync error: ResourceExhausted /
+// DataLoss / PermissionDenied) the old file is left intact. Must not overlap with inserts
+// (single-writer contract; in concurrent mode the bits written are some state between the inserts
+// that overlapped it). Processes that each Load, insert and Save one file race: the last rename
+// wins and the others' keys are lost. Hold LockForUpdate (file.h) around the whole
+// load-modify-save. A symlink is followed (its target is replaced); a path naming a device, FIFO or
+// directory is refused (FailedPrecondition); the file keeps its mode, a new one gets 0666 & ~umask.
+//
+// Load reads a saved filter of this kind into fresh memory. Errors: NotFound / PermissionDenied
+// for the file; InvalidArgument if it is not a bloomery file; Unimplemented for a newer format
+// version; FailedPrecondition for another filter kind; ResourceExhausted over options.max_bytes;
+// DataLoss for truncation, checksum mismatch or inconsistent parameters. Never crashes and never
+// allocates beyond options.max_bytes, whatever the file holds.
+//
+// In-memory serialization (pickling, a database column, a Redis value): SaveToBytes returns exactly
+// the bytes Save writes to a file; LoadFromBytes reads them (or a file's contents) with the same
+// validator, errors and options.max_bytes cap as Load, copying them into fresh memory.
+template <typename Kind>
+class Persistent {
+ public:
+  [[nodiscard]] absl::Status Save(const std::string& path) const;
+  [[nodiscard]] absl::StatusOr<std::string> SaveToBytes() const;
+  [[nodiscard]] static absl::StatusOr<Kind> Load(const std::string& path,
+                                                 const LoadOptions& options = {});
+  [[nodiscard]] static absl::StatusOr<Kind> LoadFromBytes(std::string_view bytes,
+                                                          const LoadOptions& options = {});
+};
+
+// Persistent plus the zero-copy forms of a kind stored as one fixed-size array (MapMode in
+// options.h); its Read takes a fourth argument, `std::optional<MapMode> map`, and maps the file
+// when it is set. Map: the file must stay the same size while mapped (truncating a mapped file
+// kills the process with SIGBUS, as with any mmap). kReadOnly is copy-on-write; kReadWrite: inserts
+// reach the file; what survives a crash is every bit the kernel wrote back, and the file is marked
+// DIRTY until Flush() (Load then needs allow_dirty). Same errors as Load. Flush, for a kReadWrite
+// mapping: recomputes checksums, clears DIRTY and msyncs; FailedPrecondition for a filter that is
+// not a read-write mapping. Not concurrent with inserts.
+template <typename Kind>
+class Mappable : public Persistent<Kind> {
+ public:
+  [[nodiscard]] static absl::StatusOr<Kind> Map(const std::string& path, MapMode mode,
+                                                const LoadOptions& options = {});
+  [[nodiscard]] absl::Status Flush();
+};
+
 // What the kinds kept in one array of 64-bit words share: the memory (their own or a mapped
 // file), a cached pointer to its words (the hot path reads it from the filter object, never
 // through the owner), the seed and the concurrency mode, and their accessors. Move-only.
@@ -176,6 +229,40 @@ class WordArray {
   uint64_t* words_ = nullptr;
   uint64_t seed_ = kDefaultSeed;
   bool concurrent_ = false;
+};
+
+// What the kinds that keep one array of bits laid out by a Plan (plan.h) share beyond WordArray
+// (BlockedFilter, ClassicFilter): their geometry, and the operations that read or write every
+// word alike. Move-only.
+class BitArray : public WordArray {
+ public:
+  [[nodiscard]] const Plan& plan() const noexcept { return plan_; }
+  [[nodiscard]] uint64_t bits() const noexcept { return plan_.bits; }
+  [[nodiscard]] uint32_t hashes() const noexcept { return plan_.hashes; }
+
+  // Removes every key. O(bytes).
+  void Clear() noexcept;
+  // Number of bits set. O(bytes).
+  [[nodiscard]] uint64_t PopCount() const noexcept;
+  // Fraction of bits set. O(bytes).
+  [[nodiscard]] double FillRatio() const noexcept;
+  // Estimate of the number of distinct keys inserted, from the fill ratio: each key sets k bits,
+  // any given bit with probability k/m (one probe per slice of m/k bits, or k probes into a line
+  // of a filter of m bits), so n ~ ln(1 - fill) / ln(1 - k/m) (Swamidass & Baldi 2007). Within ~1%
+  // of the truth up to capacity. +infinity once every bit is set (the filter is saturated: the
+  // count is unknowable); check std::isinf before converting. O(bytes).
+  [[nodiscard]] double EstimatedCount() const noexcept;
+
+ protected:
+  BitArray(FilterMemory memory, const Plan& plan, uint64_t seed, bool concurrent) noexcept
+      : WordArray(std::move(memory), seed, concurrent), plan_(plan) {}
+  // The kinds' CheckCompatible and UnionWith: FailedPrecondition unless both have the same bits,
+  // hashes and seed; this |= other.
+  [[nodiscard]] absl::Status CheckSameBits(const BitArray& other) const;
+  [[nodiscard]] absl::Status UniteBits(const BitArray& other);
+  [[nodiscard]] uint64_t words() const noexcept { return memory_.size() / 8; }
+
+  Plan plan_;
 };
 
 // What F::Insert returns: bool ("was new") or InsertResult.

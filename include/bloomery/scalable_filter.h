@@ -109,7 +109,8 @@ struct ScalableOptions : FilterOptions {
 
 // Insert answers with an InsertResult (filter.h): a key may be refused when the chain is full.
 
-class ScalableFilter : public BatchForms<ScalableFilter, InsertResult> {
+class ScalableFilter : public BatchForms<ScalableFilter, InsertResult>,
+                       public Persistent<ScalableFilter> {
  public:
   using Options = ScalableOptions;
 
@@ -172,19 +173,10 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult> {
   // Whether UnionWith's option check would accept `other`.
   [[nodiscard]] absl::Status CheckCompatible(const ScalableFilter& other) const;
 
-  // Persistence (docs/FORMAT.md): Save writes every stage and its key count atomically (temp file,
-  // fsync, rename, directory fsync; symlinks, modes and the load-modify-save race as for
-  // BlockedFilter::Save); not concurrent with inserts. Load validates the file like
-  // BlockedFilter::Load (never allocating past options.max_bytes, which also becomes the loaded
-  // chain's max_memory_bytes) and checks that every stage is what the saved options would grow.
-  // There is no Map: a chain grows, and a mapping cannot. SaveToBytes / LoadFromBytes: the same
-  // bytes in memory (see BlockedFilter's).
-  [[nodiscard]] absl::Status Save(const std::string& path) const;
-  [[nodiscard]] static absl::StatusOr<ScalableFilter> Load(const std::string& path,
-                                                           const LoadOptions& options = {});
-  [[nodiscard]] absl::StatusOr<std::string> SaveToBytes() const;
-  [[nodiscard]] static absl::StatusOr<ScalableFilter> LoadFromBytes(
-      std::string_view bytes, const LoadOptions& options = {});
+  // Persistence (filter.h, docs/FORMAT.md): Save, SaveToBytes, Load and LoadFromBytes, from
+  // Persistent. Save writes every stage and its key count; not concurrent with inserts. Load also
+  // checks that every stage is what the saved options would grow, and options.max_bytes becomes
+  // the loaded chain's max_memory_bytes. There is no Map: a chain grows, and a mapping cannot.
 
   // Back to one empty stage; a full filter accepts keys again. Frees the other stages.
   void Clear() noexcept;
@@ -226,7 +218,8 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult> {
   };
 
   explicit ScalableFilter(const ScalableOptions& options);
-  // As BlockedFilter's: the one path behind Save / SaveToBytes and Load / LoadFromBytes.
+  // Persistence's hooks (Persistent, filter.h).
+  friend class Persistent<ScalableFilter>;
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
   [[nodiscard]] static absl::StatusOr<ScalableFilter> Read(const std::string& name,
                                                            const std::string_view* bytes,

@@ -122,7 +122,7 @@ struct WindowedOptions {
   WindowClock clock;
 };
 
-class WindowedFilter : public BatchForms<WindowedFilter> {
+class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
  public:
   using Options = WindowedOptions;
 
@@ -166,9 +166,8 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
   absl::Status UnionWith(const WindowedFilter& other);
   [[nodiscard]] absl::Status CheckCompatible(const WindowedFilter& other) const;
 
-  // Persistence (docs/FORMAT.md, kind "windowed"), as BlockedFilter's: Save is crash-safe and
-  // atomic, SaveToBytes returns the file's bytes, Load/LoadFromBytes validate hostile input with
-  // the same status codes and options.max_bytes cap. Not concurrent with writers. Duration mode
+  // Persistence (docs/FORMAT.md, kind "windowed"): the contracts of Persistent's (filter.h), with a
+  // clock to load at, so the kind declares its own. Not concurrent with writers. Duration mode
   // stores when the window's epoch 0 began on the clock's scale, so `clock` given to Load (empty:
   // the system clock) must count from the saving clock's origin: the default counts from the Unix
   // epoch, so a file moves between processes and machines whose clocks agree. A clock behind the
@@ -198,8 +197,6 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
   // mapping. Not concurrent with inserts or Advance (as every kind's Flush): a rotation racing it
   // could write lines and an epoch that disagree.
   [[nodiscard]] absl::Status Flush();
-  // Whether the lines are a mapped file (Map) rather than the filter's own memory.
-  [[nodiscard]] bool mapped() const noexcept { return memory_.mapped(); }
 
   // Forgets every key and restarts the window at the current time. Not concurrent-safe.
   void Clear() noexcept;
@@ -220,8 +217,6 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
   [[nodiscard]] uint32_t generations() const noexcept { return generations_; }
   [[nodiscard]] uint64_t blocks() const noexcept { return blocks_; }  // lines per generation
   [[nodiscard]] uint32_t hashes() const noexcept { return plan_.hashes; }
-  [[nodiscard]] uint64_t seed() const noexcept { return seed_; }
-  [[nodiscard]] bool concurrent() const noexcept { return concurrent_; }
   [[nodiscard]] Refresh refresh() const noexcept { return refresh_; }
   // Duration mode: W in nanoseconds; key-count mode: 0 (the window is capacity() inserts).
   [[nodiscard]] int64_t window_ns() const noexcept { return window_ns_; }
@@ -232,12 +227,9 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
                                                             uint32_t generations) noexcept {
     return capacity / generations + (capacity % generations != 0 ? 1 : 0);
   }
-  [[nodiscard]] uint64_t memory_bytes() const noexcept { return memory_.size(); }
-  // Every generation's lines, interleaved (line b*G + j is line b of slot j); reading them while
-  // another thread inserts is a data race.
-  [[nodiscard]] std::span<const uint8_t> bytes() const noexcept {
-    return {memory_.data(), memory_.size()};
-  }
+  // seed(), concurrent(), memory_bytes(), huge_page_bytes(), mapped() and bytes() come from
+  // WordArray (filter.h). bytes() holds every generation's lines, interleaved (line b*G + j is
+  // line b of slot j).
   // The newest generation's number (rotations since creation); ages come from it.
   [[nodiscard]] uint64_t epoch() const noexcept;
   // Generation `age` (0 = newest, up to generations() - 1): how many keys it holds, estimated
@@ -275,11 +267,10 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
   void RestoreClock(uint64_t epoch, uint64_t clock_field) noexcept;
   // Save / SaveToBytes: to the file at *path (returning ""), or the bytes when path is null.
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
-  // Load / LoadFromBytes / Map: the file at `name` (mapped when `map` is set) or `*bytes`.
   [[nodiscard]] static absl::StatusOr<WindowedFilter> Read(const std::string& name,
                                                            const std::string_view* bytes,
-                                                           std::optional<MapMode> map,
                                                            const LoadOptions& options,
+                                                           std::optional<MapMode> map,
                                                            WindowClock clock);
   // The epoch the filter should be at now: the stored one, or the clock's in duration mode.
   [[nodiscard]] uint64_t EpochNow() const noexcept;
@@ -303,8 +294,6 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
   template <FilterKey Key>
   size_t LookupKeys(std::span<const Key> keys, std::span<bool> results) const noexcept;
 
-  FilterMemory memory_;
-  uint64_t* words_ = nullptr;
   uint64_t blocks_ = 0;
   uint32_t generations_ = 0;
   Plan plan_;
@@ -314,8 +303,6 @@ class WindowedFilter : public BatchForms<WindowedFilter> {
   int64_t window_ns_ = 0;
   int64_t span_ns_ = 0;    // window_ns_ / generations_
   int64_t origin_ns_ = 0;  // clock time at which epoch 0 began
-  uint64_t seed_ = kDefaultSeed;
-  bool concurrent_ = false;
   Refresh refresh_ = Refresh::kOnInsert;
   std::unique_ptr<State> state_;
 };

@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "bloomery/filter.h"
 #include "bloomery/filter_kind.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
@@ -175,35 +176,23 @@ auto OpenSingleStage(absl::StatusOr<File> file, PlanOf plan_of, Make make)
   return [layout](const FileHeader& header) { return PlanFromHeader(header, layout); };
 }
 
-// The persistence members every kind declares (Save, SaveToBytes, Load, LoadFromBytes), defined
-// from its private Write and Read.
-#define BLOOMERY_DEFINE_SAVE_AND_LOAD(Kind)                                                      \
-  absl::Status Kind::Save(const std::string& path) const { return Write(&path).status(); }       \
-  absl::StatusOr<std::string> Kind::SaveToBytes() const { return Write(nullptr); }               \
-  absl::StatusOr<Kind> Kind::Load(const std::string& path, const LoadOptions& options) {         \
-    return Read(path, nullptr, options);                                                         \
-  }                                                                                              \
-  absl::StatusOr<Kind> Kind::LoadFromBytes(std::string_view bytes, const LoadOptions& options) { \
-    return Read(std::string(internal::kBytesName), &bytes, options);                             \
-  }
-
-// The above plus Read, Map and Flush of a one-stage kind: `kind` is its FilterKind, `plan_of` as
-// for OpenSingleStage, and `finish` a callable run on each filter built around loaded or mapped
-// memory (a lambda written at the call site may reach private members). The kind defines Write.
-#define BLOOMERY_DEFINE_SINGLE_STAGE_IO(Kind, kind, plan_of, finish)                        \
-  BLOOMERY_DEFINE_SAVE_AND_LOAD(Kind)                                                       \
-  absl::StatusOr<Kind> Kind::Read(const std::string& name, const std::string_view* bytes,   \
-                                  const LoadOptions& options) {                             \
-    const internal::Input input{name, bytes ? std::optional(*bytes) : std::nullopt};        \
-    return internal::OpenSingleStage(internal::LoadFilter(input, (kind), options), plan_of, \
-                                     BLOOMERY_SINGLE_STAGE_MAKE_(Kind, finish));            \
-  }                                                                                         \
-  absl::StatusOr<Kind> Kind::Map(const std::string& path, MapMode mode,                     \
-                                 const LoadOptions& options) {                              \
-    return internal::OpenSingleStage(internal::MapFilterFile(path, (kind), mode, options),  \
-                                     plan_of, BLOOMERY_SINGLE_STAGE_MAKE_(Kind, finish));   \
-  }                                                                                         \
-  absl::Status Kind::Flush() { return internal::FlushStorage(memory_); }
+// Read of a one-stage kind (Mappable, filter.h): `kind` is its FilterKind, `plan_of` as for
+// OpenSingleStage, and `finish` a callable run on each filter built around loaded or mapped memory
+// (a lambda written at the call site may reach private members). With Persistent's and Mappable's
+// members instantiated: the kind defines only Write.
+#define BLOOMERY_DEFINE_SINGLE_STAGE_IO(Kind, kind, plan_of, finish)                         \
+  absl::StatusOr<Kind> Kind::Read(const std::string& name, const std::string_view* bytes,    \
+                                  const LoadOptions& options, std::optional<MapMode> map) {  \
+    if (map) {                                                                               \
+      return internal::OpenSingleStage(internal::MapFilterFile(name, (kind), *map, options), \
+                                       plan_of, BLOOMERY_SINGLE_STAGE_MAKE_(Kind, finish));  \
+    }                                                                                        \
+    const internal::Input input{name, bytes ? std::optional(*bytes) : std::nullopt};         \
+    return internal::OpenSingleStage(internal::LoadFilter(input, (kind), options), plan_of,  \
+                                     BLOOMERY_SINGLE_STAGE_MAKE_(Kind, finish));             \
+  }                                                                                          \
+  template class Persistent<Kind>;                                                           \
+  template class Mappable<Kind>;
 // All of the persistence of a one-stage kind whose geometry is a Plan of plan.h's `layout` and
 // whose members are plan_, seed_, memory_ and bytes() (BlockedFilter, ClassicFilter).
 #define BLOOMERY_DEFINE_LAYOUT_IO(Kind, kind, layout)                                             \
@@ -259,5 +248,38 @@ void CheckAsIsAndResealed(std::span<const uint8_t> file, Check check) {
     FileHeader& header, std::span<const uint64_t> chunk_checksums);
 
 }  // namespace bloomery::internal
+
+namespace bloomery {
+
+// The members of Persistent and Mappable (filter.h), from the kind's Write and Read; each kind's
+// _io.cc instantiates them (`template class Persistent<Kind>;`).
+template <typename Kind>
+absl::Status Persistent<Kind>::Save(const std::string& path) const {
+  return static_cast<const Kind&>(*this).Write(&path).status();
+}
+template <typename Kind>
+absl::StatusOr<std::string> Persistent<Kind>::SaveToBytes() const {
+  return static_cast<const Kind&>(*this).Write(nullptr);
+}
+template <typename Kind>
+absl::StatusOr<Kind> Persistent<Kind>::Load(const std::string& path, const LoadOptions& options) {
+  return Kind::Read(path, nullptr, options);
+}
+template <typename Kind>
+absl::StatusOr<Kind> Persistent<Kind>::LoadFromBytes(std::string_view bytes,
+                                                     const LoadOptions& options) {
+  return Kind::Read(std::string(internal::kBytesName), &bytes, options);
+}
+template <typename Kind>
+absl::StatusOr<Kind> Mappable<Kind>::Map(const std::string& path, MapMode mode,
+                                         const LoadOptions& options) {
+  return Kind::Read(path, nullptr, options, mode);
+}
+template <typename Kind>
+absl::Status Mappable<Kind>::Flush() {
+  return internal::FlushStorage(static_cast<Kind&>(*this).memory_);
+}
+
+}  // namespace bloomery
 
 #endif  // BLOOMERY_LIB_INTERNAL_FORMAT_H_

@@ -27,6 +27,11 @@
 
 namespace bloomery::internal {
 
+// `x` rounded up to a multiple of `unit` (> 0); the caller keeps x + unit below 2^64.
+[[nodiscard]] constexpr uint64_t RoundUp(uint64_t x, uint64_t unit) noexcept {
+  return (x + unit - 1) / unit * unit;
+}
+
 struct StorageOptions {
   HugePages huge_pages = HugePages::kAuto;
   // Touch every page now (MAP_POPULATE) instead of on first use: slower creation, no page faults

@@ -1,0 +1,35 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// BitArray (filter.h): what BlockedFilter and ClassicFilter do to every word alike. Padding bits
+// past bits() are always 0, so whole-array word loops count and copy exactly the filter's bits.
+#include "absl/status/status.h"
+#include "bloomery/filter.h"
+#include "internal/fill_estimate.h"
+#include "internal/filter_ops.h"
+
+namespace bloomery {
+
+void BitArray::Clear() noexcept { internal::ClearWords(words_, words()); }
+
+uint64_t BitArray::PopCount() const noexcept { return internal::PopCountWords(words_, words()); }
+
+double BitArray::FillRatio() const noexcept {
+  return bits() ? static_cast<double>(PopCount()) / static_cast<double>(bits()) : 0.0;
+}
+
+double BitArray::EstimatedCount() const noexcept {
+  return internal::CountFromFill(PopCount(), bits(), hashes());
+}
+
+absl::Status BitArray::CheckSameBits(const BitArray& other) const {
+  return internal::CheckSameArray(bits(), hashes(), seed_, other.bits(), other.hashes(),
+                                  other.seed_);
+}
+
+absl::Status BitArray::UniteBits(const BitArray& other) {
+  if (absl::Status s = CheckSameBits(other); !s.ok()) return s;
+  internal::UnionWords(words_, other.words_, words(), concurrent_);
+  return absl::OkStatus();
+}
+
+}  // namespace bloomery
