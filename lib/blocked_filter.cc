@@ -29,11 +29,10 @@ using internal::PrefetchLine;
 }  // namespace
 
 absl::StatusOr<BlockedFilter> BlockedFilter::Create(const FilterOptions& options) {
-  absl::StatusOr<Plan> plan = PlanFilter(options, Layout::kBlocked);
-  if (!plan.ok()) return plan.status();
-  absl::StatusOr<FilterMemory> memory = internal::AllocateFilterMemory(plan->bytes(), options);
-  if (!memory.ok()) return memory.status();
-  return BlockedFilter(*std::move(memory), *plan, options.seed, options.concurrent);
+  return internal::CreateArrayFilter(
+      PlanFilter(options, Layout::kBlocked), options, [&](FilterMemory memory, const Plan& plan) {
+        return BlockedFilter(std::move(memory), plan, options.seed, options.concurrent);
+      });
 }
 
 BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, uint64_t seed,
@@ -52,31 +51,27 @@ bool BlockedFilter::MayContainOutOfLine(KeyHash hash) const noexcept {
                                          concurrent_);
 }
 
+template <bool kWrite, typename Key, typename Kernel>
+size_t BlockedFilter::RunKernel(std::span<const Key> keys, std::span<bool> results,
+                                Kernel kernel) const noexcept {
+  size_t count = 0;
+  Pipeline(keys, results, seed_, LineOf{blocks_}, PrefetchLine<kWrite>{words_},
+           [&](const Batch<uint64_t>& batch, bool* out, const Batch<uint64_t>* next) {
+             count += kernel(words_, batch.where, batch.hashes, batch.size, hashes_, concurrent_,
+                             out, next ? next->where : nullptr, next ? next->size : 0);
+           });
+  return count;
+}
+
 template <FilterKey Key>
 size_t BlockedFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept {
-  const simd::BlockKernels& kernels = simd::ActiveKernels();
-  size_t added = 0;
-  Pipeline(keys, was_new, seed_, LineOf{blocks_}, PrefetchLine<true>{words_},
-           [&](const Batch<uint64_t>& batch, bool* out, const Batch<uint64_t>* next) {
-             added += kernels.set_lines(words_, batch.where, batch.hashes, batch.size, hashes_,
-                                        concurrent_, out, next ? next->where : nullptr,
-                                        next ? next->size : 0);
-           });
-  return added;
+  return RunKernel<true>(keys, was_new, simd::ActiveKernels().set_lines);
 }
 
 template <FilterKey Key>
 size_t BlockedFilter::LookupKeys(std::span<const Key> keys,
                                  std::span<bool> results) const noexcept {
-  const simd::BlockKernels& kernels = simd::ActiveKernels();
-  size_t found = 0;
-  Pipeline(keys, results, seed_, LineOf{blocks_}, PrefetchLine<false>{words_},
-           [&](const Batch<uint64_t>& batch, bool* out, const Batch<uint64_t>* next) {
-             found += kernels.test_lines(words_, batch.where, batch.hashes, batch.size, hashes_,
-                                         concurrent_, out, next ? next->where : nullptr,
-                                         next ? next->size : 0);
-           });
-  return found;
+  return RunKernel<false>(keys, results, simd::ActiveKernels().test_lines);
 }
 
 BLOOMERY_INSTANTIATE_BATCH_FORMS(BlockedFilter)

@@ -50,13 +50,11 @@ struct PrefetchBits {
 }  // namespace
 
 absl::StatusOr<ClassicFilter> ClassicFilter::Create(const FilterOptions& options) {
-  absl::StatusOr<Plan> plan = PlanFilter(options, Layout::kPartitioned);
-  if (!plan.ok()) return plan.status();
-  // Whole 64-byte lines: the file format's stage payload, so memory and file agree byte for byte.
-  absl::StatusOr<FilterMemory> memory =
-      internal::AllocateFilterMemory(WholeLineBytes(plan->bits), options);
-  if (!memory.ok()) return memory.status();
-  return ClassicFilter(*std::move(memory), *plan, options.seed, options.concurrent);
+  return internal::CreateArrayFilter(PlanFilter(options, Layout::kPartitioned), options,
+                                     [&](FilterMemory memory, const Plan& plan) {
+                                       return ClassicFilter(std::move(memory), plan, options.seed,
+                                                            options.concurrent);
+                                     });
 }
 
 ClassicFilter::ClassicFilter(FilterMemory memory, const Plan& plan, uint64_t seed,

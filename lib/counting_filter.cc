@@ -76,11 +76,10 @@ bool AllNonZero(const CounterProbes& probes, uint32_t k, uint64_t max, const uin
 }  // namespace
 
 absl::StatusOr<CountingFilter> CountingFilter::Create(const CountingOptions& options) {
-  absl::StatusOr<CountingPlan> plan = PlanCountingFilter(options);
-  if (!plan.ok()) return plan.status();
-  absl::StatusOr<FilterMemory> memory = internal::AllocateFilterMemory(plan->bytes(), options);
-  if (!memory.ok()) return memory.status();
-  return CountingFilter(*std::move(memory), *plan, options.seed, options.concurrent);
+  return internal::CreateArrayFilter(
+      PlanCountingFilter(options), options, [&](FilterMemory memory, const CountingPlan& plan) {
+        return CountingFilter(std::move(memory), plan, options.seed, options.concurrent);
+      });
 }
 
 CountingFilter::CountingFilter(FilterMemory memory, const CountingPlan& plan, uint64_t seed,

@@ -148,6 +148,10 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
   size_t InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept;
   template <FilterKey Key>
   size_t LookupKeys(std::span<const Key> keys, std::span<bool> results) const noexcept;
+  // Their one loop: `kernel` (set_lines or test_lines) on every batch of lines, in order.
+  template <bool kWrite, typename Key, typename Kernel>
+  size_t RunKernel(std::span<const Key> keys, std::span<bool> results,
+                   Kernel kernel) const noexcept;
   [[nodiscard]] uint64_t* line(uint64_t block) const noexcept { return words_ + block * 8; }
 
   // plan_'s, read by the hot path without reaching into the plan.

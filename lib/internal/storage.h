@@ -20,10 +20,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "bloomery/filter.h"
 #include "bloomery/options.h"
+#include "bloomery/plan.h"
 
 namespace bloomery::internal {
 
@@ -111,6 +113,20 @@ class Storage {
 // The same for a filter created from `options` (its huge pages, populate and cap).
 [[nodiscard]] absl::StatusOr<FilterMemory> AllocateFilterMemory(uint64_t bytes,
                                                                 const FilterOptions& options);
+
+// Create of a kind kept in one array: its `plan` (or why there is none), zeroed memory for the
+// plan's whole 64-byte lines under `options` (the file format's stage payload, so memory and file
+// agree byte for byte), then the filter `make(memory, plan)` builds.
+[[nodiscard]] inline uint64_t ArrayBytes(const Plan& plan) { return WholeLineBytes(plan.bits); }
+[[nodiscard]] inline uint64_t ArrayBytes(const CountingPlan& plan) { return plan.bytes(); }
+template <typename KindPlan, typename Make>
+auto CreateArrayFilter(const absl::StatusOr<KindPlan>& plan, const FilterOptions& options,
+                       Make make) -> absl::StatusOr<decltype(make(FilterMemory(), *plan))> {
+  if (!plan.ok()) return plan.status();
+  absl::StatusOr<FilterMemory> memory = AllocateFilterMemory(ArrayBytes(*plan), options);
+  if (!memory.ok()) return memory.status();
+  return make(*std::move(memory), *plan);
+}
 
 // Hands `storage` to a filter: the FilterMemory owns it from now on.
 [[nodiscard]] FilterMemory Own(Storage storage);
