@@ -28,6 +28,7 @@
 
 #include "bloomery/blocked_filter.h"
 #include "bloomery/options.h"
+#include "timing.h"
 
 namespace bloomery::bench {
 
@@ -56,17 +57,9 @@ T ValueOrDie(absl::StatusOr<T> value) {
   return *std::move(value);
 }
 
-// SplitMix64 (Steele et al. 2014): a fixed-seed stream, the same on every run.
-inline uint64_t Mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-inline uint64_t FastRange(uint64_t x, uint64_t n) {
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(x) * n) >> 64);
-}
+// The key and line streams' generator, shared with the floor and `bloomery bench` (timing.h).
+using measure::FastRange;
+using measure::Mix;
 
 // A filter for `keys` keys at kBitsPerKey, k chosen by the planner, memory faulted in up front so
 // page faults are not measured.
@@ -111,11 +104,8 @@ inline const std::vector<uint64_t>& PresentKeys(uint64_t n) {
 
 // kStreamKeys random line indices below `lines`.
 inline const std::vector<uint64_t>& RandomLines(uint64_t lines) {
-  return Cached<std::vector<uint64_t>>(lines, [lines] {
-    std::vector<uint64_t> out(kStreamKeys);
-    for (size_t i = 0; i < out.size(); ++i) out[i] = FastRange(Mix(i + (uint64_t{2} << 40)), lines);
-    return out;
-  });
+  return Cached<std::vector<uint64_t>>(
+      lines, [lines] { return measure::RandomLines(kStreamKeys, lines, uint64_t{2} << 40); });
 }
 
 // Keys 0 .. n-1 in chunks: what the insert benchmarks insert.

@@ -44,6 +44,13 @@ const measure::FloorMemory& FloorFor(uint64_t n) {
       n, [bytes] { return ValueOrDie(measure::FloorMemory::Allocate(bytes)); });
 }
 
+// The floor over memory that fits this core's L2, measured once.
+double L2FloorNs() {
+  return Cached<double>(0, [] {
+    return ValueOrDie(measure::L2FloorNsPerLine(measure::L2CacheBytes(), /*rounds=*/3));
+  });
+}
+
 void RunFloor(benchmark::State& state, const measure::FloorMemory& memory, size_t distance) {
   StreamCursor lines(RandomLines(memory.lines()), state);
   uint64_t acc = 0;
@@ -54,6 +61,9 @@ void RunFloor(benchmark::State& state, const measure::FloorMemory& memory, size_
                    static_cast<uint64_t>(state.range(0)));
   ReportHugePages(state, memory.huge_page_bytes(), memory.bytes());
   state.counters["distance"] = static_cast<double>(distance);
+  // The floor over memory that fits L2, ns per line: (Time / kChunk) / l2_floor_ns is the ratio
+  // `bloomery bench` calls memory in cache by (at most measure::kInCacheFloorRatio).
+  state.counters["l2_floor_ns"] = L2FloorNs();
 }
 
 // The floor: one random 64-byte line read per key and nothing else, over memory of the filter's

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -23,6 +22,7 @@
 #include "bloomery/bloomery.h"
 #include "cli_common.h"
 #include "memory_floor.h"
+#include "timing.h"
 
 namespace bloomery::cli {
 namespace {
@@ -35,12 +35,9 @@ constexpr uint64_t kMaxDefaultKeys = uint64_t{1} << 27;
 // well under a minute on two cores.
 constexpr uint64_t kMaxTimedKeys = uint64_t{1} << 22;
 constexpr double kDefaultBitsPerKey = 10;
-// A filter larger than L2 counts as in cache when random line reads over memory of its size cost
-// at most this many times those over memory that fits L2: an L3 hit costs a few L2 hits, a DRAM
-// miss many (benchmarks/README.md has the ratios measured).
-constexpr double kInCacheFloorRatio = 3;
-// L2 floor memory when the L2 size is unknown: every x86-64 core since 2008 has at least 256 KiB.
-constexpr uint64_t kAssumedL2Bytes = 256 << 10;
+
+using measure::Median;
+using measure::NsPerItem;
 
 struct Operation {
   std::string name;       // for people
@@ -71,53 +68,10 @@ struct BenchConfig {
   double l2_floor_ns_per_key = 0;
 };
 
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-// Nanoseconds per key of one call of `body` over `count` keys.
-template <typename Body>
-double TimePerKey(uint64_t count, Body&& body) {
-  const auto start = std::chrono::steady_clock::now();
-  body();
-  const auto stop = std::chrono::steady_clock::now();
-  return std::chrono::duration<double, std::nano>(stop - start).count() /
-         static_cast<double>(count);
-}
-
-// Random line indices in [0, lines): where the absent keys 2^63 + i (i < count) of a filter with
-// `seed` and `lines` lines land.
-std::vector<uint64_t> RandomLines(uint64_t count, uint64_t lines, uint64_t seed = kDefaultSeed) {
-  std::vector<uint64_t> out(count);
-  for (uint64_t i = 0; i < count; ++i) {
-    const KeyHash hash = HashKey((uint64_t{1} << 63) + i, seed);
-    out[i] = static_cast<uint64_t>((static_cast<unsigned __int128>(hash.hi) * lines) >> 64);
-  }
-  return out;
-}
-
-// The floor over memory that fits L2 (half of it, so the reads' own lines stay in): what a
-// random line read costs when it certainly hits the cache. The best of the runs: noise only adds.
-absl::StatusOr<double> L2FloorNsPerKey(uint64_t l2_bytes, uint32_t reps) {
-  absl::StatusOr<measure::FloorMemory> memory =
-      measure::FloorMemory::Allocate((l2_bytes != 0 ? l2_bytes : kAssumedL2Bytes) / 2);
-  if (!memory.ok()) return memory.status();
-  const std::vector<uint64_t> lines = RandomLines(kMaxTimedKeys, memory->lines());
-  std::vector<double> samples;
-  uint64_t sink = 0;
-  for (uint32_t rep = 0; rep < std::max<uint32_t>(reps, 3); ++rep) {
-    samples.push_back(TimePerKey(lines.size(), [&] { sink += memory->ReadLines(lines); }));
-  }
-  [[maybe_unused]] volatile uint64_t observed = sink;
-  return *std::min_element(samples.begin(), samples.end());
-}
-
 // Runs body(begin, end) on `threads` threads over [0, count) split evenly; ns per key of wall time.
 template <typename Body>
-double TimeThreaded(uint32_t threads, uint64_t count, Body&& body) {
-  return TimePerKey(count, [&] {
+double NsPerItemThreaded(uint32_t threads, uint64_t count, Body&& body) {
+  return NsPerItem(count, [&] {
     std::vector<std::jthread> workers;
     for (uint32_t t = 0; t < threads; ++t) {
       workers.emplace_back([&, t] { body(count * t / threads, count * (t + 1) / threads); });
@@ -163,13 +117,13 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
   if (!filter.ok()) return filter.status();
   report.plan = filter->plan();
 
-  // The floor: the lines the absent lookups touch, read from memory of the same size, allocated
-  // the same way.
+  // The floor: one random line read per absent lookup (hashed keys land on lines as randomly),
+  // over memory of the same size, allocated the same way; lines drawn as BM_Floor draws them.
   absl::StatusOr<measure::FloorMemory> floor_memory =
       measure::FloorMemory::Allocate(filter->memory_bytes());
   if (!floor_memory.ok()) return floor_memory.status();
   const std::vector<uint64_t> floor_lines =
-      RandomLines(report.lookups, filter->blocks(), filter->seed());
+      measure::RandomLines(report.lookups, floor_memory->lines());
 
   const char* const kNames[][2] = {
       {"Insert", "insert"},
@@ -187,25 +141,25 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
     // Inserts are timed over the first `lookups` keys of a cleared filter; the rest go in untimed
     // so the lookups below see a full filter.
     filter->Clear();
-    samples[0].push_back(TimePerKey(report.lookups, [&] {
+    samples[0].push_back(NsPerItem(report.lookups, [&] {
       for (const uint64_t key : present) sink += filter->Insert(key);
     }));
     filter->Clear();
-    samples[1].push_back(TimePerKey(report.lookups, [&] { sink += filter->InsertMany(present); }));
+    samples[1].push_back(NsPerItem(report.lookups, [&] { sink += filter->InsertMany(present); }));
     sink += filter->InsertMany(std::span(inserted).subspan(report.lookups));
-    samples[2].push_back(TimePerKey(report.lookups, [&] {
+    samples[2].push_back(NsPerItem(report.lookups, [&] {
       for (const uint64_t key : absent) sink += filter->MayContain(key);
     }));
     uint64_t found = 0;
-    samples[3].push_back(TimePerKey(report.lookups, [&] {
+    samples[3].push_back(NsPerItem(report.lookups, [&] {
       for (const uint64_t key : present) found += filter->MayContain(key);
     }));
-    samples[4].push_back(TimePerKey(
+    samples[4].push_back(NsPerItem(
         report.lookups, [&] { report.false_positives = filter->MayContainMany(absent); }));
     samples[5].push_back(
-        TimePerKey(report.lookups, [&] { found += filter->MayContainMany(present); }));
+        NsPerItem(report.lookups, [&] { found += filter->MayContainMany(present); }));
     floor_samples.push_back(
-        TimePerKey(report.lookups, [&] { sink += floor_memory->ReadLines(floor_lines); }));
+        NsPerItem(report.lookups, [&] { sink += floor_memory->ReadLines(floor_lines); }));
     if (found != 2 * report.lookups) {
       return absl::InternalError(absl::StrFormat("false negative: %d of %d inserted keys found",
                                                  found, 2 * report.lookups));
@@ -216,8 +170,9 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
   }
   report.floor_ns_per_key = Median(floor_samples);
   report.in_cache_by_size = config.l2_bytes != 0 && report.plan.bytes() <= config.l2_bytes;
-  report.in_cache = report.in_cache_by_size ||
-                    report.floor_ns_per_key <= kInCacheFloorRatio * config.l2_floor_ns_per_key;
+  report.in_cache =
+      report.in_cache_by_size ||
+      report.floor_ns_per_key <= measure::kInCacheFloorRatio * config.l2_floor_ns_per_key;
   report.huge_page_bytes = measure::HugePageBytes(*filter);
   report.floor_huge_page_bytes = floor_memory->huge_page_bytes();
 
@@ -230,12 +185,13 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
     std::atomic<uint64_t> shared_sink{0};
     for (uint32_t rep = 0; rep < config.reps; ++rep) {
       shared->Clear();
-      insert_samples.push_back(TimeThreaded(t, keys, [&](uint64_t begin, uint64_t end) {
+      insert_samples.push_back(NsPerItemThreaded(t, keys, [&](uint64_t begin, uint64_t end) {
         shared_sink += shared->InsertMany(std::span(inserted).subspan(begin, end - begin));
       }));
-      lookup_samples.push_back(TimeThreaded(t, report.lookups, [&](uint64_t begin, uint64_t end) {
-        shared_sink += shared->MayContainMany(std::span(absent).subspan(begin, end - begin));
-      }));
+      lookup_samples.push_back(
+          NsPerItemThreaded(t, report.lookups, [&](uint64_t begin, uint64_t end) {
+            shared_sink += shared->MayContainMany(std::span(absent).subspan(begin, end - begin));
+          }));
     }
     sink += shared_sink.load();
     report.threaded.push_back({absl::StrCat("InsertMany, ", t, " threads"),
@@ -281,9 +237,10 @@ std::string RenderText(const BenchConfig& config, const std::vector<SizeReport>&
   add("filter",
       [](const SizeReport& r) { return FormatBytes(static_cast<double>(r.plan.bytes())); });
   add("cache decided by", [&](const SizeReport& r) {
-    return r.in_cache_by_size ? std::string("size (fits L2)")
-                              : absl::StrFormat("floor %.1fx L2's (in: <= %gx)",
-                                                L2FloorRatio(config, r), kInCacheFloorRatio);
+    return r.in_cache_by_size
+               ? std::string("size (fits L2)")
+               : absl::StrFormat("floor %.1fx L2's (in: <= %gx)", L2FloorRatio(config, r),
+                                 measure::kInCacheFloorRatio);
   });
   add("hashes (k)", [](const SizeReport& r) { return absl::StrCat(r.plan.hashes); });
   add("bits/key", [](const SizeReport& r) { return absl::StrFormat("%.2f", r.plan.bits_per_key); });
@@ -390,7 +347,8 @@ absl::Status RunBench(const BenchFlags& flags) {
   config.sizes = flags.keys ? std::vector<uint64_t>{flags.keys}
                             : std::vector<uint64_t>{kInCacheKeys, DefaultOutOfCacheKeys()};
   if (!Given(flags.l2_flag)) config.l2_bytes = measure::L2CacheBytes();
-  absl::StatusOr<double> l2_floor = L2FloorNsPerKey(config.l2_bytes, config.reps);
+  absl::StatusOr<double> l2_floor = measure::L2FloorNsPerLine(
+      config.l2_bytes, static_cast<int>(std::max<uint32_t>(config.reps, 3)));
   if (!l2_floor.ok()) return l2_floor.status();
   config.l2_floor_ns_per_key = *l2_floor;
   std::vector<SizeReport> reports;

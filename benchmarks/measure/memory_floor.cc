@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -15,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "bloomery/options.h"
+#include "timing.h"
 
 namespace bloomery::measure {
 
@@ -35,26 +35,15 @@ namespace {
 // The fastest of kFloorDistances for reading random lines of `memory`, best of three rounds.
 size_t SweepDistance(const FloorMemory& memory) {
   // 256 Ki lines: 16 MiB of misses, far more than the out-of-order window or any prefetch depth.
-  std::vector<uint64_t> lines(std::min<uint64_t>(uint64_t{1} << 18, 64 * memory.lines()));
-  uint64_t x = 0;
-  for (uint64_t& line : lines) {
-    // SplitMix64, then a fastrange into the memory's lines.
-    x += 0x9E3779B97F4A7C15ull;
-    uint64_t z = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    line = static_cast<uint64_t>((static_cast<unsigned __int128>(z) * memory.lines()) >> 64);
-  }
+  const std::vector<uint64_t> lines =
+      RandomLines(std::min<uint64_t>(uint64_t{1} << 18, 64 * memory.lines()), memory.lines());
   size_t best = kFloorDistances[0];
   double best_ns = std::numeric_limits<double>::infinity();
   uint64_t sink = 0;
   for (int round = 0; round < 3; ++round) {
     for (size_t distance : kFloorDistances) {
-      const auto start = std::chrono::steady_clock::now();
-      sink ^= memory.ReadLinesAt(lines, distance);
       const double ns =
-          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
-              .count();
+          NsPerItem(lines.size(), [&] { sink ^= memory.ReadLinesAt(lines, distance); });
       if (ns < best_ns) {
         best_ns = ns;
         best = distance;
@@ -164,6 +153,20 @@ uint64_t LastLevelCacheBytes() {
 uint64_t L2CacheBytes() {
   const uint64_t bytes = SysfsCacheBytes(2);
   return bytes != 0 ? bytes : SysconfBytes(_SC_LEVEL2_CACHE_SIZE);
+}
+
+absl::StatusOr<double> L2FloorNsPerLine(uint64_t l2_bytes, int rounds) {
+  absl::StatusOr<FloorMemory> memory =
+      FloorMemory::Allocate((l2_bytes != 0 ? l2_bytes : kAssumedL2Bytes) / 2);
+  if (!memory.ok()) return memory.status();
+  const std::vector<uint64_t> lines = RandomLines(size_t{1} << 22, memory->lines());
+  double best = std::numeric_limits<double>::infinity();
+  uint64_t sink = 0;
+  for (int round = 0; round < rounds; ++round) {
+    best = std::min(best, NsPerItem(lines.size(), [&] { sink ^= memory->ReadLines(lines); }));
+  }
+  [[maybe_unused]] volatile uint64_t observed = sink;
+  return best;
 }
 
 }  // namespace bloomery::measure

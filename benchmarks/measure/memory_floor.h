@@ -73,6 +73,16 @@ inline constexpr uint64_t kHugePageBytes = uint64_t{2} << 20;
 // cache one core has to itself, which a filter that fits is certainly "in cache".
 [[nodiscard]] uint64_t L2CacheBytes();
 
+// L2 size assumed when it is unknown: every x86-64 core since 2008 has at least 256 KiB.
+inline constexpr uint64_t kAssumedL2Bytes = 256 << 10;
+// The floor over memory that fits L2 (half of `l2_bytes`, kAssumedL2Bytes when 0, so the reads'
+// own lines stay in): what a random line read costs when it certainly hits the cache, in ns per
+// line, the best of `rounds` runs over 4 Mi reads (noise only adds). Errors: FloorMemory's.
+[[nodiscard]] absl::StatusOr<double> L2FloorNsPerLine(uint64_t l2_bytes, int rounds);
+// Memory larger than L2 counts as in cache when its floor is at most this many times the L2 floor:
+// an L3 hit costs a few L2 hits, a DRAM miss many (benchmarks/README.md has the ratios measured).
+inline constexpr double kInCacheFloorRatio = 3;
+
 }  // namespace bloomery::measure
 
 #endif  // BLOOMERY_BENCHMARKS_MEASURE_MEMORY_FLOOR_H_
