@@ -32,7 +32,6 @@
 
 namespace bloomery::bench {
 
-inline constexpr double kBitsPerKey = 10;
 // Keys per benchmark iteration: long enough that the loop's own cost vanishes, short enough that
 // the chunk stays in L1.
 inline constexpr size_t kChunk = 4096;
@@ -57,20 +56,12 @@ T ValueOrDie(absl::StatusOr<T> value) {
   return *std::move(value);
 }
 
-// The key and line streams' generator, shared with the floor and `bloomery bench` (timing.h).
+// The key and line streams' generator and the 10 bits/key sizing, shared with the floor and
+// `bloomery bench` (timing.h).
 using measure::FastRange;
+using measure::kBitsPerKey;
 using measure::Mix;
-
-// A filter for `keys` keys at kBitsPerKey, k chosen by the planner, memory faulted in up front so
-// page faults are not measured.
-inline FilterOptions OptionsFor(uint64_t keys, bool concurrent) {
-  FilterOptions options;
-  options.capacity = keys;
-  options.bits = static_cast<uint64_t>(kBitsPerKey * static_cast<double>(keys));
-  options.concurrent = concurrent;
-  options.populate = true;
-  return options;
-}
+using measure::OptionsFor;
 
 // Values built once per argument and kept for the whole run (the families share them, and Google
 // Benchmark calls a family several times while it calibrates the iteration count).

@@ -3,8 +3,6 @@
 // `bloomery bench`: how fast a BlockedFilter is on this machine, measured against the physical
 // limit (one random cache-line read per key: benchmarks/measure/memory_floor.h, the floor
 // bloomery_benchmark reports against too) in the same run.
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -34,10 +32,11 @@ constexpr uint64_t kMaxDefaultKeys = uint64_t{1} << 27;
 // untimed): plenty for a stable median and an FPR measured to ~1%, and it keeps the default run
 // well under a minute on two cores.
 constexpr uint64_t kMaxTimedKeys = uint64_t{1} << 22;
-constexpr double kDefaultBitsPerKey = 10;
 
+using measure::kBitsPerKey;
 using measure::Median;
 using measure::NsPerItem;
+using measure::OptionsFor;
 
 struct Operation {
   std::string name;       // for people
@@ -82,23 +81,10 @@ double NsPerItemThreaded(uint32_t threads, uint64_t count, Body&& body) {
 uint64_t DefaultOutOfCacheKeys() {
   const uint64_t cache = measure::LastLevelCacheBytes();
   uint64_t keys = kOutOfCacheKeys;
-  while (cache != 0 && keys * kDefaultBitsPerKey / 8 < 2 * cache && keys < kMaxDefaultKeys) {
+  while (cache != 0 && keys * kBitsPerKey / 8 < 2 * cache && keys < kMaxDefaultKeys) {
     keys *= 2;
   }
   return keys;
-}
-
-FilterOptions OptionsFor(const BenchConfig& config, uint64_t keys, bool concurrent) {
-  FilterOptions options;
-  options.capacity = keys;
-  if (config.fpr > 0) {
-    options.fpr = config.fpr;
-  } else {
-    options.bits = static_cast<uint64_t>(kDefaultBitsPerKey * static_cast<double>(keys));
-  }
-  options.concurrent = concurrent;
-  options.populate = true;  // page faults belong to creation, not to the timed inserts
-  return options;
 }
 
 absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys) {
@@ -113,7 +99,7 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
   std::iota(absent.begin(), absent.end(), uint64_t{1} << 63);
   const std::span<const uint64_t> present(inserted.data(), report.lookups);
 
-  absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(OptionsFor(config, keys, false));
+  absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(OptionsFor(keys, false, config.fpr));
   if (!filter.ok()) return filter.status();
   report.plan = filter->plan();
 
@@ -177,7 +163,8 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
   report.floor_huge_page_bytes = floor_memory->huge_page_bytes();
 
   if (config.threads > 0) {
-    absl::StatusOr<BlockedFilter> shared = BlockedFilter::Create(OptionsFor(config, keys, true));
+    absl::StatusOr<BlockedFilter> shared =
+        BlockedFilter::Create(OptionsFor(keys, true, config.fpr));
     if (!shared.ok()) return shared.status();
     const uint32_t t = config.threads;
     std::vector<double> insert_samples;
@@ -220,7 +207,7 @@ std::string RenderText(const BenchConfig& config, const std::vector<SizeReport>&
       "bloomery bench: BlockedFilter at %s, SIMD target %s, median of %d run%s\n"
       "L2 cache: %s; last-level cache: %s; floor in L2: %.2f ns/key\n\n",
       config.fpr > 0 ? absl::StrCat("FPR ", FormatFpr(config.fpr))
-                     : absl::StrFormat("%g bits/key", kDefaultBitsPerKey),
+                     : absl::StrFormat("%g bits/key", kBitsPerKey),
       std::string(ActiveSimdTarget()), config.reps, config.reps == 1 ? "" : "s",
       config.l2_bytes ? FormatBytes(static_cast<double>(config.l2_bytes)) : "unknown",
       cache ? FormatBytes(static_cast<double>(cache)) : "unknown", config.l2_floor_ns_per_key);

@@ -1,9 +1,9 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// timing.h: the clock, the statistics and the random line streams that bloomery's measurements
-// share: FloorMemory's prefetch sweep, bloomery_benchmark's families (benchmark_util.h) and
-// `bloomery bench` (tools/cli_bench.cc). One definition of each, so a number in one cannot mean
-// something else in another.
+// timing.h: the clock, the statistics, the random line streams and the sizing that bloomery's
+// measurements share: FloorMemory's prefetch sweep, bloomery_benchmark's families
+// (benchmark_util.h) and `bloomery bench` (tools/cli_bench.cc). One definition of each, so a number
+// in one cannot mean something else in another.
 #ifndef BLOOMERY_BENCHMARKS_MEASURE_TIMING_H_
 #define BLOOMERY_BENCHMARKS_MEASURE_TIMING_H_
 
@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "bloomery/options.h"
 
 namespace bloomery::measure {
 
@@ -52,6 +54,24 @@ inline std::vector<uint64_t> RandomLines(size_t count, uint64_t lines, uint64_t 
   std::vector<uint64_t> out(count);
   for (size_t i = 0; i < count; ++i) out[i] = FastRange(Mix(first + i), lines);
   return out;
+}
+
+// The sizing every measurement uses unless told otherwise.
+inline constexpr double kBitsPerKey = 10;
+
+// Options for a filter of `keys` keys at kBitsPerKey (or planned for `fpr` when it is > 0), k
+// chosen by the planner, memory faulted in up front so page faults are not measured.
+inline FilterOptions OptionsFor(uint64_t keys, bool concurrent, double fpr = 0) {
+  FilterOptions options;
+  options.capacity = keys;
+  if (fpr > 0) {
+    options.fpr = fpr;
+  } else {
+    options.bits = static_cast<uint64_t>(kBitsPerKey * static_cast<double>(keys));
+  }
+  options.concurrent = concurrent;
+  options.populate = true;
+  return options;
 }
 
 }  // namespace bloomery::measure
