@@ -106,24 +106,25 @@ absl::Status LineReader::Fill() {
 
 absl::Status LineReader::NextBatch(size_t max_lines, std::vector<std::string_view>& lines) {
   lines.clear();
+  // Hands out the next `length` bytes as a line (less a '\r' with --strip-cr), consuming `used`.
+  auto take = [&](size_t length, size_t used) {
+    const char* start = buffer_.data() + begin_;
+    lines.emplace_back(start, length - (strip_cr_ && length != 0 && start[length - 1] == '\r'));
+    begin_ += used;
+  };
   while (true) {
     while (lines.size() < max_lines && begin_ < end_) {
       const char* start = buffer_.data() + begin_;
       const auto* newline = static_cast<const char*>(std::memchr(start, '\n', end_ - begin_));
       if (newline == nullptr) break;
-      const auto length = static_cast<size_t>(newline - start);
-      begin_ += length + 1;
-      lines.emplace_back(start, length - (strip_cr_ && length != 0 && start[length - 1] == '\r'));
+      take(static_cast<size_t>(newline - start), static_cast<size_t>(newline - start) + 1);
     }
     // Returning before Fill() keeps the views valid: Fill moves the buffer's contents.
     if (!lines.empty()) return absl::OkStatus();
     if (eof_) {
       if (begin_ < end_) {  // a last line without '\n'
-        const size_t length = end_ - begin_;
-        const char* start = buffer_.data() + begin_;
-        lines.emplace_back(start, length - (strip_cr_ && start[length - 1] == '\r'));
-        begin_ = end_;
         unterminated_ = true;
+        take(end_ - begin_, end_ - begin_);
       }
       return absl::OkStatus();
     }
