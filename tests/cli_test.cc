@@ -266,6 +266,18 @@ TEST_CASE("every subcommand has --help on stdout, exit 0") {
   }
 }
 
+// Help names each value by its placeholder only: CLI11 appends a transform's own description
+// ("D:INT UNIT") unless it is cleared.
+TEST_CASE("help shows value placeholders, not CLI11's transform descriptions") {
+  for (const std::string command : {"dedupe", "build"}) {
+    CAPTURE(command);
+    RunResult r = Run({command, "--help"});
+    REQUIRE(r.exit_code == 0);
+    CHECK(Contains(r.out, "--window D "));
+    CHECK_FALSE(Contains(r.out, "INT UNIT"));
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // plan
 

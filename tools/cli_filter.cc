@@ -39,7 +39,8 @@ void CreateFlags::Add(CLI::App& app, const std::string& capacity_help,
                                                                {"m", int64_t{60'000'000'000}},
                                                                {"h", int64_t{3'600'000'000'000}},
                                                                {"d", int64_t{86'400'000'000'000}}},
-                                CLI::AsNumberWithUnit::UNIT_REQUIRED));
+                                CLI::AsNumberWithUnit::UNIT_REQUIRED)
+              .description(""));  // help shows "D", not CLI11's "D:INT UNIT"
   AddNumber(app, "--window-keys", window_keys, Unit::kCount,
             "windowed: a line is forgotten after N lines first seen after it "
             "(kept for at least 3N/4); it is then the capacity");
