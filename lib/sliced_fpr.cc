@@ -294,16 +294,19 @@ double SlicedFpr(double keys, uint64_t blocks, uint32_t hashes, uint32_t slices,
 
 bool SlicedFprAtMost(double target, double keys, uint64_t blocks, uint32_t hashes, uint32_t slices,
                      uint32_t cells_per_slice) {
-  if (!ValidSliced(hashes, slices, cells_per_slice) || !(keys > 0) || blocks <= 1) {
+  if (!ValidSliced(hashes, slices, cells_per_slice) || !(keys > 0) || blocks == 0) {
     return SlicedFpr(keys, blocks, hashes, slices, cells_per_slice) <= target;
   }
   const double n = std::ceil(keys);
   SlicedModel& model = ModelFor(hashes, slices, cells_per_slice);
-  const Estimate estimate = MixtureEstimate(model, n, blocks);
+  const Estimate estimate =
+      blocks == 1 ? model.AtLoadByInclusionExclusion(n) : MixtureEstimate(model, n, blocks);
   // Most comparisons are decided by formula 1 with its error bound; only those too close to call
-  // pay for the exact sum.
-  if (estimate.value + estimate.error <= target) return true;
-  if (estimate.value - estimate.error > target) return false;
+  // pay for the exact sum. The bounds are rounded as the exact value would be (rounding is
+  // monotone), so the answer is always SlicedFpr(...) <= target, a tie included.
+  if (ToProbability(estimate.value + estimate.error) <= target) return true;
+  if (ToProbability(estimate.value - estimate.error) > target) return false;
+  if (blocks == 1) return SlicedFpr(keys, blocks, hashes, slices, cells_per_slice) <= target;
   return MixtureExact(model, n, blocks, estimate) <= target;
 }
 

@@ -309,6 +309,50 @@ TEST_CASE("planner: the chosen k needs no more bits than any other k") {
   }
 }
 
+// SlicedFprAtMost decides by formula 1's error bound where it can (internal/sliced_fpr.h): its
+// answer must be the exact value's, however close the target, in one line and over many.
+TEST_CASE("SlicedFprAtMost answers as the exact FPR compared with the target does") {
+  for (const SlicedLayout& layout : AllSlicedLayouts()) {
+    for (const uint64_t blocks : {uint64_t{1}, uint64_t{2}, uint64_t{1000}}) {
+      for (const double keys : {1.0, 3.0, 10.0, 40.0}) {
+        CAPTURE(layout.k);
+        CAPTURE(layout.slices);
+        CAPTURE(layout.cells);
+        CAPTURE(blocks);
+        CAPTURE(keys);
+        const double exact =
+            internal::SlicedFpr(keys, blocks, layout.k, layout.slices, layout.cells);
+        for (const double scale : {0.5, 1 - 1e-12, 1.0, 1 + 1e-12, 2.0}) {
+          const double target = exact * scale;
+          CAPTURE(target);
+          CHECK(internal::SlicedFprAtMost(target, keys, blocks, layout.k, layout.slices,
+                                          layout.cells) == (exact <= target));
+        }
+      }
+    }
+  }
+}
+
+// The planner skips a k that cannot beat the best so far (lib/plan.cc); tiny filters, where one
+// or two lines hold every key, are where that matters.
+TEST_CASE("planner: for tiny filters too, the chosen k needs no more bits than any other k") {
+  for (const uint64_t capacity : {1u, 20u, 40u, 200u}) {
+    for (const double fpr : {0.01, 0.0025, 1e-6}) {
+      CAPTURE(capacity);
+      CAPTURE(fpr);
+      absl::StatusOr<Plan> chosen = PlanFor(capacity, fpr);
+      REQUIRE(chosen.ok());
+      for (uint32_t k = kMinHashes; k <= kMaxHashes; ++k) {
+        CAPTURE(k);
+        absl::StatusOr<Plan> fixed = PlanFor(capacity, fpr, Layout::kBlocked, k);
+        if (!fixed.ok()) continue;  // no size of this k keeps the promise
+        CHECK(fixed->bits >= chosen->bits);
+        if (fixed->bits == chosen->bits) CHECK(k >= chosen->hashes);
+      }
+    }
+  }
+}
+
 TEST_CASE("planner: explicit geometry, the common 2^30 bits with 6 hashes") {
   absl::StatusOr<Plan> plan = PlanForSize(uint64_t{1} << 30, 6, 100'000'000);
   REQUIRE(plan.ok());
