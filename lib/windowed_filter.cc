@@ -227,45 +227,51 @@ bool WindowedFilter::Insert(const KeyHash& hash) noexcept {
   }
 }
 
-template <bool kWrite, typename Key, typename Op>
-size_t WindowedFilter::ForEachKey(std::span<const Key> keys, std::span<bool> results,
-                                  Op op) const noexcept {
-  KeyHash hashes[internal::kBatch];
-  uint64_t blocks[internal::kBatch];
-  size_t count = 0;
-  for (size_t base = 0; base < keys.size(); base += internal::kBatch) {
-    const size_t n = std::min(internal::kBatch, keys.size() - base);
-    internal::HashBatch(keys.data() + base, n, seed_, hashes);
-    // A key's G lines are contiguous: one short prefetch stream per key.
-    for (size_t i = 0; i < n; ++i) {
-      blocks[i] = BlockIndex(hashes[i], blocks_);
-      const uint64_t* first = line(blocks[i], 0);
-      for (uint32_t j = 0; j < generations_; ++j) {
-        __builtin_prefetch(first + internal::kWordsPerBlock * j, kWrite ? 1 : 0, 3);
-      }
-    }
-    for (size_t i = 0; i < n; ++i) {
-      const bool answer = op(hashes[i], blocks[i]);
-      count += answer;
-      if (base + i < results.size()) results[base + i] = answer;
+namespace {
+
+// A key's block, its G lines prefetched as soon as it is known: they are contiguous, one short
+// prefetch stream per key (internal::BurstEach).
+template <bool kWrite>
+struct LocateGenerations {
+  using Where = uint64_t;
+  const uint64_t* words;
+  uint64_t blocks;
+  uint32_t generations;
+  void operator()(const KeyHash& hash, uint64_t& block) const noexcept {
+    block = BlockIndex(hash, blocks);
+    const uint64_t* first = words + block * generations * internal::kWordsPerBlock;
+    for (uint32_t j = 0; j < generations; ++j) {
+      __builtin_prefetch(first + internal::kWordsPerBlock * j, kWrite ? 1 : 0, 3);
     }
   }
-  return count;
-}
+};
+
+}  // namespace
 
 template <FilterKey Key>
 size_t WindowedFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept {
-  return ForEachKey<true>(keys, was_new,
-                          [this](const KeyHash& hash, uint64_t) { return Insert(hash); });
+  size_t added = 0;
+  internal::BurstEach(keys, was_new, seed_, LocateGenerations<true>{words_, blocks_, generations_},
+                      [&](const KeyHash& hash, uint64_t) {
+                        const bool fresh = Insert(hash);
+                        added += fresh;
+                        return fresh;
+                      });
+  return added;
 }
 
 template <FilterKey Key>
 size_t WindowedFilter::LookupKeys(std::span<const Key> keys,
                                   std::span<bool> results) const noexcept {
   const uint64_t now = EpochNow();
-  return ForEachKey<false>(keys, results, [this, now](const KeyHash& hash, uint64_t block) {
-    return TestLive(hash, block, now);
-  });
+  size_t found = 0;
+  internal::BurstEach(keys, results, seed_, LocateGenerations<false>{words_, blocks_, generations_},
+                      [&](const KeyHash& hash, uint64_t block) {
+                        const bool live = TestLive(hash, block, now);
+                        found += live;
+                        return live;
+                      });
+  return found;
 }
 
 BLOOMERY_INSTANTIATE_BATCH_FORMS(WindowedFilter)

@@ -284,9 +284,6 @@ class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
   }
   [[nodiscard]] double SlotFpr(uint32_t slot) const noexcept;
   [[nodiscard]] double SlotCount(uint32_t slot) const noexcept;
-  // Runs `op(hash, block)` for every key, hashing and prefetching a batch at a time.
-  template <bool kWrite, typename Key, typename Op>
-  size_t ForEachKey(std::span<const Key> keys, std::span<bool> results, Op op) const noexcept;
   friend class BatchForms<WindowedFilter>;
   // The batch loops, instantiated in windowed_filter.cc for every FilterKey.
   template <FilterKey Key>
