@@ -75,23 +75,27 @@ absl::Status CheckGeometry(uint64_t bits, uint32_t hashes, uint64_t capacity) {
   return absl::OkStatus();
 }
 
-// Smallest unit count u in [1, max_units] with fits(u) (fits monotone: once true, true for every
-// larger u), or 0. With `max_fits`, fits(max_units) is known true and the search bisects
-// [1, max_units] from the top instead of doubling from 1: the exact FPR of a few heavily loaded
-// lines is what costs (thousands of long-double states per key), so it is asked least.
+// Smallest u in (lo, hi] with fits(u), given fits(hi) and !fits(lo) (or lo == 0); fits is
+// monotone: once true, true for every larger u.
 template <typename Fits>
-uint64_t SmallestUnits(uint64_t max_units, Fits fits, bool max_fits = false) {
-  uint64_t hi = max_fits ? max_units : 1;
-  while (!max_fits && !fits(hi)) {
-    if (hi >= max_units) return 0;
-    hi = std::min(max_units, hi * 2);
-  }
-  uint64_t lo = max_fits ? 0 : hi / 2;  // !fits(lo), or lo == 0
+uint64_t Bisect(uint64_t lo, uint64_t hi, Fits fits) {
   while (hi - lo > 1) {
     const uint64_t mid = lo + (hi - lo) / 2;
     (fits(mid) ? hi : lo) = mid;
   }
   return hi;
+}
+
+// Smallest unit count u in [1, max_units] with fits(u) (monotone), or 0: doubles from 1, then
+// bisects.
+template <typename Fits>
+uint64_t SmallestUnits(uint64_t max_units, Fits fits) {
+  uint64_t hi = 1;
+  while (!fits(hi)) {
+    if (hi >= max_units) return 0;
+    hi = std::min(max_units, hi * 2);
+  }
+  return Bisect(hi / 2, hi, fits);
 }
 
 struct Geometry {
@@ -131,9 +135,11 @@ absl::StatusOr<Geometry> Size(const SlicedModel& model, const FilterOptions& opt
       units = SmallestUnits(kMaxBits / unit, fits);
     } else {
       // k wins only with fewer bits than the best so far; fits is monotone, so one test at the
-      // most units below that decides, and the search then stays below it. Same plan, asked less.
+      // most units below that decides, and the search then bisects below it from the top: the
+      // exact FPR of a few heavily loaded lines is what costs (thousands of long-double states
+      // per key), so small unit counts are asked least. Same plan, asked less.
       const uint64_t below_best = (best.bits - 1) / unit;
-      if (below_best != 0 && fits(below_best)) units = SmallestUnits(below_best, fits, true);
+      if (below_best != 0 && fits(below_best)) units = Bisect(0, below_best, fits);
     }
     if (units != 0) best = {units * unit, k};
   }
@@ -143,22 +149,6 @@ absl::StatusOr<Geometry> Size(const SlicedModel& model, const FilterOptions& opt
                         options.fpr, kMaxBits));
   }
   return best;
-}
-
-absl::StatusOr<Plan> PlanOf(Layout layout, const FilterOptions& options) {
-  const SlicedModel model{layout, 1};
-  if (absl::Status s = CheckSizing(options, model.max_hashes()); !s.ok()) return s;
-  absl::StatusOr<Geometry> g = Size(model, options);
-  if (!g.ok()) return g.status();
-  Plan plan;
-  plan.layout = layout;
-  plan.capacity = options.capacity;
-  plan.bits = g->bits;
-  plan.hashes = g->hashes;
-  plan.bits_per_key =
-      options.capacity ? static_cast<double>(g->bits) / static_cast<double>(options.capacity) : 0;
-  plan.expected_fpr = model.Fpr(static_cast<double>(options.capacity), g->bits, g->hashes);
-  return plan;
 }
 
 bool ValidCounterBits(uint32_t counter_bits) { return counter_bits == 4 || counter_bits == 8; }
@@ -207,7 +197,19 @@ absl::Status CheckSizing(const FilterOptions& options, uint32_t max_hashes) {
 }
 
 absl::StatusOr<Plan> PlanFilter(const FilterOptions& options, Layout layout) {
-  return PlanOf(layout, options);
+  const SlicedModel model{layout, 1};
+  if (absl::Status s = CheckSizing(options, model.max_hashes()); !s.ok()) return s;
+  absl::StatusOr<Geometry> g = Size(model, options);
+  if (!g.ok()) return g.status();
+  Plan plan;
+  plan.layout = layout;
+  plan.capacity = options.capacity;
+  plan.bits = g->bits;
+  plan.hashes = g->hashes;
+  plan.bits_per_key =
+      options.capacity ? static_cast<double>(g->bits) / static_cast<double>(options.capacity) : 0;
+  plan.expected_fpr = model.Fpr(static_cast<double>(options.capacity), g->bits, g->hashes);
+  return plan;
 }
 
 absl::StatusOr<Plan> PlanFor(uint64_t capacity, double fpr, Layout layout, uint32_t hashes) {
@@ -215,7 +217,7 @@ absl::StatusOr<Plan> PlanFor(uint64_t capacity, double fpr, Layout layout, uint3
   options.capacity = capacity;
   options.fpr = fpr;
   options.hashes = hashes;
-  return PlanOf(layout, options);
+  return PlanFilter(options, layout);
 }
 
 absl::StatusOr<Plan> PlanForSize(uint64_t bits, uint32_t hashes, uint64_t capacity, Layout layout) {
@@ -224,7 +226,7 @@ absl::StatusOr<Plan> PlanForSize(uint64_t bits, uint32_t hashes, uint64_t capaci
   options.bits = bits;
   options.hashes = hashes;
   options.capacity = capacity;
-  return PlanOf(layout, options);
+  return PlanFilter(options, layout);
 }
 
 absl::StatusOr<CountingPlan> PlanCountingFilter(const CountingOptions& options) {

@@ -249,19 +249,23 @@ bool ValidSliced(uint32_t k, uint32_t slices, uint32_t cells) {
 
 double ToProbability(Real x) { return static_cast<double>(std::clamp(x, 0.0L, 1.0L)); }
 
+// The exact value for one line of `load` keys when formula 1 (`estimate`) cannot vouch for its
+// digits. Formula 2 counts whole keys; a fractional load (an average, not a line) keeps formula 1.
+double LineExact(SlicedModel& model, double load, const Estimate& estimate) {
+  if (estimate.accurate()) return ToProbability(estimate.value);
+  if (load == std::floor(load) && load <= kMaxTabulatedLoad) {
+    return ToProbability(model.AtLoadByCoverage(static_cast<uint64_t>(load)));
+  }
+  return ToProbability(estimate.value);
+}
+
 }  // namespace
 
 double SlicedFprAtLoad(double load, uint32_t hashes, uint32_t slices, uint32_t cells_per_slice) {
   if (!ValidSliced(hashes, slices, cells_per_slice)) return 1.0;
   if (!(load > 0)) return 0.0;
   SlicedModel& model = ModelFor(hashes, slices, cells_per_slice);
-  const Estimate estimate = model.AtLoadByInclusionExclusion(load);
-  if (estimate.accurate()) return ToProbability(estimate.value);
-  // Formula 2 counts whole keys; a fractional load (an average, not a line) keeps formula 1.
-  if (load == std::floor(load) && load <= kMaxTabulatedLoad) {
-    return ToProbability(model.AtLoadByCoverage(static_cast<uint64_t>(load)));
-  }
-  return ToProbability(estimate.value);
+  return LineExact(model, load, model.AtLoadByInclusionExclusion(load));
 }
 
 namespace {
@@ -306,7 +310,7 @@ bool SlicedFprAtMost(double target, double keys, uint64_t blocks, uint32_t hashe
   // monotone), so the answer is always SlicedFpr(...) <= target, a tie included.
   if (ToProbability(estimate.value + estimate.error) <= target) return true;
   if (ToProbability(estimate.value - estimate.error) > target) return false;
-  if (blocks == 1) return SlicedFpr(keys, blocks, hashes, slices, cells_per_slice) <= target;
+  if (blocks == 1) return LineExact(model, n, estimate) <= target;
   return MixtureExact(model, n, blocks, estimate) <= target;
 }
 

@@ -1021,9 +1021,8 @@ void BindModule(py::module_& m) {
            "concurrent=False, max_memory=0, max_stages=64, scaling=True, huge_pages=True)\n\n"
            "mode is the growth factor, 2 or 4 (pybloom-live's SMALL_SET_GROWTH and "
            "LARGE_SET_GROWTH). A new key past max_memory or max_stages raises FilterFullError.")
-      .def_property_readonly(
-          "initial_capacity",
-          [](Scalable& self) { return self.filter().options().capacity; })
+      .def_property_readonly("initial_capacity",
+                             [](Scalable& self) { return self.filter().options().capacity; })
       .def_property_readonly(
           "capacity", [](Scalable& self) { return self.filter().capacity(); },
           "Keys the allocated stages are planned for.")
