@@ -204,11 +204,14 @@ bool WindowedFilter::Insert(const KeyHash& hash) noexcept {
   const uint64_t block = BlockIndex(hash, blocks_);
   const auto& kernels = simd::ActiveKernels();
   for (;;) {
-    const uint64_t now = EpochNow();
-    const uint64_t e = state_->epoch.load(std::memory_order_acquire);
-    if (now > e) {  // the newest generation's time is over
+    uint64_t e = state_->epoch.load(std::memory_order_acquire);
+    if (const uint64_t now = EpochNow(); now > e) {  // the newest generation's time is over
+      // One rotation, then insert at the epoch it reached, without reading the clock again: a
+      // generation span shorter than a rotation (a few ns over a large filter) must not keep an
+      // insert rotating forever. A key inserted at an epoch the clock has already passed only
+      // expires sooner, never later.
       RotateTo(now);
-      continue;
+      e = state_->epoch.load(std::memory_order_acquire);
     }
     const bool seen = TestLive(hash, block, e);
     if (seen && refresh_ == Refresh::kKeepFirstSeen) return false;

@@ -473,6 +473,24 @@ TEST_CASE("a capacity near 2^64 neither wraps a generation's share nor hangs an 
   CHECK_FALSE(WindowedFilter::Create(o).ok());
 }
 
+TEST_CASE("a clock that outruns a rotation never keeps an insert rotating") {
+  // Every read of this clock is 1 ns later, and a generation spans 1 ns (window = G ns): by the
+  // time a rotation is done the clock says the next one is due. An insert rotates once and
+  // inserts; the old loop re-read the clock after each rotation and never came out.
+  std::atomic<int64_t> ticks{0};
+  WindowedOptions o;
+  o.capacity = 10'000;
+  o.generations = 4;
+  o.window = std::chrono::nanoseconds(4);
+  o.clock = [&ticks] { return ticks.fetch_add(1); };
+  auto f = MakeOrFail<WindowedFilter>(o);
+  for (uint64_t key = 0; key < 1000; ++key) {
+    (void)f.Insert(key);
+    CHECK(f.MayContain(key));  // one clock read later: 1 generation old of 4, still live
+  }
+  CHECK(f.epoch() >= 1000);  // each insert rotated: the clock was honoured, not ignored
+}
+
 TEST_CASE("concurrent inserts while rotating by count lose no completed insert" *
           doctest::test_suite("concurrency")) {
   WindowedOptions o = KeyWindow(20'000);  // rotates every 5000 counted inserts

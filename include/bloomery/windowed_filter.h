@@ -30,6 +30,10 @@
 // The guarantee (G = generations): a key inserted at time t (or as the i-th counted insert) is
 // reported present until at least t + W*(G-1)/G (insert i + W*(G-1)/G) and is gone (answered only
 // as a false positive) from t + W (insert i + W) on. With G = 4 a key lives between 3/4 W and W.
+// In duration mode t is when the insert read the clock: an insert that must rotate does so once
+// and inserts at the epoch it reached, so a span W/G shorter than a rotation (which clears a
+// generation) shortens the life of keys inserted meanwhile by at most that rotation's time; it
+// never keeps the insert rotating.
 // In key-count mode the window counts the inserts that added the key to the newest generation
 // (keys already there, and repeats under Refresh::kKeepFirstSeen, do not count).
 //
