@@ -104,10 +104,13 @@ inline void FillSequential(uint64_t first, std::span<uint64_t> out) {
   for (size_t i = 0; i < out.size(); ++i) out[i] = first + i;
 }
 
-// A single-writer filter for n keys holding keys 0 .. n-1, built once.
-inline const BlockedFilter& FilledFilter(uint64_t n) {
-  return Cached<BlockedFilter>(n, [n] {
-    BlockedFilter filter = ValueOrDie(BlockedFilter::Create(OptionsFor(n, false)));
+// A single-writer filter for n keys holding keys 0 .. n-1, built once (per integer hash).
+inline const BlockedFilter& FilledFilter(uint64_t n, IntegerHash integers = IntegerHash::kXxh3) {
+  const uint64_t id = n | (integers == IntegerHash::kMix ? uint64_t{1} << 63 : 0);
+  return Cached<BlockedFilter>(id, [n, integers] {
+    FilterOptions options = OptionsFor(n, false);
+    options.integer_hash = integers;
+    BlockedFilter filter = ValueOrDie(BlockedFilter::Create(options));
     std::vector<uint64_t> keys(kChunk);
     for (uint64_t first = 0; first < n; first += kChunk) {
       FillSequential(first, keys);

@@ -6,7 +6,8 @@
 // BM_Insert<x86-64-v3> and BM_MayContain<x86-64-v3>: there the probe is inlined into the loop
 // (bloomery/blocked_line.h), as in a user's program built with -march=x86-64-v3 or native, the
 // flags the Boost.Bloom families are built with. The x86-64-v3 copy also registers
-// BM_InsertMix and BM_MayContainMix: the same probe fed by a cheaper integer hash.
+// BM_InsertMix and BM_MayContainMix: the same calls on a filter created with
+// integer_hash = IntegerHash::kMix (key.h), the cheaper hash for integer keys.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -21,9 +22,11 @@
 namespace bloomery::bench {
 namespace {
 
+template <IntegerHash kIntegers>
 void BM_Insert(benchmark::State& state) {
-  BlockedFilter filter =
-      ValueOrDie(BlockedFilter::Create(OptionsFor(static_cast<uint64_t>(state.range(0)), false)));
+  FilterOptions options = OptionsFor(static_cast<uint64_t>(state.range(0)), false);
+  options.integer_hash = kIntegers;
+  BlockedFilter filter = ValueOrDie(BlockedFilter::Create(options));
   FillOnce(state, filter, 0, [](BlockedFilter& f, std::span<const uint64_t> keys) {
     size_t added = 0;
     for (uint64_t key : keys) added += f.Insert(key);
@@ -31,8 +34,9 @@ void BM_Insert(benchmark::State& state) {
   });
 }
 
+template <IntegerHash kIntegers>
 void BM_MayContain(benchmark::State& state) {
-  const BlockedFilter& filter = FilledFilter(static_cast<uint64_t>(state.range(0)));
+  const BlockedFilter& filter = FilledFilter(static_cast<uint64_t>(state.range(0)), kIntegers);
   TimeLookups(state, StreamCursor(AbsentKeys(), state), [&filter](std::span<const uint64_t> keys) {
     uint64_t found = 0;
     for (uint64_t key : keys) found += filter.MayContain(key);
@@ -41,37 +45,6 @@ void BM_MayContain(benchmark::State& state) {
   ReportBitsPerKey(state, static_cast<double>(filter.bits()), filter.plan().capacity);
 }
 
-#ifdef __AVX2__
-// What a cheaper hash for integer keys would buy the inline single-key calls: the same probe fed
-// by a 4-instruction mix (one 64x64->128 multiply, a fold, one more multiply) in place of
-// XXH3-128's 8-byte path. Measured only: no filter uses this mix, since using it means a new
-// hash_id in the file format (benchmarks/README.md: the numbers and the decision).
-KeyHash MixHash(uint64_t key, uint64_t seed) {
-  const unsigned __int128 m = static_cast<unsigned __int128>(key ^ seed) * 0x9E3779B97F4A7C15ull;
-  const uint64_t folded = static_cast<uint64_t>(m >> 64) ^ static_cast<uint64_t>(m);
-  return KeyHash{folded * 0xD6E8FEB86659FD93ull, folded};
-}
-
-void BM_InsertMix(benchmark::State& state) {
-  BlockedFilter filter =
-      ValueOrDie(BlockedFilter::Create(OptionsFor(static_cast<uint64_t>(state.range(0)), false)));
-  FillOnce(state, filter, 0, [](BlockedFilter& f, std::span<const uint64_t> keys) {
-    size_t added = 0;
-    for (uint64_t key : keys) added += f.Insert(MixHash(key, f.seed()));
-    return added;
-  });
-}
-
-void BM_MayContainMix(benchmark::State& state) {
-  const BlockedFilter& filter = FilledFilter(static_cast<uint64_t>(state.range(0)));
-  TimeLookups(state, StreamCursor(AbsentKeys(), state), [&filter](std::span<const uint64_t> keys) {
-    uint64_t found = 0;
-    for (uint64_t key : keys) found += filter.MayContain(MixHash(key, filter.seed()));
-    return found;
-  });
-}
-#endif
-
 void Register() {
 #ifdef __AVX2__
   // This copy runs AVX2 instructions: register it only where the CPU has them.
@@ -79,11 +52,15 @@ void Register() {
 #endif
   const std::string target = BLOOMERY_BENCH_TARGET;
   for (int64_t n : kSizes) {
-    benchmark::RegisterBenchmark(("BM_MayContain" + target).c_str(), BM_MayContain)->Arg(n);
-    RegisterFill(("BM_Insert" + target).c_str(), BM_Insert, n);
+    benchmark::RegisterBenchmark(("BM_MayContain" + target).c_str(),
+                                 BM_MayContain<IntegerHash::kXxh3>)
+        ->Arg(n);
+    RegisterFill(("BM_Insert" + target).c_str(), BM_Insert<IntegerHash::kXxh3>, n);
 #ifdef __AVX2__
-    benchmark::RegisterBenchmark(("BM_MayContainMix" + target).c_str(), BM_MayContainMix)->Arg(n);
-    RegisterFill(("BM_InsertMix" + target).c_str(), BM_InsertMix, n);
+    benchmark::RegisterBenchmark(("BM_MayContainMix" + target).c_str(),
+                                 BM_MayContain<IntegerHash::kMix>)
+        ->Arg(n);
+    RegisterFill(("BM_InsertMix" + target).c_str(), BM_Insert<IntegerHash::kMix>, n);
 #endif
   }
 }

@@ -1,10 +1,10 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // ops_fuzzer: the differential fuzzer for the SIMD kernels. The input chooses a filter (k, size,
-// concurrency mode) and a sequence of operations (single and batch inserts and lookups of string,
-// integer and pre-hashed keys, of any batch length); the same sequence runs once per SIMD target
-// this CPU supports, and every answer and the final filter bytes must equal those of the scalar
-// reference. Any difference aborts.
+// concurrency mode, integer hash) and a sequence of operations (single and batch inserts and
+// lookups of string, integer and pre-hashed keys, of any batch length); the same sequence runs once
+// per SIMD target this CPU supports, and every answer and the final filter bytes must equal those
+// of the scalar reference. Any difference aborts.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -47,7 +47,9 @@ std::vector<uint8_t> Run(const uint8_t* data, size_t size) {
   bloomery::FilterOptions options;
   options.hashes = 1 + in.Byte() % 16;
   options.bits = (1 + in.Byte() % 64 + (in.Byte() % 4 == 0 ? 997 : 0)) * bloomery::kBlockBits;
-  options.concurrent = in.Byte() % 2 == 1;
+  const uint8_t mode = in.Byte();
+  options.concurrent = mode % 2 == 1;
+  options.integer_hash = mode & 2 ? bloomery::IntegerHash::kMix : bloomery::IntegerHash::kXxh3;
   options.seed = in.U64();
   absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(options);
   if (!filter.ok()) bloomery::fuzzing::Fail("Create failed for a valid geometry");

@@ -22,8 +22,8 @@ double BitArray::EstimatedCount() const noexcept {
 }
 
 absl::Status BitArray::CheckSameBits(const BitArray& other) const {
-  return internal::CheckSameArray(bits(), hashes(), seed_, other.bits(), other.hashes(),
-                                  other.seed_);
+  return internal::CheckSameArray(bits(), hashes(), hasher_, other.bits(), other.hashes(),
+                                  other.hasher_);
 }
 
 absl::Status BitArray::UniteBits(const BitArray& other) {

@@ -31,13 +31,13 @@ using internal::PrefetchLine;
 absl::StatusOr<BlockedFilter> BlockedFilter::Create(const FilterOptions& options) {
   return internal::CreateArrayFilter(
       PlanFilter(options, Layout::kBlocked), options, [&](FilterMemory memory, const Plan& plan) {
-        return BlockedFilter(std::move(memory), plan, options.seed, options.concurrent);
+        return BlockedFilter(std::move(memory), plan, options.hasher(), options.concurrent);
       });
 }
 
-BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, uint64_t seed,
+BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHasher& hasher,
                              bool concurrent) noexcept
-    : BitArray(std::move(memory), plan, seed, concurrent),
+    : BitArray(std::move(memory), plan, hasher, concurrent),
       blocks_(plan.blocks()),
       hashes_(plan.hashes) {}
 
@@ -55,7 +55,7 @@ template <bool kWrite, typename Key, typename Kernel>
 size_t BlockedFilter::RunKernel(std::span<const Key> keys, std::span<bool> results,
                                 Kernel kernel) const noexcept {
   size_t count = 0;
-  Pipeline(keys, results, seed_, LineOf{blocks_}, PrefetchLine<kWrite>{words_},
+  Pipeline(keys, results, hasher_, LineOf{blocks_}, PrefetchLine<kWrite>{words_},
            [&](const Batch<uint64_t>& batch, bool* out, const Batch<uint64_t>* next) {
              count += kernel(words_, batch.where, batch.hashes, batch.size, hashes_, concurrent_,
                              out, next ? next->where : nullptr, next ? next->size : 0);

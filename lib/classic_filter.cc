@@ -51,14 +51,14 @@ struct LocateBits {
 absl::StatusOr<ClassicFilter> ClassicFilter::Create(const FilterOptions& options) {
   return internal::CreateArrayFilter(PlanFilter(options, Layout::kPartitioned), options,
                                      [&](FilterMemory memory, const Plan& plan) {
-                                       return ClassicFilter(std::move(memory), plan, options.seed,
-                                                            options.concurrent);
+                                       return ClassicFilter(std::move(memory), plan,
+                                                            options.hasher(), options.concurrent);
                                      });
 }
 
-ClassicFilter::ClassicFilter(FilterMemory memory, const Plan& plan, uint64_t seed,
+ClassicFilter::ClassicFilter(FilterMemory memory, const Plan& plan, const KeyHasher& hasher,
                              bool concurrent) noexcept
-    : BitArray(std::move(memory), plan, seed, concurrent),
+    : BitArray(std::move(memory), plan, hasher, concurrent),
       slice_bits_(plan.bits / plan.hashes),
       hashes_(plan.hashes) {}
 
@@ -85,7 +85,7 @@ size_t ClassicFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_
   const uint32_t k = hashes_;
   const bool concurrent = concurrent_;
   size_t added = 0;
-  BurstEach(keys, was_new, seed_, LocateBits<true>{words, slice_bits_, k},
+  BurstEach(keys, was_new, hasher_, LocateBits<true>{words, slice_bits_, k},
             [&](const KeyHash&, const ProbeBits& probes) {
               uint64_t missing = 0;
               for (uint32_t i = 0; i < k; ++i) {
@@ -105,7 +105,7 @@ size_t ClassicFilter::LookupKeys(std::span<const Key> keys,
   const uint32_t k = hashes_;
   const bool concurrent = concurrent_;
   size_t found = 0;
-  BurstEach(keys, results, seed_, LocateBits<false>{words, slice_bits_, k},
+  BurstEach(keys, results, hasher_, LocateBits<false>{words, slice_bits_, k},
             [&](const KeyHash&, const ProbeBits& probes) {
               // The lines are already on their way: test every probe without a branch on each.
               uint64_t all = 1;

@@ -78,13 +78,13 @@ bool AllNonZero(const CounterProbes& probes, uint32_t k, uint64_t max, const uin
 absl::StatusOr<CountingFilter> CountingFilter::Create(const CountingOptions& options) {
   return internal::CreateArrayFilter(
       PlanCountingFilter(options), options, [&](FilterMemory memory, const CountingPlan& plan) {
-        return CountingFilter(std::move(memory), plan, options.seed, options.concurrent);
+        return CountingFilter(std::move(memory), plan, options.hasher(), options.concurrent);
       });
 }
 
-CountingFilter::CountingFilter(FilterMemory memory, const CountingPlan& plan, uint64_t seed,
-                               bool concurrent) noexcept
-    : WordArray(std::move(memory), seed, concurrent),
+CountingFilter::CountingFilter(FilterMemory memory, const CountingPlan& plan,
+                               const KeyHasher& hasher, bool concurrent) noexcept
+    : WordArray(std::move(memory), hasher, concurrent),
       plan_(plan),
       counter_shift_(static_cast<uint32_t>(std::countr_zero(plan.counter_bits))),
       max_count_((1u << plan.counter_bits) - 1) {}
@@ -175,7 +175,7 @@ template <bool kWrite, typename Key, typename Op>
 size_t CountingFilter::ForEachKey(std::span<const Key> keys, std::span<bool> results,
                                   Op op) const noexcept {
   size_t yes = 0;
-  internal::PipelineEach(keys, results, seed_, internal::LineOf{plan_.blocks},
+  internal::PipelineEach(keys, results, hasher_, internal::LineOf{plan_.blocks},
                          internal::PrefetchLine<kWrite>{words_},
                          [&](const KeyHash& hash, uint64_t block) {
                            const bool answer = op(hash, line(block));
@@ -214,12 +214,13 @@ BLOOMERY_FOR_EACH_FILTER_KEY(BLOOMERY_INSTANTIATE)
 
 absl::Status CountingFilter::CheckCompatible(const CountingFilter& other) const {
   if (plan_.blocks != other.plan_.blocks || plan_.hashes != other.plan_.hashes ||
-      plan_.counter_bits != other.plan_.counter_bits || seed_ != other.seed_) {
+      plan_.counter_bits != other.plan_.counter_bits || hasher_ != other.hasher_) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "incompatible counting filters: (blocks %d, hashes %d, counter_bits %d, seed %#x) vs "
-        "(blocks %d, hashes %d, counter_bits %d, seed %#x)",
-        plan_.blocks, plan_.hashes, plan_.counter_bits, seed_, other.plan_.blocks,
-        other.plan_.hashes, other.plan_.counter_bits, other.seed_));
+        "incompatible counting filters: (blocks %d, hashes %d, counter_bits %d, %s) vs "
+        "(blocks %d, hashes %d, counter_bits %d, %s)",
+        plan_.blocks, plan_.hashes, plan_.counter_bits, internal::HasherName(hasher_),
+        other.plan_.blocks, other.plan_.hashes, other.plan_.counter_bits,
+        internal::HasherName(other.hasher_)));
   }
   return absl::OkStatus();
 }

@@ -43,7 +43,7 @@ absl::Status CheckCountingHeader(const FileHeader& header) {
 absl::StatusOr<std::string> CountingFilter::Write(const std::string* path) const {
   FileHeader header;
   header.kind = FilterKind::kCounting;
-  header.seed = seed_;
+  internal::PutHasher(header, hasher_);
   header.hashes = plan_.hashes;
   header.counter_bits = plan_.counter_bits;
   header.bits = plan_.bits();

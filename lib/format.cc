@@ -352,10 +352,10 @@ absl::Status RewriteMappedHeader(const Storage& mapping, uint32_t flags, bool re
 
 }  // namespace
 
-FileHeader SingleStageHeader(FilterKind kind, const Plan& plan, uint64_t seed) {
+FileHeader SingleStageHeader(FilterKind kind, const Plan& plan, const KeyHasher& hasher) {
   FileHeader header;
   header.kind = kind;
-  header.seed = seed;
+  PutHasher(header, hasher);
   header.hashes = plan.hashes;
   header.bits = plan.bits;
   header.capacity = plan.capacity;
@@ -424,7 +424,7 @@ absl::StatusOr<FixedHeader> ReadFixed(const Source& source) {
   for (const auto& [at, field] : kFields64) h.*field = Get64(p + at);
   h.fpr = std::bit_cast<double>(Get64(p + kFpr));
   if (h.flags & ~kFlagDirty) return Corrupt(absl::StrFormat("unknown flags %#x", h.flags));
-  if (h.hash_id != kHashIdXxh3_128) {
+  if (!IsIntegerHash(h.hash_id)) {
     return Corrupt(absl::StrFormat("unknown hash function id %d", h.hash_id));
   }
   if (h.hashes < kMinHashes || h.hashes > kMaxHashes) {
@@ -749,7 +749,6 @@ absl::StatusOr<std::string> WriteFilter(const std::string* path, FileHeader head
       return absl::InternalError("stage payload size");
     }
   }
-  header.hash_id = kHashIdXxh3_128;
   absl::StatusOr<std::vector<uint8_t>> region =
       EncodeHeader(header, HashChunks(payloads, header.chunk_shift));
   if (!region.ok()) return region.status();
@@ -916,6 +915,7 @@ absl::StatusOr<FileInfo> InspectFrom(const internal::Source& source, bool verify
   info.fpr = header->fpr;
   info.insert_count = header->insert_count;
   info.seed = header->seed;
+  info.integer_hash = static_cast<IntegerHash>(header->hash_id);
   info.dirty = (header->flags & kFlagDirty) != 0;
   if (verify_checksums && !info.dirty) {
     // Each chunk streamed through its checksum a piece at a time: memory stays one piece.

@@ -26,4 +26,13 @@ void HashKeys(const uint64_t* keys, size_t count, uint64_t seed, KeyHash* out) n
   for (size_t i = 0; i < count; ++i) out[i] = HashKey(keys[i], seed);
 }
 
+void HashKeys(const uint64_t* keys, size_t count, const KeyHasher& hasher, KeyHash* out) noexcept {
+  // One loop per function, so each is the tight loop the compiler can unroll.
+  if (hasher.integers == IntegerHash::kMix) {
+    for (size_t i = 0; i < count; ++i) out[i] = MixKey(keys[i], hasher.seed);
+  } else {
+    HashKeys(keys, count, hasher.seed, out);
+  }
+}
+
 }  // namespace bloomery

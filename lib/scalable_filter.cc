@@ -104,6 +104,7 @@ absl::Status ScalableFilter::CheckOptions(const ScalableOptions& options) {
         options.bits, options.hashes));
   }
   if (absl::Status s = CheckSizing(options); !s.ok()) return s;
+  if (absl::Status s = internal::CheckIntegerHash(options.integer_hash); !s.ok()) return s;
   if (options.growth != 2 && options.growth != 4) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "growth must be 2 or 4 (each stage planned for 2x or 4x the keys of the one before), "
@@ -286,7 +287,7 @@ template <FilterKey Key>
 InsertCounts ScalableFilter::InsertKeys(std::span<const Key> keys,
                                         std::span<InsertResult> results) noexcept {
   InsertCounts counts;
-  PipelineEach(keys, results, options_.seed, StagesOf<Chain>{chain_.get()},
+  PipelineEach(keys, results, hasher(), StagesOf<Chain>{chain_.get()},
                PrefetchStages<Chain>{chain_.get()}, [&](const KeyHash& hash, uint32_t /*stages*/) {
                  const InsertResult result = Insert(hash);
                  counts.added += result == InsertResult::kAdded;
@@ -301,7 +302,7 @@ size_t ScalableFilter::LookupKeys(std::span<const Key> keys,
                                   std::span<bool> results) const noexcept {
   const Chain& chain = *chain_;
   size_t found = 0;
-  PipelineEach(keys, results, options_.seed, StagesOf<Chain>{&chain}, PrefetchStages<Chain>{&chain},
+  PipelineEach(keys, results, hasher(), StagesOf<Chain>{&chain}, PrefetchStages<Chain>{&chain},
                [&](const KeyHash& hash, uint32_t stages) {
                  bool hit = false;
                  for (uint32_t s = stages; s-- > 0 && !hit;) {
@@ -324,13 +325,14 @@ absl::Status ScalableFilter::CheckCompatible(const ScalableFilter& other) const 
   const ScalableOptions& a = options_;
   const ScalableOptions& b = other.options_;
   if (a.capacity != b.capacity || a.fpr != b.fpr || a.growth != b.growth ||
-      a.tightening != b.tightening || a.seed != b.seed || a.scaling != b.scaling) {
+      a.tightening != b.tightening || a.hasher() != b.hasher() || a.scaling != b.scaling) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "incompatible scalable filters: (initial capacity %d, fpr %g, growth %d, tightening %g, "
-        "seed %#x, scaling %s) vs (initial capacity %d, fpr %g, growth %d, tightening %g, seed "
-        "%#x, scaling %s)",
-        a.capacity, a.fpr, a.growth, a.tightening, a.seed, a.scaling ? "on" : "off", b.capacity,
-        b.fpr, b.growth, b.tightening, b.seed, b.scaling ? "on" : "off"));
+        "%s, scaling %s) vs (initial capacity %d, fpr %g, growth %d, tightening %g, %s, "
+        "scaling %s)",
+        a.capacity, a.fpr, a.growth, a.tightening, internal::HasherName(a.hasher()),
+        a.scaling ? "on" : "off", b.capacity, b.fpr, b.growth, b.tightening,
+        internal::HasherName(b.hasher()), b.scaling ? "on" : "off"));
   }
   return absl::OkStatus();
 }

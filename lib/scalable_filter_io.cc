@@ -28,6 +28,7 @@ struct ScalableChainCheck {
     options.max_stages = static_cast<uint32_t>(header.param2 & 0xFFFFFFFFu);
     options.scaling = (header.param2 >> 32) == 0;
     options.seed = header.seed;
+    options.integer_hash = static_cast<IntegerHash>(header.hash_id);
     options.concurrent = load.concurrent;
     options.max_memory_bytes = load.max_bytes;
     options.huge_pages = load.huge_pages;
@@ -81,7 +82,7 @@ absl::Status CheckScalableHeader(const FileHeader& header) {
 absl::StatusOr<std::string> ScalableFilter::Write(const std::string* path) const {
   internal::FileHeader header;
   header.kind = FilterKind::kScalable;
-  header.seed = options_.seed;
+  internal::PutHasher(header, hasher());
   header.capacity = options_.capacity;
   header.fpr = options_.fpr;
   header.param0 = options_.growth;
@@ -116,10 +117,11 @@ absl::StatusOr<ScalableFilter> ScalableFilter::Read(const std::string& name,
     absl::StatusOr<StagePlan> plan = ScalableChainCheck::PlanSaved(filter, file->header, i);
     if (!plan.ok()) return plan.status();
     const internal::StageInfo& saved = file->header.stages[i];
-    filter.PublishStage(i,
-                        internal::MakeBlockedFilter(internal::Own(std::move(file->stages[i])),
-                                                    plan->plan, options.seed, options.concurrent),
-                        saved.capacity, saved.insert_count);
+    filter.PublishStage(
+        i,
+        internal::MakeBlockedFilter(internal::Own(std::move(file->stages[i])), plan->plan,
+                                    options.hasher(), options.concurrent),
+        saved.capacity, saved.insert_count);
   }
   return filter;
 }

@@ -48,7 +48,7 @@ struct WindowedFilter::State {
 
 WindowedFilter::WindowedFilter(FilterMemory memory, const Plan& plan, const Shape& shape,
                                WindowClock clock)
-    : WordArray(std::move(memory), shape.seed, shape.concurrent),
+    : WordArray(std::move(memory), shape.hasher, shape.concurrent),
       blocks_(plan.blocks()),
       generations_(shape.generations),
       plan_(plan),
@@ -115,6 +115,7 @@ absl::StatusOr<WindowedFilter> WindowedFilter::Create(const WindowedOptions& opt
     return absl::InvalidArgumentError(
         absl::StrFormat("WindowedFilter: fpr must be in (0, 1), got %g", options.fpr));
   }
+  if (absl::Status s = internal::CheckIntegerHash(options.integer_hash); !s.ok()) return s;
   const uint32_t g = options.generations;
   // 1 - (1 - f)^G = fpr, computed without cancellation for small fpr.
   const double generation_fpr = -std::expm1(std::log1p(-options.fpr) / g);
@@ -132,7 +133,7 @@ absl::StatusOr<WindowedFilter> WindowedFilter::Create(const WindowedOptions& opt
   if (!memory.ok()) return memory.status();
   return WindowedFilter(*std::move(memory), *plan,
                         Shape{g, options.capacity, options.fpr, window_ns, options.refresh,
-                              options.seed, options.concurrent},
+                              options.hasher(), options.concurrent},
                         options.clock);
 }
 
@@ -254,7 +255,8 @@ struct LocateGenerations {
 template <FilterKey Key>
 size_t WindowedFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept {
   size_t added = 0;
-  internal::BurstEach(keys, was_new, seed_, LocateGenerations<true>{words_, blocks_, generations_},
+  internal::BurstEach(keys, was_new, hasher_,
+                      LocateGenerations<true>{words_, blocks_, generations_},
                       [&](const KeyHash& hash, uint64_t) {
                         const bool fresh = Insert(hash);
                         added += fresh;
@@ -268,7 +270,8 @@ size_t WindowedFilter::LookupKeys(std::span<const Key> keys,
                                   std::span<bool> results) const noexcept {
   const uint64_t now = EpochNow();
   size_t found = 0;
-  internal::BurstEach(keys, results, seed_, LocateGenerations<false>{words_, blocks_, generations_},
+  internal::BurstEach(keys, results, hasher_,
+                      LocateGenerations<false>{words_, blocks_, generations_},
                       [&](const KeyHash& hash, uint64_t block) {
                         const bool live = TestLive(hash, block, now);
                         found += live;
@@ -280,12 +283,12 @@ size_t WindowedFilter::LookupKeys(std::span<const Key> keys,
 BLOOMERY_INSTANTIATE_BATCH_FORMS(WindowedFilter)
 
 absl::Status WindowedFilter::CheckCompatible(const WindowedFilter& other) const {
-  if (blocks_ != other.blocks_ || plan_.hashes != other.plan_.hashes || seed_ != other.seed_ ||
+  if (blocks_ != other.blocks_ || plan_.hashes != other.plan_.hashes || hasher_ != other.hasher_ ||
       generations_ != other.generations_ || window_ns_ != other.window_ns_ ||
       per_generation_ != other.per_generation_ || refresh_ != other.refresh_) {
     return absl::FailedPreconditionError(
-        "WindowedFilter: merging needs the same lines, hashes, seed, generations, window and "
-        "refresh policy");
+        "WindowedFilter: merging needs the same lines, hashes, seed, integer hash, generations, "
+        "window and refresh policy");
   }
   if (epoch() != other.epoch()) {
     return absl::FailedPreconditionError(absl::StrFormat(

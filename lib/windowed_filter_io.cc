@@ -94,7 +94,7 @@ absl::Status CheckWindowedHeader(const FileHeader& header) {
 
 absl::StatusOr<std::string> WindowedFilter::Write(const std::string* path) const {
   // One stage holding every generation's lines; the window and its clock in the params.
-  FileHeader header = internal::SingleStageHeader(FilterKind::kWindowed, plan_, seed_);
+  FileHeader header = internal::SingleStageHeader(FilterKind::kWindowed, plan_, hasher_);
   header.bits = plan_.bits * generations_;
   header.capacity = capacity_;
   header.fpr = fpr_;
@@ -131,7 +131,7 @@ absl::StatusOr<WindowedFilter> WindowedFilter::Read(const std::string& name,
                       header.fpr,
                       static_cast<int64_t>(header.param1),
                       static_cast<Refresh>(header.param0 >> kRefreshShift),
-                      header.seed,
+                      internal::HasherOf(header),
                       options.concurrent};
     WindowedFilter filter(internal::Own(std::move(file->storage())), *plan, shape,
                           std::move(clock));

@@ -1030,6 +1030,7 @@ TEST_CASE("info describes a file (text and JSON), and reports corruption and mis
   CHECK(json["capacity"].U64() == 2000);
   CHECK(json["planned_fpr"].Num() == doctest::Approx(0.001));
   CHECK(json["seed"].string == absl::StrFormat("0x%016x", kDefaultSeed));
+  CHECK(json["integer_hash"].string == "xxh3");
   CHECK_FALSE(json["dirty"].boolean);
   CHECK(json["checksums_verified"].boolean);
   CHECK(json["estimated_count"].Num() == doctest::Approx(1200));
@@ -1043,6 +1044,17 @@ TEST_CASE("info describes a file (text and JSON), and reports corruption and mis
                             "verified", "estimated keys", "1,200", "FPR now", "memory"}) {
     CHECK(Contains(text.out, field));
   }
+
+  // A filter made by the library with IntegerHash::kMix says so (the CLI's keys are lines).
+  FilterOptions mix_options;
+  mix_options.capacity = 1000;
+  mix_options.integer_hash = IntegerHash::kMix;
+  absl::StatusOr<BlockedFilter> mix = BlockedFilter::Create(mix_options);
+  REQUIRE(mix.ok());
+  const std::string mix_file = Scratch().File("info_mix.bloom");
+  REQUIRE(mix->Save(mix_file).ok());
+  CHECK(ParseJson(Run({"info", mix_file, "--json"}).out)["integer_hash"].string == "mix");
+  CHECK(Contains(Run({"info", mix_file}).out, "mix (hash_id 2)"));
 
   Build({"--kind", "scalable", "--capacity", "100"}, Scratch().File("info_s.bloom"),
         WriteLines("info.txt", NumberedLines("i", 0, 1200)));

@@ -78,12 +78,14 @@ void WriteBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
   close(fd);
 }
 
-BlockedFilter SmallFilter(uint64_t keys, uint64_t bits = 1024, uint32_t hashes = 4) {
+BlockedFilter SmallFilter(uint64_t keys, uint64_t bits = 1024, uint32_t hashes = 4,
+                          IntegerHash integers = IntegerHash::kXxh3) {
   FilterOptions o;
   o.bits = bits;
   o.hashes = hashes;
   o.capacity = keys;
   o.seed = 0x5EED;
+  o.integer_hash = integers;
   absl::StatusOr<BlockedFilter> f = BlockedFilter::Create(o);
   REQUIRE(f.ok());
   for (uint64_t i = 0; i < keys; ++i) f->Insert(i);
@@ -699,6 +701,36 @@ TEST_CASE(
   CheckRefusedEverywhere<ScalableFilter>(
       Resealed(scalable, [](FileHeader& h) { h.param2 |= uint64_t{1} << 40; }), dir,
       "unknown option bits");
+}
+
+TEST_CASE("hash_id: 1 and 2 are read with their integer hash; any other is DataLoss everywhere") {
+  TempDir dir;
+  const std::string xxh3 = *MakeKind<BlockedFilter>(100).SaveToBytes();
+  // The same bits read as hash_id 2: a valid file of a filter that hashes integers by MixKey.
+  const std::string mix = Resealed(xxh3, [](FileHeader& h) { h.hash_id = 2; });
+  absl::StatusOr<FileInfo> info = InspectBytes(mix);
+  REQUIRE(info.ok());
+  CHECK(info->integer_hash == IntegerHash::kMix);
+  absl::StatusOr<BlockedFilter> loaded = BlockedFilter::LoadFromBytes(mix);
+  REQUIRE(loaded.ok());
+  CHECK(loaded->integer_hash() == IntegerHash::kMix);
+  CHECK(*loaded->SaveToBytes() == mix);  // and it saves back as hash_id 2
+  CHECK(InspectBytes(xxh3)->integer_hash == IntegerHash::kXxh3);
+  for (uint32_t id : {0u, 3u, 0xFFFFFFFFu}) {
+    CAPTURE(id);
+    CheckRefusedEverywhere<BlockedFilter>(Resealed(xxh3, [id](FileHeader& h) { h.hash_id = id; }),
+                                          dir, "unknown hash function id");
+  }
+}
+
+TEST_CASE("golden: a filter hashing integers by MixKey pins its bytes and file") {
+  // Keys 0..99 under kMix: a change to MixKey changes these, and files saved with hash_id 2
+  // would stop finding their keys.
+  TempDir dir;
+  const auto [bytes, file] = Digests(SmallFilter(100, 4096, 6, IntegerHash::kMix), dir);
+  MESSAGE("filter digest " << std::hex << bytes << ", file digest " << file);
+  CHECK(bytes == 0x4031fa3e950e55b1ull);
+  CHECK(file == 0x400cd6e6679791f5ull);
 }
 
 TEST_CASE("a header claiming a huge table is checked in bounded memory, before any allocation") {

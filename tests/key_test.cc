@@ -56,6 +56,60 @@ TEST_CASE("an integer key hashes as its 8 little-endian bytes") {
   for (size_t i = 0; i < keys.size(); ++i) CHECK(out[i] == HashKey(keys[i], 7));
 }
 
+// MixKey's definition with 32-bit limbs (no __int128).
+KeyHash MixReference(uint64_t key, uint64_t seed) {
+  // The high and low 64 bits of x * c, xored.
+  auto folded_product = [](uint64_t x, uint64_t c) {
+    const uint64_t x0 = x & 0xFFFFFFFFu, x1 = x >> 32, c0 = c & 0xFFFFFFFFu, c1 = c >> 32;
+    const uint64_t p00 = x0 * c0, p01 = x0 * c1, p10 = x1 * c0, p11 = x1 * c1;
+    const uint64_t middle = (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
+    const uint64_t high = p11 + (p01 >> 32) + (p10 >> 32) + (middle >> 32);
+    const uint64_t low = (middle << 32) | (p00 & 0xFFFFFFFFu);
+    return high ^ low;
+  };
+  const uint64_t lo = folded_product(key ^ seed, 0x9E3779B97F4A7C15ull);
+  return KeyHash{lo, folded_product(lo, 0xD6E8FEB86659FD93ull)};
+}
+
+TEST_CASE("MixKey is its definition, and its values are part of the file format") {
+  testing::SplitMix64 rng(12);
+  for (int i = 0; i < 100'000; ++i) {
+    const uint64_t key = rng.Next(), seed = rng.Next();
+    REQUIRE(MixKey(key, seed) == MixReference(key, seed));
+  }
+  // Computed with arbitrary-precision integers: a filter saved with hash_id 2 finds its integer
+  // keys only while these hold.
+  CHECK(MixKey(0, kDefaultSeed) == KeyHash{0xE18485764BA03644ull, 0xE88D2CD17C058B32ull});
+  CHECK(MixKey(1, kDefaultSeed) == KeyHash{0x4FCDFCACCA5AAA31ull, 0xEDDE968D37237E9Full});
+  CHECK(MixKey(12345678901234567890ull, 42) ==
+        KeyHash{0x95BBCC58096AAE50ull, 0x55F68B18A76842F9ull});
+  CHECK(MixKey(1, 1) != MixKey(1, 2));
+}
+
+TEST_CASE("a KeyHasher hashes integers as its IntegerHash says and strings always by XXH3") {
+  const KeyHasher xxh3{99, IntegerHash::kXxh3};
+  const KeyHasher mix{99, IntegerHash::kMix};
+  CHECK(xxh3(uint64_t{7}) == HashKey(uint64_t{7}, 99));
+  CHECK(mix(uint64_t{7}) == MixKey(7, 99));
+  CHECK(mix(std::string_view("seven")) == HashKey("seven", 99));
+  CHECK(xxh3 != mix);
+  CHECK(static_cast<uint32_t>(IntegerHash::kXxh3) == kHashIdXxh3_128);  // the file's hash_id
+  CHECK(IsIntegerHash(1));
+  CHECK(IsIntegerHash(2));
+  CHECK_FALSE(IsIntegerHash(0));
+  CHECK_FALSE(IsIntegerHash(3));
+  CHECK(IntegerHashName(IntegerHash::kMix) == "mix");
+  CHECK(IntegerHashName(IntegerHash::kXxh3) == "xxh3");
+  testing::SplitMix64 rng(13);
+  std::vector<uint64_t> keys(1000);
+  for (uint64_t& key : keys) key = rng.Next();
+  for (const KeyHasher& hasher : {xxh3, mix}) {
+    std::vector<KeyHash> out(keys.size());
+    HashKeys(keys.data(), keys.size(), hasher, out.data());
+    for (size_t i = 0; i < keys.size(); ++i) REQUIRE(out[i] == hasher(keys[i]));
+  }
+}
+
 TEST_CASE("fastrange block index is uniform far past 2^32 blocks") {
   const uint64_t blocks = (uint64_t{3} << 32) + 7;  // 1.5 TiB worth of lines
   testing::SplitMix64 rng(1);

@@ -263,6 +263,7 @@ absl::Status RunInfo(const FileFlags& flags) {
                {"planned_fpr", info->fpr},
                {"insert_count", info->insert_count},
                {"seed", seed},  // a string: JSON numbers lose 64-bit integers' low bits
+               {"integer_hash", std::string(IntegerHashName(info->integer_hash))},
                {"dirty", info->dirty},
                {"checksums_verified", info->checksums_verified},
                {"saturated", !std::isfinite(estimated_count)},
@@ -290,6 +291,9 @@ absl::Status RunInfo(const FileFlags& flags) {
   row(scalable ? "capacity (first stage)" : "capacity", FormatCount(info->capacity));
   row("planned FPR", FormatFpr(info->fpr));
   row("seed", seed);
+  row("integer keys hashed by", info->integer_hash == IntegerHash::kMix
+                                    ? "mix (hash_id 2)"
+                                    : "XXH3-128 of their 8 bytes (hash_id 1)");
   row("dirty", info->dirty ? "yes (mapped read-write and not flushed: bloomery repair)" : "no");
   row("checksums", checksums);
   row("estimated keys", std::isfinite(estimated_count)

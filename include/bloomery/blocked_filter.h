@@ -119,13 +119,14 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
 
   [[nodiscard]] uint64_t blocks() const noexcept { return blocks_; }
   // plan(), bits(), hashes(), Clear, PopCount, FillRatio and EstimatedCount come from BitArray;
-  // seed(), concurrent(), memory_bytes(), huge_page_bytes(), mapped() and bytes() (the bits,
-  // bytes().size() == bits() / 8) from WordArray (filter.h).
+  // seed(), integer_hash(), hasher(), concurrent(), memory_bytes(), huge_page_bytes(), mapped() and
+  // bytes() (the bits, bytes().size() == bits() / 8) from WordArray (filter.h).
 
  protected:
   // Wraps memory that already holds a filter's bits (a loaded ScalableFilter stage); reached from
   // outside the class only through lib/internal/filter_factory.h.
-  BlockedFilter(FilterMemory memory, const Plan& plan, uint64_t seed, bool concurrent) noexcept;
+  BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHasher& hasher,
+                bool concurrent) noexcept;
 
  private:
   // Persistence's hooks (Persistent and Mappable, filter.h).

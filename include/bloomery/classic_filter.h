@@ -99,12 +99,14 @@ class ClassicFilter : public BatchForms<ClassicFilter>,
 
   [[nodiscard]] uint64_t slice_bits() const noexcept { return slice_bits_; }
   // plan(), bits() (slice_bits() * hashes()), hashes(), Clear, PopCount, FillRatio and
-  // EstimatedCount come from BitArray; seed(), concurrent(), memory_bytes(), huge_page_bytes(),
-  // mapped() and bytes() from WordArray (filter.h). In bytes(), bit b is bit b % 64 of word b / 64;
-  // its size is bits() rounded up to whole 64-byte lines, and the padding bits are always 0.
+  // EstimatedCount come from BitArray; seed(), integer_hash(), hasher(), concurrent(),
+  // memory_bytes(), huge_page_bytes(), mapped() and bytes() from WordArray (filter.h). In bytes(),
+  // bit b is bit b % 64 of word b / 64; its size is bits() rounded up to whole 64-byte lines, and
+  // the padding bits are always 0.
 
  private:
-  ClassicFilter(FilterMemory memory, const Plan& plan, uint64_t seed, bool concurrent) noexcept;
+  ClassicFilter(FilterMemory memory, const Plan& plan, const KeyHasher& hasher,
+                bool concurrent) noexcept;
   // Persistence's hooks (Persistent and Mappable, filter.h).
   friend class Persistent<ClassicFilter>;
   friend class Mappable<ClassicFilter>;

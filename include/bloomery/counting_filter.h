@@ -108,8 +108,8 @@ class CountingFilter : public BatchForms<CountingFilter>,
   // absent, else its non-saturated counters are decremented and kErased is returned.
   // Precondition (not checkable): the key was inserted more times than it was erased. Erasing a
   // false positive can make OTHER keys disappear (false negatives); see the file comment.
-  EraseResult Erase(std::string_view key) noexcept { return Erase(HashKey(key, seed_)); }
-  EraseResult Erase(uint64_t key) noexcept { return Erase(HashKey(key, seed_)); }
+  EraseResult Erase(std::string_view key) noexcept { return Erase(hasher_(key)); }
+  EraseResult Erase(uint64_t key) noexcept { return Erase(hasher_(key)); }
   EraseResult Erase(const KeyHash& hash) noexcept;
 
   // False: the key is certainly not in the filter (never inserted, or erased as often as
@@ -120,10 +120,8 @@ class CountingFilter : public BatchForms<CountingFilter>,
   // The minimum of the key's counters. 0 means absent. A value below max_count() is an upper
   // bound on the key's multiplicity (insertions minus erasures); other keys sharing all its
   // counters can only raise it. max_count() means "saturated": the multiplicity is unknown.
-  [[nodiscard]] uint32_t Count(std::string_view key) const noexcept {
-    return Count(HashKey(key, seed_));
-  }
-  [[nodiscard]] uint32_t Count(uint64_t key) const noexcept { return Count(HashKey(key, seed_)); }
+  [[nodiscard]] uint32_t Count(std::string_view key) const noexcept { return Count(hasher_(key)); }
+  [[nodiscard]] uint32_t Count(uint64_t key) const noexcept { return Count(hasher_(key)); }
   [[nodiscard]] uint32_t Count(const KeyHash& hash) const noexcept;
 
   // Batch forms (filter.h): InsertMany(keys, was_new) and MayContainMany(keys, results) from
@@ -171,13 +169,13 @@ class CountingFilter : public BatchForms<CountingFilter>,
   [[nodiscard]] uint32_t counter_bits() const noexcept { return plan_.counter_bits; }
   // The saturation value: 15 for 4-bit counters, 255 for 8-bit ones.
   [[nodiscard]] uint32_t max_count() const noexcept { return max_count_; }
-  // seed(), concurrent(), memory_bytes(), huge_page_bytes(), mapped() and bytes() come from
-  // WordArray (filter.h). bytes() holds the counters: blocks() lines of 8 little-endian 64-bit
-  // words, each word a slice of 64 / counter_bits() counters, counter c at bits
-  // [c * counter_bits, (c + 1) * counter_bits).
+  // seed(), integer_hash(), hasher(), concurrent(), memory_bytes(), huge_page_bytes(), mapped() and
+  // bytes() come from WordArray (filter.h). bytes() holds the counters: blocks() lines of 8
+  // little-endian 64-bit words, each word a slice of 64 / counter_bits() counters, counter c at
+  // bits [c * counter_bits, (c + 1) * counter_bits).
 
  private:
-  CountingFilter(FilterMemory memory, const CountingPlan& plan, uint64_t seed,
+  CountingFilter(FilterMemory memory, const CountingPlan& plan, const KeyHasher& hasher,
                  bool concurrent) noexcept;
   // Persistence's hooks (Persistent and Mappable, filter.h).
   friend class Persistent<CountingFilter>;

@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "bloomery/filter_kind.h"
+#include "bloomery/key.h"
 
 namespace bloomery {
 
@@ -36,8 +37,9 @@ struct FileInfo {
   double fpr = 0;             // planned FPR (scalable: the chain's bound)
   uint64_t insert_count = 0;  // keys counted in (scalable: sum over stages), 0 if not tracked
   uint64_t seed = 0;
-  bool dirty = false;               // mapped read-write and not flushed
-  bool checksums_verified = false;  // payload checksums were checked and match
+  IntegerHash integer_hash = IntegerHash::kXxh3;  // the header's hash_id (key.h)
+  bool dirty = false;                             // mapped read-write and not flushed
+  bool checksums_verified = false;                // payload checksums were checked and match
 };
 
 // Validates `path` and describes it. verify_checksums: also stream the payload through its

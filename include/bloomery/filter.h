@@ -108,7 +108,7 @@ template <KeyRange R>
 // BatchForms::MayContain;`. `InsertAnswer` is what one Insert returns (bool, or InsertResult).
 //
 // Single keys: Insert and MayContain of a std::string_view or a uint64_t hash the key with the
-// filter's seed() (key.h) and call the kind's own Insert / MayContain of a `const KeyHash&`. They
+// filter's hasher() (key.h) and call the kind's own Insert / MayContain of a `const KeyHash&`. They
 // are always_inline because that call may be (BlockedFilter's inline AVX2 probe): its body depends
 // on the caller's target, so no out-of-line copy of a form may be shared between callers.
 //
@@ -124,16 +124,16 @@ template <typename Kind, typename InsertAnswer = bool>
 class BatchForms {
  public:
   [[gnu::always_inline]] InsertAnswer Insert(std::string_view key) noexcept {
-    return self().Insert(HashKey(key, self().seed()));
+    return self().Insert(self().hasher()(key));
   }
   [[gnu::always_inline]] InsertAnswer Insert(uint64_t key) noexcept {
-    return self().Insert(HashKey(key, self().seed()));
+    return self().Insert(self().hasher()(key));
   }
   [[nodiscard, gnu::always_inline]] bool MayContain(std::string_view key) const noexcept {
-    return self().MayContain(HashKey(key, self().seed()));
+    return self().MayContain(self().hasher()(key));
   }
   [[nodiscard, gnu::always_inline]] bool MayContain(uint64_t key) const noexcept {
-    return self().MayContain(HashKey(key, self().seed()));
+    return self().MayContain(self().hasher()(key));
   }
 
   template <KeyRange Keys>
@@ -204,10 +204,13 @@ class Mappable : public Persistent<Kind> {
 
 // What the kinds kept in one array of 64-bit words share: the memory (their own or a mapped
 // file), a cached pointer to its words (the hot path reads it from the filter object, never
-// through the owner), the seed and the concurrency mode, and their accessors. Move-only.
+// through the owner), the key hashing (seed and integer hash) and the concurrency mode, and their
+// accessors. Move-only.
 class WordArray {
  public:
-  [[nodiscard]] uint64_t seed() const noexcept { return seed_; }
+  [[nodiscard]] uint64_t seed() const noexcept { return hasher_.seed; }
+  [[nodiscard]] IntegerHash integer_hash() const noexcept { return hasher_.integers; }
+  [[nodiscard]] const KeyHasher& hasher() const noexcept { return hasher_; }
   [[nodiscard]] bool concurrent() const noexcept { return concurrent_; }
   [[nodiscard]] uint64_t memory_bytes() const noexcept { return memory_.size(); }
   // Bytes backed by transparent huge pages (FilterMemory::HugePageBytes; ask after filling).
@@ -222,12 +225,15 @@ class WordArray {
   }
 
  protected:
-  WordArray(FilterMemory memory, uint64_t seed, bool concurrent) noexcept
-      : memory_(std::move(memory)), words_(memory_.words()), seed_(seed), concurrent_(concurrent) {}
+  WordArray(FilterMemory memory, const KeyHasher& hasher, bool concurrent) noexcept
+      : memory_(std::move(memory)),
+        words_(memory_.words()),
+        hasher_(hasher),
+        concurrent_(concurrent) {}
 
   FilterMemory memory_;
   uint64_t* words_ = nullptr;
-  uint64_t seed_ = kDefaultSeed;
+  KeyHasher hasher_;
   bool concurrent_ = false;
 };
 
@@ -254,8 +260,8 @@ class BitArray : public WordArray {
   [[nodiscard]] double EstimatedCount() const noexcept;
 
  protected:
-  BitArray(FilterMemory memory, const Plan& plan, uint64_t seed, bool concurrent) noexcept
-      : WordArray(std::move(memory), seed, concurrent), plan_(plan) {}
+  BitArray(FilterMemory memory, const Plan& plan, const KeyHasher& hasher, bool concurrent) noexcept
+      : WordArray(std::move(memory), hasher, concurrent), plan_(plan) {}
   // The kinds' CheckCompatible and UnionWith: FailedPrecondition unless both have the same bits,
   // hashes and seed; this |= other.
   [[nodiscard]] absl::Status CheckSameBits(const BitArray& other) const;
@@ -304,6 +310,7 @@ concept Filter =
       { f.Clear() } noexcept;
       { cf.memory_bytes() } noexcept -> std::same_as<uint64_t>;
       { cf.seed() } noexcept -> std::same_as<uint64_t>;
+      { cf.integer_hash() } noexcept -> std::same_as<IntegerHash>;
       { cf.concurrent() } noexcept -> std::same_as<bool>;
       // Persistence (docs/FORMAT.md), to a file or to bytes.
       { cf.Save(path) } -> std::same_as<absl::Status>;

@@ -142,11 +142,9 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult>,
   // Insert for code that handles errors as absl::Status: true if the key was added, false if it
   // was present; a refused key gives FullStatus() (ResourceExhausted) and is not added.
   [[nodiscard]] absl::StatusOr<bool> TryInsert(std::string_view key) {
-    return TryInsert(HashKey(key, seed()));
+    return TryInsert(hasher()(key));
   }
-  [[nodiscard]] absl::StatusOr<bool> TryInsert(uint64_t key) {
-    return TryInsert(HashKey(key, seed()));
-  }
+  [[nodiscard]] absl::StatusOr<bool> TryInsert(uint64_t key) { return TryInsert(hasher()(key)); }
   [[nodiscard]] absl::StatusOr<bool> TryInsert(const KeyHash& hash);
 
   // False: the key was certainly never added. True: it was, or it is a false positive (with
@@ -206,6 +204,10 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult>,
   [[nodiscard]] const ScalableOptions& options() const noexcept { return options_; }
   [[nodiscard]] double fpr() const noexcept { return options_.fpr; }
   [[nodiscard]] uint64_t seed() const noexcept { return options_.seed; }
+  [[nodiscard]] IntegerHash integer_hash() const noexcept { return options_.integer_hash; }
+  [[nodiscard]] KeyHasher hasher() const noexcept {
+    return KeyHasher{options_.seed, options_.integer_hash};
+  }
   [[nodiscard]] bool concurrent() const noexcept { return options_.concurrent; }
 
  private:

@@ -119,11 +119,14 @@ struct WindowedOptions {
   // Probes per key, 1..16 (0: chosen by the planner).
   uint32_t hashes = 0;
   uint64_t seed = kDefaultSeed;
+  IntegerHash integer_hash = IntegerHash::kXxh3;  // as in FilterOptions
   bool concurrent = false;
   uint64_t max_memory_bytes = 0;
   HugePages huge_pages = HugePages::kAuto;
   // Duration mode only; tests inject a fake clock. Empty: the system clock.
   WindowClock clock;
+
+  [[nodiscard]] KeyHasher hasher() const noexcept { return KeyHasher{seed, integer_hash}; }
 };
 
 class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
@@ -231,10 +234,10 @@ class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
                                                             uint32_t generations) noexcept {
     return capacity / generations + (capacity % generations != 0 ? 1 : 0);
   }
-  // seed(), concurrent(), memory_bytes(), huge_page_bytes(), mapped() and bytes() come from
-  // WordArray (filter.h). bytes() holds every generation's lines, interleaved (line b*G + j is
-  // line b of slot j).
-  // The newest generation's number (rotations since creation); ages come from it.
+  // seed(), integer_hash(), hasher(), concurrent(), memory_bytes(), huge_page_bytes(), mapped() and
+  // bytes() come from WordArray (filter.h). bytes() holds every generation's lines, interleaved
+  // (line b*G + j is line b of slot j). The newest generation's number (rotations since creation);
+  // ages come from it.
   [[nodiscard]] uint64_t epoch() const noexcept;
   // Generation `age` (0 = newest, up to generations() - 1): how many keys it holds, estimated
   // from its bits, and whether it is still live. O(bytes / G).
@@ -257,7 +260,7 @@ class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
     double fpr = 0;
     int64_t window_ns = 0;
     Refresh refresh = Refresh::kOnInsert;
-    uint64_t seed = kDefaultSeed;
+    KeyHasher hasher;
     bool concurrent = false;
   };
   WindowedFilter(FilterMemory memory, const Plan& plan, const Shape& shape, WindowClock clock);

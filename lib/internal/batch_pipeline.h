@@ -55,10 +55,10 @@ struct Batch {
 
 // Hashes keys[begin, begin + kKeys) into `batch` and locates each.
 template <typename Key, typename Locate, size_t kKeys>
-inline void StartBatch(std::span<const Key> keys, size_t begin, uint64_t seed, const Locate& locate,
-                       Batch<typename Locate::Where, kKeys>& batch) noexcept {
+inline void StartBatch(std::span<const Key> keys, size_t begin, const KeyHasher& hasher,
+                       const Locate& locate, Batch<typename Locate::Where, kKeys>& batch) noexcept {
   batch.size = std::min(kKeys, keys.size() - begin);
-  HashBatch(keys.data() + begin, batch.size, seed, batch.hashes);
+  HashBatch(keys.data() + begin, batch.size, hasher, batch.hashes);
   for (size_t i = 0; i < batch.size; ++i) locate(batch.hashes[i], batch.where[i]);
 }
 
@@ -72,19 +72,19 @@ inline void StartBatch(std::span<const Key> keys, size_t begin, uint64_t seed, c
 // rather than bursts that overflow the core's miss buffers. `out` receives the batch's answers
 // (null when the caller wants none); only the first out.size() answers are kept.
 template <typename Key, typename Answer, typename Locate, typename Prefetch, typename Finish>
-inline void Pipeline(std::span<const Key> keys, std::span<Answer> out, uint64_t seed,
+inline void Pipeline(std::span<const Key> keys, std::span<Answer> out, const KeyHasher& hasher,
                      const Locate& locate, const Prefetch& prefetch,
                      const Finish& finish) noexcept {
   using Where = typename Locate::Where;
   Batch<Where> batches[2];
   const size_t total = keys.size();
   if (total == 0) return;
-  StartBatch(keys, 0, seed, locate, batches[0]);
+  StartBatch(keys, 0, hasher, locate, batches[0]);
   for (size_t i = 0; i < batches[0].size; ++i) prefetch(batches[0].hashes[i], batches[0].where[i]);
   for (size_t base = 0, b = 0; base < total; base += kBatch, b ^= 1) {
     const Batch<Where>* next = nullptr;
     if (base + kBatch < total) {
-      StartBatch(keys, base + kBatch, seed, locate, batches[b ^ 1]);
+      StartBatch(keys, base + kBatch, hasher, locate, batches[b ^ 1]);
       next = &batches[b ^ 1];
     }
     const Batch<Where>& batch = batches[b];
@@ -103,10 +103,10 @@ inline void Pipeline(std::span<const Key> keys, std::span<Answer> out, uint64_t 
 // Pipeline for kinds that probe one key at a time: `probe(hash, where) -> Answer`, with key i of
 // the next batch prefetched just before key i of this one is probed.
 template <typename Key, typename Answer, typename Locate, typename Prefetch, typename Probe>
-inline void PipelineEach(std::span<const Key> keys, std::span<Answer> out, uint64_t seed,
+inline void PipelineEach(std::span<const Key> keys, std::span<Answer> out, const KeyHasher& hasher,
                          const Locate& locate, const Prefetch& prefetch,
                          const Probe& probe) noexcept {
-  Pipeline(keys, out, seed, locate, prefetch,
+  Pipeline(keys, out, hasher, locate, prefetch,
            [&](const auto& batch, Answer* answers, const auto* next) {
              for (size_t i = 0; i < batch.size; ++i) {
                if (next != nullptr && i < next->size) prefetch(next->hashes[i], next->where[i]);
@@ -122,12 +122,12 @@ inline void PipelineEach(std::span<const Key> keys, std::span<Answer> out, uint6
 // k x kKeys misses in flight, as many as the core overlaps, so pipelining batches as Pipeline
 // does buys nothing out of cache, and its bookkeeping cost in L2 (benchmarks/README.md).
 template <typename Key, typename Answer, typename Locate, typename Probe>
-inline void BurstEach(std::span<const Key> keys, std::span<Answer> out, uint64_t seed,
+inline void BurstEach(std::span<const Key> keys, std::span<Answer> out, const KeyHasher& hasher,
                       const Locate& locate, const Probe& probe) noexcept {
   constexpr size_t kKeys = KeysPerBatch<Locate>();
   Batch<typename Locate::Where, kKeys> batch;
   for (size_t base = 0; base < keys.size(); base += kKeys) {
-    StartBatch(keys, base, seed, locate, batch);
+    StartBatch(keys, base, hasher, locate, batch);
     for (size_t i = 0; i < batch.size; ++i) {
       const Answer answer = probe(batch.hashes[i], batch.where[i]);
       if (base + i < out.size()) out[base + i] = answer;

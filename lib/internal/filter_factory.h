@@ -17,13 +17,15 @@ namespace bloomery::internal {
 // of it loses nothing, since the derived class adds no state.
 class BlockedFilterParts : public BlockedFilter {
  public:
-  BlockedFilterParts(FilterMemory memory, const Plan& plan, uint64_t seed, bool concurrent) noexcept
-      : BlockedFilter(std::move(memory), plan, seed, concurrent) {}
+  BlockedFilterParts(FilterMemory memory, const Plan& plan, const KeyHasher& hasher,
+                     bool concurrent) noexcept
+      : BlockedFilter(std::move(memory), plan, hasher, concurrent) {}
 };
 
 [[nodiscard]] inline BlockedFilter MakeBlockedFilter(FilterMemory memory, const Plan& plan,
-                                                     uint64_t seed, bool concurrent) noexcept {
-  BlockedFilterParts parts(std::move(memory), plan, seed, concurrent);
+                                                     const KeyHasher& hasher,
+                                                     bool concurrent) noexcept {
+  BlockedFilterParts parts(std::move(memory), plan, hasher, concurrent);
   return BlockedFilter(static_cast<BlockedFilter&&>(parts));
 }
 

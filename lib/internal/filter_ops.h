@@ -15,6 +15,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -76,27 +77,45 @@ inline void IntersectWords(uint64_t* words, const uint64_t* from, uint64_t n) no
   }
 }
 
-// out[i] = the KeyHash of keys[i] under `seed`, for any key type a filter accepts.
-inline void HashBatch(const std::string_view* keys, size_t n, uint64_t seed,
+// out[i] = hasher(keys[i]), for any key type a filter accepts.
+inline void HashBatch(const std::string_view* keys, size_t n, const KeyHasher& hasher,
                       KeyHash* out) noexcept {
-  HashKeys(keys, n, seed, out);
+  HashKeys(keys, n, hasher.seed, out);
 }
-inline void HashBatch(const uint64_t* keys, size_t n, uint64_t seed, KeyHash* out) noexcept {
-  HashKeys(keys, n, seed, out);
+inline void HashBatch(const uint64_t* keys, size_t n, const KeyHasher& hasher,
+                      KeyHash* out) noexcept {
+  HashKeys(keys, n, hasher, out);
 }
-inline void HashBatch(const KeyHash* keys, size_t n, uint64_t /*seed*/, KeyHash* out) noexcept {
+inline void HashBatch(const KeyHash* keys, size_t n, const KeyHasher& /*hasher*/,
+                      KeyHash* out) noexcept {
   std::copy(keys, keys + n, out);
 }
 
+// InvalidArgument unless `integers` is an IntegerHash (an option cast from a stray integer).
+[[nodiscard]] inline absl::Status CheckIntegerHash(IntegerHash integers) {
+  if (IsIntegerHash(static_cast<uint32_t>(integers))) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "integer_hash must be kXxh3 (1) or kMix (2), got %d", static_cast<uint32_t>(integers)));
+}
+
+// The part of an incompatibility message that names a filter's hashing.
+[[nodiscard]] inline std::string HasherName(const KeyHasher& hasher) {
+  return absl::StrFormat("seed %#x, hash_id %d", hasher.seed,
+                         static_cast<uint32_t>(hasher.integers));
+}
+
 // Whether two filters over one bit array can be merged word by word: OkStatus when bits, hashes
-// and seed match, else FailedPrecondition naming both.
-[[nodiscard]] inline absl::Status CheckSameArray(uint64_t bits, uint32_t hashes, uint64_t seed,
-                                                 uint64_t other_bits, uint32_t other_hashes,
-                                                 uint64_t other_seed) {
-  if (bits == other_bits && hashes == other_hashes && seed == other_seed) return absl::OkStatus();
+// and hashing (seed, integer hash) match, else FailedPrecondition naming both.
+[[nodiscard]] inline absl::Status CheckSameArray(uint64_t bits, uint32_t hashes,
+                                                 const KeyHasher& hasher, uint64_t other_bits,
+                                                 uint32_t other_hashes,
+                                                 const KeyHasher& other_hasher) {
+  if (bits == other_bits && hashes == other_hashes && hasher == other_hasher) {
+    return absl::OkStatus();
+  }
   return absl::FailedPreconditionError(absl::StrFormat(
-      "incompatible filters: (bits %d, hashes %d, seed %#x) vs (bits %d, hashes %d, seed %#x)",
-      bits, hashes, seed, other_bits, other_hashes, other_seed));
+      "incompatible filters: (bits %d, hashes %d, %s) vs (bits %d, hashes %d, %s)", bits, hashes,
+      HasherName(hasher), other_bits, other_hashes, HasherName(other_hasher)));
 }
 
 }  // namespace bloomery::internal

@@ -98,7 +98,17 @@ struct KindRow {
 [[nodiscard]] absl::Status Corrupt(absl::string_view what);
 
 // The header of a one-stage filter of `kind` with geometry `plan` (counter_bits 0).
-[[nodiscard]] FileHeader SingleStageHeader(FilterKind kind, const Plan& plan, uint64_t seed);
+[[nodiscard]] FileHeader SingleStageHeader(FilterKind kind, const Plan& plan,
+                                           const KeyHasher& hasher);
+
+// A validated header's key hashing (its seed and hash_id), and the fields that hold it.
+[[nodiscard]] inline KeyHasher HasherOf(const FileHeader& header) noexcept {
+  return KeyHasher{header.seed, static_cast<IntegerHash>(header.hash_id)};
+}
+inline void PutHasher(FileHeader& header, const KeyHasher& hasher) noexcept {
+  header.seed = hasher.seed;
+  header.hash_id = static_cast<uint32_t>(hasher.integers);
+}
 
 // A one-stage header's geometry as a Plan of `layout`: DataLoss unless the planner accepts it
 // unchanged (so a loaded filter is one Create could have made).
@@ -161,14 +171,14 @@ struct MappedFile {
                                                        MapMode mode, const LoadOptions& options);
 
 // A one-stage filter from a loaded or mapped file: `plan_of(header)` turns the validated header
-// into the kind's plan, `make(memory, plan, seed)` builds the filter.
+// into the kind's plan, `make(memory, plan, hasher)` builds the filter.
 template <typename File, typename PlanOf, typename Make>
 auto OpenSingleStage(absl::StatusOr<File> file, PlanOf plan_of, Make make)
-    -> absl::StatusOr<decltype(make(FilterMemory(), *plan_of(file->header), 0))> {
+    -> absl::StatusOr<decltype(make(FilterMemory(), *plan_of(file->header), KeyHasher()))> {
   if (!file.ok()) return file.status();
   auto plan = plan_of(file->header);
   if (!plan.ok()) return plan.status();
-  return make(Own(std::move(file->storage())), *plan, file->header.seed);
+  return make(Own(std::move(file->storage())), *plan, HasherOf(file->header));
 }
 
 // plan_of for the layouts of plan.h.
@@ -194,18 +204,19 @@ auto OpenSingleStage(absl::StatusOr<File> file, PlanOf plan_of, Make make)
   template class Persistent<Kind>;                                                           \
   template class Mappable<Kind>;
 // All of the persistence of a one-stage kind whose geometry is a Plan of plan.h's `layout` and
-// whose members are plan_, seed_, memory_ and bytes() (BlockedFilter, ClassicFilter).
-#define BLOOMERY_DEFINE_LAYOUT_IO(Kind, kind, layout)                                             \
-  absl::StatusOr<std::string> Kind::Write(const std::string* path) const {                        \
-    const std::span<const uint8_t> payload[] = {bytes()};                                         \
-    return internal::WriteFilter(path, internal::SingleStageHeader(kind, plan_, seed_), payload); \
-  }                                                                                               \
+// whose members are plan_, hasher_, memory_ and bytes() (BlockedFilter, ClassicFilter).
+#define BLOOMERY_DEFINE_LAYOUT_IO(Kind, kind, layout)                                     \
+  absl::StatusOr<std::string> Kind::Write(const std::string* path) const {                \
+    const std::span<const uint8_t> payload[] = {bytes()};                                 \
+    return internal::WriteFilter(path, internal::SingleStageHeader(kind, plan_, hasher_), \
+                                 payload);                                                \
+  }                                                                                       \
   BLOOMERY_DEFINE_SINGLE_STAGE_IO(Kind, kind, internal::PlanOfLayout(layout), [](Kind&) {})
-#define BLOOMERY_SINGLE_STAGE_MAKE_(Kind, finish)                   \
-  [&](FilterMemory memory, const auto& plan, uint64_t seed) {       \
-    Kind filter(std::move(memory), plan, seed, options.concurrent); \
-    finish(filter);                                                 \
-    return filter;                                                  \
+#define BLOOMERY_SINGLE_STAGE_MAKE_(Kind, finish)                       \
+  [&](FilterMemory memory, const auto& plan, const KeyHasher& hasher) { \
+    Kind filter(std::move(memory), plan, hasher, options.concurrent);   \
+    finish(filter);                                                     \
+    return filter;                                                      \
   }
 
 // What a Flush brings up to date in the mapped header besides the checksums and DIRTY: the fields

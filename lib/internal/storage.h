@@ -26,6 +26,7 @@
 #include "bloomery/filter.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
+#include "internal/filter_ops.h"
 
 namespace bloomery::internal {
 
@@ -123,6 +124,7 @@ template <typename KindPlan, typename Make>
 auto CreateArrayFilter(const absl::StatusOr<KindPlan>& plan, const FilterOptions& options,
                        Make make) -> absl::StatusOr<decltype(make(FilterMemory(), *plan))> {
   if (!plan.ok()) return plan.status();
+  if (absl::Status s = CheckIntegerHash(options.integer_hash); !s.ok()) return s;
   absl::StatusOr<FilterMemory> memory = AllocateFilterMemory(ArrayBytes(*plan), options);
   if (!memory.ok()) return memory.status();
   return make(*std::move(memory), *plan);

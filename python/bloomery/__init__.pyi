@@ -46,6 +46,8 @@ class _Filter:
     @property
     def seed(self) -> int: ...
     @property
+    def integer_hash(self) -> Literal["xxh3", "mix"]: ...
+    @property
     def concurrent(self) -> bool: ...
     @property
     def memory_bytes(self) -> int: ...
@@ -84,7 +86,8 @@ class _Sliced(_Mappable):
 class _FixedSize(_Sliced):
     """The kinds sized by capacity and error_rate, or by bits (and hashes): one constructor."""
     def __init__(self, capacity: int = ..., error_rate: float = 0.001, *, bits: int = ...,
-                 hashes: int = ..., seed: int | None = ..., concurrent: bool = ...,
+                 hashes: int = ..., seed: int | None = ...,
+                 integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ...,
                  max_memory: int = ..., huge_pages: bool = ..., populate: bool = ...) -> None: ...
     @property
     def num_slices(self) -> int:
@@ -101,7 +104,7 @@ class ClassicFilter(_FixedSize): ...
 class CountingFilter(_Sliced):
     def __init__(self, capacity: int = ..., error_rate: float = 0.001, *, bits: int = ...,
                  hashes: int = ..., counter_bits: int = 4, seed: int | None = ...,
-                 concurrent: bool = ..., max_memory: int = ..., huge_pages: bool = ...,
+                 integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ..., max_memory: int = ..., huge_pages: bool = ...,
                  populate: bool = ...) -> None: ...
     def remove(self, key: Key) -> bool:
         """Removes one occurrence; False (nothing changed) if the key is certainly absent."""
@@ -114,7 +117,8 @@ class ScalableFilter(_Persistent):
     SMALL_SET_GROWTH: ClassVar[int]
     LARGE_SET_GROWTH: ClassVar[int]
     def __init__(self, initial_capacity: int = 100, error_rate: float = 0.001, mode: int = 2, *,
-                 tightening: float = 0.9, seed: int | None = ..., concurrent: bool = ...,
+                 tightening: float = 0.9, seed: int | None = ...,
+                 integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ...,
                  max_memory: int = ..., max_stages: int = 64, scaling: bool = True,
                  huge_pages: bool = ...) -> None: ...
     @property
@@ -131,7 +135,8 @@ class WindowedFilter(_Mappable):
     def __init__(self, capacity: int, error_rate: float = 0.01, *,
                  window: float | datetime.timedelta = 0, generations: int = 4,
                  refresh: Literal["on_insert", "keep_first_seen"] = "on_insert",
-                 hashes: int = ..., seed: int | None = ..., concurrent: bool = ...,
+                 hashes: int = ..., seed: int | None = ...,
+                 integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ...,
                  max_memory: int = ..., huge_pages: bool = ...) -> None: ...
     def advance(self) -> None:
         """Duration windows: forgets the generations whose time is over."""
@@ -155,7 +160,8 @@ def info(path: str) -> dict[str, object]:
 def info_bytes(data: bytes) -> dict[str, object]: ...
 def loads(data: bytes, *, concurrent: bool = ..., max_bytes: int = ...) -> Union[
     BlockedFilter, ClassicFilter, CountingFilter, ScalableFilter, WindowedFilter]: ...
-def hash_key(key: Key, seed: int | None = ...) -> tuple[int, int]: ...
+def hash_key(key: Key, seed: int | None = ...,
+             integer_hash: Literal["xxh3", "mix"] = ...) -> tuple[int, int]: ...
 def load(path: str, *, concurrent: bool = ..., max_bytes: int = ..., verify_checksums: bool = ...,
          allow_dirty: bool = ...) -> Union[BlockedFilter, ClassicFilter, CountingFilter,
                                            ScalableFilter, WindowedFilter]: ...

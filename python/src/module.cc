@@ -157,8 +157,8 @@ class Key {
   decltype(auto) Visit(Fn&& fn) const {
     return is_int_ ? fn(integer_) : fn(bytes_);
   }
-  [[nodiscard]] KeyHash Hash(uint64_t seed) const noexcept {
-    return is_int_ ? HashKey(integer_, seed) : HashKey(bytes_, seed);
+  [[nodiscard]] KeyHash Hash(const KeyHasher& hasher) const noexcept {
+    return is_int_ ? hasher(integer_) : hasher(bytes_);
   }
 
  private:
@@ -255,7 +255,7 @@ class Batch {
 
   // Converts the next chunk of `iterator` (a new reference is kept for every key, so that other
   // threads may change the container while the GIL is released). Returns false at the end.
-  bool NextChunk(PyObject* iterator, uint64_t seed) {
+  bool NextChunk(PyObject* iterator, const KeyHasher& hasher) {
     keepalive_.clear();
     views_.clear();
     owned_integers_.clear();
@@ -304,7 +304,7 @@ class Batch {
       // here and give the filter the hashes.
       hashes_.resize(keepalive_.size());
       for (size_t i = 0; i < keepalive_.size(); ++i) {
-        hashes_[i] = is_int_[i] != 0 ? HashKey(owned_integers_[i], seed) : HashKey(views_[i], seed);
+        hashes_[i] = is_int_[i] != 0 ? hasher(owned_integers_[i]) : hasher(views_[i]);
       }
     } else if (has_int) {
       integers_ = owned_integers_;
@@ -352,7 +352,7 @@ class Batch {
 // Runs `fn` over `keys` (an integer buffer, or any iterable of keys) one chunk at a time, with the
 // GIL released during each C++ call. `fn(span, offset)` gets the chunk and its first key's index.
 template <typename Guard, typename Fn>
-void ForEachChunk(py::handle keys, uint64_t seed, Guard& guard, Fn&& fn) {
+void ForEachChunk(py::handle keys, const KeyHasher& hasher, Guard& guard, Fn&& fn) {
   PyObject* object = keys.ptr();
   if (PyUnicode_Check(object) || PyBytes_Check(object) || PyByteArray_Check(object)) {
     PyErr_SetString(PyExc_TypeError,
@@ -370,7 +370,7 @@ void ForEachChunk(py::handle keys, uint64_t seed, Guard& guard, Fn&& fn) {
   py::object iterator = py::reinterpret_steal<py::object>(PyObject_GetIter(object));
   if (!iterator) throw py::error_already_set();
   size_t offset = 0;
-  while (batch.NextChunk(iterator.ptr(), seed)) {
+  while (batch.NextChunk(iterator.ptr(), hasher)) {
     auto unlocked = guard.Unlock();
     batch.Visit([&](auto span) { fn(span, offset); });
     offset += batch.size();
@@ -493,23 +493,32 @@ LoadOptions MakeLoadOptions(bool concurrent, uint64_t max_bytes, bool verify_che
                      .concurrent = concurrent};
 }
 
+// integer_hash: "xxh3" or "mix" (IntegerHash, key.h; IntegerHashName's names).
+IntegerHash ParseIntegerHash(const std::string& name) {
+  if (name == IntegerHashName(IntegerHash::kXxh3)) return IntegerHash::kXxh3;
+  if (name == IntegerHashName(IntegerHash::kMix)) return IntegerHash::kMix;
+  throw py::value_error("integer_hash must be 'xxh3' or 'mix'");
+}
+
 // The constructor arguments every kind takes, into the fields of the same names that every
 // kind's options struct has (FilterOptions, ScalableOptions, WindowedOptions).
 template <typename Options>
 void SetSharedOptions(Options& options, double error_rate, std::optional<uint64_t> seed,
-                      bool concurrent, uint64_t max_memory, bool huge_pages) {
+                      const std::string& integer_hash, bool concurrent, uint64_t max_memory,
+                      bool huge_pages) {
   options.fpr = error_rate;
   options.seed = seed.value_or(kDefaultSeed);
+  options.integer_hash = ParseIntegerHash(integer_hash);
   options.concurrent = concurrent;
   options.max_memory_bytes = max_memory;
   options.huge_pages = huge_pages ? HugePages::kAuto : HugePages::kNever;
 }
 
 FilterOptions MakeOptions(uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
-                          std::optional<uint64_t> seed, bool concurrent, uint64_t max_memory,
-                          bool huge_pages, bool populate) {
+                          std::optional<uint64_t> seed, const std::string& integer_hash,
+                          bool concurrent, uint64_t max_memory, bool huge_pages, bool populate) {
   FilterOptions options{.capacity = capacity, .bits = bits, .hashes = hashes, .populate = populate};
-  SetSharedOptions(options, error_rate, seed, concurrent, max_memory, huge_pages);
+  SetSharedOptions(options, error_rate, seed, integer_hash, concurrent, max_memory, huge_pages);
   return options;
 }
 
@@ -576,7 +585,7 @@ size_t InsertAll(PyFilter<Filter>& self, py::handle keys) {
   typename PyFilter<Filter>::Guard guard(self);
   size_t added = 0;
   size_t refused = 0;
-  ForEachChunk(keys, self.filter().seed(), guard, [&](auto span, size_t) {
+  ForEachChunk(keys, self.filter().hasher(), guard, [&](auto span, size_t) {
     added += NewKeys(self.filter().InsertMany(span), refused);
   });
   if (refused > 0) {
@@ -668,7 +677,7 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
             typename W::Guard guard(self);
             if (count) {
               size_t present = 0;
-              ForEachChunk(keys, self.filter().seed(), guard, [&](auto span, size_t) {
+              ForEachChunk(keys, self.filter().hasher(), guard, [&](auto span, size_t) {
                 present += self.filter().MayContainMany(span);
               });
               return py::int_(present);
@@ -679,7 +688,7 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
             py::array_t<bool> results(static_cast<py::ssize_t>(length.value_or(0)));
             std::vector<uint8_t> grown;
             size_t total = 0;
-            ForEachChunk(keys, self.filter().seed(), guard, [&](auto span, size_t offset) {
+            ForEachChunk(keys, self.filter().hasher(), guard, [&](auto span, size_t offset) {
               total = offset + span.size();
               if (length && total <= *length) {
                 bool* out = results.mutable_data() + offset;
@@ -725,6 +734,10 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
       .def("union_update", union_update, py::arg("other"),
            "self |= other. ValueError unless both have the same geometry and seed.")
       .def_property_readonly("seed", [](W& self) { return self.filter().seed(); })
+      .def_property_readonly(
+          "integer_hash",
+          [](W& self) { return std::string(IntegerHashName(self.filter().integer_hash())); },
+          "How int keys are hashed: 'xxh3' (as their 8-byte string) or 'mix'.")
       .def_property_readonly("concurrent", [](W& self) { return self.filter().concurrent(); })
       .def_property_readonly(
           "memory_bytes", [](W& self) { return self.filter().memory_bytes(); },
@@ -881,14 +894,17 @@ py::dict InfoDict(const FileInfo& info) {
   d["fpr"] = info.fpr;
   d["insert_count"] = info.insert_count;
   d["seed"] = info.seed;
+  d["integer_hash"] = std::string(IntegerHashName(info.integer_hash));
   d["dirty"] = info.dirty;
   return d;
 }
 
 constexpr const char* kFixedDoc =
-    "(capacity=0, error_rate=0.001, *, bits=0, hashes=0, seed=None, concurrent=False, "
-    "max_memory=0, huge_pages=True, populate=False)\n\n"
+    "(capacity=0, error_rate=0.001, *, bits=0, hashes=0, seed=None, integer_hash='xxh3', "
+    "concurrent=False, max_memory=0, huge_pages=True, populate=False)\n\n"
     "Sized by capacity (keys) and error_rate (FPR at capacity), or by bits (and hashes). "
+    "integer_hash='mix' hashes int keys with a cheaper mix (an int is then no longer the same "
+    "key as its 8-byte string; saved in the file). "
     "ValueError with the library's message for options it refuses.";
 
 // The kinds sized by FilterOptions alone (blocked, classic): the same constructor and attributes.
@@ -896,16 +912,17 @@ template <typename Filter>
 void BindFixedSize(py::module_& m, const char* name, const char* doc) {
   auto cls = BindCommon<Filter>(m, name, doc);
   cls.def(py::init([](uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
-                      std::optional<uint64_t> seed, bool concurrent, uint64_t max_memory,
-                      bool huge_pages, bool populate) {
-            return Wrap(
-                OrThrow(Filter::Create(MakeOptions(capacity, error_rate, bits, hashes, seed,
-                                                   concurrent, max_memory, huge_pages, populate))));
+                      std::optional<uint64_t> seed, const std::string& integer_hash,
+                      bool concurrent, uint64_t max_memory, bool huge_pages, bool populate) {
+            return Wrap(OrThrow(
+                Filter::Create(MakeOptions(capacity, error_rate, bits, hashes, seed, integer_hash,
+                                           concurrent, max_memory, huge_pages, populate))));
           }),
           py::arg("capacity") = 0, py::arg("error_rate") = 0.001, py::kw_only(),
           py::arg("bits") = 0, py::arg("hashes") = 0, py::arg("seed") = py::none(),
-          py::arg("concurrent") = false, py::arg("max_memory") = 0, py::arg("huge_pages") = true,
-          py::arg("populate") = false, kFixedDoc);
+          py::arg("integer_hash") = "xxh3", py::arg("concurrent") = false,
+          py::arg("max_memory") = 0, py::arg("huge_pages") = true, py::arg("populate") = false,
+          kFixedDoc);
   BindGeometry(cls);
   cls.def_property_readonly(
       "num_slices", [](PyFilter<Filter>& self) { return self.filter().hashes(); },
@@ -939,19 +956,21 @@ void BindModule(py::module_& m) {
       "A blocked filter of 4- or 8-bit counters: keys can be removed and counted.");
   counting
       .def(py::init([](uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
-                       uint32_t counter_bits, std::optional<uint64_t> seed, bool concurrent,
-                       uint64_t max_memory, bool huge_pages, bool populate) {
+                       uint32_t counter_bits, std::optional<uint64_t> seed,
+                       const std::string& integer_hash, bool concurrent, uint64_t max_memory,
+                       bool huge_pages, bool populate) {
              CountingOptions options;
              static_cast<FilterOptions&>(options) =
-                 MakeOptions(capacity, error_rate, bits, hashes, seed, concurrent, max_memory,
-                             huge_pages, populate);
+                 MakeOptions(capacity, error_rate, bits, hashes, seed, integer_hash, concurrent,
+                             max_memory, huge_pages, populate);
              options.counter_bits = counter_bits;
              return Wrap(OrThrow(CountingFilter::Create(options)));
            }),
            py::arg("capacity") = 0, py::arg("error_rate") = 0.001, py::kw_only(),
            py::arg("bits") = 0, py::arg("hashes") = 0, py::arg("counter_bits") = 4,
-           py::arg("seed") = py::none(), py::arg("concurrent") = false, py::arg("max_memory") = 0,
-           py::arg("huge_pages") = true, py::arg("populate") = false,
+           py::arg("seed") = py::none(), py::arg("integer_hash") = "xxh3",
+           py::arg("concurrent") = false, py::arg("max_memory") = 0, py::arg("huge_pages") = true,
+           py::arg("populate") = false,
            "As BlockedFilter, plus counter_bits (4: counts saturate at 15; 8: at 255).")
       .def(
           "remove",
@@ -969,7 +988,7 @@ void BindModule(py::module_& m) {
           [](Counting& self, py::handle keys) {
             typename Counting::Guard guard(self);
             size_t erased = 0;
-            ForEachChunk(keys, self.filter().seed(), guard,
+            ForEachChunk(keys, self.filter().hasher(), guard,
                          [&](auto span, size_t) { erased += self.filter().EraseMany(span); });
             return erased;
           },
@@ -1001,10 +1020,12 @@ void BindModule(py::module_& m) {
       "error_rate (Almeida et al. 2007).");
   scalable
       .def(py::init([](uint64_t initial_capacity, double error_rate, uint32_t mode,
-                       double tightening, std::optional<uint64_t> seed, bool concurrent,
-                       uint64_t max_memory, uint32_t max_stages, bool scaling, bool huge_pages) {
+                       double tightening, std::optional<uint64_t> seed,
+                       const std::string& integer_hash, bool concurrent, uint64_t max_memory,
+                       uint32_t max_stages, bool scaling, bool huge_pages) {
              ScalableOptions options;
-             SetSharedOptions(options, error_rate, seed, concurrent, max_memory, huge_pages);
+             SetSharedOptions(options, error_rate, seed, integer_hash, concurrent, max_memory,
+                              huge_pages);
              options.capacity = initial_capacity;
              options.growth = mode;
              options.tightening = tightening;
@@ -1014,11 +1035,12 @@ void BindModule(py::module_& m) {
            }),
            py::arg("initial_capacity") = 100, py::arg("error_rate") = 0.001, py::arg("mode") = 2,
            py::kw_only(), py::arg("tightening") = kDefaultTightening, py::arg("seed") = py::none(),
-           py::arg("concurrent") = false, py::arg("max_memory") = 0,
-           py::arg("max_stages") = kMaxScalableStages, py::arg("scaling") = true,
-           py::arg("huge_pages") = true,
+           py::arg("integer_hash") = "xxh3", py::arg("concurrent") = false,
+           py::arg("max_memory") = 0, py::arg("max_stages") = kMaxScalableStages,
+           py::arg("scaling") = true, py::arg("huge_pages") = true,
            "(initial_capacity=100, error_rate=0.001, mode=2, *, tightening=0.9, seed=None, "
-           "concurrent=False, max_memory=0, max_stages=64, scaling=True, huge_pages=True)\n\n"
+           "integer_hash='xxh3', concurrent=False, max_memory=0, max_stages=64, scaling=True, "
+           "huge_pages=True)\n\n"
            "mode is the growth factor, 2 or 4 (pybloom-live's SMALL_SET_GROWTH and "
            "LARGE_SET_GROWTH). A new key past max_memory or max_stages raises FilterFullError.")
       .def_property_readonly("initial_capacity",
@@ -1046,47 +1068,49 @@ void BindModule(py::module_& m) {
       "adds, or of `window` seconds). save/load/pickle/copy keep the window's clock state: a "
       "duration window goes on expiring by the system clock while the file is stored.");
   windowed
-      .def(
-          py::init([](uint64_t capacity, double error_rate, py::handle window, uint32_t generations,
-                      const std::string& refresh, uint32_t hashes, std::optional<uint64_t> seed,
-                      bool concurrent, uint64_t max_memory, bool huge_pages) {
-            WindowedOptions options;
-            SetSharedOptions(options, error_rate, seed, concurrent, max_memory, huge_pages);
-            options.capacity = capacity;
-            // Seconds as a number or a datetime.timedelta; the C++ range checks see the rest.
-            const double seconds =
-                py::hasattr(window, "total_seconds")
-                    ? window.attr("total_seconds")().cast<double>()
-                    : py::reinterpret_steal<py::float_>(PyNumber_Float(window.ptr()))
-                          .cast<double>();
-            if (!std::isfinite(seconds) || std::abs(seconds) > 9.0e9) {
-              throw py::value_error("WindowedFilter: window must be a finite number of seconds");
-            }
-            options.window = std::chrono::nanoseconds(std::llround(seconds * 1e9));
-            options.generations = generations;
-            if (refresh == "on_insert") {
-              options.refresh = Refresh::kOnInsert;
-            } else if (refresh == "keep_first_seen") {
-              options.refresh = Refresh::kKeepFirstSeen;
-            } else {
-              throw py::value_error(
-                  "WindowedFilter: refresh must be 'on_insert' or 'keep_first_seen'");
-            }
-            options.hashes = hashes;
-            return Wrap(OrThrow(WindowedFilter::Create(options)));
-          }),
-          py::arg("capacity"), py::arg("error_rate") = 0.01, py::kw_only(), py::arg("window") = 0.0,
-          py::arg("generations") = 4, py::arg("refresh") = "on_insert", py::arg("hashes") = 0,
-          py::arg("seed") = py::none(), py::arg("concurrent") = false, py::arg("max_memory") = 0,
-          py::arg("huge_pages") = true,
-          "(capacity, error_rate=0.01, *, window=0, generations=4, refresh='on_insert', "
-          "hashes=0, seed=None, concurrent=False, max_memory=0, huge_pages=True)\n\n"
-          "capacity: keys in one window; error_rate: the FPR over the whole window at capacity. "
-          "window=0: the window is the last `capacity` adds; else its length in seconds (a "
-          "number or datetime.timedelta), timed by the system clock. A key added at t is "
-          "present until at least t + W*(G-1)/G and gone from t + W (G = generations). "
-          "refresh='on_insert': adding a key again restarts its age; 'keep_first_seen': it "
-          "expires W after it was first added. ValueError for options the library refuses.")
+      .def(py::init([](uint64_t capacity, double error_rate, py::handle window,
+                       uint32_t generations, const std::string& refresh, uint32_t hashes,
+                       std::optional<uint64_t> seed, const std::string& integer_hash,
+                       bool concurrent, uint64_t max_memory, bool huge_pages) {
+             WindowedOptions options;
+             SetSharedOptions(options, error_rate, seed, integer_hash, concurrent, max_memory,
+                              huge_pages);
+             options.capacity = capacity;
+             // Seconds as a number or a datetime.timedelta; the C++ range checks see the rest.
+             const double seconds =
+                 py::hasattr(window, "total_seconds")
+                     ? window.attr("total_seconds")().cast<double>()
+                     : py::reinterpret_steal<py::float_>(PyNumber_Float(window.ptr()))
+                           .cast<double>();
+             if (!std::isfinite(seconds) || std::abs(seconds) > 9.0e9) {
+               throw py::value_error("WindowedFilter: window must be a finite number of seconds");
+             }
+             options.window = std::chrono::nanoseconds(std::llround(seconds * 1e9));
+             options.generations = generations;
+             if (refresh == "on_insert") {
+               options.refresh = Refresh::kOnInsert;
+             } else if (refresh == "keep_first_seen") {
+               options.refresh = Refresh::kKeepFirstSeen;
+             } else {
+               throw py::value_error(
+                   "WindowedFilter: refresh must be 'on_insert' or 'keep_first_seen'");
+             }
+             options.hashes = hashes;
+             return Wrap(OrThrow(WindowedFilter::Create(options)));
+           }),
+           py::arg("capacity"), py::arg("error_rate") = 0.01, py::kw_only(),
+           py::arg("window") = 0.0, py::arg("generations") = 4, py::arg("refresh") = "on_insert",
+           py::arg("hashes") = 0, py::arg("seed") = py::none(), py::arg("integer_hash") = "xxh3",
+           py::arg("concurrent") = false, py::arg("max_memory") = 0, py::arg("huge_pages") = true,
+           "(capacity, error_rate=0.01, *, window=0, generations=4, refresh='on_insert', "
+           "hashes=0, seed=None, integer_hash='xxh3', concurrent=False, max_memory=0, "
+           "huge_pages=True)\n\n"
+           "capacity: keys in one window; error_rate: the FPR over the whole window at capacity. "
+           "window=0: the window is the last `capacity` adds; else its length in seconds (a "
+           "number or datetime.timedelta), timed by the system clock. A key added at t is "
+           "present until at least t + W*(G-1)/G and gone from t + W (G = generations). "
+           "refresh='on_insert': adding a key again restarts its age; 'keep_first_seen': it "
+           "expires W after it was first added. ValueError for options the library refuses.")
       .def(
           "advance", [](Windowed& self) { self.Single([](WindowedFilter& f) { f.Advance(); }); },
           "Duration windows: forgets the generations whose time is over (adds do this "
@@ -1185,12 +1209,14 @@ void BindModule(py::module_& m) {
       py::arg("data"), "info() of a filter's bytes (tobytes(), a pickle's payload).");
   m.def(
       "hash_key",
-      [](py::handle key, std::optional<uint64_t> seed) {
-        const KeyHash h = Key(key.ptr()).Hash(seed.value_or(kDefaultSeed));
+      [](py::handle key, std::optional<uint64_t> seed, const std::string& integer_hash) {
+        const KeyHash h = Key(key.ptr()).Hash(
+            KeyHasher{seed.value_or(kDefaultSeed), ParseIntegerHash(integer_hash)});
         return py::make_tuple(h.lo, h.hi);
       },
-      py::arg("key"), py::arg("seed") = py::none(),
-      "The 128-bit XXH3 hash (lo, hi) every filter computes for `key`.");
+      py::arg("key"), py::arg("seed") = py::none(), py::arg("integer_hash") = "xxh3",
+      "The 128-bit hash (lo, hi) a filter computes for `key`: XXH3-128, or for an int key under "
+      "integer_hash='mix' the mix (bloomery/key.h).");
 }
 
 }  // namespace

@@ -99,6 +99,30 @@ def test_str_is_its_utf8_and_int_its_little_endian_bytes():
     assert bloomery.hash_key("a") != bloomery.hash_key("b")
 
 
+def test_integer_hash_mix_hashes_ints_by_the_mix_and_files_keep_it(kind):
+    f = KINDS[kind](integer_hash="mix")
+    assert f.integer_hash == "mix"
+    assert KINDS[kind]().integer_hash == "xxh3"
+    ints = list(range(0, 6_000, 3))
+    f.update(ints[:1_000])
+    for i in ints[1_000:]:
+        f.add(i)
+    assert all(i in f for i in ints)
+    assert f.contains_many(np.array(ints, dtype=np.uint64), count=True) == len(ints)
+    # An int is no longer its 8 little-endian bytes; str keys hash as before.
+    assert bloomery.hash_key(5, integer_hash="mix") != bloomery.hash_key((5).to_bytes(8, "little"))
+    assert bloomery.hash_key("a", integer_hash="mix") == bloomery.hash_key("a")
+    data = f.tobytes()
+    assert bloomery.info_bytes(data)["integer_hash"] == "mix"
+    for g in (pickle.loads(pickle.dumps(f)), copy.deepcopy(f), CLASSES[kind].frombytes(data)):
+        assert g.integer_hash == "mix"
+        assert all(i in g for i in ints)
+    with pytest.raises(ValueError):
+        f.union(KINDS[kind]())  # the other hashes ints by XXH3: its bits mean other keys
+    with pytest.raises(ValueError, match="integer_hash"):
+        KINDS[kind](integer_hash="md5")
+
+
 @pytest.mark.parametrize("bad", [1.5, None, ("a",), ["a"], {"a": 1}, object()], ids=repr)
 def test_other_key_types_are_type_errors(bad):
     f = bloomery.BlockedFilter(1_000, 0.01)
