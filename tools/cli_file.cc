@@ -418,8 +418,9 @@ false-positive rate.)",
 void AddMergeCommand(Commands& commands) {
   auto [app, flags] = commands.Add<MergeFlags>(
       "merge", "write the union of filter files built alike",
-      R"(The filters must be of one kind and built alike (same geometry and seed); otherwise merge
-exits 1 and says why. OUT is written atomically. Counting filters add their counts.)",
+      R"(The filters must be of one kind and built alike (same geometry, seed and integer hash);
+otherwise merge exits 1 and says why. OUT is written atomically. Counting filters add their
+counts.)",
       RunMerge);
   app->add_option("-o", flags->output, "the file to write")->type_name("OUT");
   app->add_option("inputs", flags->inputs, "the filter files to merge")->type_name("A B [C...]");

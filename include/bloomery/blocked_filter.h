@@ -101,7 +101,7 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
 
   // this |= other: afterwards this filter contains every key of both. Merging per-worker filters
   // is how a distributed de-duplication combines its state.
-  // Errors: FailedPrecondition unless both have the same bits, hashes and seed.
+  // Errors: FailedPrecondition unless both have the same bits, hashes, seed and integer hash.
   absl::Status UnionWith(const BlockedFilter& other);
   // this &= other: keeps keys that may be in both (the FPR of the result is at most that of
   // either; a key in both is never lost). Same compatibility rule as UnionWith.

@@ -85,7 +85,7 @@ class ClassicFilter : public BatchForms<ClassicFilter>,
   // prefetched before any is probed, so the k misses per key overlap.
 
   // this |= other: afterwards this filter contains every key of both. O(bytes).
-  // Errors: FailedPrecondition unless both have the same bits, hashes and seed.
+  // Errors: FailedPrecondition unless both have the same bits, hashes, seed and integer hash.
   absl::Status UnionWith(const ClassicFilter& other);
   // Whether UnionWith would accept `other`.
   [[nodiscard]] absl::Status CheckCompatible(const ClassicFilter& other) const;

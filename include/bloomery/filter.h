@@ -263,7 +263,7 @@ class BitArray : public WordArray {
   BitArray(FilterMemory memory, const Plan& plan, const KeyHasher& hasher, bool concurrent) noexcept
       : WordArray(std::move(memory), hasher, concurrent), plan_(plan) {}
   // The kinds' CheckCompatible and UnionWith: FailedPrecondition unless both have the same bits,
-  // hashes and seed; this |= other.
+  // hashes and hasher (seed and integer hash); this |= other.
   [[nodiscard]] absl::Status CheckSameBits(const BitArray& other) const;
   [[nodiscard]] absl::Status UniteBits(const BitArray& other);
   [[nodiscard]] uint64_t words() const noexcept { return memory_.size() / 8; }

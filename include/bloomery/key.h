@@ -121,7 +121,6 @@ struct KeyHasher {
   [[nodiscard, gnu::always_inline]] KeyHash operator()(uint64_t key) const noexcept {
     return integers == IntegerHash::kMix ? MixKey(key, seed) : HashKey(key, seed);
   }
-  [[nodiscard]] KeyHash operator()(const KeyHash& hash) const noexcept { return hash; }
   friend bool operator==(const KeyHasher&, const KeyHasher&) = default;
 };
 

@@ -732,7 +732,7 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
           "clear", [](W& self) { self.Exclusive([](Filter& f) { f.Clear(); }); },
           "Removes every key.")
       .def("union_update", union_update, py::arg("other"),
-           "self |= other. ValueError unless both have the same geometry and seed.")
+           "self |= other. ValueError unless both have the same geometry, seed and integer_hash.")
       .def_property_readonly("seed", [](W& self) { return self.filter().seed(); })
       .def_property_readonly(
           "integer_hash",
