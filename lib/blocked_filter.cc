@@ -39,7 +39,9 @@ BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHas
                              bool concurrent) noexcept
     : BitArray(std::move(memory), plan, hasher, concurrent),
       blocks_(plan.blocks()),
-      hashes_(plan.hashes) {}
+      hashes_(plan.hashes),
+      inline_probe_(plan.hashes <= 8 && !concurrent ? &blocked_line::kUnusedProbes[plan.hashes]
+                                                    : nullptr) {}
 
 bool BlockedFilter::InsertOutOfLine(KeyHash hash) noexcept {
   return simd::ActiveKernels().set_line(line(BlockIndex(hash, blocks_)), hash, hashes_,

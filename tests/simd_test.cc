@@ -170,8 +170,13 @@ TEST_CASE("the inline single-key probe (k <= 8) tests and sets lines like the re
     CAPTURE(k);
     for (const KeyHash& hash : hashes) {
       CheckLineOps(
-          rng, hash, k, [&](const uint64_t* line) { return blocked_line::Test64(line, hash, k); },
-          [&](uint64_t* line) { return blocked_line::Set64(line, hash, k); });
+          rng, hash, k,
+          [&](const uint64_t* line) {
+            return blocked_line::Test64(line, hash, blocked_line::kUnusedProbes[k]);
+          },
+          [&](uint64_t* line) {
+            return blocked_line::Set64(line, hash, blocked_line::kUnusedProbes[k]);
+          });
     }
   }
 }

@@ -78,8 +78,9 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
   // kernel. always_inline: the body depends on the caller's target, so no copy may be shared.
   [[gnu::always_inline]] bool Insert(const KeyHash& hash) noexcept {
 #ifdef BLOOMERY_INLINE_LINE_PROBE
-    if (hashes_ <= 8 && !concurrent_) {
-      return blocked_line::Set64(line(blocked_line::LineIndex(hash, blocks_)), hash, hashes_);
+    if (inline_probe_ != nullptr) {
+      return blocked_line::Set64(line(blocked_line::LineIndex(hash, blocks_)), hash,
+                                 *inline_probe_);
     }
 #endif
     return InsertOutOfLine(hash);
@@ -89,8 +90,9 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
   using BatchForms::MayContain;
   [[nodiscard, gnu::always_inline]] bool MayContain(const KeyHash& hash) const noexcept {
 #ifdef BLOOMERY_INLINE_LINE_PROBE
-    if (hashes_ <= 8 && !concurrent_) {
-      return blocked_line::Test64(line(blocked_line::LineIndex(hash, blocks_)), hash, hashes_);
+    if (inline_probe_ != nullptr) {
+      return blocked_line::Test64(line(blocked_line::LineIndex(hash, blocks_)), hash,
+                                  *inline_probe_);
     }
 #endif
     return MayContainOutOfLine(hash);
@@ -158,6 +160,9 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
   // plan_'s, read by the hot path without reaching into the plan.
   uint64_t blocks_ = 0;
   uint32_t hashes_ = 0;
+  // &blocked_line::kUnusedProbes[hashes_] where the inline probe may run (k <= 8, single
+  // writer), else null: one test per call picks the path.
+  const blocked_line::UnusedProbes* inline_probe_ = nullptr;
 };
 
 }  // namespace bloomery
