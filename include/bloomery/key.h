@@ -31,9 +31,6 @@ namespace bloomery {
 // Seed used when FilterOptions leaves it unset: the first 64 bits of pi's fractional part.
 inline constexpr uint64_t kDefaultSeed = 0x243F6A8885A308D3ull;
 
-// Identifies the key hash in filter files (hash_id); a different function gets a new id.
-inline constexpr uint32_t kHashIdXxh3_128 = 1;
-
 struct KeyHash {
   uint64_t lo = 0;
   uint64_t hi = 0;
