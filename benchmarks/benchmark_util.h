@@ -104,11 +104,14 @@ inline void FillSequential(uint64_t first, std::span<uint64_t> out) {
   for (size_t i = 0; i < out.size(); ++i) out[i] = first + i;
 }
 
-// A single-writer filter for n keys holding keys 0 .. n-1, built once (per integer hash).
-inline const BlockedFilter& FilledFilter(uint64_t n, IntegerHash integers = IntegerHash::kXxh3) {
-  const uint64_t id = n | (integers == IntegerHash::kMix ? uint64_t{1} << 63 : 0);
-  return Cached<BlockedFilter>(id, [n, integers] {
-    FilterOptions options = OptionsFor(n, false);
+// A filter for n keys holding keys 0 .. n-1, built once (per integer hash and concurrency mode);
+// single-writer unless `concurrent`.
+inline const BlockedFilter& FilledFilter(uint64_t n, IntegerHash integers = IntegerHash::kXxh3,
+                                         bool concurrent = false) {
+  const uint64_t id = n | (integers == IntegerHash::kMix ? uint64_t{1} << 63 : 0) |
+                      (concurrent ? uint64_t{1} << 62 : 0);
+  return Cached<BlockedFilter>(id, [n, integers, concurrent] {
+    FilterOptions options = OptionsFor(n, concurrent);
     options.integer_hash = integers;
     BlockedFilter filter = ValueOrDie(BlockedFilter::Create(options));
     std::vector<uint64_t> keys(kChunk);

@@ -112,9 +112,12 @@ void BM_ConcurrentInsertMany(benchmark::State& state) {
            [](BlockedFilter& f, std::span<const uint64_t> keys) { return f.InsertMany(keys); });
 }
 
-// Negative lookups (keys never inserted): the case a filter exists for.
+// Negative lookups (keys never inserted): the case a filter exists for. On a concurrent filter
+// when kConcurrent.
+template <bool kConcurrent>
 void BM_MayContainMany(benchmark::State& state) {
-  const BlockedFilter& filter = FilledFilter(static_cast<uint64_t>(state.range(0)));
+  const BlockedFilter& filter =
+      FilledFilter(static_cast<uint64_t>(state.range(0)), IntegerHash::kXxh3, kConcurrent);
   StreamCursor keys(AbsentKeys(), state);
   uint64_t found = 0;
   for (auto _ : state) found += filter.MayContainMany(keys.Next());
@@ -266,11 +269,12 @@ void Register() {
       benchmark::RegisterBenchmark("BM_Hash", BM_Hash)->Arg(n)->Threads(threads)->UseRealTime();
     }
     for (int threads : ThreadCounts()) {
-      benchmark::RegisterBenchmark("BM_MayContainMany", BM_MayContainMany)
+      benchmark::RegisterBenchmark("BM_MayContainMany", BM_MayContainMany<false>)
           ->Arg(n)
           ->Threads(threads)
           ->UseRealTime();
     }
+    benchmark::RegisterBenchmark("BM_ConcurrentMayContainMany", BM_MayContainMany<true>)->Arg(n);
     benchmark::RegisterBenchmark("BM_MayContainManyHashed", BM_MayContainManyHashed)->Arg(n);
     benchmark::RegisterBenchmark("BM_MayContainManyPositive", BM_MayContainManyPositive)->Arg(n);
     benchmark::RegisterBenchmark("BM_Libbloom_MayContain", BM_Libbloom_MayContain)->Arg(n);

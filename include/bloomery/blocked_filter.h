@@ -28,7 +28,8 @@
 // concurrent const calls (lookups) but writes (Insert*, Clear, UnionWith, IntersectWith) must not
 // overlap with any other call. With `concurrent = true`, Insert*, MayContain* and UnionWith may all
 // run at once from any number of threads: inserts use relaxed atomic fetch_or on the 64-bit words
-// whose bits are missing, lookups use relaxed atomic loads and never block or write. A lookup that
+// whose bits are missing, lookups only read (relaxed atomic loads, or on x86 one vector load of the
+// line: docs/DESIGN.md, "Concurrency contract") and never block or write. A lookup that
 // overlaps an insert of the same key may answer either way; once Insert returns, every later
 // lookup (in any thread that synchronises with it, or simply after it in time) answers true.
 // When several threads insert the same new key at once, at least one of them is told it was new

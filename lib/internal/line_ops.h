@@ -3,9 +3,10 @@
 // line_ops.h (internal): the scalar reference for testing and setting a line's bits, in both
 // concurrency modes.
 //
-// The SIMD kernels (lib/simd/block_kernels-inl.h) use these functions as they are for concurrent
-// filters, where every access to the bits must be a relaxed atomic (no vector loads), and are held
-// to the same answers and bytes as these functions for single-writer filters.
+// The SIMD kernels (lib/simd/block_kernels-inl.h) are held to the same answers and bytes as these
+// functions in both modes. For concurrent filters these functions use relaxed atomics for every
+// access; the kernels write the same way (fetch_or) but read a line with one vector load in inline
+// assembly (LoadShared there, which says why that is sound).
 #ifndef BLOOMERY_LIB_INTERNAL_LINE_OPS_H_
 #define BLOOMERY_LIB_INTERNAL_LINE_OPS_H_
 
