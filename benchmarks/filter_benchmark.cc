@@ -92,9 +92,11 @@ void BM_Hash(benchmark::State& state) {
   ReportKeys(state, state.iterations() * kChunk);
 }
 
+template <IntegerHash kIntegers>
 void BM_InsertMany(benchmark::State& state) {
-  BlockedFilter filter =
-      ValueOrDie(BlockedFilter::Create(OptionsFor(static_cast<uint64_t>(state.range(0)), false)));
+  FilterOptions options = OptionsFor(static_cast<uint64_t>(state.range(0)), false);
+  options.integer_hash = kIntegers;
+  BlockedFilter filter = ValueOrDie(BlockedFilter::Create(options));
   FillOnce(state, filter, 0,
            [](BlockedFilter& f, std::span<const uint64_t> keys) { return f.InsertMany(keys); });
 }
@@ -114,10 +116,10 @@ void BM_ConcurrentInsertMany(benchmark::State& state) {
 
 // Negative lookups (keys never inserted): the case a filter exists for. On a concurrent filter
 // when kConcurrent.
-template <bool kConcurrent>
+template <bool kConcurrent, IntegerHash kIntegers>
 void BM_MayContainMany(benchmark::State& state) {
   const BlockedFilter& filter =
-      FilledFilter(static_cast<uint64_t>(state.range(0)), IntegerHash::kXxh3, kConcurrent);
+      FilledFilter(static_cast<uint64_t>(state.range(0)), kIntegers, kConcurrent);
   StreamCursor keys(AbsentKeys(), state);
   uint64_t found = 0;
   for (auto _ : state) found += filter.MayContainMany(keys.Next());
@@ -269,18 +271,25 @@ void Register() {
       benchmark::RegisterBenchmark("BM_Hash", BM_Hash)->Arg(n)->Threads(threads)->UseRealTime();
     }
     for (int threads : ThreadCounts()) {
-      benchmark::RegisterBenchmark("BM_MayContainMany", BM_MayContainMany<false>)
+      benchmark::RegisterBenchmark("BM_MayContainMany",
+                                   BM_MayContainMany<false, IntegerHash::kXxh3>)
           ->Arg(n)
           ->Threads(threads)
           ->UseRealTime();
     }
-    benchmark::RegisterBenchmark("BM_ConcurrentMayContainMany", BM_MayContainMany<true>)->Arg(n);
+    benchmark::RegisterBenchmark("BM_ConcurrentMayContainMany",
+                                 BM_MayContainMany<true, IntegerHash::kXxh3>)
+        ->Arg(n);
+    benchmark::RegisterBenchmark("BM_MayContainManyMix",
+                                 BM_MayContainMany<false, IntegerHash::kMix>)
+        ->Arg(n);
     benchmark::RegisterBenchmark("BM_MayContainManyHashed", BM_MayContainManyHashed)->Arg(n);
     benchmark::RegisterBenchmark("BM_MayContainManyPositive", BM_MayContainManyPositive)->Arg(n);
     benchmark::RegisterBenchmark("BM_Libbloom_MayContain", BM_Libbloom_MayContain)->Arg(n);
     benchmark::RegisterBenchmark("BM_MayContainUrl", BM_MayContainUrl<false>)->Arg(n);
     benchmark::RegisterBenchmark("BM_MayContainManyUrl", BM_MayContainUrl<true>)->Arg(n);
-    RegisterFill("BM_InsertMany", BM_InsertMany, n);
+    RegisterFill("BM_InsertMany", BM_InsertMany<IntegerHash::kXxh3>, n);
+    RegisterFill("BM_InsertManyMix", BM_InsertMany<IntegerHash::kMix>, n);
     for (int threads : ThreadCounts()) {
       RegisterFill("BM_ConcurrentInsertMany", BM_ConcurrentInsertMany, n, threads);
     }
