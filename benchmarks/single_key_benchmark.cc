@@ -5,7 +5,8 @@
 // BM_MayContain, and for x86-64-v3 with BLOOMERY_BENCH_TARGET="<x86-64-v3>", registering
 // BM_Insert<x86-64-v3> and BM_MayContain<x86-64-v3>: there the probe is inlined into the loop
 // (bloomery/blocked_line.h), as in a user's program built with -march=x86-64-v3 or native, the
-// flags the Boost.Bloom families are built with. The x86-64-v3 copy also registers
+// flags the Boost.Bloom families are built with. Both copies register BM_ConcurrentMayContain:
+// BM_MayContain on a concurrent filter. The x86-64-v3 copy also registers
 // BM_InsertMix and BM_MayContainMix: the same calls on a filter created with
 // integer_hash = IntegerHash::kMix (key.h), the cheaper hash for integer keys.
 #include <cstdint>
@@ -34,9 +35,11 @@ void BM_Insert(benchmark::State& state) {
   });
 }
 
-template <IntegerHash kIntegers>
+// On a concurrent filter when kConcurrent.
+template <IntegerHash kIntegers, bool kConcurrent = false>
 void BM_MayContain(benchmark::State& state) {
-  const BlockedFilter& filter = FilledFilter(static_cast<uint64_t>(state.range(0)), kIntegers);
+  const BlockedFilter& filter =
+      FilledFilter(static_cast<uint64_t>(state.range(0)), kIntegers, kConcurrent);
   TimeLookups(state, StreamCursor(AbsentKeys(), state), [&filter](std::span<const uint64_t> keys) {
     uint64_t found = 0;
     for (uint64_t key : keys) found += filter.MayContain(key);
@@ -56,6 +59,9 @@ void Register() {
                                  BM_MayContain<IntegerHash::kXxh3>)
         ->Arg(n);
     RegisterFill(("BM_Insert" + target).c_str(), BM_Insert<IntegerHash::kXxh3>, n);
+    benchmark::RegisterBenchmark(("BM_ConcurrentMayContain" + target).c_str(),
+                                 BM_MayContain<IntegerHash::kXxh3, true>)
+        ->Arg(n);
 #ifdef __AVX2__
     benchmark::RegisterBenchmark(("BM_MayContainMix" + target).c_str(),
                                  BM_MayContain<IntegerHash::kMix>)

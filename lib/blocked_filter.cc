@@ -40,8 +40,8 @@ BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHas
     : BitArray(std::move(memory), plan, hasher, concurrent),
       blocks_(plan.blocks()),
       hashes_(plan.hashes),
-      inline_probe_(plan.hashes <= 8 && !concurrent ? &blocked_line::kUnusedProbes[plan.hashes]
-                                                    : nullptr) {}
+      inline_test_(plan.hashes <= 8 ? &blocked_line::kUnusedProbes[plan.hashes] : nullptr),
+      inline_set_(concurrent ? nullptr : inline_test_) {}
 
 bool BlockedFilter::InsertOutOfLine(KeyHash hash) noexcept {
   return simd::ActiveKernels().set_line(line(BlockIndex(hash, blocks_)), hash, hashes_,

@@ -28,7 +28,7 @@
 // concurrent const calls (lookups) but writes (Insert*, Clear, UnionWith, IntersectWith) must not
 // overlap with any other call. With `concurrent = true`, Insert*, MayContain* and UnionWith may all
 // run at once from any number of threads: inserts use relaxed atomic fetch_or on the 64-bit words
-// whose bits are missing, lookups only read (relaxed atomic loads, or on x86 one vector load of the
+// whose bits are missing, lookups only read (relaxed atomic loads, or on x86 vector loads of the
 // line: docs/DESIGN.md, "Concurrency contract") and never block or write. A lookup that
 // overlaps an insert of the same key may answer either way; once Insert returns, every later
 // lookup (in any thread that synchronises with it, or simply after it in time) answers true.
@@ -75,13 +75,13 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
   // already reported it present (a duplicate, or a false positive with probability ~fpr).
   // The std::string_view and uint64_t forms hash the key (BatchForms, filter.h).
   using BatchForms::Insert;
-  // Inline where the caller is compiled for AVX2 (blocked_line.h says why), else the dispatched
-  // kernel. always_inline: the body depends on the caller's target, so no copy may be shared.
+  // Inline where the caller is compiled for AVX2 (blocked_line.h says why) and the filter is
+  // single-writer with k <= 8, else the dispatched kernel (lookups inline in either concurrency
+  // mode). always_inline: the body depends on the caller's target, so no copy may be shared.
   [[gnu::always_inline]] bool Insert(const KeyHash& hash) noexcept {
 #ifdef BLOOMERY_INLINE_LINE_PROBE
-    if (inline_probe_ != nullptr) {
-      return blocked_line::Set64(line(blocked_line::LineIndex(hash, blocks_)), hash,
-                                 *inline_probe_);
+    if (inline_set_ != nullptr) {
+      return blocked_line::Set64(line(blocked_line::LineIndex(hash, blocks_)), hash, *inline_set_);
     }
 #endif
     return InsertOutOfLine(hash);
@@ -91,9 +91,9 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
   using BatchForms::MayContain;
   [[nodiscard, gnu::always_inline]] bool MayContain(const KeyHash& hash) const noexcept {
 #ifdef BLOOMERY_INLINE_LINE_PROBE
-    if (inline_probe_ != nullptr) {
+    if (inline_test_ != nullptr) {
       return blocked_line::Test64(line(blocked_line::LineIndex(hash, blocks_)), hash,
-                                  *inline_probe_);
+                                  *inline_test_);
     }
 #endif
     return MayContainOutOfLine(hash);
@@ -161,9 +161,10 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
   // plan_'s, read by the hot path without reaching into the plan.
   uint64_t blocks_ = 0;
   uint32_t hashes_ = 0;
-  // &blocked_line::kUnusedProbes[hashes_] where the inline probe may run (k <= 8, single
-  // writer), else null: one test per call picks the path.
-  const blocked_line::UnusedProbes* inline_probe_ = nullptr;
+  // &blocked_line::kUnusedProbes[hashes_] where the inline probe may run, else null: one test per
+  // call picks the path. Lookups: k <= 8. Inserts: k <= 8 and single writer (Set64 stores).
+  const blocked_line::UnusedProbes* inline_test_ = nullptr;
+  const blocked_line::UnusedProbes* inline_set_ = nullptr;
 };
 
 }  // namespace bloomery

@@ -91,17 +91,26 @@ namespace detail {
   hi = _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_extracti128_si256(shift, 1)));
 }
 
+// 32 bytes of a line, by one load in inline assembly: a read outside the C++ memory model, so
+// concurrent filters may use it while other threads set bits (docs/DESIGN.md, "Concurrency
+// contract"; the kernels' LoadShared). The compiled probe issued its loads as separate
+// instructions before as well: single-writer lookups measured no slower (benchmarks/README.md).
+[[nodiscard, gnu::always_inline]] inline __m256i LoadShared(const uint64_t* words) noexcept {
+  __m256i v;
+  asm volatile("vmovdqu %1, %0" : "=x"(v) : "m"(*reinterpret_cast<const __m256i*>(words)));
+  return v;
+}
+
 }  // namespace detail
 
 // k <= 8 (`unused` = kUnusedProbes[k]): whether every bit of the key is set in `line` (64-byte
-// aligned). Plain vector loads: single-writer filters only.
+// aligned). Either concurrency mode (detail::LoadShared).
 [[nodiscard, gnu::always_inline]] inline bool Test64(const uint64_t* line, const KeyHash& hash,
                                                      const UnusedProbes& unused) noexcept {
   __m256i lo, hi;
   detail::LineMask64(hash, unused, lo, hi);
-  const auto* words = reinterpret_cast<const __m256i*>(line);
-  const __m256i missing = _mm256_or_si256(_mm256_andnot_si256(_mm256_load_si256(words), lo),
-                                          _mm256_andnot_si256(_mm256_load_si256(words + 1), hi));
+  const __m256i missing = _mm256_or_si256(_mm256_andnot_si256(detail::LoadShared(line), lo),
+                                          _mm256_andnot_si256(detail::LoadShared(line + 4), hi));
   return _mm256_testz_si256(missing, missing) != 0;
 }
 
