@@ -62,6 +62,12 @@ using measure::FastRange;
 using measure::kBitsPerKey;
 using measure::Mix;
 using measure::OptionsFor;
+// OptionsFor with the filter's integer hash chosen.
+inline FilterOptions OptionsFor(uint64_t n, bool concurrent, IntegerHash integers) {
+  FilterOptions options = measure::OptionsFor(n, concurrent);
+  options.integer_hash = integers;
+  return options;
+}
 
 // Values built once per argument and kept for the whole run (the families share them, and Google
 // Benchmark calls a family several times while it calibrates the iteration count).
@@ -111,9 +117,7 @@ inline const BlockedFilter& FilledFilter(uint64_t n, IntegerHash integers = Inte
   const uint64_t id = n | (integers == IntegerHash::kMix ? uint64_t{1} << 63 : 0) |
                       (concurrent ? uint64_t{1} << 62 : 0);
   return Cached<BlockedFilter>(id, [n, integers, concurrent] {
-    FilterOptions options = OptionsFor(n, concurrent);
-    options.integer_hash = integers;
-    BlockedFilter filter = ValueOrDie(BlockedFilter::Create(options));
+    BlockedFilter filter = ValueOrDie(BlockedFilter::Create(OptionsFor(n, concurrent, integers)));
     std::vector<uint64_t> keys(kChunk);
     for (uint64_t first = 0; first < n; first += kChunk) {
       FillSequential(first, keys);

@@ -94,9 +94,8 @@ void BM_Hash(benchmark::State& state) {
 
 template <IntegerHash kIntegers>
 void BM_InsertMany(benchmark::State& state) {
-  FilterOptions options = OptionsFor(static_cast<uint64_t>(state.range(0)), false);
-  options.integer_hash = kIntegers;
-  BlockedFilter filter = ValueOrDie(BlockedFilter::Create(options));
+  BlockedFilter filter = ValueOrDie(
+      BlockedFilter::Create(OptionsFor(static_cast<uint64_t>(state.range(0)), false, kIntegers)));
   FillOnce(state, filter, 0,
            [](BlockedFilter& f, std::span<const uint64_t> keys) { return f.InsertMany(keys); });
 }

@@ -25,9 +25,8 @@ namespace {
 
 template <IntegerHash kIntegers>
 void BM_Insert(benchmark::State& state) {
-  FilterOptions options = OptionsFor(static_cast<uint64_t>(state.range(0)), false);
-  options.integer_hash = kIntegers;
-  BlockedFilter filter = ValueOrDie(BlockedFilter::Create(options));
+  BlockedFilter filter = ValueOrDie(
+      BlockedFilter::Create(OptionsFor(static_cast<uint64_t>(state.range(0)), false, kIntegers)));
   FillOnce(state, filter, 0, [](BlockedFilter& f, std::span<const uint64_t> keys) {
     size_t added = 0;
     for (uint64_t key : keys) added += f.Insert(key);
