@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <filesystem>
@@ -355,6 +356,106 @@ TEST_CASE_TEMPLATE("Clear empties the filter", F, KINDS) {
   CHECK(f.EstimatedFpr() == 0.0);
   CHECK(f.MayContainMany(keys) == 0);
   CHECK(WasNew(f.Insert(keys[0])));
+}
+
+// AnyFilter (any_filter.h): each kind through one handle answers as the kind itself does, and a
+// file or bytes of each kind load back as that kind.
+TEST_CASE_TEMPLATE("AnyFilter answers as the kind and loads each kind's files as that kind", F,
+                   KINDS) {
+  const std::vector<std::string> strings = DistinctStrings(20'000, "any-");
+  const std::vector<std::string_view> keys(strings.begin(), strings.end());
+  const std::vector<uint64_t> absent = DistinctInts(20'000, 7);
+  F reference = MakeOrFail<F>(Sized<F>(30'000, 0.01));
+  AnyFilter any(MakeOrFail<F>(Sized<F>(30'000, 0.01)));
+  REQUIRE(any.get_if<F>() != nullptr);
+  CHECK((any.template get_if<BlockedFilter>() == nullptr) != std::same_as<F, BlockedFilter>);
+  // The kind is the one its file names (so Variant's order is FilterKind's).
+  absl::StatusOr<FileInfo> info = InspectBytes(*reference.SaveToBytes());
+  REQUIRE(info.ok());
+  CHECK(any.kind() == info->kind);
+
+  // Insert: the same "was new" answers and count as the kind's own InsertMany.
+  auto expected = Answers<InsertAnswer<F>>(keys.size());
+  auto was_new = Answers<bool>(keys.size());
+  const size_t added = Added(reference.InsertMany(keys, std::span(expected.get(), keys.size())));
+  absl::StatusOr<size_t> any_added = any.InsertMany(keys, std::span(was_new.get(), keys.size()));
+  REQUIRE(any_added.ok());
+  CHECK(*any_added == added);
+  for (size_t i = 0; i < keys.size(); ++i) REQUIRE(was_new[i] == WasNew(expected[i]));
+  // Lookups: every key found; absent keys answered as the kind answers them.
+  CHECK(any.MayContainMany(keys) == keys.size());
+  auto want = Answers<bool>(absent.size());
+  auto got = Answers<bool>(absent.size());
+  const size_t false_positives =
+      reference.MayContainMany(absent, std::span(want.get(), absent.size()));
+  CHECK(any.MayContainMany(absent, std::span(got.get(), absent.size())) == false_positives);
+  CHECK(std::equal(want.get(), want.get() + absent.size(), got.get()));
+  CHECK(any.EstimatedCount() == reference.EstimatedCount());
+  CHECK(any.EstimatedFpr() == reference.EstimatedFpr());
+  CHECK(any.memory_bytes() == reference.memory_bytes());
+  CHECK(any.capacity() >= 30'000);
+  CHECK(any.planned_fpr() > 0);
+  CHECK(any.planned_fpr() <= 0.01);
+  CHECK(any.stage_count() >= 1);
+
+  // Save and load back, from a file and from bytes, as the same kind with the same answers.
+  namespace fs = std::filesystem;
+  const fs::path path =
+      fs::temp_directory_path() / ("bloomery_any_filter_" + std::to_string(getpid()) + "_" +
+                                   std::string(FilterKindName(any.kind())));
+  REQUIRE(any.Save(path.string()).ok());
+  absl::StatusOr<AnyFilter> loaded = AnyFilter::Load(path.string());
+  fs::remove(path);
+  REQUIRE(loaded.ok());
+  absl::StatusOr<std::string> bytes = any.SaveToBytes();
+  REQUIRE(bytes.ok());
+  absl::StatusOr<AnyFilter> from_bytes = AnyFilter::LoadFromBytes(*bytes);
+  REQUIRE(from_bytes.ok());
+  for (const AnyFilter* copy : {&*loaded, &*from_bytes}) {
+    CHECK(copy->kind() == any.kind());
+    CHECK(copy->get_if<F>() != nullptr);
+    CHECK(copy->MayContainMany(keys) == keys.size());
+    CHECK(copy->MayContainMany(absent) == false_positives);
+  }
+  CHECK(AnyFilter::Load(path.string()).status().code() == absl::StatusCode::kNotFound);
+  CHECK(AnyFilter::LoadFromBytes("not a filter").status().code() ==
+        absl::StatusCode::kInvalidArgument);
+
+  // Union with the same kind built alike; another kind is refused, naming both.
+  AnyFilter empty(MakeOrFail<F>(Sized<F>(30'000, 0.01)));
+  REQUIRE(empty.UnionWith(any).ok());
+  CHECK(empty.MayContainMany(keys) == keys.size());
+  AnyFilter other = std::same_as<F, BlockedFilter>
+                        ? AnyFilter(MakeOrFail<ClassicFilter>(Sized<ClassicFilter>(30'000, 0.01)))
+                        : AnyFilter(MakeOrFail<BlockedFilter>(Sized<BlockedFilter>(30'000, 0.01)));
+  const absl::Status mixed = any.UnionWith(other);
+  CHECK(mixed.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(mixed.message().find("cannot merge a") != std::string_view::npos);
+
+  // Only counting filters erase.
+  absl::StatusOr<size_t> erased = any.EraseMany(keys);
+  if constexpr (std::same_as<F, CountingFilter>) {
+    REQUIRE(erased.ok());
+    CHECK(*erased == keys.size());
+  } else {
+    CHECK(erased.status().code() == absl::StatusCode::kFailedPrecondition);
+    CHECK(erased.status().message().find("cannot remove keys") != std::string_view::npos);
+  }
+}
+
+TEST_CASE("AnyFilter: a scalable filter's refusals become its FullStatus, after the keys it took") {
+  ScalableOptions o = Sized<ScalableFilter>(1'000, 0.01);
+  o.max_stages = 1;
+  AnyFilter any(MakeOrFail<ScalableFilter>(o));
+  const std::vector<uint64_t> keys = DistinctInts(10'000, 0);
+  auto was_new = Answers<bool>(keys.size());
+  absl::StatusOr<size_t> added = any.InsertMany(keys, std::span(was_new.get(), keys.size()));
+  CHECK(added.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK(added.status() == any.get_if<ScalableFilter>()->FullStatus());
+  const size_t taken = std::count(was_new.get(), was_new.get() + keys.size(), true);
+  CHECK(taken > 0);
+  CHECK(taken < keys.size());
+  CHECK(any.EstimatedCount() == static_cast<double>(taken));
 }
 
 }  // namespace

@@ -23,7 +23,6 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -296,10 +295,8 @@ absl::StatusOr<BatchTotals> ForEachBatch(LineReader& reader, std::string_view la
 }
 
 // ---------------------------------------------------------------------------------------------
-// AnyFilter (cli_filter.cc): one handle over every filter kind, for the subcommands that work on
-// filter files (build, add, remove, query, info, merge, repair) and for dedupe (--kind, --state).
-// It is the one place in tools/ that maps kinds to operations: it picks the loader from the file
-// itself (bloomery::InspectFile) and gives the kinds one set of batch operations.
+// Filters of any kind (bloomery::AnyFilter, cli_filter.cc) for the subcommands that work on filter
+// files (build, add, remove, query, info, merge, repair) and for dedupe (--kind, --state).
 
 // What `build` (and `dedupe --state` for a new state file) creates.
 struct CreateSpec {
@@ -341,49 +338,16 @@ struct CreateFlags {
 // naming it), so no writer's keys are lost. Hold it from before the load until after the save.
 [[nodiscard]] absl::StatusOr<FileLock> LockFile(const std::string& path, bool no_wait);
 
-class AnyFilter {
- public:
-  // Errors: InvalidArgument for an unknown kind or sizing the kind refuses.
-  [[nodiscard]] static absl::StatusOr<AnyFilter> Create(const CreateSpec& spec);
-  // Loads a file of any kind with `options` (by default: checksums verified, a DIRTY file refused).
-  // Errors: those of InspectFile and the kind's Load, through FileStatus.
-  [[nodiscard]] static absl::StatusOr<AnyFilter> Load(const std::string& path,
-                                                      const LoadOptions& options = {});
-
-  [[nodiscard]] std::string_view kind() const;
-  // Adds lines; was_new[i] as Insert's answer. A scalable filter that is full refuses new keys:
-  // that is ResourceExhausted, after the keys before it went in.
-  [[nodiscard]] absl::StatusOr<size_t> InsertMany(std::span<const std::string_view> keys,
-                                                  std::span<bool> was_new);
-  size_t MayContainMany(std::span<const std::string_view> keys, std::span<bool> results) const;
-  // Counting filters only (FailedPrecondition otherwise): erased[i] true if the key was erased,
-  // false if it was certainly absent.
-  [[nodiscard]] absl::StatusOr<size_t> EraseMany(std::span<const std::string_view> keys,
-                                                 std::span<bool> erased);
-  // FailedPrecondition for different kinds or incompatible parameters.
-  [[nodiscard]] absl::Status UnionWith(const AnyFilter& other);
-  [[nodiscard]] absl::Status Save(const std::string& path) const;
-
-  // Keys planned for; for a filter sized by bits and hashes alone, the count at which those
-  // hashes are the best choice (bits * ln 2 / k), past which its FPR climbs fast.
-  [[nodiscard]] uint64_t capacity() const;
-  // The FPR the filter was planned for at capacity() keys (scalable: the chain's bound).
-  [[nodiscard]] double planned_fpr() const;
-  // Stages of a scalable filter; 1 for the other kinds.
-  [[nodiscard]] uint32_t stage_count() const;
-  // Infinite for a saturated filter (every bit set): no count can be inferred from it.
-  [[nodiscard]] double EstimatedCount() const;
-  [[nodiscard]] double EstimatedFpr() const;
-  [[nodiscard]] uint64_t memory_bytes() const;
-  // The windowed filter, or null for the other kinds.
-  [[nodiscard]] WindowedFilter* windowed() { return std::get_if<WindowedFilter>(&filter_); }
-
- private:
-  using Variant =
-      std::variant<BlockedFilter, ClassicFilter, ScalableFilter, CountingFilter, WindowedFilter>;
-  explicit AnyFilter(Variant filter) : filter_(std::move(filter)) {}
-  Variant filter_;
-};
+// A new filter as `spec` says. Errors: InvalidArgument for sizing the kind refuses.
+[[nodiscard]] absl::StatusOr<AnyFilter> CreateFilter(const CreateSpec& spec);
+// Loads a file of any kind (AnyFilter::Load, with ClockFromEnvironment) with `options` (by default:
+// checksums verified, a DIRTY file refused); errors through FileStatus.
+[[nodiscard]] absl::StatusOr<AnyFilter> LoadFilter(const std::string& path,
+                                                   const LoadOptions& options = {});
+// "blocked", "counting", ...
+[[nodiscard]] inline std::string_view KindName(const AnyFilter& filter) {
+  return FilterKindName(filter.kind());
+}
 
 // A windowed filter's clock: the system clock, or (tests only) the fixed time in ns since the Unix
 // epoch that BLOOMERY_FAKE_CLOCK_NS holds, so a test can step a --state file's time across runs.

@@ -36,7 +36,7 @@ struct Report {
 void PrintReport(const Report& report, const AnyFilter& filter, bool json) {
   const double fpr_now = filter.EstimatedFpr();
   if (json) {
-    Json out = {{"file", report.path}, {"kind", filter.kind()}};
+    Json out = {{"file", report.path}, {"kind", KindName(filter)}};
     if (!report.inputs) out["lines"] = report.lines;
     if (report.erased) {
       out["erased"] = *report.erased;
@@ -65,7 +65,7 @@ void PrintReport(const Report& report, const AnyFilter& filter, bool json) {
   std::fprintf(stderr,
                "bloomery %.*s: %s: %.*s filter, %s, %s; planned FPR %s at %s keys, now about %s\n",
                static_cast<int>(report.command.size()), report.command.data(), report.path.c_str(),
-               static_cast<int>(filter.kind().size()), filter.kind().data(), what.c_str(),
+               static_cast<int>(KindName(filter).size()), KindName(filter).data(), what.c_str(),
                FormatBytes(static_cast<double>(filter.memory_bytes())).c_str(),
                FormatFpr(filter.planned_fpr()).c_str(), FormatCount(filter.capacity()).c_str(),
                FormatFpr(fpr_now).c_str());
@@ -144,7 +144,7 @@ absl::Status RunBuild(const BuildFlags& flags) {
   }
   absl::StatusOr<CreateSpec> spec = flags.create.Spec(0, 0.01);
   if (!spec.ok()) return spec.status();
-  absl::StatusOr<AnyFilter> filter = AnyFilter::Create(*spec);
+  absl::StatusOr<AnyFilter> filter = CreateFilter(*spec);
   if (!filter.ok()) return filter.status();
   Report report{"build", flags.output};
   if (absl::Status s = ApplyAll(flags.file, *filter, report, 0); !s.ok()) return s;
@@ -155,11 +155,13 @@ absl::Status RunBuild(const BuildFlags& flags) {
 absl::Status RunUpdate(const FileFlags& flags, std::string_view command) {
   absl::StatusOr<FileLock> lock = LockFile(flags.file, flags.no_wait);
   if (!lock.ok()) return lock.status();
-  absl::StatusOr<AnyFilter> filter = AnyFilter::Load(flags.file, flags.Load());
+  absl::StatusOr<AnyFilter> filter = LoadFilter(flags.file, flags.Load());
   if (!filter.ok()) return filter.status();
-  // Refuse before reading any input: EraseMany of an empty batch would not say no.
-  if (command == "remove") {
-    if (absl::StatusOr<size_t> none = filter->EraseMany({}, {}); !none.ok()) return none.status();
+  // Refuse before reading any input.
+  if (command == "remove" && filter->get_if<CountingFilter>() == nullptr) {
+    return InputError(absl::StrCat("a ", AsAbsl(KindName(*filter)),
+                                   " filter cannot remove keys; only counting filters can (build "
+                                   "--kind counting)"));
   }
   Report report{command, flags.file};
   if (absl::Status s = ApplyAll(flags, *filter, report, filter->EstimatedCount()); !s.ok()) {
@@ -183,7 +185,7 @@ absl::Status RunQuery(const QueryFlags& flags) {
     return UsageError("--present, --absent and --count exclude each other");
   }
   if (flags.file.json && !flags.count) return UsageError("--json goes with --count");
-  absl::StatusOr<AnyFilter> filter = AnyFilter::Load(flags.file.file, flags.file.Load());
+  absl::StatusOr<AnyFilter> filter = LoadFilter(flags.file.file, flags.file.Load());
   if (!filter.ok()) return filter.status();
   absl::StatusOr<LineReader> reader = LineReader::Open(flags.file.input, flags.file.strip_cr);
   if (!reader.ok()) return reader.status();
@@ -214,7 +216,7 @@ absl::Status RunQuery(const QueryFlags& flags) {
 // `age` began between age and age + 1 times W/G ago (W: the window, in lines or in seconds).
 Json GenerationsJson(AnyFilter& filter) {
   Json generations = Json::array();
-  WindowedFilter* windowed = filter.windowed();
+  WindowedFilter* windowed = filter.get_if<WindowedFilter>();
   if (windowed == nullptr) return generations;
   windowed->Advance();  // a duration window ages while its file sits on disk
   const uint32_t count = windowed->generations();
@@ -242,7 +244,7 @@ absl::Status RunInfo(const FileFlags& flags) {
   LoadOptions load = flags.Load();
   load.verify_checksums = false;
   load.allow_dirty = true;
-  absl::StatusOr<AnyFilter> filter = AnyFilter::Load(path, load);
+  absl::StatusOr<AnyFilter> filter = LoadFilter(path, load);
   if (!filter.ok()) return filter.status();
   const std::string checksums = info->checksums_verified ? "verified"
                                 : info->dirty ? "not verified (dirty: checksums are stale)"
@@ -326,10 +328,10 @@ absl::Status RunMerge(const MergeFlags& flags) {
   // OUT may be one of the inputs (merge into it): its lock covers the load as well as the save.
   absl::StatusOr<FileLock> lock = LockFile(flags.output, flags.file.no_wait);
   if (!lock.ok()) return lock.status();
-  absl::StatusOr<AnyFilter> merged = AnyFilter::Load(inputs[0], flags.file.Load());
+  absl::StatusOr<AnyFilter> merged = LoadFilter(inputs[0], flags.file.Load());
   if (!merged.ok()) return merged.status();
   for (size_t i = 1; i < inputs.size(); ++i) {
-    absl::StatusOr<AnyFilter> next = AnyFilter::Load(inputs[i], flags.file.Load());
+    absl::StatusOr<AnyFilter> next = LoadFilter(inputs[i], flags.file.Load());
     if (!next.ok()) return next.status();
     if (absl::Status s = merged->UnionWith(*next); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat("cannot merge ", inputs[i], " into ", inputs[0],
@@ -353,7 +355,7 @@ absl::Status RunRepair(const FileFlags& flags) {
   LoadOptions load = flags.Load();
   load.allow_dirty = true;
   load.verify_checksums = false;  // stale by definition: what the mapping wrote is the truth
-  absl::StatusOr<AnyFilter> filter = AnyFilter::Load(flags.file, load);
+  absl::StatusOr<AnyFilter> filter = LoadFilter(flags.file, load);
   if (!filter.ok()) return filter.status();
   // Save writes fresh checksums and a clean header to a temp file and renames it into place.
   if (absl::Status s = filter->Save(flags.file); !s.ok()) return FileStatus(s, flags.file);

@@ -4,12 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <iterator>
 #include <map>
-#include <memory>
-#include <numbers>
 #include <optional>
-#include <type_traits>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -93,10 +89,10 @@ absl::StatusOr<CreateSpec> CreateFlags::Spec(uint64_t default_capacity, double d
   return spec;
 }
 
-absl::StatusOr<AnyFilter> AnyFilter::Create(const CreateSpec& spec) {
+absl::StatusOr<AnyFilter> CreateFilter(const CreateSpec& spec) {
   auto wrap = [](auto filter) -> absl::StatusOr<AnyFilter> {
     if (!filter.ok()) return filter.status();
-    return AnyFilter(Variant(*std::move(filter)));
+    return AnyFilter(*std::move(filter));
   };
   if (spec.kind == FilterKind::kBlocked) return wrap(BlockedFilter::Create(spec.sizing));
   if (spec.kind == FilterKind::kClassic) return wrap(ClassicFilter::Create(spec.sizing));
@@ -156,127 +152,10 @@ absl::StatusOr<FileLock> LockFile(const std::string& path, bool no_wait) {
   return lock;
 }
 
-absl::StatusOr<AnyFilter> AnyFilter::Load(const std::string& path, const LoadOptions& options) {
-  absl::StatusOr<FileInfo> info = InspectFile(path, /*verify_checksums=*/false);
-  if (!info.ok()) return FileStatus(info.status(), path);
-  auto wrap = [&path](auto filter) -> absl::StatusOr<AnyFilter> {
-    if (!filter.ok()) return FileStatus(filter.status(), path);
-    return AnyFilter(Variant(*std::move(filter)));
-  };
-  if (info->kind == FilterKind::kBlocked) return wrap(BlockedFilter::Load(path, options));
-  if (info->kind == FilterKind::kClassic) return wrap(ClassicFilter::Load(path, options));
-  if (info->kind == FilterKind::kScalable) return wrap(ScalableFilter::Load(path, options));
-  if (info->kind == FilterKind::kWindowed) {
-    return wrap(WindowedFilter::Load(path, options, ClockFromEnvironment()));
-  }
-  return wrap(CountingFilter::Load(path, options));
-}
-
-// The variant's alternatives are in FilterKind's order, from 1.
-std::string_view AnyFilter::kind() const {
-  return FilterKindName(static_cast<FilterKind>(filter_.index() + 1));
-}
-
-absl::StatusOr<size_t> AnyFilter::InsertMany(std::span<const std::string_view> keys,
-                                             std::span<bool> was_new) {
-  return std::visit(
-      [&](auto& filter) -> absl::StatusOr<size_t> {
-        if constexpr (std::is_same_v<std::decay_t<decltype(filter)>, ScalableFilter>) {
-          auto results = std::make_unique<InsertResult[]>(keys.size());
-          const InsertCounts counts =
-              filter.InsertMany(keys, std::span<InsertResult>(results.get(), keys.size()));
-          for (size_t i = 0; i < keys.size() && i < was_new.size(); ++i) {
-            was_new[i] = results[i] == InsertResult::kAdded;
-          }
-          if (counts.refused != 0) return filter.FullStatus();
-          return counts.added;
-        } else {
-          return filter.InsertMany(keys, was_new);
-        }
-      },
-      filter_);
-}
-
-size_t AnyFilter::MayContainMany(std::span<const std::string_view> keys,
-                                 std::span<bool> results) const {
-  return std::visit([&](const auto& filter) { return filter.MayContainMany(keys, results); },
-                    filter_);
-}
-
-absl::StatusOr<size_t> AnyFilter::EraseMany(std::span<const std::string_view> keys,
-                                            std::span<bool> erased) {
-  auto* counting = std::get_if<CountingFilter>(&filter_);
-  if (counting == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("a ", AsAbsl(kind()),
-                     " filter cannot remove keys; only counting filters can (build --kind "
-                     "counting)"));
-  }
-  return counting->EraseMany(keys, erased);
-}
-
-absl::Status AnyFilter::UnionWith(const AnyFilter& other) {
-  if (filter_.index() != other.filter_.index()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot merge a ", AsAbsl(other.kind()), " filter into a ", AsAbsl(kind()), " filter"));
-  }
-  return std::visit(
-      [&](auto& filter) {
-        using Filter = std::decay_t<decltype(filter)>;
-        return filter.UnionWith(std::get<Filter>(other.filter_));
-      },
-      filter_);
-}
-
-absl::Status AnyFilter::Save(const std::string& path) const {
-  return std::visit([&](const auto& filter) { return filter.Save(path); }, filter_);
-}
-
-uint64_t AnyFilter::capacity() const {
-  return std::visit(
-      [](const auto& filter) -> uint64_t {
-        if constexpr (!requires { filter.plan(); }) {
-          return filter.capacity();
-        } else {
-          const auto& plan = filter.plan();
-          if (plan.capacity != 0 || plan.hashes == 0) return plan.capacity;
-          double cells = 0;
-          if constexpr (requires { plan.counters(); }) {
-            cells = static_cast<double>(plan.counters());
-          } else {
-            cells = static_cast<double>(plan.bits);
-          }
-          return static_cast<uint64_t>(cells * std::numbers::ln2 / plan.hashes);
-        }
-      },
-      filter_);
-}
-
-double AnyFilter::planned_fpr() const {
-  return std::visit(
-      [](const auto& filter) -> double {
-        if constexpr (requires { filter.expected_fpr(); }) {
-          return filter.expected_fpr();
-        } else if constexpr (std::is_same_v<std::decay_t<decltype(filter)>, ScalableFilter>) {
-          return filter.fpr();
-        } else {
-          return filter.plan().expected_fpr;
-        }
-      },
-      filter_);
-}
-
-uint32_t AnyFilter::stage_count() const {
-  const auto* scalable = std::get_if<ScalableFilter>(&filter_);
-  return scalable == nullptr ? 1 : scalable->stage_count();
-}
-
-double AnyFilter::EstimatedCount() const {
-  return std::visit([](const auto& filter) { return filter.EstimatedCount(); }, filter_);
-}
-
-double AnyFilter::EstimatedFpr() const {
-  return std::visit([](const auto& filter) { return filter.EstimatedFpr(); }, filter_);
+absl::StatusOr<AnyFilter> LoadFilter(const std::string& path, const LoadOptions& options) {
+  absl::StatusOr<AnyFilter> filter = AnyFilter::Load(path, options, ClockFromEnvironment());
+  if (!filter.ok()) return FileStatus(filter.status(), path);
+  return filter;
 }
 
 WindowClock ClockFromEnvironment() {
@@ -292,9 +171,5 @@ std::string FormatEstimate(double count) {
 }
 
 Json EstimateJson(double count) { return std::isfinite(count) ? Json(count) : Json("saturated"); }
-
-uint64_t AnyFilter::memory_bytes() const {
-  return std::visit([](const auto& filter) { return filter.memory_bytes(); }, filter_);
-}
 
 }  // namespace bloomery::cli

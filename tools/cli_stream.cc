@@ -112,8 +112,7 @@ absl::Status RunDedupe(const DedupeFlags& flags) {
   LoadOptions load;
   load.max_bytes = flags.create.max_memory;
   load.allow_dirty = flags.allow_dirty;
-  absl::StatusOr<AnyFilter> filter =
-      resume ? AnyFilter::Load(flags.state, load) : AnyFilter::Create(*spec);
+  absl::StatusOr<AnyFilter> filter = resume ? LoadFilter(flags.state, load) : CreateFilter(*spec);
   if (!filter.ok()) return filter.status();
   double known = 0;  // distinct lines the filter held before this run (infinite: saturated)
   if (resume) {
@@ -121,8 +120,8 @@ absl::Status RunDedupe(const DedupeFlags& flags) {
       std::fprintf(stderr,
                    "bloomery dedupe: warning: %s ignored: %s exists and its %.*s filter is used "
                    "as it is\n",
-                   flag.c_str(), flags.state.c_str(), static_cast<int>(filter->kind().size()),
-                   filter->kind().data());
+                   flag.c_str(), flags.state.c_str(), static_cast<int>(KindName(*filter).size()),
+                   KindName(*filter).data());
     }
     known = filter->EstimatedCount();
   }
@@ -163,7 +162,7 @@ absl::Status RunDedupe(const DedupeFlags& flags) {
   }
   const uint64_t kept = totals->counted;
   // A window forgets: what it held before this run does not add up with what went in since.
-  if (filter->windowed() == nullptr) {
+  if (filter->get_if<WindowedFilter>() == nullptr) {
     WarnIfOverCapacity("dedupe", known + static_cast<double>(kept), filter->capacity(), *filter);
   }
   if (flags.stats) {
@@ -171,8 +170,8 @@ absl::Status RunDedupe(const DedupeFlags& flags) {
                  "bloomery dedupe: read %s lines, kept %s, dropped %s; %.*s filter %s, "
                  "false-positive rate now about %s\n",
                  FormatCount(read).c_str(), FormatCount(kept).c_str(),
-                 FormatCount(read - kept).c_str(), static_cast<int>(filter->kind().size()),
-                 filter->kind().data(),
+                 FormatCount(read - kept).c_str(), static_cast<int>(KindName(*filter).size()),
+                 KindName(*filter).data(),
                  FormatBytes(static_cast<double>(filter->memory_bytes())).c_str(),
                  FormatFpr(filter->EstimatedFpr()).c_str());
   }

@@ -10,6 +10,7 @@
 #ifndef BLOOMERY_BLOOMERY_H_
 #define BLOOMERY_BLOOMERY_H_
 
+#include "bloomery/any_filter.h"       // IWYU pragma: export
 #include "bloomery/blocked_filter.h"   // IWYU pragma: export
 #include "bloomery/classic_filter.h"   // IWYU pragma: export
 #include "bloomery/counting_filter.h"  // IWYU pragma: export

@@ -11,6 +11,8 @@
 //   if (info.ok() && info->kind == bloomery::FilterKind::kBlocked) {
 //     auto f = bloomery::BlockedFilter::Load(...);
 //   }
+//
+// bloomery::AnyFilter::Load (any_filter.h) does that for every kind.
 #ifndef BLOOMERY_FILE_H_
 #define BLOOMERY_FILE_H_
 

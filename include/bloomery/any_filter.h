@@ -1,0 +1,165 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// any_filter.h: one handle over a filter of any kind, for code that learns the kind at run time:
+// from a file or bytes whose header names it (Load, LoadFromBytes), or from its caller (wrap a
+// filter of a known kind). What Python's bloomery.load gives, for C++: a service that loads what
+// its operators built with `bloomery build --kind ...`, or a tool over filter files.
+//
+// Every call dispatches once on the kind, then runs that kind's own code; a batch call pays the
+// dispatch once per batch. Code that knows its kind at compile time should use the kind itself
+// (or a template over the Filter concept, filter.h).
+//
+//   absl::StatusOr<bloomery::AnyFilter> f = bloomery::AnyFilter::Load("urls.bloom");
+//   if (!f.ok()) return f.status();
+//   size_t maybe = f->MayContainMany(keys, answers);       // any kind
+//   if (auto* counting = f->get_if<bloomery::CountingFilter>()) counting->Erase("a");
+#ifndef BLOOMERY_ANY_FILTER_H_
+#define BLOOMERY_ANY_FILTER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "bloomery/blocked_filter.h"
+#include "bloomery/classic_filter.h"
+#include "bloomery/counting_filter.h"
+#include "bloomery/filter.h"
+#include "bloomery/filter_kind.h"
+#include "bloomery/options.h"
+#include "bloomery/scalable_filter.h"
+#include "bloomery/windowed_filter.h"
+
+namespace bloomery {
+
+class AnyFilter {
+ public:
+  // The kinds, in FilterKind's order from 1 (a static_assert in any_filter.cc holds it): a new
+  // kind is one more alternative here.
+  using Variant =
+      std::variant<BlockedFilter, ClassicFilter, ScalableFilter, CountingFilter, WindowedFilter>;
+
+  // Wraps a filter of a known kind.
+  template <Filter F>
+  requires std::is_constructible_v<Variant, F&&>
+  explicit AnyFilter(F&& filter) noexcept : filter_(std::move(filter)) {}
+
+  // Loads a file of any kind (its header names it) with `options`, as that kind's Load would;
+  // `clock` is a windowed filter's (default: the system clock). Errors: those of InspectFile and
+  // of the kind's Load (NotFound, InvalidArgument for a file that is not a bloomery file,
+  // Unimplemented for a newer version or kind, DataLoss for corruption, ResourceExhausted over
+  // options.max_bytes).
+  [[nodiscard]] static absl::StatusOr<AnyFilter> Load(const std::string& path,
+                                                      const LoadOptions& options = {},
+                                                      WindowClock clock = {});
+  // The same from a file's bytes (what SaveToBytes returns).
+  [[nodiscard]] static absl::StatusOr<AnyFilter> LoadFromBytes(std::string_view bytes,
+                                                               const LoadOptions& options = {},
+                                                               WindowClock clock = {});
+
+  [[nodiscard]] FilterKind kind() const noexcept {
+    return static_cast<FilterKind>(filter_.index() + 1);
+  }
+  // The filter as kind F, or null when it is of another kind.
+  template <Filter F>
+  [[nodiscard]] F* get_if() noexcept {
+    return std::get_if<F>(&filter_);
+  }
+  template <Filter F>
+  [[nodiscard]] const F* get_if() const noexcept {
+    return std::get_if<F>(&filter_);
+  }
+  // visitor(filter), with the filter as its own kind.
+  template <typename Visitor>
+  decltype(auto) Visit(Visitor&& visitor) {
+    return std::visit(std::forward<Visitor>(visitor), filter_);
+  }
+  template <typename Visitor>
+  decltype(auto) Visit(Visitor&& visitor) const {
+    return std::visit(std::forward<Visitor>(visitor), filter_);
+  }
+
+  // Inserts `keys` with the kind's InsertMany; was_new[i] (if given) says whether key i was new.
+  // Returns the number of new keys. A kind that can refuse keys (ScalableFilter at a limit)
+  // refuses with its FullStatus (ResourceExhausted) once every key of the batch was tried: the
+  // keys it could add went in, and was_new is filled for all of them.
+  template <KeyRange Keys>
+  [[nodiscard]] absl::StatusOr<size_t> InsertMany(const Keys& keys, std::span<bool> was_new = {});
+  template <KeyRange Keys>
+  size_t MayContainMany(const Keys& keys, std::span<bool> results = {}) const noexcept {
+    return Visit([&](const auto& f) { return f.MayContainMany(keys, results); });
+  }
+  // CountingFilter's EraseMany; FailedPrecondition for the kinds that cannot remove keys.
+  template <KeyRange Keys>
+  [[nodiscard]] absl::StatusOr<size_t> EraseMany(const Keys& keys, std::span<bool> erased = {});
+
+  // Adds `other`'s keys. FailedPrecondition for another kind, or the kind's UnionWith errors.
+  [[nodiscard]] absl::Status UnionWith(const AnyFilter& other);
+  [[nodiscard]] absl::Status Save(const std::string& path) const {
+    return Visit([&](const auto& f) { return f.Save(path); });
+  }
+  [[nodiscard]] absl::StatusOr<std::string> SaveToBytes() const {
+    return Visit([](const auto& f) { return f.SaveToBytes(); });
+  }
+
+  // Keys planned for (scalable: by the stages allocated so far; windowed: by the window). For a
+  // filter sized by bits and hashes alone, the count at which those hashes are the best choice
+  // (cells * ln 2 / k), past which its FPR climbs fast.
+  [[nodiscard]] uint64_t capacity() const noexcept;
+  // The FPR planned at capacity() keys (scalable: the whole chain's bound).
+  [[nodiscard]] double planned_fpr() const noexcept;
+  // A scalable filter's stages; 1 for the other kinds.
+  [[nodiscard]] uint32_t stage_count() const noexcept;
+  // As the kind's: infinite for a saturated filter.
+  [[nodiscard]] double EstimatedCount() const noexcept {
+    return Visit([](const auto& f) { return f.EstimatedCount(); });
+  }
+  [[nodiscard]] double EstimatedFpr() const noexcept {
+    return Visit([](const auto& f) { return f.EstimatedFpr(); });
+  }
+  [[nodiscard]] uint64_t memory_bytes() const noexcept {
+    return Visit([](const auto& f) { return f.memory_bytes(); });
+  }
+
+ private:
+  // FailedPrecondition: "a <kind> filter cannot <what>".
+  [[nodiscard]] absl::Status Unsupported(std::string_view what) const;
+
+  Variant filter_;
+};
+
+template <KeyRange Keys>
+absl::StatusOr<size_t> AnyFilter::InsertMany(const Keys& keys, std::span<bool> was_new) {
+  return Visit([&](auto& f) -> absl::StatusOr<size_t> {
+    using F = std::remove_cvref_t<decltype(f)>;
+    if constexpr (std::same_as<InsertAnswer<F>, bool>) {
+      return f.InsertMany(keys, was_new);
+    } else {
+      const size_t n = std::ranges::size(keys);
+      const auto answers = std::make_unique<InsertAnswer<F>[]>(n);
+      const InsertCounts counts = f.InsertMany(keys, std::span(answers.get(), n));
+      for (size_t i = 0; i < n && i < was_new.size(); ++i) {
+        was_new[i] = answers[i] == InsertResult::kAdded;
+      }
+      if (counts.refused != 0) return f.FullStatus();
+      return counts.added;
+    }
+  });
+}
+
+template <KeyRange Keys>
+absl::StatusOr<size_t> AnyFilter::EraseMany(const Keys& keys, std::span<bool> erased) {
+  if (auto* counting = get_if<CountingFilter>()) return counting->EraseMany(keys, erased);
+  return Unsupported("remove keys; only counting filters can");
+}
+
+}  // namespace bloomery
+
+#endif  // BLOOMERY_ANY_FILTER_H_

@@ -1,0 +1,120 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+#include "bloomery/any_filter.h"
+
+#include <cstddef>
+#include <numbers>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "bloomery/file.h"
+
+namespace bloomery {
+namespace {
+
+// Debian's Abseil has its own absl::string_view, which StrCat takes.
+absl::string_view Name(FilterKind kind) {
+  const std::string_view name = FilterKindName(kind);
+  return {name.data(), name.size()};
+}
+
+// load(std::type_identity<F>{}) for the alternative F of kind `kind` (Variant's alternative
+// kind - 1: filter_test's AnyFilter case holds the order to the files' kinds), wrapped.
+template <size_t I = 0, typename LoadKind>
+absl::StatusOr<AnyFilter> LoadAs(FilterKind kind, LoadKind&& load) {
+  if constexpr (I == std::variant_size_v<AnyFilter::Variant>) {
+    return absl::UnimplementedError(
+        absl::StrCat("filter kind ", static_cast<uint32_t>(kind), " is not known to this build"));
+  } else {
+    using F = std::variant_alternative_t<I, AnyFilter::Variant>;
+    if (static_cast<size_t>(kind) != I + 1) return LoadAs<I + 1>(kind, load);
+    absl::StatusOr<F> filter = load(std::type_identity<F>{});
+    if (!filter.ok()) return filter.status();
+    return AnyFilter(*std::move(filter));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<AnyFilter> AnyFilter::Load(const std::string& path, const LoadOptions& options,
+                                          WindowClock clock) {
+  // The header alone picks the kind; the kind's Load validates (and verifies) the whole file.
+  absl::StatusOr<FileInfo> info = InspectFile(path, /*verify_checksums=*/false);
+  if (!info.ok()) return info.status();
+  return LoadAs(info->kind, [&]<typename F>(std::type_identity<F>) {
+    if constexpr (std::same_as<F, WindowedFilter>) {
+      return F::Load(path, options, std::move(clock));
+    } else {
+      return F::Load(path, options);
+    }
+  });
+}
+
+absl::StatusOr<AnyFilter> AnyFilter::LoadFromBytes(std::string_view bytes,
+                                                   const LoadOptions& options, WindowClock clock) {
+  absl::StatusOr<FileInfo> info = InspectBytes(bytes, /*verify_checksums=*/false);
+  if (!info.ok()) return info.status();
+  return LoadAs(info->kind, [&]<typename F>(std::type_identity<F>) {
+    if constexpr (std::same_as<F, WindowedFilter>) {
+      return F::LoadFromBytes(bytes, options, std::move(clock));
+    } else {
+      return F::LoadFromBytes(bytes, options);
+    }
+  });
+}
+
+absl::Status AnyFilter::Unsupported(std::string_view what) const {
+  return absl::FailedPreconditionError(absl::StrCat("a ", Name(kind()), " filter cannot ",
+                                                    absl::string_view(what.data(), what.size())));
+}
+
+absl::Status AnyFilter::UnionWith(const AnyFilter& other) {
+  if (kind() != other.kind()) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot merge a ", Name(other.kind()),
+                                                      " filter into a ", Name(kind()), " filter"));
+  }
+  return Visit(
+      [&](auto& f) { return f.UnionWith(std::get<std::decay_t<decltype(f)>>(other.filter_)); });
+}
+
+uint64_t AnyFilter::capacity() const noexcept {
+  return Visit([](const auto& f) -> uint64_t {
+    if constexpr (!requires { f.plan(); }) {
+      return f.capacity();
+    } else {
+      const auto& plan = f.plan();
+      if (plan.capacity != 0 || plan.hashes == 0) return plan.capacity;
+      double cells = 0;
+      if constexpr (requires { plan.counters(); }) {
+        cells = static_cast<double>(plan.counters());
+      } else {
+        cells = static_cast<double>(plan.bits);
+      }
+      return static_cast<uint64_t>(cells * std::numbers::ln2 / plan.hashes);
+    }
+  });
+}
+
+double AnyFilter::planned_fpr() const noexcept {
+  return Visit([](const auto& f) -> double {
+    if constexpr (requires { f.expected_fpr(); }) {
+      return f.expected_fpr();
+    } else if constexpr (requires { f.plan(); }) {
+      return f.plan().expected_fpr;
+    } else {
+      return f.fpr();
+    }
+  });
+}
+
+uint32_t AnyFilter::stage_count() const noexcept {
+  return Visit([](const auto& f) -> uint32_t {
+    if constexpr (requires { f.stage_count(); }) {
+      return f.stage_count();
+    } else {
+      return 1;
+    }
+  });
+}
+
+}  // namespace bloomery
