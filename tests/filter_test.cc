@@ -22,12 +22,16 @@
 namespace bloomery {
 namespace {
 
-// The compiler holds every kind to the vocabulary.
-static_assert(Filter<BlockedFilter>);
-static_assert(Filter<ClassicFilter>);
-static_assert(Filter<CountingFilter>);
-static_assert(Filter<ScalableFilter>);
-static_assert(Filter<WindowedFilter>);
+// The compiler holds every kind of KINDS to the vocabulary (one assertion per kind, so a failure
+// names the kind and the requirement it misses).
+template <typename F>
+constexpr bool IsFilter() {
+  static_assert(Filter<F>);
+  return true;
+}
+template <typename... F>
+constexpr bool kAllFilters = (IsFilter<F>() && ...);
+static_assert(kAllFilters<KINDS>);
 static_assert(MappableFilter<BlockedFilter>);
 static_assert(MappableFilter<ClassicFilter>);
 static_assert(MappableFilter<CountingFilter>);
