@@ -34,33 +34,37 @@ absl::StatusOr<AnyFilter> LoadAs(FilterKind kind, LoadKind&& load) {
   }
 }
 
-}  // namespace
-
-absl::StatusOr<AnyFilter> AnyFilter::Load(const std::string& path, const LoadOptions& options,
-                                          WindowClock clock) {
-  // The header alone picks the kind; the kind's Load validates (and verifies) the whole file.
-  absl::StatusOr<FileInfo> info = InspectFile(path, /*verify_checksums=*/false);
+// The filter in the file at `path`, or in *bytes when non-null: the header alone picks the kind,
+// whose loader then validates (and verifies) the whole of it.
+absl::StatusOr<AnyFilter> LoadAny(const std::string& path, const std::string_view* bytes,
+                                  const LoadOptions& options, WindowClock clock) {
+  absl::StatusOr<FileInfo> info = bytes != nullptr
+                                      ? InspectBytes(*bytes, /*verify_checksums=*/false)
+                                      : InspectFile(path, /*verify_checksums=*/false);
   if (!info.ok()) return info.status();
   return LoadAs(info->kind, [&]<typename F>(std::type_identity<F>) {
+    auto load = [&](auto... window_clock) {
+      return bytes != nullptr ? F::LoadFromBytes(*bytes, options, std::move(window_clock)...)
+                              : F::Load(path, options, std::move(window_clock)...);
+    };
     if constexpr (std::same_as<F, WindowedFilter>) {
-      return F::Load(path, options, std::move(clock));
+      return load(std::move(clock));
     } else {
-      return F::Load(path, options);
+      return load();
     }
   });
 }
 
+}  // namespace
+
+absl::StatusOr<AnyFilter> AnyFilter::Load(const std::string& path, const LoadOptions& options,
+                                          WindowClock clock) {
+  return LoadAny(path, nullptr, options, std::move(clock));
+}
+
 absl::StatusOr<AnyFilter> AnyFilter::LoadFromBytes(std::string_view bytes,
                                                    const LoadOptions& options, WindowClock clock) {
-  absl::StatusOr<FileInfo> info = InspectBytes(bytes, /*verify_checksums=*/false);
-  if (!info.ok()) return info.status();
-  return LoadAs(info->kind, [&]<typename F>(std::type_identity<F>) {
-    if constexpr (std::same_as<F, WindowedFilter>) {
-      return F::LoadFromBytes(bytes, options, std::move(clock));
-    } else {
-      return F::LoadFromBytes(bytes, options);
-    }
-  });
+  return LoadAny("<bytes>", &bytes, options, std::move(clock));
 }
 
 absl::Status AnyFilter::Unsupported(std::string_view what) const {
