@@ -46,10 +46,14 @@ class AnyFilter {
   using Variant =
       std::variant<BlockedFilter, ClassicFilter, ScalableFilter, CountingFilter, WindowedFilter>;
 
-  // Wraps a filter of a known kind.
-  template <Filter F>
-  requires std::is_constructible_v<Variant, F&&>
+  // Wraps a filter of a known kind (moved in). The first two constraints keep AnyFilter's own
+  // copies and moves from asking whether AnyFilter is a Filter, a question that recurses.
+  // clang-format off
+  template <typename F>
+    requires (!std::is_reference_v<F>) && (!std::same_as<F, AnyFilter>) && Filter<F> &&
+             std::is_constructible_v<Variant, F&&>
   explicit AnyFilter(F&& filter) noexcept : filter_(std::move(filter)) {}
+  // clang-format on
 
   // Loads a file of any kind (its header names it) with `options`, as that kind's Load would;
   // `clock` is a windowed filter's (default: the system clock). Errors: those of InspectFile and
