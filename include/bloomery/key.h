@@ -37,7 +37,8 @@ struct KeyHash {
   friend bool operator==(const KeyHash&, const KeyHash&) = default;
 };
 
-// XXH3-128 of `key` with `seed`. Thread-safe, allocation-free; ~3-5 ns for short keys.
+// XXH3-128 of `key` with `seed`. Thread-safe, allocation-free (its cost: BM_Hash,
+// benchmarks/README.md).
 [[nodiscard]] KeyHash HashKey(std::string_view key, uint64_t seed) noexcept;
 // XXH3-128 of the 8 little-endian bytes of `key`: xxHash 0.8's path for 4..8-byte inputs,
 // written out inline (one 64x64->128 multiply and two xorshift-multiply rounds) so that a filter's

@@ -15,11 +15,9 @@
 // branch. Single-writer filters then test with and-not over vector loads and set with
 // load/or/store; concurrent filters store the mask and use the relaxed-atomic reference line ops.
 //
-// Measured (bloomery_benchmark, 2-core AMD EPYC VM with AVX2, 10 bits/key, k = 6, ns per key,
-// medians): MayContainMany in cache (1 Mi keys) 7.4 on AVX2, 9.9 on SSE4, 15.6 on scalar, of which
-// 2.9 is the XXH3 hash; out of cache (128 Mi keys) 12.3 / 15.8 / 22.5 against a memory floor of
-// 9.4. The time out of cache follows the time in cache about one for one: the probe's own work,
-// not the memory system, is what keeps batched lookups above the floor.
+// Each target's speed, in cache and out, against the memory floor is measured in
+// benchmarks/README.md: the time out of cache follows the time in cache about one for one, so
+// the probe's own work, not the memory system, is what keeps batched lookups above the floor.
 //
 // Choosing the target: the best supported one by default; the environment variable
 // BLOOMERY_SIMD=avx3|avx2|sse4|scalar (read once, at the first use) or ForceSimdTarget
