@@ -386,6 +386,18 @@ TEST_CASE_TEMPLATE("AnyFilter answers as the kind and loads each kind's files as
   REQUIRE(any_added.ok());
   CHECK(*any_added == added);
   for (size_t i = 0; i < keys.size(); ++i) REQUIRE(was_new[i] == WasNew(expected[i]));
+  // Answers for a prefix of the keys only, or for none: the same count, the same prefix.
+  AnyFilter partly(MakeOrFail<F>(Sized<F>(30'000, 0.01)));
+  auto prefix = Answers<bool>(1000);
+  absl::StatusOr<size_t> partly_added = partly.InsertMany(keys, std::span(prefix.get(), 1000));
+  REQUIRE(partly_added.ok());
+  CHECK(*partly_added == added);
+  for (size_t i = 0; i < 1000; ++i) REQUIRE(prefix[i] == WasNew(expected[i]));
+  AnyFilter quiet(MakeOrFail<F>(Sized<F>(30'000, 0.01)));
+  absl::StatusOr<size_t> quiet_added = quiet.InsertMany(keys);
+  REQUIRE(quiet_added.ok());
+  CHECK(*quiet_added == added);
+  CHECK(quiet.EstimatedCount() == reference.EstimatedCount());
   // Lookups: every key found; absent keys answered as the kind answers them.
   CHECK(any.MayContainMany(keys) == keys.size());
   auto want = Answers<bool>(absent.size());

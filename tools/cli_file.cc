@@ -157,11 +157,13 @@ absl::Status RunUpdate(const FileFlags& flags, std::string_view command) {
   if (!lock.ok()) return lock.status();
   absl::StatusOr<AnyFilter> filter = LoadFilter(flags.file, flags.Load());
   if (!filter.ok()) return filter.status();
-  // Refuse before reading any input.
-  if (command == "remove" && filter->get_if<CountingFilter>() == nullptr) {
-    return InputError(absl::StrCat("a ", AsAbsl(KindName(*filter)),
-                                   " filter cannot remove keys; only counting filters can (build "
-                                   "--kind counting)"));
+  // Refuse before reading any input: erasing no keys says whether the kind can erase.
+  if (command == "remove") {
+    if (absl::StatusOr<size_t> none = filter->EraseMany(std::span<const std::string_view>());
+        !none.ok()) {
+      return absl::Status(none.status().code(),
+                          absl::StrCat(none.status().message(), " (build --kind counting)"));
+    }
   }
   Report report{command, flags.file};
   if (absl::Status s = ApplyAll(flags, *filter, report, filter->EstimatedCount()); !s.ok()) {

@@ -16,9 +16,10 @@
 #ifndef BLOOMERY_ANY_FILTER_H_
 #define BLOOMERY_ANY_FILTER_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+#include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
@@ -146,12 +147,23 @@ absl::StatusOr<size_t> AnyFilter::InsertMany(const Keys& keys, std::span<bool> w
     if constexpr (std::same_as<InsertAnswer<F>, bool>) {
       return f.InsertMany(keys, was_new);
     } else {
-      const size_t n = std::ranges::size(keys);
-      const auto answers = std::make_unique<InsertAnswer<F>[]>(n);
-      const InsertCounts counts = f.InsertMany(keys, std::span(answers.get(), n));
-      for (size_t i = 0; i < n && i < was_new.size(); ++i) {
-        was_new[i] = answers[i] == InsertResult::kAdded;
+      // The kind answers InsertResults: they come back through a buffer on the stack, a chunk of
+      // keys at a time (the kind's own answers in order, so the same as one call), with no
+      // allocation per batch; without was_new, in one call.
+      InsertCounts counts;
+      const auto all = KeySpan(keys);
+      const size_t answered = std::min(all.size(), was_new.size());
+      InsertAnswer<F> answers[512];
+      for (size_t begin = 0; begin < answered; begin += std::size(answers)) {
+        const size_t n = std::min(std::size(answers), answered - begin);
+        const InsertCounts chunk = f.InsertMany(all.subspan(begin, n), std::span(answers, n));
+        counts.added += chunk.added;
+        counts.refused += chunk.refused;
+        for (size_t i = 0; i < n; ++i) was_new[begin + i] = answers[i] == InsertResult::kAdded;
       }
+      const InsertCounts rest = f.InsertMany(all.subspan(answered));
+      counts.added += rest.added;
+      counts.refused += rest.refused;
       if (counts.refused != 0) return f.FullStatus();
       return counts.added;
     }
