@@ -775,14 +775,18 @@ absl::StatusOr<std::string> WriteFilter(const std::string* path, FileHeader head
 namespace {
 
 // The validated header of a file of kind `expected`, checked against the caller's memory cap
-// (`max_bytes`; nullopt: no cap, for a mapping) before anything the size of the file is read.
+// (`max_bytes`; nullopt: no cap, for a mapping) before anything the size of the file is read. The
+// cap is on the payload, the memory the filter will hold (ReadFixed has tied it to the file's
+// size), as FilterOptions::max_memory_bytes is at creation: a filter created under a cap loads back
+// under it. The header region beside it is read in bounded pieces, never whole.
 absl::StatusOr<FileHeader> ReadHeader(const Source& source, FilterKind expected,
                                       std::optional<uint64_t> max_bytes) {
   absl::StatusOr<FixedHeader> fixed = ReadFixed(source);
   if (!fixed.ok()) return fixed.status();
   if (absl::Status s = CheckKind(fixed->header, expected); !s.ok()) return s;
   if (max_bytes.has_value()) {
-    if (absl::Status s = internal::CheckMemoryCap(source.size(), *max_bytes); !s.ok()) return s;
+    if (absl::Status s = internal::CheckMemoryCap(fixed->header.payload_bytes, *max_bytes); !s.ok())
+      return s;
   }
   return CheckRegion(source, *std::move(fixed));
 }

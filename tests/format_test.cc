@@ -250,11 +250,18 @@ TEST_CASE_TEMPLATE("every kind: SaveToBytes is the saved file, LoadFromBytes its
   CHECK(from_bytes->file_bytes == bytes->size());
   CHECK(from_bytes->checksums_verified);
 
-  // The caller's cap holds for bytes as for files.
+  // The caller's cap is on the memory the filter needs, not on the file's size (which adds the
+  // header): a filter loads back under the cap it fits, from bytes as from a file, and one byte
+  // less refuses it.
   LoadOptions capped;
-  capped.max_bytes = bytes->size() - 1;
+  capped.max_bytes = f.memory_bytes();
+  CHECK(from_bytes->payload_bytes == f.memory_bytes());
+  CHECK(Filter::LoadFromBytes(*bytes, capped).ok());
+  CHECK(Filter::Load(path, capped).ok());
+  capped.max_bytes = f.memory_bytes() - 1;
   CHECK(Filter::LoadFromBytes(*bytes, capped).status().code() ==
         absl::StatusCode::kResourceExhausted);
+  CHECK(Filter::Load(path, capped).status().code() == absl::StatusCode::kResourceExhausted);
   // Every flipped header byte, a sample of payload bytes, every truncation: an error that says
   // what was read, never a crash; InspectBytes agrees with LoadFromBytes.
   for (size_t i = 0; i < bytes->size(); i += (i < 4096 ? 1 : 101)) {
@@ -844,7 +851,7 @@ TEST_CASE("a load claiming more than this machine's memory is refused before all
   }
   LoadOptions options;
   options.verify_checksums = false;
-  CheckRefusedForMachine(BlockedFilter::Load(path, options).status(), region->size() + payload);
+  CheckRefusedForMachine(BlockedFilter::Load(path, options).status(), payload);
 }
 
 TEST_CASE(
