@@ -1,8 +1,9 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // map_fuzzer: arbitrary bytes mapped read-only and read-write by every mappable kind. A mapping
-// that is accepted must work; after a read-write mapping is flushed, the file must load cleanly
-// and answer every key as the mapping does (WindowedFilter: with its clock state, on a clock that
+// that is accepted must work; after a read-write mapping is flushed, the file must load (with
+// allow_dirty while it is mapped, cleanly once it is unmapped) and answer every key as the mapping
+// does (WindowedFilter: with its clock state, on a clock that
 // stands still, so expiry cannot differ between the two).
 #include <cstddef>
 #include <cstdint>
@@ -47,11 +48,21 @@ void MapBoth(const std::string& path, bool allow_dirty) {
     if (!rw->MayContain(key)) Fail("false negative in a read-write mapping");
   }
   if (!rw->Flush().ok()) Fail("Flush of an accepted read-write mapping failed");
+  bool answers[16];
+  for (uint64_t key = 0; key < 16; ++key) answers[key] = rw->MayContain(key);
+  // Still mapped read-write, the file stays DIRTY; a load that accepts that sees the flush.
+  bloomery::LoadOptions dirty_ok;
+  dirty_ok.allow_dirty = true;
+  absl::StatusOr<Filter> flushed =
+      WithClock<Filter>([&](auto... clock) { return Filter::Load(path, dirty_ok, clock...); });
+  if (!flushed.ok()) Fail("a flushed file does not load with allow_dirty while mapped");
+  // Unmapped with nothing written since the Flush: the file is clean and loads as it is.
+  rw = absl::CancelledError("unmapped");
   absl::StatusOr<Filter> reloaded = WithClock<Filter>(
       [&](auto... clock) { return Filter::Load(path, bloomery::LoadOptions{}, clock...); });
-  if (!reloaded.ok()) Fail("a flushed file does not load");
+  if (!reloaded.ok()) Fail("a file flushed and unmapped does not load");
   for (uint64_t key = 0; key < 16; ++key) {
-    if (reloaded->MayContain(key) != rw->MayContain(key)) {
+    if (reloaded->MayContain(key) != answers[key] || flushed->MayContain(key) != answers[key]) {
       Fail("the flushed file answers a key unlike the mapping it was flushed from");
     }
   }

@@ -323,13 +323,15 @@ std::vector<std::span<const uint8_t>> StageSpans(const uint8_t* payload, const F
 }
 
 // Rewrites the header region of a mapped file with `flags` (and, when `rehash` is set, the chunk
-// checksums of its payload as it is now and the kind's fields `amend` brings up to date) and syncs
-// the mapping.
+// checksums of its payload as it is now and the kind's fields `amend` brings up to date). The
+// mapping is synced before the header changes and after: a header that reaches the disk never
+// describes payload pages that have not.
 absl::Status RewriteMappedHeader(const Storage& mapping, uint32_t flags, bool rehash,
                                  const HeaderAmend& amend = nullptr) {
   const std::span<uint8_t> whole(mapping.mapping_base(), mapping.mapping_size());
   absl::StatusOr<FileHeader> header = ValidateHeader(whole, whole.size());
   if (!header.ok()) return header.status();
+  if (absl::Status s = mapping.Sync(); !s.ok()) return s;
   if (rehash) {
     header->flags = flags;
     if (amend) amend(*header);
@@ -348,6 +350,21 @@ absl::Status RewriteMappedHeader(const Storage& mapping, uint32_t flags, bool re
           HeaderChecksum(whole.first(header->payload_offset)));
   }
   return mapping.Sync();
+}
+
+// A read-write mapping ends (Storage's close hook): when its payload still matches the header's
+// checksums (nothing was written since the last Flush, or since it was mapped), the file is whole
+// and DIRTY is cleared; otherwise it stays DIRTY, as after a crash. O(payload), like Flush.
+void CloseMappedFile(const Storage& mapping) noexcept {
+  try {
+    const std::span<uint8_t> whole(mapping.mapping_base(), mapping.mapping_size());
+    absl::StatusOr<FileHeader> header = ValidateHeader(whole, whole.size());
+    if (!header.ok() || (header->flags & kFlagDirty) == 0) return;
+    const Source mapped = Source::Memory(whole, whole.size());
+    if (!VerifyPayload(StageSpans(mapping.data(), *header), mapped, *header).ok()) return;
+    (void)RewriteMappedHeader(mapping, header->flags & ~kFlagDirty, /*rehash=*/false);
+  } catch (...) {  // std::bad_alloc from the checksum list: the file stays DIRTY
+  }
 }
 
 }  // namespace
@@ -791,25 +808,31 @@ absl::StatusOr<FileHeader> ReadHeader(const Source& source, FilterKind expected,
   return CheckRegion(source, *std::move(fixed));
 }
 
-absl::Status CheckDirty(const FileHeader& header, const LoadOptions& options,
-                        absl::string_view verb) {
-  if ((header.flags & kFlagDirty) != 0 && options.verify_checksums && !options.allow_dirty) {
-    return Corrupt(
-        absl::StrCat("the file was mapped read-write and not flushed (checksums are stale); ", verb,
-                     " it with allow_dirty to accept it"));
-  }
-  return absl::OkStatus();
+// Whether to verify the payload's checksums: as the caller asks, except for a DIRTY file the
+// caller accepts as it is (allow_dirty), whose checksums may be stale.
+bool ShouldVerify(const FileHeader& header, const LoadOptions& options) {
+  return options.verify_checksums && !((header.flags & kFlagDirty) != 0 && options.allow_dirty);
 }
 
-bool ShouldVerify(const FileHeader& header, const LoadOptions& options) {
-  return options.verify_checksums && (header.flags & kFlagDirty) == 0;
+// The payload (`parts`) against its checksums, as ShouldVerify says. A DIRTY file is accepted when
+// they match (a read-write mapping flushed and not written since, e.g. by a live writer); when they
+// do not, it is stale rather than corrupt, and the message says how to accept it.
+absl::Status VerifyLoaded(std::span<const std::span<const uint8_t>> parts, const Source& source,
+                          const FileHeader& header, const LoadOptions& options,
+                          absl::string_view verb) {
+  if (!ShouldVerify(header, options)) return absl::OkStatus();
+  absl::Status s = VerifyPayload(parts, source, header);
+  if (s.ok() || (header.flags & kFlagDirty) == 0) return s;
+  return Corrupt(absl::StrCat(
+      "the file is DIRTY (mapped read-write, and written since its last Flush or left by a crash) "
+      "and its checksums are stale (",
+      s.message(), "); ", verb, " it with allow_dirty to accept it"));
 }
 
 absl::StatusOr<LoadedFile> LoadFrom(const Source& source, FilterKind expected,
                                     const LoadOptions& options) {
   absl::StatusOr<FileHeader> header = ReadHeader(source, expected, options.max_bytes);
   if (!header.ok()) return header.status();
-  if (absl::Status s = CheckDirty(*header, options, "load"); !s.ok()) return s;
   LoadedFile loaded;
   StorageOptions storage_options;
   storage_options.huge_pages = options.huge_pages;
@@ -825,9 +848,7 @@ absl::StatusOr<LoadedFile> LoadFrom(const Source& source, FilterKind expected,
     loaded.stages.push_back(*std::move(storage));
     offset += bytes;
   }
-  if (ShouldVerify(*header, options)) {
-    if (absl::Status s = VerifyPayload(parts, source, *header); !s.ok()) return s;
-  }
+  if (absl::Status s = VerifyLoaded(parts, source, *header, options, "load"); !s.ok()) return s;
   loaded.header = *std::move(header);
   return loaded;
 }
@@ -845,12 +866,18 @@ absl::StatusOr<MappedFile> MapFrom(const Source& source, FilterKind expected, Ma
       Source::Memory({mapping->mapping_base(), mapping->mapping_size()}, source.size());
   absl::StatusOr<FileHeader> header = Validate(mapped);
   if (!header.ok()) return header.status();
-  if (absl::Status s = CheckDirty(*header, options, "map"); !s.ok()) return s;
-  if (ShouldVerify(*header, options)) {
-    if (absl::Status s = VerifyPayload(StageSpans(mapping->data(), *header), mapped, *header);
-        !s.ok()) {
-      return s;
-    }
+  // A DIRTY file may be mapped read-write by another process now: a second writer must say it
+  // accepts that (and is then not the one that marks the file clean at its end).
+  const bool was_dirty = (header->flags & kFlagDirty) != 0;
+  if (writable && was_dirty && !options.allow_dirty) {
+    return Corrupt(
+        "the file is DIRTY (mapped read-write by another process, or left by a crash); map it "
+        "with allow_dirty to accept it");
+  }
+  if (absl::Status s =
+          VerifyLoaded(StageSpans(mapping->data(), *header), mapped, *header, options, "map");
+      !s.ok()) {
+    return s;
   }
   if (writable) {
     if (absl::Status s = RewriteMappedHeader(*mapping, header->flags | kFlagDirty, false);
@@ -858,6 +885,7 @@ absl::StatusOr<MappedFile> MapFrom(const Source& source, FilterKind expected, Ma
       return s;
     }
     header->flags |= kFlagDirty;
+    if (!was_dirty) mapping->set_close_hook(&CloseMappedFile);
   }
   return MappedFile{*std::move(header), *std::move(mapping)};
 }
@@ -891,9 +919,12 @@ absl::Status FlushStorage(const FilterMemory& memory, const HeaderAmend& amend) 
   return FlushMappedFile(storage, amend);
 }
 
+// The file stays DIRTY: the mapping can still be written, and a write after this Flush would
+// otherwise leave a clean header over stale checksums, a file no loader accepts (not even with
+// allow_dirty) and no repair touches. CloseMappedFile clears DIRTY when the mapping ends unchanged.
 absl::Status FlushMappedFile(const Storage& mapping, const HeaderAmend& amend) {
   if (!mapping.file_shared()) return absl::OkStatus();
-  return RewriteMappedHeader(mapping, /*flags=*/0, /*rehash=*/true, amend);
+  return RewriteMappedHeader(mapping, kFlagDirty, /*rehash=*/true, amend);
 }
 
 }  // namespace bloomery::internal

@@ -180,7 +180,8 @@ Storage::Storage(Storage&& other) noexcept
       mapped_(std::exchange(other.mapped_, 0)),
       huge_pages_requested_(std::exchange(other.huge_pages_requested_, false)),
       from_file_(std::exchange(other.from_file_, false)),
-      file_shared_(std::exchange(other.file_shared_, false)) {}
+      file_shared_(std::exchange(other.file_shared_, false)),
+      close_hook_(std::exchange(other.close_hook_, nullptr)) {}
 
 Storage& Storage::operator=(Storage&& other) noexcept {
   if (this != &other) {
@@ -192,6 +193,7 @@ Storage& Storage::operator=(Storage&& other) noexcept {
     mapped_ = std::exchange(other.mapped_, 0);
     huge_pages_requested_ = std::exchange(other.huge_pages_requested_, false);
     from_file_ = std::exchange(other.from_file_, false);
+    close_hook_ = std::exchange(other.close_hook_, nullptr);
   }
   return *this;
 }
@@ -199,6 +201,7 @@ Storage& Storage::operator=(Storage&& other) noexcept {
 Storage::~Storage() { Release(); }
 
 void Storage::Release() noexcept {
+  if (base_ != nullptr && close_hook_ != nullptr) std::exchange(close_hook_, nullptr)(*this);
   if (base_ != nullptr) munmap(base_, mapped_);
   base_ = data_ = nullptr;
   size_ = mapped_ = 0;

@@ -483,6 +483,102 @@ TEST_CASE("map read-only shares the file copy-on-write; read-write persists afte
   for (uint64_t i = 5000; i < 5100; ++i) REQUIRE(loaded->MayContain(i));
 }
 
+// Reads the DIRTY flag of `path` (InspectFile without the payload pass).
+bool IsDirty(const std::string& path) {
+  absl::StatusOr<FileInfo> info = InspectFile(path, /*verify_checksums=*/false);
+  REQUIRE(info.ok());
+  return info->dirty;
+}
+
+TEST_CASE("a read-write mapping: DIRTY until it ends unchanged since its last Flush") {
+  TempDir dir;
+  const std::string path = dir.File("rw");
+  REQUIRE(SmallFilter(200, 1 << 16).Save(path).ok());
+  const std::vector<uint8_t> saved = ReadBytes(path);
+  // Mapped and unmapped with nothing written: clean, the same bytes.
+  REQUIRE(BlockedFilter::Map(path, MapMode::kReadWrite).ok());
+  CHECK(ReadBytes(path) == saved);
+  {
+    absl::StatusOr<BlockedFilter> rw = BlockedFilter::Map(path, MapMode::kReadWrite);
+    REQUIRE(rw.ok());
+    for (uint64_t i = 5000; i < 5100; ++i) rw->Insert(i);
+    REQUIRE(rw->Flush().ok());
+    CHECK(IsDirty(path));  // still mapped: it can still be written
+    // A reader loads it: DIRTY, but its checksums match (nothing written since the Flush).
+    CHECK(BlockedFilter::Load(path).ok());
+    // A second writer must accept the DIRTY file, and its end does not mark the file clean
+    // (the first writer may still write).
+    CHECK(BlockedFilter::Map(path, MapMode::kReadWrite).status().code() ==
+          absl::StatusCode::kDataLoss);
+    LoadOptions dirty_ok;
+    dirty_ok.allow_dirty = true;
+    REQUIRE(BlockedFilter::Map(path, MapMode::kReadWrite, dirty_ok).ok());
+    CHECK(IsDirty(path));
+    rw->Insert(uint64_t{5100});  // not flushed: a reader now sees stale checksums
+    const absl::Status stale = BlockedFilter::Load(path).status();
+    CHECK(stale.code() == absl::StatusCode::kDataLoss);
+    CHECK(stale.message().find("allow_dirty") != absl::string_view::npos);
+    REQUIRE(rw->Flush().ok());
+  }
+  // Ended unchanged since the Flush: clean, and byte for byte what Save writes.
+  CHECK_FALSE(IsDirty(path));
+  absl::StatusOr<BlockedFilter> clean = BlockedFilter::Load(path);
+  REQUIRE(clean.ok());
+  absl::StatusOr<std::string> resaved = clean->SaveToBytes();
+  REQUIRE(resaved.ok());
+  const std::vector<uint8_t> flushed = ReadBytes(path);
+  CHECK(std::string(flushed.begin(), flushed.end()) == *resaved);
+  {
+    absl::StatusOr<BlockedFilter> rw = BlockedFilter::Map(path, MapMode::kReadWrite);
+    REQUIRE(rw.ok());
+    REQUIRE(rw->Flush().ok());
+    for (uint64_t i = 6000; i < 6100; ++i) rw->Insert(i);  // written after the last Flush
+  }
+  // Ended changed since its last Flush: DIRTY, refused unless allow_dirty, which has every key.
+  CHECK(IsDirty(path));
+  CHECK(BlockedFilter::Load(path).status().code() == absl::StatusCode::kDataLoss);
+  LoadOptions dirty_ok;
+  dirty_ok.allow_dirty = true;
+  absl::StatusOr<BlockedFilter> dirty = BlockedFilter::Load(path, dirty_ok);
+  REQUIRE(dirty.ok());
+  for (uint64_t i = 6000; i < 6100; ++i) REQUIRE(dirty->MayContain(i));
+}
+
+TEST_CASE("a process killed after Flush and more inserts leaves a DIRTY file that loads whole") {
+  TempDir dir;
+  const std::string path = dir.File("crash");
+  REQUIRE(SmallFilter(200, 1 << 16).Save(path).ok());
+  // The child maps, inserts, flushes, inserts more and dies without unmapping (no destructor).
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    absl::StatusOr<BlockedFilter> rw = BlockedFilter::Map(path, MapMode::kReadWrite);
+    if (!rw.ok()) _exit(1);
+    for (uint64_t i = 5000; i < 5100; ++i) rw->Insert(i);
+    if (!rw->Flush().ok()) _exit(1);
+    for (uint64_t i = 6000; i < 6100; ++i) rw->Insert(i);
+    kill(getpid(), SIGKILL);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFSIGNALED(status));
+  // Before, Flush cleared DIRTY for good: the file then had a clean header over stale checksums,
+  // refused even with allow_dirty and left alone by repair.
+  CHECK(IsDirty(path));
+  CHECK(BlockedFilter::Load(path).status().code() == absl::StatusCode::kDataLoss);
+  LoadOptions dirty_ok;
+  dirty_ok.allow_dirty = true;
+  absl::StatusOr<BlockedFilter> loaded = BlockedFilter::Load(path, dirty_ok);
+  REQUIRE(loaded.ok());
+  for (uint64_t i = 0; i < 200; ++i) REQUIRE(loaded->MayContain(i));
+  for (uint64_t i = 5000; i < 5100; ++i) REQUIRE(loaded->MayContain(i));
+  for (uint64_t i = 6000; i < 6100; ++i)
+    REQUIRE(loaded->MayContain(i));  // the page cache kept them
+  // Saved again (what `bloomery repair` does), it is whole.
+  REQUIRE(loaded->Save(path).ok());
+  CHECK(BlockedFilter::Load(path).ok());
+}
+
 TEST_CASE("merging filters saved by several workers is the distributed de-dup") {
   TempDir dir;
   FilterOptions o;

@@ -216,9 +216,10 @@ CLI::Option* AddStripCr(CLI::App& app, bool& out) {
 }
 
 CLI::Option* AddAllowDirty(CLI::App& app, bool& out) {
-  return AddFlag(app, "--allow-dirty", out,
-                 "load a file left DIRTY by a read-write mapping that was not flushed (a crash); "
-                 "its checksums are stale and not verified (bloomery repair makes it whole)");
+  return AddFlag(
+      app, "--allow-dirty", out,
+      "load a file left DIRTY by a read-write mapping (a crash, or one still mapped); "
+      "its checksums may be stale and are not verified (bloomery repair makes it whole)");
 }
 
 CLI::Option* AddNoWait(CLI::App& app, bool& out) {

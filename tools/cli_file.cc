@@ -298,7 +298,8 @@ absl::Status RunInfo(const FileFlags& flags) {
   row("integer keys hashed by", info->integer_hash == IntegerHash::kMix
                                     ? "mix (hash_id 2)"
                                     : "XXH3-128 of their 8 bytes (hash_id 1)");
-  row("dirty", info->dirty ? "yes (mapped read-write and not flushed: bloomery repair)" : "no");
+  row("dirty",
+      info->dirty ? "yes (mapped read-write now, or left so by a crash: bloomery repair)" : "no");
   row("checksums", checksums);
   row("estimated keys", std::isfinite(estimated_count)
                             ? FormatEstimate(estimated_count)

@@ -190,10 +190,16 @@ class Persistent {
 // options.h); its Read takes a fourth argument, `std::optional<MapMode> map`, and maps the file
 // when it is set. Map: the file must stay the same size while mapped (truncating a mapped file
 // kills the process with SIGBUS, as with any mmap). kReadOnly is copy-on-write; kReadWrite: inserts
-// reach the file; what survives a crash is every bit the kernel wrote back, and the file is marked
-// DIRTY until Flush() (Load then needs allow_dirty). Same errors as Load. Flush, for a kReadWrite
-// mapping: recomputes checksums, clears DIRTY and msyncs; FailedPrecondition for a filter that is
-// not a read-write mapping. Not concurrent with inserts.
+// reach the file; what survives a crash is every bit the kernel wrote back. The file is DIRTY
+// from the mapping until it ends (Load accepts it while its checksums match, as after a Flush with
+// nothing written since, else needs allow_dirty; a second read-write Map needs allow_dirty, and
+// only the first mapping marks the file clean at its end): unmapped with nothing written
+// since the last Flush (or since Map), it is marked clean again, byte for byte what Save writes;
+// otherwise, and after a crash, it stays DIRTY. Same errors as Load. Flush, for a kReadWrite
+// mapping: recomputes checksums and msyncs (payload first, then the header), leaving DIRTY set,
+// since the mapping may still be written; FailedPrecondition for a filter that is not a
+// read-write mapping. Not concurrent with inserts. Ending a mapping costs one pass over its
+// payload to compare it with the checksums, as Flush does.
 template <typename Kind>
 class Mappable : public Persistent<Kind> {
  public:

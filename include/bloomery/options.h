@@ -78,8 +78,9 @@ struct LoadOptions {
   uint64_t max_bytes = 0;
   // Verify the payload's XXH3-64 chunk checksums (the header's checksum is always verified).
   bool verify_checksums = true;
-  // Accept a file left DIRTY by a read-write mapping that was not flushed (after a crash). Its
-  // payload checksums are then not verified, since they are stale by definition.
+  // Accept a DIRTY file (mapped read-write by a process now, or left by one that crashed or wrote
+  // after its last Flush) as it is: its payload checksums, which may be stale, are not verified.
+  // Without it a DIRTY file loads only if its checksums match, and is not mapped read-write.
   bool allow_dirty = false;
   // Mode of the loaded filter (see FilterOptions::concurrent).
   bool concurrent = false;
@@ -90,7 +91,8 @@ enum class MapMode : uint8_t {
   // Copy-on-write mapping: processes share the file's pages; this process's inserts stay private
   // and never reach the file.
   kReadOnly = 0,
-  // Shared writable mapping: inserts go to the file; Flush() makes them durable and checksummed.
+  // Shared writable mapping: inserts go to the file; Flush() makes them durable and checksummed;
+  // the file is DIRTY until the mapping ends with nothing written since its last Flush.
   kReadWrite = 1,
 };
 

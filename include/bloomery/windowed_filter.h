@@ -190,7 +190,7 @@ class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
   // Maps a saved filter without copying its lines (MapMode in options.h), at the file's clock
   // state as Load is (`clock` as for Load). The file must stay the same size while mapped.
   // kReadOnly: copy-on-write; inserts and rotations stay private. kReadWrite: inserts and the
-  // clearing of expired generations reach the file, which is marked DIRTY until Flush(). The
+  // clearing of expired generations reach the file, DIRTY while mapped (Mappable, filter.h). The
   // header's clock state is written only by Flush: after a crash the file (loaded with
   // allow_dirty) has every line the kernel wrote back but the clock state of the last Flush (or
   // Map), so keys in generations begun after it may be forgotten before their time; flush after
@@ -199,8 +199,8 @@ class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
                                                           const LoadOptions& options = {},
                                                           WindowClock clock = {});
   // For a kReadWrite mapping: writes the current clock state (epoch, and the counted inserts or
-  // when epoch 0 began) into the header with the checksums, clears DIRTY and msyncs, so the file
-  // loads (or maps) where this filter is. FailedPrecondition for a filter that is not a read-write
+  // when epoch 0 began) into the header with the checksums and msyncs, so the file loads (with
+  // allow_dirty while mapped, as is once unmapped unchanged) or maps where this filter is. FailedPrecondition for a filter that is not a read-write
   // mapping. Not concurrent with inserts or Advance (as every kind's Flush): a rotation racing it
   // could write lines and an epoch that disagree.
   [[nodiscard]] absl::Status Flush();

@@ -86,6 +86,11 @@ class Storage {
   [[nodiscard]] bool from_file() const noexcept { return from_file_; }
   // msync(MS_SYNC) of the whole mapping; a no-op for anonymous memory.
   [[nodiscard]] absl::Status Sync() const;
+  // What runs just before a shared writable file mapping is unmapped (the format layer's
+  // CloseMappedFile: it marks the file clean when nothing was written since the last Flush).
+  // Must not throw; errors leave the file as it is.
+  using CloseHook = void (*)(const Storage& mapping) noexcept;
+  void set_close_hook(CloseHook hook) noexcept { close_hook_ = hook; }
 
  private:
   Storage(uint8_t* base, uint64_t mapped, uint8_t* data, uint64_t size, bool huge, bool from_file,
@@ -106,6 +111,7 @@ class Storage {
   bool huge_pages_requested_ = false;
   bool from_file_ = false;
   bool file_shared_ = false;
+  CloseHook close_hook_ = nullptr;
 };
 
 // `bytes` of zeroed memory for a new filter, owned by the FilterMemory returned.
