@@ -62,6 +62,11 @@ absl::StatusOr<ChunkAssembler> ChunkAssembler::Resume(uint64_t total, std::strin
   if (received.size() > total) {
     return absl::InvalidArgumentError("ERR invalid dump: more bytes received than announced");
   }
+  // A complete image is loaded by the chunk that completes it, so a pending one never is: no
+  // further chunk could finish it.
+  if (received.size() == total) {
+    return absl::InvalidArgumentError("ERR invalid dump: a pending load with every byte received");
+  }
   ChunkAssembler assembler(total);
   assembler.bytes_ = std::move(received);
   return assembler;

@@ -56,7 +56,7 @@ class ChunkAssembler {
   [[nodiscard]] static absl::StatusOr<ChunkAssembler> Start(std::string_view prefix,
                                                             uint64_t max_total);
   // A half-received image, as an RDB saved it: the same checks as Start, and `received` must
-  // not exceed `total`.
+  // be shorter than `total` (a complete image is never pending; no chunk could finish it).
   [[nodiscard]] static absl::StatusOr<ChunkAssembler> Resume(uint64_t total, std::string received,
                                                              uint64_t max_total);
 

@@ -175,6 +175,9 @@ TEST_CASE("LOADCHUNK refuses a bad prefix, an oversized total, gaps, overlaps an
   CHECK_FALSE(assembler->Append(12, "k").ok());
 
   CHECK(absl::IsInvalidArgument(ChunkAssembler::Resume(4, "12345", 0).status()));
+  // Complete yet pending: no LOADCHUNK could finish it.
+  CHECK(absl::IsInvalidArgument(ChunkAssembler::Resume(4, "1234", 0).status()));
+  CHECK(ChunkAssembler::Resume(4, "123", 0).ok());
 }
 
 }  // namespace
