@@ -13,12 +13,15 @@
 // Persistence carries bloomery's own file image (ScalableFilter::SaveToBytes, docs/FORMAT.md):
 // the RDB, DUMP/RESTORE, SCANDUMP/LOADCHUNK and the AOF rewrite (as LOADCHUNK commands) all go
 // through the one validator in LoadFromBytes, under the MAX_BYTES cap (default 4 GiB per key), so
-// no payload can crash the server or make it allocate past the cap.
+// no payload can crash the server or give a key a filter over the cap. Loading holds the image and
+// the filter at once, and saving copies the filter into one image: about twice the filter's bytes
+// for a moment (SaveFailed says what an allocation failure there does).
 //
 // Redis runs module commands on its main thread, so filters are single-writer; the forked RDB and
 // AOF children read their own copy. Filter memory is mmap'ed by bloomery (huge pages when
 // available), so it shows in MEMORY USAGE (mem_usage) but not in Redis's used_memory, which is
 // what maxmemory and deny-oom look at.
+#include <csignal>
 #include <exception>
 #include <memory>
 #include <new>
@@ -31,6 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "bf_args.h"
+#include "bloomery/plan.h"
 #include "bloomery/scalable_filter.h"
 #include "chunks.h"
 #include "module_api.h"
@@ -166,16 +170,30 @@ class OpenKey {
 };
 
 absl::StatusOr<std::unique_ptr<BloomValue>> NewFilter(const FilterParams& params) {
-  absl::StatusOr<ScalableFilter> filter =
-      ScalableFilter::Create(ToScalableOptions(params, g_max_bytes));
+  const ScalableOptions options = ToScalableOptions(params, g_max_bytes);
+  absl::StatusOr<ScalableFilter> filter = ScalableFilter::Create(options);
+  if (absl::IsResourceExhausted(filter.status()) && g_max_bytes != 0) {
+    // The library calls every refused stage "full"; for a filter being created the first stage is
+    // the one refused, and the reason worth saying is the module's cap.
+    absl::StatusOr<Plan> first =
+        PlanFor(options.capacity, ScalableFilter::StageFpr(options, 0), Layout::kBlocked);
+    if (first.ok() && first->bytes() > g_max_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "ERR the filter needs ", first->bytes(), " bytes, over the module's MAX_BYTES of ",
+          g_max_bytes, ": reserve a smaller capacity or a larger error rate"));
+    }
+  }
   if (!filter.ok()) return filter.status();
   return std::make_unique<BloomValue>(std::move(*filter));
 }
 
+// A copy of `filter` made by merging it into an empty filter with its options: the same stages,
+// bits and key counts as a Save/Load round trip, without a second image of the filter in memory.
 absl::StatusOr<ScalableFilter> CloneFilter(const ScalableFilter& filter) {
-  absl::StatusOr<std::string> bytes = filter.SaveToBytes();
-  if (!bytes.ok()) return bytes.status();
-  return ScalableFilter::LoadFromBytes(*bytes, FilterLoadOptions());
+  absl::StatusOr<ScalableFilter> copy = ScalableFilter::Create(filter.options());
+  if (!copy.ok()) return copy.status();
+  if (absl::Status merged = copy->UnionWith(filter); !merged.ok()) return merged;
+  return copy;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -366,7 +384,7 @@ int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
 // BF.SCANDUMP key iterator (chunks.h). Iterator 0 serializes the filter (O(bytes)) into the
 // value's cached image; later calls copy one chunk of it, and the call that ends the dump frees
 // it (a client that stops early leaves it until the next write or the key's deletion; it counts
-// in MEMORY USAGE).
+// in MEMORY USAGE but not in used_memory, so the command is deny-oom).
 int ScanDumpCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc != 3) return api::WrongArity(ctx);
   long long iterator = 0;
@@ -431,15 +449,32 @@ int LoadChunkCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (!filter.ok()) {
     key.Delete();
     return api::ReplyWithError(
-        ctx, absl::StrCat("ERR invalid dump: ", ErrorReply(filter.status())).c_str());
+        ctx, absl::StrCat("ERR invalid dump: ", filter.status().message()).c_str());
   }
   key.Set(std::make_unique<BloomValue>(std::move(*filter)));
   return api::ReplyWithSimpleString(ctx, "OK");
 }
 
+// A refused union's reply, with what to do about it: BF.MERGE ORs stage i into stage i, so it
+// cannot spread the sources' keys over new stages.
+absl::Status MergeRefused(const absl::Status& status) {
+  if (!absl::IsFailedPrecondition(status)) return status;
+  return absl::FailedPreconditionError(
+      absl::StrCat(status.message(),
+                   ". BF.MERGE ORs stage i into stage i, so the sources' keys together must fit "
+                   "each stage: reserve every source (BF.RESERVE) with the capacity of the union"));
+}
+
 // BF.MERGE dest src [src ...]: dest |= every src (compatible filters: same capacity, error
-// rate, expansion and seed). A missing dest starts as a copy of the first src. All keys must
-// hash to one slot in a cluster (use a hash tag: {crawl}:worker1).
+// rate, expansion, seed and integer hash). A missing dest starts as a copy of the first src. All
+// keys must hash to one slot in a cluster (use a hash tag: {crawl}:worker1).
+//
+// All or nothing: an error leaves dest as it was (not created, not partly merged) and is not
+// replicated. Every source's options are checked before anything is written; the unions, which
+// may be refused for a stage's capacity only once the bits are ORed, go into a scratch filter
+// (a copy of dest, or of the first source) that replaces dest when all succeeded. So a merge
+// briefly holds one more copy of dest, except for the common case of one source that has no
+// more stages than dest: UnionWith decides before it writes and adds no stage, so it runs in place.
 int MergeCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 3) return api::WrongArity(ctx);
   std::vector<std::unique_ptr<OpenKey>> sources;
@@ -448,22 +483,39 @@ int MergeCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     if (sources.back()->filter() == nullptr) return sources.back()->ReplyNotAFilter(ctx);
   }
   OpenKey dest(ctx, argv[1], api::kRead | api::kWrite);
-  const ScalableFilter* copied = nullptr;
-  if (dest.holds() == OpenKey::Holds::kNothing) {
-    copied = sources.front()->filter();
-    absl::StatusOr<ScalableFilter> copy = CloneFilter(*copied);
-    if (!copy.ok()) return ReplyError(ctx, copy.status());
-    dest.Set(std::make_unique<BloomValue>(std::move(*copy)));
+  if (dest.holds() != OpenKey::Holds::kNothing && dest.filter() == nullptr) {
+    return dest.ReplyNotAFilter(ctx);
   }
   ScalableFilter* target = dest.filter();
-  if (target == nullptr) return dest.ReplyNotAFilter(ctx);
+  const ScalableFilter& base = target != nullptr ? *target : *sources.front()->filter();
+  std::vector<const ScalableFilter*> merging;
   for (const std::unique_ptr<OpenKey>& source : sources) {
-    // Merging a filter into itself, or into its fresh copy, changes nothing.
-    if (source->filter() == target || source->filter() == copied) continue;
+    const ScalableFilter& filter = *source->filter();
+    if (absl::Status compatible = base.CheckCompatible(filter); !compatible.ok()) {
+      return ReplyError(ctx, compatible);
+    }
+    // Merging dest into itself, or the first source into its copy, changes nothing.
+    if (&filter != &base) merging.push_back(&filter);
+  }
+  if (target != nullptr && merging.size() == 1 &&
+      merging.front()->stage_count() <= target->stage_count()) {
+    if (absl::Status merged = target->UnionWith(*merging.front()); !merged.ok()) {
+      return ReplyError(ctx, MergeRefused(merged));
+    }
     dest.Modified();
-    if (absl::Status merged = target->UnionWith(*source->filter()); !merged.ok()) {
-      api::ReplicateVerbatim(ctx);  // earlier sources were merged: replicas must do the same
-      return ReplyError(ctx, merged);
+  } else if (target == nullptr || !merging.empty()) {
+    absl::StatusOr<ScalableFilter> scratch = CloneFilter(base);
+    if (!scratch.ok()) return ReplyError(ctx, scratch.status());
+    for (const ScalableFilter* filter : merging) {
+      if (absl::Status merged = scratch->UnionWith(*filter); !merged.ok()) {
+        return ReplyError(ctx, MergeRefused(merged));
+      }
+    }
+    if (target == nullptr) {
+      dest.Set(std::make_unique<BloomValue>(std::move(*scratch)));
+    } else {
+      *target = std::move(*scratch);
+      dest.Modified();
     }
   }
   api::ReplicateVerbatim(ctx);
@@ -511,6 +563,38 @@ void* RdbLoad(RedisModuleIO* io, int encoding_version) {
   return value.release();
 }
 
+// A filter's image for rdb_save and aof_rewrite: a full copy of the filter (SaveToBytes), whose
+// allocation can fail. std::bad_alloc must not unwind into the server's C frames (it would end in
+// std::terminate), so it becomes a status here.
+absl::StatusOr<std::string> SaveImage(const ScalableFilter& filter) {
+  try {
+    return filter.SaveToBytes();
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("no memory for a copy of its ", filter.memory_bytes(), " bytes"));
+  }
+}
+
+// A filter that rdb_save or aof_rewrite cannot serialize. Redis 7.0 gives a module no way to fail
+// a save from these callbacks (IsIOError only reads the flag a failed write sets), so the most
+// honest outcome depends on the process. In a forked child (BGSAVE, BGREWRITEAOF, a replica's full
+// sync) the child ends itself, so that save fails: the previous RDB or AOF stays, the server logs
+// it, and with stop-writes-on-bgsave-error refuses writes until a save succeeds. It ends by
+// SIGKILL rather than ExitFromChild(1) because Redis 7.0 deletes a failed BGSAVE's temp file only
+// for a child ended by a signal, and retries the save every few seconds. In the server's own
+// process (DUMP, MIGRATE, SAVE, SHUTDOWN's save, DEBUG RELOAD) it cannot; rdb_save then writes an
+// empty image, which RdbLoad refuses: RESTORE of that DUMP fails, and so does loading that RDB.
+// Only an image streamed stage by stage (a library API the module does not have) avoids the copy.
+void SaveFailed(RedisModuleIO* io, const absl::Status& status) {
+  const bool child =
+      (api::GetContextFlags(api::GetContextFromIO(io)) & api::kContextFlagIsChild) != 0;
+  api::LogIOError(io, "warning", "bloomery: cannot serialize a filter: %s; %s",
+                  std::string(status.message()).c_str(),
+                  child ? "failing this background save (the child ends by SIGKILL)"
+                        : "the value written for it will be refused on load");
+  if (child) std::raise(SIGKILL);
+}
+
 void RdbSave(RedisModuleIO* io, void* opaque) {
   BloomValue& value = *static_cast<BloomValue*>(opaque);
   if (ChunkAssembler* pending = value.pending()) {
@@ -520,11 +604,9 @@ void RdbSave(RedisModuleIO* io, void* opaque) {
     return;
   }
   api::SaveUnsigned(io, kSavedFilter);
-  absl::StatusOr<std::string> image = value.filter()->SaveToBytes();
+  absl::StatusOr<std::string> image = SaveImage(*value.filter());
   if (!image.ok()) {
-    // Only an allocation can fail here; an empty image makes the load of this RDB fail loudly.
-    api::LogIOError(io, "warning", "bloomery: cannot serialize a filter: %s",
-                    std::string(image.status().message()).c_str());
+    SaveFailed(io, image.status());
     api::SaveStringBuffer(io, "", 0);
     return;
   }
@@ -534,19 +616,21 @@ void RdbSave(RedisModuleIO* io, void* opaque) {
 // The AOF gets the same chunks a SCANDUMP client would, as BF.LOADCHUNK commands.
 void AofRewrite(RedisModuleIO* aof, RedisModuleString* key, void* opaque) {
   BloomValue& value = *static_cast<BloomValue*>(opaque);
-  std::string image;
+  absl::StatusOr<std::string> saved;
+  std::string_view image;
   uint64_t total = 0;
   if (ChunkAssembler* pending = value.pending()) {
-    image = std::string(pending->received());
+    image = pending->received();
     total = pending->total();
   } else {
-    absl::StatusOr<std::string> saved = value.filter()->SaveToBytes();
+    saved = SaveImage(*value.filter());
     if (!saved.ok()) {
-      api::LogIOError(aof, "warning", "bloomery: cannot serialize a filter: %s",
-                      std::string(saved.status().message()).c_str());
+      // Fails the rewrite (aof_rewrite runs only in its child): a key left out of the new AOF
+      // would be lost without a word.
+      SaveFailed(aof, saved.status());
       return;
     }
-    image = std::move(*saved);
+    image = *saved;
     total = image.size();
   }
   const std::string prefix = EncodeDumpPrefix(total);
@@ -615,7 +699,11 @@ int ParseModuleArgs(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     }
     if (EqualsIgnoreCase(name, "MAX_BYTES")) {
       g_max_bytes = static_cast<uint64_t>(value);
-    } else if (EqualsIgnoreCase(name, "SCANDUMP_CHUNK_BYTES") && value > 0) {
+    } else if (EqualsIgnoreCase(name, "SCANDUMP_CHUNK_BYTES")) {
+      if (value == 0) {
+        api::Log(ctx, "warning", "bloomery: SCANDUMP_CHUNK_BYTES must be at least 1");
+        return api::kErr;
+      }
       g_chunk_bytes = static_cast<uint64_t>(value);
     } else {
       api::Log(ctx, "warning", "bloomery: unknown module argument %s", std::string(name).c_str());
@@ -642,7 +730,8 @@ constexpr CommandSpec kCommands[] = {
     {"bf.card", Guarded<CardCommand>, "readonly fast", 1},
     // Not "fast": the estimated FPR reads every bit.
     {"bf.info", Guarded<InfoCommand>, "readonly", 1},
-    {"bf.scandump", Guarded<ScanDumpCommand>, "readonly", 1},
+    // deny-oom: its first call copies the whole filter (BloomValue::dump).
+    {"bf.scandump", Guarded<ScanDumpCommand>, "readonly deny-oom", 1},
     {"bf.loadchunk", Guarded<LoadChunkCommand>, "write deny-oom", 1},
     // Every argument from the first is a key (dest, then sources).
     {"bf.merge", Guarded<MergeCommand>, "write deny-oom", -1},

@@ -43,6 +43,8 @@ inline constexpr int kKeyTypeModule = 6;
 inline constexpr long kPostponedLength = -1;
 // SetModuleOptions: rdb_load may see a failed read (IsIOError) and must clean up, not abort.
 inline constexpr int kOptionHandleIoErrors = 1 << 0;
+// GetContextFlags: the code runs in a forked child (BGSAVE, BGREWRITEAOF, replication).
+inline constexpr int kContextFlagIsChild = 1 << 20;
 inline constexpr const char* kWrongTypeError =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
 
@@ -105,6 +107,8 @@ inline constexpr uint64_t kTypeMethodsVersion = 3;
   X(SaveStringBuffer, void, (RedisModuleIO*, const char* buffer, size_t length))               \
   X(LoadStringBuffer, char*, (RedisModuleIO*, size_t * length))                                \
   X(IsIOError, int, (RedisModuleIO*))                                                          \
+  X(GetContextFromIO, RedisModuleCtx*, (RedisModuleIO*))                                       \
+  X(GetContextFlags, int, (RedisModuleCtx*))                                                   \
   X(EmitAOF, void, (RedisModuleIO*, const char* command, const char* format, ...))             \
   X(Free, void, (void* pointer))
 

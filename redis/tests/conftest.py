@@ -43,12 +43,13 @@ def free_cluster_port():
 class Server:
     """One redis-server with the module loaded."""
 
-    def __init__(self, directory, module_args=(), config=(), port=None):
+    def __init__(self, directory, module_args=(), config=(), port=None, preexec_fn=None):
         self.dir = str(directory)
         os.makedirs(self.dir, exist_ok=True)
         self.port = port or free_port()
         self.module_args = list(module_args)
         self.config = list(config)
+        self.preexec_fn = preexec_fn  # run in the server's process before exec (resource limits)
         self.process = None
         self.start()
 
@@ -59,7 +60,8 @@ class Server:
                 "--enable-debug-command", "local",
                 "--loadmodule", MODULE, *self.module_args]
         args += self.config
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        preexec_fn=self.preexec_fn)
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             try:

@@ -210,3 +210,50 @@ def test_886k_urls_no_false_negatives_fpr_within_plan(server):
     planned_bytes = float(fields[b"Bits per item"]) * count / 8
     usage = r.memory_usage("urls")
     assert abs(usage - planned_bytes) < 0.05 * planned_bytes, (usage, planned_bytes)
+
+
+def test_refused_merge_leaves_dest_untouched(r):
+    bf = r.bf()
+    for worker in range(3):
+        bf.create(f"{{c}}:w{worker}", 0.01, 1000)
+        bf.madd(f"{{c}}:w{worker}", *urls(600, f"w{worker}"))
+    bf.create("{c}:odd", 0.001, 1000)  # another error rate: incompatible
+    bf.create("{c}:dest", 0.01, 1000)
+    bf.add("{c}:dest", "in dest")
+    before = r.dump("{c}:dest")
+    # Incompatible last source: found before anything is written.
+    for dest in ("{c}:new", "{c}:dest"):
+        with pytest.raises(redis.ResponseError, match="incompatible"):
+            r.execute_command("BF.MERGE", dest, "{c}:w0", "{c}:odd")
+    assert r.exists("{c}:new") == 0
+    assert r.dump("{c}:dest") == before
+    # 600 keys from each of two workers overfill stage 0 (capacity 1000), which only the ORed bits
+    # show. Into dest the first union succeeds and the second is refused; dest is still as it was.
+    for dest in ("{c}:new", "{c}:dest"):
+        with pytest.raises(redis.ResponseError, match="reserve every source"):
+            r.execute_command("BF.MERGE", dest, "{c}:w0", "{c}:w1", "{c}:w2")
+    assert r.exists("{c}:new") == 0
+    assert r.dump("{c}:dest") == before
+    assert sum(bf.mexists("{c}:dest", *urls(600, "w0"))) < 20  # false positives only
+    # A missing source, or one of another type, changes nothing either.
+    r.set("{c}:string", "v")
+    for bad in ("{c}:missing", "{c}:string"):
+        with pytest.raises(redis.ResponseError):
+            r.execute_command("BF.MERGE", "{c}:new", "{c}:w0", bad)
+    assert r.exists("{c}:new") == 0
+
+
+def test_merge_into_a_new_key_copies_the_source_exactly(r):
+    bf = r.bf()
+    bf.create("{c}:src", 0.01, 1000)
+    bf.madd("{c}:src", *urls(5000, "src"))  # several stages
+    assert r.execute_command("BF.MERGE", "{c}:copy", "{c}:src") == b"OK"
+    assert r.dump("{c}:copy") == r.dump("{c}:src")
+    # Into an existing dest with fewer stages (merged through a scratch copy) and with as many.
+    bf.create("{c}:small", 0.01, 1000)
+    bf.add("{c}:small", "small")
+    assert r.execute_command("BF.MERGE", "{c}:small", "{c}:src", "{c}:copy") == b"OK"
+    assert all(bf.mexists("{c}:small", "small", *urls(5000, "src")))
+    assert bf.info("{c}:small").filterNum == bf.info("{c}:src").filterNum > 1
+    assert r.execute_command("BF.MERGE", "{c}:copy", "{c}:small") == b"OK"
+    assert bf.exists("{c}:copy", "small") == 1

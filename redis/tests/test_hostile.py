@@ -221,3 +221,55 @@ def test_scandump_across_writes_never_loads_a_wrong_filter(hostile):
         else:
             # Only possible when the write changed no byte still to be served: the old state.
             assert all(r.execute_command("BF.MEXISTS", key, *items))
+
+
+def test_error_texts_say_what_happened(hostile):
+    server, r = hostile
+    # Over the cap at creation: not "full", and names the cap.
+    with pytest.raises(redis.ResponseError, match="over the module's MAX_BYTES") as refused:
+        r.execute_command("BF.RESERVE", "huge", 0.01, 100_000_000)
+    assert "full" not in str(refused.value)
+    assert r.exists("huge") == 0
+    # A corrupted last chunk: one "ERR", from the reply's code.
+    chunks = dump_chunks(r, "good")
+    iterator, data = chunks[-1]
+    chunks[-1] = (iterator, data[:-1] + bytes([data[-1] ^ 1]))
+    for iterator, data in chunks[:-1]:
+        r.execute_command("BF.LOADCHUNK", "corrupt", iterator, data)
+    with pytest.raises(redis.ResponseError, match="invalid dump") as refused:
+        r.execute_command("BF.LOADCHUNK", "corrupt", *chunks[-1])
+    assert str(refused.value).count("ERR") <= 1
+    assert r.exists("corrupt") == 0
+
+
+def rdb_length(n):
+    if n < 64:
+        return bytes([n])
+    if n < 16384:
+        return bytes([0x40 | (n >> 8), n & 0xFF])
+    return b"\x80" + struct.pack(">I", n)
+
+
+def test_restore_of_a_complete_pending_load_is_refused(hostile):
+    server, r = hostile
+    payload = r.dump("good")
+    head, trailer = payload[:10], payload[-10:-8]  # type and module id; RDB version
+
+    def pending(total, received):
+        # The module's words: tag 1 (pending), the total, the bytes received; then its EOF.
+        body = (b"\x02" + rdb_length(1) + b"\x02" + rdb_length(total) + b"\x05" +
+                rdb_length(len(received)) + received + b"\x00")
+        return reseal(head + body + trailer)
+
+    assert r.restore("half", 0, pending(10, b"x" * 9)) == b"OK"
+    with pytest.raises(redis.ResponseError, match="still being loaded"):
+        r.execute_command("BF.EXISTS", "half", "a")
+    # Every byte received yet pending: no LOADCHUNK could finish it, so it is never a key.
+    with pytest.raises(redis.ResponseError):
+        r.restore("stuck", 0, pending(10, b"x" * 10))
+    assert r.exists("stuck") == 0
+
+
+def test_scandump_chunk_bytes_zero_is_refused_by_name(make_server):
+    with pytest.raises(RuntimeError, match="SCANDUMP_CHUNK_BYTES must be at least 1"):
+        make_server(module_args=["SCANDUMP_CHUNK_BYTES", "0"])

@@ -1,8 +1,11 @@
 # Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 """A filter survives SAVE + restart, DEBUG RELOAD, an AOF rewrite without the RDB preamble,
 DUMP/RESTORE and COPY, and reaches a replica by full sync and by later writes."""
+import os
+import resource
 import time
 
+import pytest
 import redis
 
 ITEMS = [f"https://example.com/page/{i}" for i in range(5000)]
@@ -99,3 +102,53 @@ def test_replica_full_sync_and_later_writes(make_server):
         raise AssertionError("a replica accepted a write")
     except redis.ReadOnlyError:
         pass
+
+
+def vm_size(pid):
+    with open(f"/proc/{pid}/status") as status:
+        line = next(line for line in status if line.startswith("VmSize"))
+    return int(line.split()[1]) * 1024
+
+
+def test_no_memory_for_the_image_fails_the_save_not_the_server(make_server):
+    """rdb_save copies the filter; under an address-space limit with room for the filter but not
+    for its copy (a container without overcommit), that copy fails. The server must survive it:
+    a DUMP's payload is refused by RESTORE, a BGSAVE fails, and the keys stay served."""
+    keys = 40_000_000  # a ~46 MiB filter at 1%
+    probe = make_server("probe")
+    before = vm_size(probe.process.pid)
+    probe.client().execute_command("BF.RESERVE", "big", 0.01, keys, "NONSCALING")
+    filter_bytes = vm_size(probe.process.pid) - before
+    probe.stop()
+    limit = before + filter_bytes + filter_bytes // 2 + (8 << 20)
+
+    def limit_address_space():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    server = make_server("limited", preexec_fn=limit_address_space)
+    r = server.client()
+    r.execute_command("BF.RESERVE", "big", 0.01, keys, "NONSCALING")
+    r.execute_command("BF.ADD", "big", "present")
+    r.set("bystander", "still here")
+    payload = r.dump("big")
+    assert server.alive(), server.log()
+    with pytest.raises(redis.ResponseError):
+        r.restore("restored", 0, payload)
+    assert r.exists("restored") == 0
+    r.bgsave()
+    deadline = time.monotonic() + 60
+    while r.info("persistence")["rdb_bgsave_in_progress"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert r.info("persistence")["rdb_last_bgsave_status"] == "err"
+    assert not [name for name in os.listdir(server.dir) if name.startswith("temp-")]
+    r.bgrewriteaof()  # its child fails the same way: no AOF leaves the key out
+    while r.info("persistence")["aof_rewrite_in_progress"] or r.info("persistence")[
+            "aof_rewrite_scheduled"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert r.info("persistence")["aof_last_bgrewrite_status"] == "err"
+    assert server.alive(), server.log()
+    assert "bloomery: cannot serialize a filter" in server.log()
+    assert r.execute_command("BF.EXISTS", "big", "present") == 1
+    assert r.get("bystander") == b"still here"
