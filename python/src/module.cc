@@ -10,8 +10,10 @@
 //   - add() returns True when the key was ALREADY present (pybloom-live's meaning), the negation of
 //     C++ Insert, which answers "was new".
 //   - Batch calls release the GIL. A single-writer filter (concurrent=False) is then guarded by a
-//     mutex that single-key calls take only while a batch is running, so Python threads can never
-//     break its single-writer contract; a concurrent filter takes no lock at all.
+//     lock that single-key calls take only while a batch is running, so Python threads can never
+//     break its single-writer contract. A concurrent filter's batches share that lock (they run
+//     together); whole-filter calls (clear, save, tobytes, copy, pickle, union...) of either kind
+//     take it exclusively, waiting for running batches with the GIL released.
 //   - absl::Status errors become exceptions: InvalidArgument on creation ValueError (with the C++
 //     message), NotFound FileNotFoundError, PermissionDenied PermissionError, ResourceExhausted
 //     MemoryError, a file that is not a valid filter bloomery.FormatError (a ValueError).
@@ -19,16 +21,20 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -101,6 +107,45 @@ void OrThrow(const absl::Status& status, bool reading = false) {
   if (!status.ok()) Throw(status, reading);
 }
 
+// NumPy's scalar types, looked up once NumPy is imported (until then no NumPy scalar exists).
+struct NumpyTypes {
+  PyObject* generic = nullptr;    // numpy.generic, every NumPy scalar
+  PyObject* integer = nullptr;    // numpy.integer
+  PyObject* timedelta = nullptr;  // numpy.timedelta64, an integer subclass counted in its unit
+
+  // The types, or nullptr if NumPy is not imported. Called with the GIL held.
+  static const NumpyTypes* Get() {
+    static NumpyTypes types;
+    if (types.generic == nullptr) {
+      static PyObject* name = PyUnicode_InternFromString("numpy");
+      py::object numpy = py::reinterpret_steal<py::object>(PyImport_GetModule(name));
+      if (!numpy) {
+        PyErr_Clear();
+        return nullptr;
+      }
+      // References kept for the life of the process, as the module itself is.
+      types.integer = py::object(numpy.attr("integer")).release().ptr();
+      types.timedelta = py::object(numpy.attr("timedelta64")).release().ptr();
+      types.generic = py::object(numpy.attr("generic")).release().ptr();
+    }
+    return &types;
+  }
+
+  // Whether `object` is an instance of `type` (one of the above); never raises.
+  static bool Is(PyObject* object, PyObject* type) {
+    return PyObject_TypeCheck(object, reinterpret_cast<PyTypeObject*>(type));
+  }
+};
+
+// A path argument (str, bytes or os.PathLike) as the bytes the OS takes. An embedded NUL is
+// ValueError, as open() gives: the C calls would silently cut the path there.
+std::string FsPath(py::handle path) {
+  PyObject* bytes = nullptr;
+  if (PyUnicode_FSConverter(path.ptr(), &bytes) == 0) throw py::error_already_set();
+  const py::object owner = py::reinterpret_steal<py::object>(bytes);
+  return {PyBytes_AS_STRING(bytes), static_cast<size_t>(PyBytes_GET_SIZE(bytes))};
+}
+
 // One key from Python: a byte string or a uint64_t. Holds the buffer of a non-bytes buffer object
 // while the key is used.
 class Key {
@@ -118,6 +163,21 @@ class Key {
       is_int_ = true;
       integer_ = ToUint64(object);
     } else if (PyObject_CheckBuffer(object)) {
+      // A NumPy scalar exports its bytes, but is a number: an integer one is the int key (what
+      // add_many of its array inserts), any other one (float64, a subclass of float) TypeError
+      // as its Python counterpart is.
+      if (const NumpyTypes* numpy = NumpyTypes::Get();
+          numpy != nullptr && NumpyTypes::Is(object, numpy->generic)) {
+        if (!NumpyTypes::Is(object, numpy->integer) || NumpyTypes::Is(object, numpy->timedelta)) {
+          PyErr_Format(PyExc_TypeError,
+                       "a bloomery key must be str, bytes (or a buffer) or int, not '%.200s'",
+                       Py_TYPE(object)->tp_name);
+          throw py::error_already_set();
+        }
+        is_int_ = true;
+        integer_ = ToUint64(object);
+        return;
+      }
       if (PyObject_GetBuffer(object, &view_, PyBUF_C_CONTIGUOUS) != 0) {
         throw py::error_already_set();
       }
@@ -399,6 +459,41 @@ concept HasMap = requires(const std::string& p) {
 template <typename F>
 concept IsScalable = std::is_same_v<F, ScalableFilter>;
 
+// A shared/exclusive lock that prefers the exclusive side: once a whole-filter call (save, clear,
+// copy...) waits, new batches wait behind it, so a stream of overlapping batches from many threads
+// cannot starve it. std::shared_mutex (glibc's rwlock) prefers readers and would.
+class BatchLock {
+ public:
+  void lock_shared() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return !exclusive_ && exclusive_waiting_ == 0; });
+    ++shared_;
+  }
+  void unlock_shared() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--shared_ == 0) changed_.notify_all();
+  }
+  void lock() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ++exclusive_waiting_;
+    changed_.wait(lock, [&] { return !exclusive_ && shared_ == 0; });
+    --exclusive_waiting_;
+    exclusive_ = true;
+  }
+  void unlock() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    exclusive_ = false;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int shared_ = 0;
+  int exclusive_waiting_ = 0;
+  bool exclusive_ = false;
+};
+
 // A filter with its Python-side thread guard.
 template <typename Filter>
 class PyFilter {
@@ -408,24 +503,30 @@ class PyFilter {
   Filter& filter() noexcept { return filter_; }
   const Filter& filter() const noexcept { return filter_; }
 
-  // Serialises a single-writer filter between a batch (GIL released) and everything else. All
-  // changes of `batches_` happen with the GIL held, and so does every single-key call: a call that
-  // sees no batch running cannot have one start under it.
+  // Runs each C++ batch call (GIL released) under `lock_`: exclusively on a single-writer filter,
+  // shared on a concurrent one, so that concurrent batches overlap each other but never a
+  // whole-filter call. All changes of `batches_` happen with the GIL held, and so does every
+  // single-key and whole-filter call: a call that sees no batch running cannot have one start
+  // under it.
   class Guard {
    public:
     explicit Guard(PyFilter& owner) : owner_(owner) {}
-    // For the duration of a C++ batch call: the GIL released, the filter's mutex held unless it is
-    // concurrent.
+    // For the duration of a C++ batch call: the GIL released, `lock_` held.
     class Unlocked {
      public:
       explicit Unlocked(PyFilter& owner) : owner_(owner) {
         ++owner_.batches_;
         release_.emplace();
-        if (!owner_.filter_.concurrent()) lock_ = std::unique_lock(owner_.mutex_);
+        if (owner_.filter_.concurrent()) {
+          shared_ = std::shared_lock<BatchLock>(owner_.lock_);
+        } else {
+          exclusive_ = std::unique_lock<BatchLock>(owner_.lock_);
+        }
       }
       Unlocked(const Unlocked&) = delete;
       ~Unlocked() {
-        if (lock_.owns_lock()) lock_.unlock();
+        if (shared_.owns_lock()) shared_.unlock();
+        if (exclusive_.owns_lock()) exclusive_.unlock();
         release_.reset();
         --owner_.batches_;
       }
@@ -433,7 +534,8 @@ class PyFilter {
      private:
       PyFilter& owner_;
       std::optional<py::gil_scoped_release> release_;
-      std::unique_lock<std::mutex> lock_;
+      std::shared_lock<BatchLock> shared_;
+      std::unique_lock<BatchLock> exclusive_;
     };
     [[nodiscard]] Unlocked Unlock() { return Unlocked(owner_); }
 
@@ -441,37 +543,95 @@ class PyFilter {
     PyFilter& owner_;
   };
 
-  // Runs a single-key call: directly when no batch is running (the common case costs one load),
-  // else waits for the batch with the GIL released.
+  // Runs a single-key call: directly when no batch is running (the common case costs one load)
+  // or when the filter is concurrent (a single key is a small batch, and whole-filter calls hold
+  // the GIL), else waits for the batch with the GIL released.
   template <typename Fn>
   decltype(auto) Single(Fn&& fn) {
     if (batches_ == 0 || filter_.concurrent()) return fn(filter_);
-    std::unique_lock<std::mutex> lock = WaitForBatches();
+    std::unique_lock<BatchLock> lock = WaitForBatches();
     return fn(filter_);
   }
 
-  // Runs a whole-filter call (save, union, clear...) with no batch running on it, with the GIL
-  // held (`fn` may touch Python objects).
+  // Runs a whole-filter call (save, union, clear...) with no batch running on it, concurrent or
+  // not, with the GIL held (`fn` may touch Python objects).
   template <typename Fn>
   decltype(auto) Exclusive(Fn&& fn) {
     if (batches_ == 0) return fn(filter_);
-    std::unique_lock<std::mutex> lock = WaitForBatches();
+    std::unique_lock<BatchLock> lock = WaitForBatches();
     return fn(filter_);
   }
 
+  // Exclusive() over two filters at once (a merge reads `other` whole). Waits for the batches of
+  // both, taking the two locks in address order so that a |= b and b |= a cannot deadlock.
+  template <typename Fn>
+  decltype(auto) ExclusiveWith(PyFilter& other, Fn&& fn) {
+    if (&other == this) return Exclusive(std::forward<Fn>(fn));
+    if (batches_ == 0 && other.batches_ == 0) return fn(filter_);
+    PyFilter* first = std::less<PyFilter*>()(this, &other) ? this : &other;
+    PyFilter* second = first == this ? &other : this;
+    std::unique_lock<BatchLock> first_lock;
+    std::unique_lock<BatchLock> second_lock;
+    {
+      py::gil_scoped_release release;
+      first_lock = std::unique_lock(first->lock_);
+      second_lock = std::unique_lock(second->lock_);
+    }
+    return fn(filter_);
+  }
+
+  // For a writable mapping: the file it maps, to refuse a save() that would replace it.
+  void set_mapped_file(dev_t device, ino_t inode) { mapped_file_ = {device, inode}; }
+  [[nodiscard]] std::optional<std::pair<dev_t, ino_t>> mapped_file() const { return mapped_file_; }
+
  private:
-  // Takes the mutex with the GIL released, then returns holding both. No deadlock: a batch
-  // releases the GIL before it takes the mutex and the mutex before it retakes the GIL, so no
-  // thread ever waits for the mutex while holding the GIL.
-  std::unique_lock<std::mutex> WaitForBatches() {
+  // Takes the lock with the GIL released, then returns holding both. No deadlock: a batch
+  // releases the GIL before it takes the lock and the lock before it retakes the GIL, so no
+  // thread ever waits for the lock while holding the GIL.
+  std::unique_lock<BatchLock> WaitForBatches() {
     py::gil_scoped_release release;
-    return std::unique_lock<std::mutex>(mutex_);
+    return std::unique_lock<BatchLock>(lock_);
   }
 
   Filter filter_;
-  std::mutex mutex_;
+  BatchLock lock_;
   int batches_ = 0;  // changed only with the GIL held
+  std::optional<std::pair<dev_t, ino_t>> mapped_file_;
 };
+
+// Whether the instance `self` (a PyFilter<Filter> or a subclass) holds a filter: false for one
+// made by cls.__new__(cls) whose __init__ never ran.
+template <typename Filter>
+bool IsInitialised(PyObject* self) {
+  auto* instance = reinterpret_cast<py::detail::instance*>(self);
+  const py::detail::value_and_holder holder = instance->get_value_and_holder(
+      py::detail::get_type_info(typeid(PyFilter<Filter>)), /*throw_if_missing=*/false);
+  return holder && holder.holder_constructed();
+}
+
+}  // namespace
+}  // namespace bloomery::python
+
+namespace pybind11::detail {
+// Every bound method takes its filter through this caster: an instance whose __init__ never ran
+// is TypeError here. pybind11's own caster would allocate an uninitialised value for it and call
+// the method on that.
+template <typename Filter>
+class type_caster<bloomery::python::PyFilter<Filter>>
+    : public type_caster_base<bloomery::python::PyFilter<Filter>> {
+ public:
+  bool load(handle src, bool convert) {
+    if (isinstance<bloomery::python::PyFilter<Filter>>(src) &&
+        !bloomery::python::IsInitialised<Filter>(src.ptr())) {
+      throw type_error("the filter was not initialised (__init__ was not called)");
+    }
+    return type_caster_base<bloomery::python::PyFilter<Filter>>::load(src, convert);
+  }
+};
+}  // namespace pybind11::detail
+
+namespace bloomery::python {
+namespace {
 
 template <typename Filter>
 py::bytes ToBytes(const Filter& filter) {
@@ -567,14 +727,14 @@ std::unique_ptr<PyFilter<Filter>> Copy(PyFilter<Filter>& self) {
 // copy (|, union).
 template <typename Filter, typename Merge>
 PyFilter<Filter>& MergeInto(PyFilter<Filter>& self, PyFilter<Filter>& other, Merge merge) {
-  OrThrow(self.Exclusive([&](Filter& f) { return merge(f, other.filter()); }));
+  OrThrow(self.ExclusiveWith(other, [&](Filter& f) { return merge(f, other.filter()); }));
   return self;
 }
 template <typename Filter, typename Merge>
 std::unique_ptr<PyFilter<Filter>> Merged(PyFilter<Filter>& self, PyFilter<Filter>& other,
                                          Merge merge) {
   auto result = Copy(self);
-  OrThrow(merge(result->filter(), other.filter()));
+  OrThrow(other.Exclusive([&](Filter& f) { return merge(result->filter(), f); }));
   return result;
 }
 
@@ -604,13 +764,15 @@ size_t InsertAll(PyFilter<Filter>& self, py::handle keys) {
 template <typename Filter>
 PyFilter<Filter>* Unwrap(PyObject* self) {
   auto* instance = reinterpret_cast<py::detail::instance*>(self);
-  auto* wrapper = static_cast<PyFilter<Filter>*>(instance->simple_layout
-                                                     ? instance->simple_value_holder[0]
-                                                     : instance->nonsimple.values_and_holders[0]);
-  if (wrapper == nullptr) {
-    PyErr_SetString(PyExc_TypeError, "the filter was not initialised (__init__ was not called)");
+  if (instance->simple_layout) {  // always, but for multiple inheritance from pybind11 classes
+    if (instance->simple_holder_constructed) {
+      return static_cast<PyFilter<Filter>*>(instance->simple_value_holder[0]);
+    }
+  } else if (IsInitialised<Filter>(self)) {
+    return static_cast<PyFilter<Filter>*>(instance->nonsimple.values_and_holders[0]);
   }
-  return wrapper;
+  PyErr_SetString(PyExc_TypeError, "the filter was not initialised (__init__ was not called)");
+  return nullptr;
 }
 
 template <typename Filter>
@@ -719,11 +881,16 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
           "__len__",
           [](W& self) {
             return self.Exclusive([](Filter& f) {
-              return static_cast<uint64_t>(std::llround(std::max(0.0, f.EstimatedCount())));
+              // A saturated filter estimates +inf (every bit set): len() must still be an int.
+              const double most = 8.0 * static_cast<double>(f.memory_bytes());
+              const double estimate = f.EstimatedCount();
+              if (!(estimate < most)) return static_cast<uint64_t>(most);
+              return static_cast<uint64_t>(std::llround(std::max(0.0, estimate)));
             });
           },
           "Estimated number of distinct keys added (from the bits; exact for scalable filters "
-          "built by inserts).")
+          "built by inserts). A saturated filter, whose bits can no longer tell, reports its "
+          "number of memory bits.")
       .def(
           "estimated_fpr",
           [](W& self) { return self.Exclusive([](Filter& f) { return f.EstimatedFpr(); }); },
@@ -745,12 +912,25 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
   cls.def("__ior__", union_update);
   cls.def(
          "save",
-         [](W& self, const std::string& path) {
-           OrThrow(self.Exclusive([&](Filter& f) { return f.Save(path); }));
+         [](W& self, py::handle path) {
+           const std::string file = FsPath(path);
+           if (const auto mapped = self.mapped_file()) {
+             // The rename would replace the file under the mapping, whose later adds would
+             // then go to the unlinked old one.
+             struct stat target {};
+             if (stat(file.c_str(), &target) == 0 && target.st_dev == mapped->first &&
+                 target.st_ino == mapped->second) {
+               throw py::value_error(
+                   "save(): this filter maps that file writable; call flush() to make the file "
+                   "valid instead (a save would replace the file under the mapping)");
+             }
+           }
+           OrThrow(self.Exclusive([&](Filter& f) { return f.Save(file); }));
          },
          py::arg("path"),
-         "Writes the filter atomically to `path` in bloomery's file format (the C++ library's "
-         "and the `bloomery` CLI's).")
+         "Writes the filter atomically to `path` (str, bytes or os.PathLike) in bloomery's file "
+         "format (the C++ library's and the `bloomery` CLI's). ValueError onto the file this "
+         "filter maps writable: flush() that one.")
       .def(
           "tobytes", [](W& self) { return self.Exclusive([](Filter& f) { return ToBytes(f); }); },
           "The filter as the bytes of its file.")
@@ -767,11 +947,12 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
           "A new filter holding the keys of both (pybloom-live's union, `|`).")
       .def_static(
           "load",
-          [](const std::string& path, bool concurrent, uint64_t max_bytes, bool verify_checksums,
+          [](py::handle path, bool concurrent, uint64_t max_bytes, bool verify_checksums,
              bool allow_dirty) {
+            const std::string file = FsPath(path);
             const LoadOptions options =
                 MakeLoadOptions(concurrent, max_bytes, verify_checksums, allow_dirty);
-            return Wrap(OrThrow(WithoutGil([&] { return Filter::Load(path, options); }),
+            return Wrap(OrThrow(WithoutGil([&] { return Filter::Load(file, options); }),
                                 /*reading=*/true));
           },
           py::arg("path"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
@@ -829,17 +1010,25 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
   if constexpr (HasMap<Filter>) {
     cls.def_static(
            "map",
-           [](const std::string& path, bool writable, uint64_t max_bytes, bool allow_dirty) {
+           [](py::handle path, bool writable, uint64_t max_bytes, bool allow_dirty) {
+             const std::string file = FsPath(path);
              const LoadOptions options = MakeLoadOptions(false, max_bytes, true, allow_dirty);
              const MapMode mode = writable ? MapMode::kReadWrite : MapMode::kReadOnly;
-             return Wrap(OrThrow(WithoutGil([&] { return Filter::Map(path, mode, options); }),
-                                 /*reading=*/true));
+             auto wrapper = Wrap(OrThrow(
+                 WithoutGil([&] { return Filter::Map(file, mode, options); }), /*reading=*/true));
+             struct stat mapped {};
+             if (writable && stat(file.c_str(), &mapped) == 0) {
+               wrapper->set_mapped_file(mapped.st_dev, mapped.st_ino);
+             }
+             return wrapper;
            },
            py::arg("path"), py::kw_only(), py::arg("writable") = false, py::arg("max_bytes") = 0,
            py::arg("allow_dirty") = false,
            "Maps a filter file without copying it. writable=False: copy-on-write, adds stay in "
            "this process. writable=True: adds reach the file; call flush() to make it valid "
-           "and checksummed again (until then the file is marked dirty).")
+           "and checksummed again (until then the file is marked dirty). Do not truncate or "
+           "rewrite a mapped file in place: a read past its new end kills the process (SIGBUS); "
+           "save() replaces a file by rename, which a mapping survives.")
         .def(
             "flush", [](W& self) { OrThrow(self.Exclusive([](Filter& f) { return f.Flush(); })); },
             "For a writable mapping: checksums, clears the dirty mark and syncs the file.");
@@ -928,6 +1117,27 @@ void BindFixedSize(py::module_& m, const char* name, const char* doc) {
       "num_slices", [](PyFilter<Filter>& self) { return self.filter().hashes(); },
       "k, the number of probes per key.");
   cls.def("__repr__", [name](PyFilter<Filter>& self) { return Describe(name, self.filter()); });
+}
+
+// WindowedFilter's `window`: seconds as a number (int, float, a NumPy one, Decimal...), or an
+// object with total_seconds() (datetime.timedelta). Anything else, a str or a numpy.timedelta64 (an
+// integer counted in its own unit) included, is TypeError.
+double WindowSeconds(py::handle window) {
+  PyObject* object = window.ptr();
+  if (py::hasattr(window, "total_seconds")) return window.attr("total_seconds")().cast<double>();
+  const NumpyTypes* numpy = NumpyTypes::Get();
+  const bool is_timedelta = numpy != nullptr && NumpyTypes::Is(object, numpy->timedelta);
+  if (!is_timedelta && PyNumber_Check(object)) {  // int, float, Decimal, Fraction...; not str
+    const py::object seconds = py::reinterpret_steal<py::object>(PyNumber_Float(object));
+    if (!seconds) throw py::error_already_set();
+    return PyFloat_AS_DOUBLE(seconds.ptr());
+  }
+  PyErr_Format(PyExc_TypeError,
+               "WindowedFilter: window must be seconds (int or float) or a datetime.timedelta, "
+               "not '%.200s'%s",
+               Py_TYPE(object)->tp_name,
+               is_timedelta ? " (pass td / numpy.timedelta64(1, 's'))" : "");
+  throw py::error_already_set();
 }
 
 void BindModule(py::module_& m) {
@@ -1077,11 +1287,7 @@ void BindModule(py::module_& m) {
                               huge_pages);
              options.capacity = capacity;
              // Seconds as a number or a datetime.timedelta; the C++ range checks see the rest.
-             const double seconds =
-                 py::hasattr(window, "total_seconds")
-                     ? window.attr("total_seconds")().cast<double>()
-                     : py::reinterpret_steal<py::float_>(PyNumber_Float(window.ptr()))
-                           .cast<double>();
+             const double seconds = WindowSeconds(window);
              if (!std::isfinite(seconds) || std::abs(seconds) > 9.0e9) {
                throw py::value_error("WindowedFilter: window must be a finite number of seconds");
              }
@@ -1171,7 +1377,10 @@ void BindModule(py::module_& m) {
           }
         } else {
           numbers = py::reinterpret_borrow<py::buffer>(keys).request();
-          if (numbers->itemsize != 8 || numbers->ndim != 1) throw py::type_error("a uint64 array");
+          // Read as one contiguous run: a strided view (a[::2], a[::-1]) is refused.
+          if (numbers->itemsize != 8 || numbers->ndim != 1 || numbers->strides[0] != 8) {
+            throw py::type_error("a contiguous uint64 array");
+          }
         }
         BlockedFilter& f = self.filter();
         py::gil_scoped_release release;
@@ -1196,8 +1405,9 @@ void BindModule(py::module_& m) {
       "list of bytes, converted beforehand.");
   m.def(
       "info",
-      [](const std::string& path) {
-        return InfoDict(OrThrow(WithoutGil([&] { return InspectFile(path); }), /*reading=*/true));
+      [](py::handle path) {
+        const std::string file = FsPath(path);
+        return InfoDict(OrThrow(WithoutGil([&] { return InspectFile(file); }), /*reading=*/true));
       },
       py::arg("path"), "The header of a filter file: its kind, geometry and seed, validated.");
   m.def(

@@ -8,6 +8,8 @@ import math
 import os
 import pickle
 import subprocess
+import sys
+import textwrap
 import threading
 
 import numpy as np
@@ -558,3 +560,196 @@ def test_stubs_name_what_the_classes_have(name):
     stubbed = declared(name)
     assert sorted(m for m in stubbed if not hasattr(cls, m)) == []
     assert sorted(m for m in dir(cls) if not m.startswith("_") and m not in stubbed) == []
+
+
+def run_isolated(code):
+    """Runs `code` in a fresh interpreter (with this bloomery), so that a crash fails the test
+    instead of killing pytest. Returns the CompletedProcess."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=120, env=os.environ.copy())
+
+
+@pytest.mark.parametrize("kind", ["blocked", "counting", "scalable"])
+def test_whole_filter_calls_wait_for_concurrent_batches(kind):
+    # Regression: on a concurrent filter, clear/tobytes/copy/pickle/save/union ran alongside
+    # add_many in another thread: a scalable filter's clear() freed stages under the batch
+    # (SIGSEGV), and snapshots failed their own checksums.
+    result = run_isolated(f"""
+        import pickle, threading, time
+        import numpy as np
+        import bloomery
+        make = {{"blocked": lambda: bloomery.BlockedFilter(200_000, 0.01, concurrent=True),
+                 "counting": lambda: bloomery.CountingFilter(200_000, 0.01, concurrent=True),
+                 "scalable": lambda: bloomery.ScalableFilter(1_000, 0.01, concurrent=True)}}
+        f = make["{kind}"]()
+        stop = False
+
+        def batches(seed):
+            keys = np.arange(seed, seed + 200_000, dtype=np.uint64)
+            while not stop:
+                f.add_many(keys)
+                f.add_many([f"k{{i}}" for i in range(seed, seed + 20_000)])
+
+        threads = [threading.Thread(target=batches, args=(s * 10**6,)) for s in range(2)]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 3
+        try:
+            while time.monotonic() < deadline:
+                type(f).frombytes(f.tobytes())
+                f.copy()
+                pickle.loads(pickle.dumps(f))
+                f |= make["{kind}"]()
+                len(f)
+                f.clear()
+        finally:
+            stop = True
+            for t in threads:
+                t.join()
+        print("ok")
+    """)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("cls", sorted(CLASSES) + ["windowed"])
+def test_methods_of_an_uninitialised_instance_are_type_errors(cls):
+    # Regression: cls.__new__(cls) without __init__ crashed in nearly every pybind11 method.
+    result = run_isolated(f"""
+        import pickle
+        import bloomery
+        cls = {{"blocked": bloomery.BlockedFilter, "classic": bloomery.ClassicFilter,
+                "counting": bloomery.CountingFilter, "scalable": bloomery.ScalableFilter,
+                "windowed": bloomery.WindowedFilter}}["{cls}"]
+        f = cls.__new__(cls)
+        calls = [len, bool, repr, lambda f: f.tobytes(), lambda f: f.seed, lambda f: f.clear(),
+                 lambda f: f.memory_bytes, lambda f: f.add_many([1]), lambda f: f.copy(),
+                 lambda f: f.contains_many([1]), lambda f: f.estimated_fpr(), pickle.dumps,
+                 lambda f: f.capacity, lambda f: f | f, lambda f: f.add(1), lambda f: 1 in f,
+                 lambda f: cls.__new__(cls).union(f)]
+        for call in calls:
+            try:
+                call(f)
+            except TypeError as error:
+                assert "not initialised" in str(error), error
+            else:
+                raise AssertionError(f"no TypeError from {{call}}")
+        print("ok")
+    """)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("window", ["None", "[1]", "'60'", "numpy.timedelta64(5, 's')", "1j"])
+def test_windowed_window_must_be_seconds_or_a_timedelta(window):
+    # Regression: None, [1] and numpy.timedelta64 crashed; '60' was taken as 60 s.
+    result = run_isolated(f"""
+        import numpy, bloomery
+        try:
+            bloomery.WindowedFilter(1000, window={window})
+        except TypeError:
+            print("ok")
+    """)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
+
+
+def test_windowed_window_takes_numbers_and_timedeltas():
+    import datetime
+    import decimal
+
+    for window in (60, 60.0, np.float32(60), np.int64(60), decimal.Decimal(60),
+                   datetime.timedelta(minutes=1)):
+        assert bloomery.WindowedFilter(1000, window=window).window == 60.0
+
+
+def test_cxx_batch_seconds_refuses_strided_arrays():
+    # Regression: a strided view was read as contiguous memory (wrong keys, or out of bounds).
+    from bloomery import _native
+
+    f = bloomery.BlockedFilter(10_000, 0.01)
+    keys = np.arange(2_000, dtype=np.uint64)
+    for strided in (keys[::2], keys[::-1]):
+        with pytest.raises(TypeError):
+            _native._cxx_batch_seconds(f, strided, True)
+    _native._cxx_batch_seconds(f, keys[::2].copy(), True)
+    assert f.contains_many(keys[::2].copy()).all()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.int32, np.uint32, np.int64, np.uint64])
+@pytest.mark.parametrize("integer_hash", ["xxh3", "mix"])
+def test_numpy_integer_scalars_are_the_int_keys(dtype, integer_hash):
+    # Regression: a NumPy scalar (what iterating an array yields) was hashed as its raw bytes,
+    # so `x in f` missed the keys add_many(array) had inserted, and the reverse.
+    keys = np.arange(200, dtype=dtype)
+    f = bloomery.BlockedFilter(10_000, 0.001, integer_hash=integer_hash)
+    f.add_many(keys)
+    assert all(x in f for x in keys)
+    assert f.contains_many(list(keys)).all()
+    g = bloomery.BlockedFilter(10_000, 0.001, integer_hash=integer_hash)
+    for x in keys:
+        g.add(x)
+    assert g.tobytes() == f.tobytes()
+    assert bloomery.hash_key(keys[7], integer_hash=integer_hash) == bloomery.hash_key(
+        7, integer_hash=integer_hash)
+
+
+def test_numpy_scalars_that_are_not_uint64_ints_are_refused_like_their_python_values():
+    f = bloomery.BlockedFilter(1_000, 0.01)
+    for bad in (np.float64(1.5), np.float32(2.0), np.bool_(True), np.complex128(1),
+                np.timedelta64(5, "s"), np.datetime64("2026-01-01")):
+        with pytest.raises(TypeError):
+            f.add(bad)
+        with pytest.raises(TypeError):
+            f.add_many([bad])
+    with pytest.raises(OverflowError):
+        f.add(np.int64(-1))
+    # NumPy's str and bytes scalars are str and bytes.
+    f.add(np.str_("a")), f.add(np.bytes_(b"b"))
+    assert "a" in f and b"b" in f
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_len_of_a_saturated_filter_is_an_int(kind):
+    # Regression: every bit set makes the estimate +inf, and len()/bool() raised OverflowError.
+    f = {"blocked": lambda: bloomery.BlockedFilter(bits=512, hashes=4),
+         "classic": lambda: bloomery.ClassicFilter(bits=512, hashes=4),
+         "counting": lambda: bloomery.CountingFilter(bits=512, hashes=4),
+         "scalable": lambda: bloomery.ScalableFilter(1_000, 0.01)}[kind]()
+    f.update(range(100_000))
+    assert 0 < len(f) <= 8 * f.memory_bytes
+    assert bool(f)
+
+
+def test_paths_with_a_nul_are_value_errors_and_path_likes_work(tmp_path):
+    # Regression: the C API cut a path at an embedded NUL, so save("a\0.bak") wrote "a".
+    import pathlib
+
+    f = bloomery.BlockedFilter(1_000, 0.01)
+    f.add("k")
+    target = tmp_path / "state.bloom"
+    for call in (lambda p: f.save(p), bloomery.BlockedFilter.load, bloomery.BlockedFilter.map,
+                 bloomery.info, bloomery.load):
+        with pytest.raises(ValueError):
+            call(str(target) + "\0.bak")
+    assert not target.exists()
+    f.save(target)  # os.PathLike and bytes paths are taken as open() takes them
+    assert "k" in bloomery.load(pathlib.Path(target))
+    assert "k" in bloomery.BlockedFilter.map(os.fsencode(target))
+    assert bloomery.info(target)["kind"] == "blocked"
+
+
+@pytest.mark.parametrize("cls", [bloomery.BlockedFilter, bloomery.WindowedFilter])
+def test_save_onto_its_own_writable_mapping_is_refused(tmp_path, cls):
+    # Regression: the rename replaced the file under the mapping, whose later adds (and flush)
+    # went to the unlinked old file.
+    path = tmp_path / "mapped.bloom"
+    cls(1_000, 0.01).save(path)
+    writer = cls.map(path, writable=True)
+    with pytest.raises(ValueError, match="flush"):
+        writer.save(path)
+    writer.save(tmp_path / "other.bloom")  # another file is fine
+    writer.flush()
+    del writer
+    cls.map(path).save(path)  # and so is a read-only (copy-on-write) mapping's
+    writer = cls.map(path, writable=True)
+    writer.add("after")
+    writer.flush()
+    assert "after" in cls.load(path)
