@@ -12,8 +12,10 @@ import json
 import os
 import subprocess
 import sys
+import signal
 import textwrap
 import threading
+import time
 
 import pytest
 
@@ -23,7 +25,7 @@ from scrapy.http import Request  # noqa: E402
 from scrapy.utils.test import get_crawler  # noqa: E402
 
 import bloomery  # noqa: E402
-from bloomery.scrapy import STATE_FILE, BloomDupeFilter  # noqa: E402
+from bloomery.scrapy import RUNNING_FILE, STATE_FILE, BloomDupeFilter  # noqa: E402
 
 PAGES = 300
 CRAWL_TIMEOUT_S = 120
@@ -76,6 +78,7 @@ class Site:
 
     def __init__(self):
         self.downloads = collections.Counter()
+        self.delay_s = 0  # seconds each page takes
         lock = threading.Lock()
         site = self
 
@@ -86,6 +89,7 @@ class Site:
                     self.send_error(404)
                     return
                 page = int(path[3:-5])
+                time.sleep(site.delay_s)
                 with lock:
                     site.downloads[page] += 1
                 body = page_html(page)
@@ -151,7 +155,7 @@ def package_env():
     return env
 
 
-def crawl(tmp_path, site, run, *settings):
+def crawl_command(tmp_path, site, run, *settings):
     spider = tmp_path / "site_spider.py"
     spider.write_text(SPIDER)
     out = tmp_path / f"stats-{run}.json"
@@ -165,9 +169,14 @@ def crawl(tmp_path, site, run, *settings):
         "RETRY_ENABLED=False",
         "LOG_LEVEL=INFO",
         "CONCURRENT_REQUESTS=4",
-        "BLOOMERY_DUPEFILTER_CHECKPOINT_EVERY=25",
     ) + settings:
         command += ["-s", setting]
+    return command
+
+
+def crawl(tmp_path, site, run, *settings):
+    command = crawl_command(tmp_path, site, run, *settings)
+    out = tmp_path / f"stats-{run}.json"
     result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True,
                             timeout=CRAWL_TIMEOUT_S, env=package_env())
     assert result.returncode == 0, result.stderr[-4000:]
@@ -223,26 +232,73 @@ def test_from_crawler_uses_the_settings_and_the_fingerprinter(tmp_path):
     assert scalable.filter.mode == 4 and scalable.filter.initial_capacity == 100
 
 
-def test_jobdir_checkpoints_every_n_requests_and_on_close(tmp_path):
-    settings = crawler_settings(JOBDIR=str(tmp_path), BLOOMERY_DUPEFILTER_CHECKPOINT_EVERY=10)
+def test_jobdir_saves_on_close_and_resumes(tmp_path):
+    settings = crawler_settings(JOBDIR=str(tmp_path))
     df = BloomDupeFilter.from_crawler(get_crawler(settings_dict=settings))
-    state = tmp_path / STATE_FILE
-    for i in range(9):
-        df.request_seen(Request(f"http://a.example/{i}"))
-    assert not state.exists()
-    df.request_seen(Request("http://a.example/9"))
-    assert state.exists()  # the 10th new request checkpointed
-    for i in range(10, 15):
-        df.request_seen(Request(f"http://a.example/{i}"))
-    saved = bloomery.load(str(state))
-    fingerprint = get_crawler(settings_dict=settings).request_fingerprinter.fingerprint
-    assert fingerprint(Request("http://a.example/9")) in saved
-    assert fingerprint(Request("http://a.example/14")) not in saved  # not yet checkpointed
+    for i in range(15):
+        assert df.request_seen(Request(f"http://a.example/{i}")) is False
+    assert (tmp_path / RUNNING_FILE).exists()
     df.close("finished")
+    assert not (tmp_path / RUNNING_FILE).exists()
 
     resumed = BloomDupeFilter.from_crawler(get_crawler(settings_dict=settings))
     assert all(resumed.request_seen(Request(f"http://a.example/{i}")) for i in range(15))
     assert resumed.request_seen(Request("http://a.example/new")) is False
+
+
+def test_a_crawl_that_did_not_close_resumes_with_an_empty_filter(tmp_path):
+    # Regression: periodic checkpoints saved requests that were queued, not fetched; Scrapy saves
+    # its queue only on close, so after a SIGKILL the resumed crawl dropped them for good.
+    settings = crawler_settings(JOBDIR=str(tmp_path), BLOOMERY_DUPEFILTER_CHECKPOINT_EVERY=10)
+    df = BloomDupeFilter.from_crawler(get_crawler(settings_dict=settings))
+    for i in range(15):
+        df.request_seen(Request(f"http://a.example/{i}"))
+    # ...killed here: close() never runs.
+    resumed = BloomDupeFilter.from_crawler(get_crawler(settings_dict=settings))
+    assert not any(resumed.request_seen(Request(f"http://a.example/{i}")) for i in range(15))
+    resumed.close("finished")  # a clean close makes the next resume remember again
+    again = BloomDupeFilter.from_crawler(get_crawler(settings_dict=settings))
+    assert all(again.request_seen(Request(f"http://a.example/{i}")) for i in range(15))
+
+
+def test_a_failing_save_never_drops_a_request(tmp_path):
+    # Regression: a checkpoint that raised inside request_seen kept the fingerprint in the filter
+    # while Scrapy dropped the request.
+    settings = crawler_settings(JOBDIR=str(tmp_path), BLOOMERY_DUPEFILTER_CHECKPOINT_EVERY=1)
+    df = BloomDupeFilter.from_crawler(get_crawler(settings_dict=settings))
+    (tmp_path / STATE_FILE).mkdir()  # the state path cannot be written
+    assert df.request_seen(Request("http://a.example/1")) is False
+    assert df.request_seen(Request("http://a.example/1")) is True
+    with pytest.raises((OSError, ValueError)):
+        df.close("finished")
+    # The failed close leaves the crawl marked unclosed: the next run forgets, never skips.
+    (tmp_path / STATE_FILE).rmdir()
+    resumed = BloomDupeFilter.from_crawler(get_crawler(settings_dict=settings))
+    assert resumed.request_seen(Request("http://a.example/1")) is False
+
+
+def test_jobdir_crawl_killed_and_resumed_skips_no_page(tmp_path, site):
+    # Regression: SIGKILL after periodic checkpoints, then a resume: most of the site was never
+    # downloaded. Now the resumed crawl may fetch pages again but reaches every one.
+    site.delay_s = 0.03  # slow enough that the crawl is mid-way when killed
+    jobdir = tmp_path / "job"
+    first = subprocess.Popen(crawl_command(tmp_path, site, "first", f"JOBDIR={jobdir}",
+                                           "BLOOMERY_DUPEFILTER_CHECKPOINT_EVERY=5"),
+                             cwd=tmp_path, env=package_env(), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + CRAWL_TIMEOUT_S
+        while sum(site.downloads.values()) < 80 and first.poll() is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    assert sum(site.downloads.values()) < len(reachable_pages())
+    site.delay_s = 0
+    second, _ = crawl(tmp_path, site, "second", f"JOBDIR={jobdir}")
+    assert second["reason"] == "finished"
+    assert set(site.downloads) == reachable_pages()
 
 
 def test_scrapy_module_needs_no_redis():
