@@ -1,5 +1,6 @@
 # Type stubs for bloomery (the classes live in the C++ extension bloomery._native).
 import datetime
+import os
 from typing import BinaryIO, ClassVar, Iterable, Literal, TypeVar, Union, overload
 
 import numpy as np
@@ -9,6 +10,8 @@ Key = Union[str, bytes, bytearray, memoryview, int]
 """str (hashed as UTF-8), bytes or any contiguous buffer, or int in [0, 2**64 - 1]."""
 Keys = Union[Iterable[Key], npt.NDArray[np.integer]]
 """Any iterable of keys, or a 1-D integer buffer (NumPy uint64 is read in place)."""
+Path = Union[str, bytes, os.PathLike[str], os.PathLike[bytes]]
+"""A file path as open() takes it (an embedded NUL is ValueError)."""
 
 _F = TypeVar("_F", bound="_Filter")
 
@@ -54,7 +57,7 @@ class _Filter:
 
 class _Persistent(_Filter):
     """The kinds in bloomery's file format: save, load, bytes, copy and pickling."""
-    def save(self, path: str) -> None:
+    def save(self, path: Path) -> None:
         """Writes the filter atomically in bloomery's file format (the C++ library's and CLI's)."""
     def tobytes(self) -> bytes: ...
     def tofile(self, f: BinaryIO) -> None: ...
@@ -62,7 +65,7 @@ class _Persistent(_Filter):
     def union(self: _F, other: _F) -> _F: ...
     def __or__(self: _F, other: _F) -> _F: ...
     @classmethod
-    def load(cls: type[_F], path: str, *, concurrent: bool = ..., max_bytes: int = ...,
+    def load(cls: type[_F], path: Path, *, concurrent: bool = ..., max_bytes: int = ...,
              verify_checksums: bool = ..., allow_dirty: bool = ...) -> _F: ...
     @classmethod
     def frombytes(cls: type[_F], data: bytes, *, concurrent: bool = ...,
@@ -72,7 +75,7 @@ class _Persistent(_Filter):
 
 class _Mappable(_Persistent):
     @classmethod
-    def map(cls: type[_F], path: str, *, writable: bool = ..., max_bytes: int = ...,
+    def map(cls: type[_F], path: Path, *, writable: bool = ..., max_bytes: int = ...,
             allow_dirty: bool = ...) -> _F:
         """Maps a filter file without copying; writable=True writes adds to the file."""
     def flush(self) -> None: ...
@@ -155,13 +158,13 @@ class WindowedFilter(_Mappable):
 BloomFilter = BlockedFilter
 ScalableBloomFilter = ScalableFilter
 
-def info(path: str) -> dict[str, object]:
+def info(path: Path) -> dict[str, object]:
     """The validated header of a filter file: kind, version, bits, hashes, seed..."""
 def info_bytes(data: bytes) -> dict[str, object]: ...
 def loads(data: bytes, *, concurrent: bool = ..., max_bytes: int = ...) -> Union[
     BlockedFilter, ClassicFilter, CountingFilter, ScalableFilter, WindowedFilter]: ...
 def hash_key(key: Key, seed: int | None = ...,
              integer_hash: Literal["xxh3", "mix"] = ...) -> tuple[int, int]: ...
-def load(path: str, *, concurrent: bool = ..., max_bytes: int = ..., verify_checksums: bool = ...,
+def load(path: Path, *, concurrent: bool = ..., max_bytes: int = ..., verify_checksums: bool = ...,
          allow_dirty: bool = ...) -> Union[BlockedFilter, ClassicFilter, CountingFilter,
                                            ScalableFilter, WindowedFilter]: ...
