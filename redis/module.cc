@@ -22,6 +22,7 @@
 // available), so it shows in MEMORY USAGE (mem_usage) but not in Redis's used_memory, which is
 // what maxmemory and deny-oom look at.
 #include <csignal>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <new>
@@ -582,17 +583,22 @@ absl::StatusOr<std::string> SaveImage(const ScalableFilter& filter) {
 // it, and with stop-writes-on-bgsave-error refuses writes until a save succeeds. It ends by
 // SIGKILL rather than ExitFromChild(1) because Redis 7.0 deletes a failed BGSAVE's temp file only
 // for a child ended by a signal, and retries the save every few seconds. In the server's own
-// process (DUMP, MIGRATE, SAVE, SHUTDOWN's save, DEBUG RELOAD) it cannot; rdb_save then writes an
-// empty image, which RdbLoad refuses: RESTORE of that DUMP fails, and so does loading that RDB.
-// Only an image streamed stage by stage (a library API the module does not have) avoids the copy.
+// process (DUMP, MIGRATE, SAVE, SHUTDOWN's save, DEBUG RELOAD) nothing can fail the save alone, and
+// an image the loader refuses would be worse than a crash: SAVE or SHUTDOWN would rename an RDB
+// that no restart loads over the last good one, losing every key. So the server aborts, as Redis
+// does when its own allocations fail (zmalloc's out-of-memory handler), and the last good RDB
+// stays. Only an image streamed stage by stage (a library API the module does not have) avoids the
+// copy.
 void SaveFailed(RedisModuleIO* io, const absl::Status& status) {
   const bool child =
       (api::GetContextFlags(api::GetContextFromIO(io)) & api::kContextFlagIsChild) != 0;
   api::LogIOError(io, "warning", "bloomery: cannot serialize a filter: %s; %s",
                   std::string(status.message()).c_str(),
                   child ? "failing this background save (the child ends by SIGKILL)"
-                        : "the value written for it will be refused on load");
+                        : "aborting, as for the server's own out-of-memory, so that no RDB that "
+                          "cannot be loaded replaces the last good one");
   if (child) std::raise(SIGKILL);
+  std::abort();
 }
 
 void RdbSave(RedisModuleIO* io, void* opaque) {

@@ -5,7 +5,6 @@ import os
 import resource
 import time
 
-import pytest
 import redis
 
 ITEMS = [f"https://example.com/page/{i}" for i in range(5000)]
@@ -112,8 +111,10 @@ def vm_size(pid):
 
 def test_no_memory_for_the_image_fails_the_save_not_the_server(make_server):
     """rdb_save copies the filter; under an address-space limit with room for the filter but not
-    for its copy (a container without overcommit), that copy fails. The server must survive it:
-    a DUMP's payload is refused by RESTORE, a BGSAVE fails, and the keys stay served."""
+    for its copy (a container without overcommit), that copy fails. A background save's child
+    fails alone: the BGSAVE and the AOF rewrite fail, and the server keeps serving its keys. (In
+    the server's own process, DUMP or SAVE, the module aborts as Redis does on its own
+    out-of-memory, so that no unloadable RDB replaces the last good one: not tested here.)"""
     keys = 40_000_000  # a ~46 MiB filter at 1%
     probe = make_server("probe")
     before = vm_size(probe.process.pid)
@@ -130,11 +131,6 @@ def test_no_memory_for_the_image_fails_the_save_not_the_server(make_server):
     r.execute_command("BF.RESERVE", "big", 0.01, keys, "NONSCALING")
     r.execute_command("BF.ADD", "big", "present")
     r.set("bystander", "still here")
-    payload = r.dump("big")
-    assert server.alive(), server.log()
-    with pytest.raises(redis.ResponseError):
-        r.restore("restored", 0, payload)
-    assert r.exists("restored") == 0
     r.bgsave()
     deadline = time.monotonic() + 60
     while r.info("persistence")["rdb_bgsave_in_progress"]:
