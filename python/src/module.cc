@@ -1025,13 +1025,16 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
            py::arg("path"), py::kw_only(), py::arg("writable") = false, py::arg("max_bytes") = 0,
            py::arg("allow_dirty") = false,
            "Maps a filter file without copying it. writable=False: copy-on-write, adds stay in "
-           "this process. writable=True: adds reach the file; call flush() to make it valid "
-           "and checksummed again (until then the file is marked dirty). Do not truncate or "
+           "this process. writable=True: adds reach the file, which is marked dirty while "
+           "mapped; flush() checksums and syncs it (readers then load it), and it is marked "
+           "clean when the mapping ends with nothing added since the last flush(). Do not "
+           "truncate or "
            "rewrite a mapped file in place: a read past its new end kills the process (SIGBUS); "
            "save() replaces a file by rename, which a mapping survives.")
         .def(
             "flush", [](W& self) { OrThrow(self.Exclusive([](Filter& f) { return f.Flush(); })); },
-            "For a writable mapping: checksums, clears the dirty mark and syncs the file.");
+            "For a writable mapping: syncs the file and writes its checksums (it stays marked "
+            "dirty while mapped).");
   }
   auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
   type->tp_as_sequence->sq_contains = &ContainsSlot<Filter>;
