@@ -282,7 +282,7 @@ size_t WindowedFilter::LookupKeys(std::span<const Key> keys,
 
 BLOOMERY_INSTANTIATE_BATCH_FORMS(WindowedFilter)
 
-absl::Status WindowedFilter::CheckCompatible(const WindowedFilter& other) const {
+absl::Status WindowedFilter::CheckSameWindow(const WindowedFilter& other) const {
   if (blocks_ != other.blocks_ || plan_.hashes != other.plan_.hashes || hasher_ != other.hasher_ ||
       generations_ != other.generations_ || window_ns_ != other.window_ns_ ||
       per_generation_ != other.per_generation_ || refresh_ != other.refresh_) {
@@ -290,17 +290,52 @@ absl::Status WindowedFilter::CheckCompatible(const WindowedFilter& other) const 
         "WindowedFilter: merging needs the same lines, hashes, seed, integer hash, generations, "
         "window and refresh policy");
   }
-  if (epoch() != other.epoch()) {
+  // Generation e covers [origin + e*span, origin + (e+1)*span): with another origin the same
+  // epoch is another stretch of time, and the other filter's keys would expire on this one's
+  // schedule, up to a whole span before their time.
+  if (window_ns_ > 0 && origin_ns_ != other.origin_ns_) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "WindowedFilter: merging needs the same epoch (this %d, other %d): Advance both first",
-        epoch(), other.epoch()));
+        "WindowedFilter: merging needs windows that began at the same time (epoch 0 began at %d "
+        "ns in this one, at %d ns in the other): their generations would expire at different "
+        "times",
+        origin_ns_, other.origin_ns_));
   }
   return absl::OkStatus();
 }
 
+absl::Status WindowedFilter::CheckSameEpoch(uint64_t now, uint64_t other_now) const {
+  if (now == other_now) return absl::OkStatus();
+  if (window_ns_ == 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "WindowedFilter: merging needs the same epoch (this %d, other %d): the same number of "
+        "rotations",
+        now, other_now));
+  }
+  // Same origin: a clock behind one filter's saved epoch, or two clocks that disagree.
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "WindowedFilter: merging needs the same epoch by the clock (this %d, other %d): one "
+      "filter is ahead of its clock (a clock behind its saved state), or their clocks disagree",
+      now, other_now));
+}
+
+absl::Status WindowedFilter::CheckCompatible(const WindowedFilter& other) const {
+  if (absl::Status s = CheckSameWindow(other); !s.ok()) return s;
+  return CheckSameEpoch(EpochNow(), other.EpochNow());
+}
+
 absl::Status WindowedFilter::UnionWith(const WindowedFilter& other) {
-  if (absl::Status s = CheckCompatible(other); !s.ok()) return s;
-  const uint64_t now = epoch();
+  if (absl::Status s = CheckSameWindow(other); !s.ok()) return s;
+  // Duration mode: this filter rotates to its clock's epoch (a slot it has yet to clear must not
+  // receive keys), and `other` is read at its clock's epoch (its expired slots are skipped). The
+  // two clock reads may straddle a generation boundary: one more round then agrees.
+  uint64_t now = 0;
+  uint64_t other_now = 0;
+  for (int round = 0; round < 2 && (round == 0 || now != other_now); ++round) {
+    other_now = other.EpochNow();
+    Advance();
+    now = epoch();
+  }
+  if (absl::Status s = CheckSameEpoch(now, other_now); !s.ok()) return s;
   for (uint32_t slot = 0; slot < generations_; ++slot) {
     if (!SlotLive(slot, now) || !other.SlotLive(slot, now)) continue;
     for (uint64_t b = 0; b < blocks_; ++b) {

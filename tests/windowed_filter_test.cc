@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "bloomery/blocked_filter.h"
 #include "bloomery/file.h"
 #include "internal/format.h"
@@ -347,6 +348,73 @@ TEST_CASE("file round trip mid-window, duration mode: expiry goes on by the cloc
   CHECK(behind.epoch() == 2);
   CHECK(behind.MayContain("a"));
   CHECK(behind.MayContain("c"));
+}
+
+// Duration mode: two filters created 20 s apart have generations that begin 20 s apart. Merged
+// at the same epoch number, the other's key would follow this filter's schedule and expire at
+// 100 s, 64 s after its insert, before the 75 s it is guaranteed (W = 100 s, G = 4).
+TEST_CASE("merge, duration mode: windows that began at different times are refused") {
+  FakeClock clock;
+  auto a = MakeOrFail<WindowedFilter>(TimeWindow(clock, 100));  // epoch 0 began at 0 s
+  clock.now = 20 * kSecond;
+  auto b = MakeOrFail<WindowedFilter>(TimeWindow(clock, 100));  // at 20 s
+  clock.now = 44 * kSecond;
+  REQUIRE(b.Insert("late"));  // b's generation 0, [20 s, 45 s): kept until at least 119 s
+  clock.now = 46 * kSecond;
+  a.Advance();
+  b.Advance();
+  REQUIRE(a.epoch() == b.epoch());  // both 1, but [25 s, 50 s) against [45 s, 70 s)
+  CHECK(a.CheckCompatible(b).code() == absl::StatusCode::kFailedPrecondition);
+  const absl::Status s = a.UnionWith(b);
+  CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(absl::StrContains(s.message(), "began at the same time"));
+  clock.now = 110 * kSecond;
+  CHECK(b.MayContain("late"));
+  CHECK_FALSE(a.MayContain("late"));  // nothing was merged
+}
+
+// Copies of one file share its origin: they merge at the epoch the clock says, each key kept for
+// its own guaranteed time, and neither needs an Advance from the caller.
+TEST_CASE("merge, duration mode: copies of one window merge at the clock's epoch") {
+  FakeClock clock;
+  auto f = MakeOrFail<WindowedFilter>(TimeWindow(clock, 100));  // generations of 25 s from 0 s
+  clock.now = 10 * kSecond;
+  REQUIRE(f.Insert("x"));  // generation 0: gone at 100 s
+  const std::string at_10s = Saved(f);
+  WindowedFilter a = Reloaded(at_10s, clock.Get());
+  WindowedFilter b = Reloaded(at_10s, clock.Get());
+  clock.now = 60 * kSecond;
+  REQUIRE(b.Insert("y"));   // b rotates to generation 2: gone at 150 s
+  REQUIRE(a.epoch() == 0);  // a's stored epoch lags its clock's
+  REQUIRE(a.CheckCompatible(b).ok());
+  REQUIRE(a.UnionWith(b).ok());
+  CHECK(a.epoch() == 2);
+  for (int64_t t : {60, 99, 100, 149, 150}) {
+    clock.now = t * kSecond;
+    CAPTURE(t);
+    CHECK(a.MayContain("x") == (t < 100));
+    CHECK(a.MayContain("y") == (t < 150));
+  }
+
+  // `other` behind its clock: its generation 0 expired at 100 s but is still in its slot, which
+  // this filter has since reused for generation 4; the expired keys must not come back.
+  clock.now = 110 * kSecond;
+  WindowedFilter stale = Reloaded(at_10s, clock.Get());  // stored epoch 0, "x" in slot 0
+  WindowedFilter fresh = Reloaded(at_10s, clock.Get());
+  REQUIRE(fresh.Insert("z"));  // generation 4, slot 0
+  REQUIRE(fresh.UnionWith(stale).ok());
+  CHECK_FALSE(fresh.MayContain("x"));
+  CHECK(fresh.MayContain("z"));
+
+  // A filter whose epoch is ahead of its clock (loaded with the clock behind its saved state)
+  // cannot take the other's older generations: refused.
+  clock.now = 60 * kSecond;
+  const std::string at_60s = Saved(b);  // epoch 2
+  clock.now = 0;
+  WindowedFilter ahead = Reloaded(at_60s, clock.Get());
+  WindowedFilter behind = Reloaded(at_10s, clock.Get());
+  CHECK(behind.UnionWith(ahead).code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(ahead.UnionWith(behind).code() == absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_CASE("the default clock is the Unix epoch's, so a saved window expires in another process") {

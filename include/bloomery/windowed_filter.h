@@ -165,12 +165,20 @@ class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
   // concurrent mode it may run beside inserts and lookups.
   void Advance() noexcept;
 
-  // this |= other, generation by generation: afterwards this filter holds every key either held
-  // within the window. Both must be at the same epoch (key-count mode: the same number of
-  // rotations; duration mode: Advance both first); `other` must not be written meanwhile.
-  // Errors: FailedPrecondition unless both have the same geometry, seed, generations, window,
-  // refresh policy and epoch.
+  // this |= other, generation by generation: afterwards this filter holds every key either held,
+  // each kept as long as the guarantee above promises from its insert. So the generations must be
+  // the same stretches of keys or of time. Key-count mode: both at the same epoch (the same number
+  // of rotations). Duration mode: both windows began at the same clock time (copies of one
+  // filter's file, not filters created apart: their generations begin and end at other times, and
+  // the other's keys would expire up to W/G early), and both at the same epoch by their clocks:
+  // this filter Advances first and `other` is read as its clock says, so the caller need not
+  // Advance either. `other` must not be written meanwhile.
+  // Errors: FailedPrecondition unless both have the same geometry, seed, generations, window and
+  // refresh policy, (duration mode) the same origin, and the same epoch as above (in duration
+  // mode the epochs differ only where one filter is ahead of its clock: a clock behind its saved
+  // state).
   absl::Status UnionWith(const WindowedFilter& other);
+  // What UnionWith would refuse, without writing (the epochs as the clocks say now).
   [[nodiscard]] absl::Status CheckCompatible(const WindowedFilter& other) const;
 
   // Persistence (docs/FORMAT.md, kind "windowed"): the contracts of Persistent's (filter.h), with a
@@ -283,6 +291,9 @@ class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
   [[nodiscard]] uint64_t EpochNow() const noexcept;
   // Whether slot `slot` holds a live generation at epoch `now`.
   [[nodiscard]] bool SlotLive(uint32_t slot, uint64_t now) const noexcept;
+  // UnionWith's checks: everything but the epochs, then the epochs (`now` this filter's).
+  [[nodiscard]] absl::Status CheckSameWindow(const WindowedFilter& other) const;
+  [[nodiscard]] absl::Status CheckSameEpoch(uint64_t now, uint64_t other_now) const;
   // Rotates until the newest generation's epoch is `target` (no-op if it already is).
   void RotateTo(uint64_t target) noexcept;
   [[nodiscard]] bool TestLive(const KeyHash& hash, uint64_t block, uint64_t now) const noexcept;
