@@ -3,11 +3,13 @@
 // WindowedFilter's persistence: a one-stage file of kind "windowed" (docs/FORMAT.md). The stage is
 // the interleaved generations' lines; the window and its clock state are in the header's params.
 #include <cmath>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/windowed_filter.h"
+#include "internal/block_layout.h"
 #include "internal/format.h"
 #include "internal/storage.h"
 
@@ -101,8 +103,28 @@ absl::StatusOr<std::string> WindowedFilter::Write(const std::string* path) const
   header.stages = {{header.bits, plan_.hashes, capacity_, 0}};
   header.param0 = generations_ | uint64_t{static_cast<uint8_t>(refresh_)} << kRefreshShift;
   header.param1 = static_cast<uint64_t>(window_ns_);
-  PutClockState(header, epoch(), ClockField());
-  const std::span<const uint8_t> payload[] = {bytes()};
+  // The file is the filter as its clock says now, not at its last rotation: a reader takes the
+  // later of E and its own clock's epoch, so a stale E would revive the generations that expired
+  // since, were its clock behind this one. Their lines go out cleared, as a rotation would leave
+  // them, from a copy: Save is const and lookups may read the lines meanwhile.
+  const uint64_t now = EpochNow();
+  PutClockState(header, now, ClockField());
+  if (now == epoch()) {
+    const std::span<const uint8_t> payload[] = {bytes()};
+    return internal::WriteFilter(path, std::move(header), payload);
+  }
+  absl::StatusOr<FilterMemory> copy =
+      internal::AllocateFilterMemory(bytes().size(), internal::StorageOptions{});  // zeroed
+  if (!copy.ok()) return copy.status();
+  uint64_t* const words = copy->words();
+  for (uint32_t slot = 0; slot < generations_; ++slot) {
+    if (!SlotLive(slot, now)) continue;
+    for (uint64_t b = 0; b < blocks_; ++b) {
+      std::memcpy(words + (b * generations_ + slot) * internal::kWordsPerBlock, line(b, slot),
+                  internal::kWordsPerBlock * sizeof(uint64_t));
+    }
+  }
+  const std::span<const uint8_t> payload[] = {{copy->data(), bytes().size()}};
   return internal::WriteFilter(path, std::move(header), payload);
 }
 
@@ -111,7 +133,10 @@ absl::Status WindowedFilter::Save(const std::string& path) const { return Write(
 absl::StatusOr<std::string> WindowedFilter::SaveToBytes() const { return Write(nullptr); }
 
 absl::Status WindowedFilter::Flush() {
-  // The lines are the mapping's; the clock state lives in the header, so it is written here.
+  // The lines are the mapping's; the clock state lives in the header, so it is written here,
+  // after the rotations the clock asks for: the header then records every expiry seen (a stale
+  // epoch would revive them for a reader whose clock is behind), and the lines agree with it.
+  Advance();
   return internal::FlushStorage(
       memory_, [this](FileHeader& header) { PutClockState(header, epoch(), ClockField()); });
 }

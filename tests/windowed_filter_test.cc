@@ -417,6 +417,36 @@ TEST_CASE("merge, duration mode: copies of one window merge at the clock's epoch
   CHECK(ahead.UnionWith(behind).code() == absl::StatusCode::kFailedPrecondition);
 }
 
+// A filter saved with no insert or Advance since its keys expired: the file must record the
+// expiry the clock has shown, or a reader whose clock is behind revives the keys (FORMAT.md: a
+// clock behind the saved state keeps epoch E, nothing expired comes back).
+TEST_CASE("save after keys expired: a clock behind the file never revives them") {
+  FakeClock clock;
+  auto f = MakeOrFail<WindowedFilter>(TimeWindow(clock, 100));  // generations of 25 s from 0 s
+  REQUIRE(f.Insert("a"));                                       // generation 0: gone at 100 s
+  clock.now = 30 * kSecond;
+  REQUIRE(f.Insert("b"));  // generation 1: gone at 125 s
+  clock.now = 110 * kSecond;
+  CHECK_FALSE(f.MayContain("a"));
+  const std::string bytes = Saved(f);
+  CHECK(f.epoch() == 1);  // Save is const: the filter itself has not rotated
+  for (int64_t back : {0, 50, 110}) {
+    clock.now = back * kSecond;
+    CAPTURE(back);
+    WindowedFilter loaded = Reloaded(bytes, clock.Get());
+    CHECK(loaded.epoch() == 4);
+    CHECK_FALSE(loaded.MayContain("a"));
+    CHECK(loaded.MayContain("b"));
+  }
+  clock.now = 125 * kSecond;
+  CHECK_FALSE(Reloaded(bytes, clock.Get()).MayContain("b"));
+  // The very bytes the filter writes once it has rotated.
+  clock.now = 110 * kSecond;
+  f.Advance();
+  CHECK(f.epoch() == 4);
+  CHECK(Saved(f) == bytes);
+}
+
 TEST_CASE("the default clock is the Unix epoch's, so a saved window expires in another process") {
   WindowedOptions o;
   o.capacity = 1000;
@@ -780,6 +810,30 @@ TEST_CASE("Map read-write, duration mode: Flush keeps the clock state, expiry is
       CHECK(g->MayContain("e") == (t < 1200));
     }
   }
+}
+
+TEST_CASE("Map read-write, duration mode: a Flush after keys expired records the expiry") {
+  FakeClock clock;
+  auto f = MakeOrFail<WindowedFilter>(TimeWindow(clock, 100));  // generations of 25 s from 0 s
+  REQUIRE(f.Insert("a"));                                       // generation 0: gone at 100 s
+  clock.now = 30 * kSecond;
+  REQUIRE(f.Insert("b"));  // generation 1: gone at 125 s
+  ScratchFile file("rw_expired");
+  REQUIRE(f.Save(file.path()).ok());
+  {
+    absl::StatusOr<WindowedFilter> rw =
+        WindowedFilter::Map(file.path(), MapMode::kReadWrite, {}, clock.Get());
+    REQUIRE(rw.ok());
+    clock.now = 110 * kSecond;  // no insert, no Advance: the Flush alone
+    REQUIRE(rw->Flush().ok());
+    CHECK(file.Contents() == Saved(f));
+  }
+  clock.now = 50 * kSecond;  // behind the flushed state
+  absl::StatusOr<WindowedFilter> loaded = WindowedFilter::Load(file.path(), {}, clock.Get());
+  REQUIRE(loaded.ok());
+  CHECK(loaded->epoch() == 4);
+  CHECK_FALSE(loaded->MayContain("a"));
+  CHECK(loaded->MayContain("b"));
 }
 
 TEST_CASE("a hostile windowed file is DataLoss when mapped, in either mode, and left as it was") {

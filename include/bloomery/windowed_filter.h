@@ -187,6 +187,10 @@ class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
   // the system clock) must count from the saving clock's origin: the default counts from the Unix
   // epoch, so a file moves between processes and machines whose clocks agree. A clock behind the
   // saved state never brings expired keys back. In key-count mode `clock` is unused.
+  // Save writes the filter as its clock says at the call (the epoch it would Advance to), so the
+  // file records every expiry already seen; when a generation's time ended after the last insert
+  // or Advance, the lines go out from a copy with the expired generations cleared (the size of
+  // bytes() more memory during the call; Advance() first to avoid it).
   [[nodiscard]] absl::Status Save(const std::string& path) const;
   [[nodiscard]] absl::StatusOr<std::string> SaveToBytes() const;
   [[nodiscard]] static absl::StatusOr<WindowedFilter> Load(const std::string& path,
@@ -206,11 +210,13 @@ class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
   [[nodiscard]] static absl::StatusOr<WindowedFilter> Map(const std::string& path, MapMode mode,
                                                           const LoadOptions& options = {},
                                                           WindowClock clock = {});
-  // For a kReadWrite mapping: writes the current clock state (epoch, and the counted inserts or
-  // when epoch 0 began) into the header with the checksums and msyncs, so the file loads (with
-  // allow_dirty while mapped, as is once unmapped unchanged) or maps where this filter is. FailedPrecondition for a filter that is not a read-write
-  // mapping. Not concurrent with inserts or Advance (as every kind's Flush): a rotation racing it
-  // could write lines and an epoch that disagree.
+  // For a kReadWrite mapping: Advances (rotating the generations the clock has expired, in the
+  // file), then writes the clock state (epoch, and the counted inserts or when epoch 0 began) into
+  // the header with the checksums and msyncs, so the file loads (as is while mapped, its checksums
+  // matching; byte for byte what Save writes once unmapped unchanged) or maps where this filter is.
+  // FailedPrecondition for a filter that is not a read-write mapping. Not concurrent with inserts or
+  // Advance (as every kind's Flush): a rotation racing it could write lines and an epoch that
+  // disagree.
   [[nodiscard]] absl::Status Flush();
 
   // Forgets every key and restarts the window at the current time. Not concurrent-safe.
