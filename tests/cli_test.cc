@@ -1177,6 +1177,42 @@ TEST_CASE("dedupe --window 7d --state: a line comes back after 7 days, not after
   CHECK(Run({"dedupe", "--kind", "windowed"}).exit_code == 2);
 }
 
+// Duration windows (W = 100 s, G = 4: generations of 25 s) at fixed clocks.
+TEST_CASE("windowed files by the clock: merge needs one origin; a save records what expired") {
+  const auto at = [](int64_t seconds, const std::vector<std::string>& args,
+                     const std::string& input = "") {
+    return Wait(Spawn(args, input, "",
+                      {"BLOOMERY_FAKE_CLOCK_NS=" + std::to_string(seconds * 1'000'000'000)}));
+  };
+  const std::string a = Scratch().File("window_a.bloom");
+  const std::string b = Scratch().File("window_b.bloom");
+  const std::string copy = Scratch().File("window_copy.bloom");
+  const std::string merged = Scratch().File("window_merged.bloom");
+  const std::vector<std::string> build = {"build", "--window", "100s", "--capacity", "1000", "-o"};
+  auto build_to = [&](const std::string& path) {
+    std::vector<std::string> args = build;
+    args.push_back(path);
+    return args;
+  };
+  REQUIRE(at(0, build_to(a), "a\n").exit_code == 0);
+  REQUIRE(at(70, build_to(b), "b\n").exit_code == 0);
+  // Begun 70 s apart: b's key would expire 31 s after its insert in the merged file.
+  RunResult apart = at(70, {"merge", "-o", merged, a, b});
+  CHECK(apart.exit_code == 1);
+  CHECK(Contains(apart.err, "began at the same time"));
+  // A copy of a's file shares its origin: merged at 60 s, each key keeps its own expiry.
+  std::filesystem::copy_file(a, copy, std::filesystem::copy_options::overwrite_existing);
+  REQUIRE(at(60, {"add", copy}, "c\n").exit_code == 0);  // generation 2: gone at 150 s
+  RunResult together = at(60, {"merge", "-o", merged, a, copy});
+  REQUIRE_MESSAGE(together.exit_code == 0, together.err);
+  CHECK(at(99, {"query", merged}, "a\nc\n").out == "a\nc\n");
+  CHECK(at(100, {"query", merged}, "a\nc\n").out == "c\n");
+  CHECK(at(150, {"query", merged}, "a\nc\n").out.empty());
+  // Saved at 150 s with nothing added, then read by a clock at 50 s: "a" stays expired.
+  REQUIRE(at(150, {"add", a}).exit_code == 0);
+  CHECK(at(50, {"query", a}, "a\n").out.empty());
+}
+
 TEST_CASE("filter file commands: usage errors exit 2, bad files exit 1") {
   const std::string input = WriteLines("usage_in.txt", {"x", "y"});
   const std::string file = Scratch().File("usage.bloom");
