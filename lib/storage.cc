@@ -181,7 +181,8 @@ Storage::Storage(Storage&& other) noexcept
       huge_pages_requested_(std::exchange(other.huge_pages_requested_, false)),
       from_file_(std::exchange(other.from_file_, false)),
       file_shared_(std::exchange(other.file_shared_, false)),
-      close_hook_(std::exchange(other.close_hook_, nullptr)) {}
+      close_hook_(std::exchange(other.close_hook_, nullptr)),
+      lock_fd_(std::exchange(other.lock_fd_, -1)) {}
 
 Storage& Storage::operator=(Storage&& other) noexcept {
   if (this != &other) {
@@ -194,6 +195,7 @@ Storage& Storage::operator=(Storage&& other) noexcept {
     huge_pages_requested_ = std::exchange(other.huge_pages_requested_, false);
     from_file_ = std::exchange(other.from_file_, false);
     close_hook_ = std::exchange(other.close_hook_, nullptr);
+    lock_fd_ = std::exchange(other.lock_fd_, -1);
   }
   return *this;
 }
@@ -203,6 +205,7 @@ Storage::~Storage() { Release(); }
 void Storage::Release() noexcept {
   if (base_ != nullptr && close_hook_ != nullptr) std::exchange(close_hook_, nullptr)(*this);
   if (base_ != nullptr) munmap(base_, mapped_);
+  if (lock_fd_ >= 0) close(std::exchange(lock_fd_, -1));
   base_ = data_ = nullptr;
   size_ = mapped_ = 0;
 }

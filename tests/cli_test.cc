@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/bloomery.h"
 #include "test_util.h"
@@ -1331,6 +1332,29 @@ TEST_CASE("a DIRTY file: refused by default, read with --allow-dirty, made whole
   CHECK(clean.exit_code == 0);
   CHECK(Contains(clean.err, "not dirty"));
   CHECK(Run({"repair", Scratch().File("no_such_dirty.bloom")}).exit_code == 1);
+}
+
+TEST_CASE("a file mapped read-write is not replaced under its mapping: updates wait or fail") {
+  const std::string file = Scratch().File("mapped.bloom");
+  Build({"--capacity", "1000"}, file, WriteLines("mapped_in.txt", {"before"}));
+  const std::string more = WriteLines("mapped_more.txt", {"more"});
+  {
+    absl::StatusOr<BlockedFilter> mapped = BlockedFilter::Map(file, MapMode::kReadWrite);
+    REQUIRE(mapped.ok());
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"add", "--no-wait", file, more},
+          std::vector<std::string>{"repair", "--no-wait", file}}) {
+      RunResult refused = Run(args);
+      CHECK(refused.exit_code == 1);
+      CHECK(Contains(refused.err, absl::StrCat("locked by pid ", getpid())));
+    }
+    mapped->Insert(std::string_view("during"));
+    REQUIRE(mapped->Flush().ok());
+  }
+  RunResult added = Run({"add", file, more});
+  REQUIRE_MESSAGE(added.exit_code == 0, added.err);
+  CHECK(Run({"query", file, WriteLines("mapped_keys.txt", {"before", "during", "more"})}).out ==
+        "before\nduring\nmore\n");
 }
 
 TEST_CASE("format errors name the file they are about") {

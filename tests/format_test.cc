@@ -504,6 +504,11 @@ TEST_CASE("a read-write mapping: DIRTY until it ends unchanged since its last Fl
     for (uint64_t i = 5000; i < 5100; ++i) rw->Insert(i);
     REQUIRE(rw->Flush().ok());
     CHECK(IsDirty(path));  // still mapped: it can still be written
+    // It holds the file's update lock shared: an updater (which would rename a new file over it
+    // and leave this mapping writing to a file no path names) waits, or fails fast.
+    const absl::Status locked = LockForUpdate(path, LockWait::kFailFast).status();
+    CHECK(locked.code() == absl::StatusCode::kUnavailable);
+    CHECK(locked.message().find(absl::StrCat("pid ", getpid())) != absl::string_view::npos);
     // A reader loads it: DIRTY, but its checksums match (nothing written since the Flush).
     CHECK(BlockedFilter::Load(path).ok());
     // A second writer must accept the DIRTY file, and its end does not mark the file clean
@@ -520,8 +525,9 @@ TEST_CASE("a read-write mapping: DIRTY until it ends unchanged since its last Fl
     CHECK(stale.message().find("allow_dirty") != absl::string_view::npos);
     REQUIRE(rw->Flush().ok());
   }
-  // Ended unchanged since the Flush: clean, and byte for byte what Save writes.
+  // Ended unchanged since the Flush: clean, and byte for byte what Save writes; unlocked.
   CHECK_FALSE(IsDirty(path));
+  CHECK(LockForUpdate(path, LockWait::kFailFast).ok());
   absl::StatusOr<BlockedFilter> clean = BlockedFilter::Load(path);
   REQUIRE(clean.ok());
   absl::StatusOr<std::string> resaved = clean->SaveToBytes();

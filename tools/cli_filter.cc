@@ -146,8 +146,13 @@ absl::Status FileStatus(const absl::Status& status, const std::string& path) {
 }
 
 absl::StatusOr<FileLock> LockFile(const std::string& path, bool no_wait) {
-  absl::StatusOr<FileLock> lock =
-      LockForUpdate(path, no_wait ? LockWait::kFailFast : LockWait::kWait);
+  absl::StatusOr<FileLock> lock = LockForUpdate(path, LockWait::kFailFast);
+  if (!no_wait && lock.status().code() == absl::StatusCode::kUnavailable) {
+    // Say why nothing happens: another update, or a read-write mapping for as long as it lives.
+    std::fprintf(stderr, "bloomery: %s; waiting for it (--no-wait fails instead)\n",
+                 std::string(lock.status().message()).c_str());
+    lock = LockForUpdate(path, LockWait::kWait);
+  }
   if (!lock.ok()) return FileStatus(lock.status(), path);
   return lock;
 }

@@ -72,7 +72,12 @@ struct FileInfo {
 // the old one notices and locks the new one, and so always loads what the last holder saved. One
 // lock therefore covers ONE load-modify-save: take a new lock for the next. While the file does
 // not exist yet its directory is locked instead (other not-yet-existing files of that directory
-// wait too). Locks are released when the FileLock is destroyed, or when the process dies.
+// wait too). Locks are released when the FileLock is destroyed, or when the process dies. A
+// read-write mapping (Map with MapMode::kReadWrite) holds the same lock shared for as long as it
+// lives, so an update waits for it (or fails fast) rather than rename a new file over a mapping
+// that would go on writing to a file no path names; mapping a file waits for an update in
+// progress. (So a process must not map read-write a file it holds the lock on: it would wait
+// for itself.)
 enum class LockWait : uint8_t {
   kWait,      // block until the holder releases
   kFailFast,  // Unavailable at once if someone holds it

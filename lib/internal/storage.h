@@ -91,6 +91,9 @@ class Storage {
   // Must not throw; errors leave the file as it is.
   using CloseHook = void (*)(const Storage& mapping) noexcept;
   void set_close_hook(CloseHook hook) noexcept { close_hook_ = hook; }
+  // A descriptor the mapping owns and closes after it is unmapped (and its close hook ran): the
+  // one holding a read-write mapping's shared flock (format.cc, LockMapped).
+  void set_lock_fd(int fd) noexcept { lock_fd_ = fd; }
 
  private:
   Storage(uint8_t* base, uint64_t mapped, uint8_t* data, uint64_t size, bool huge, bool from_file,
@@ -112,6 +115,7 @@ class Storage {
   bool from_file_ = false;
   bool file_shared_ = false;
   CloseHook close_hook_ = nullptr;
+  int lock_fd_ = -1;
 };
 
 // `bytes` of zeroed memory for a new filter, owned by the FilterMemory returned.
