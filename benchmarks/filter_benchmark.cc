@@ -26,6 +26,10 @@ namespace {
 
 using measure::kFloorDistances;
 
+// BM_FloorWork's rounds of computation per line: from none to more than a lookup's own work in
+// cache (4 rounds ~2.4-3.2 ns, 8 ~6.4 ns on the Zen 4 VM; benchmarks/README.md).
+constexpr int kWorkRounds[] = {0, 2, 4, 8, 16};
+
 // Thread counts of the scaling rows, up to the machine's hardware threads.
 const std::vector<int>& ThreadCounts() {
   static const std::vector<int> counts = [] {
@@ -77,6 +81,38 @@ void BM_Floor(benchmark::State& state) {
 void BM_FloorAt(benchmark::State& state) {
   RunFloor(state, FloorFor(static_cast<uint64_t>(state.range(0))),
            static_cast<size_t>(state.range(1)));
+}
+
+// BM_Floor's reads plus `rounds` rounds of computation per line that touches no memory
+// (FloorMemory::ReadLinesWithWork; second argument): a lookup's work beside its miss. Against
+// BM_WorkInL2 at the same rounds (the work alone) and BM_Floor (the miss alone) it says whether
+// this machine overlaps the two (time near the larger) or adds them (near the sum), which bounds
+// what MayContainMany / BM_Floor can reach with the work a lookup does (benchmarks/README.md).
+void BM_FloorWork(benchmark::State& state) {
+  const measure::FloorMemory& memory = FloorFor(static_cast<uint64_t>(state.range(0)));
+  StreamCursor lines(RandomLines(memory.lines()), state);
+  const auto rounds = static_cast<uint32_t>(state.range(1));
+  uint64_t acc = 0;
+  for (auto _ : state) acc ^= memory.ReadLinesWithWork(lines.Next(), memory.distance(), rounds);
+  benchmark::DoNotOptimize(acc);
+  ReportKeys(state, state.iterations() * kChunk);
+  ReportHugePages(state, memory.huge_page_bytes(), memory.bytes());
+  state.counters["distance"] = static_cast<double>(memory.distance());
+}
+
+// The same loop over memory that fits L2 (half of it): the work's own cost, its reads all hits.
+void BM_WorkInL2(benchmark::State& state) {
+  const measure::FloorMemory& memory = Cached<measure::FloorMemory>(0, [] {
+    const uint64_t l2 = measure::L2CacheBytes();
+    return ValueOrDie(
+        measure::FloorMemory::Allocate((l2 != 0 ? l2 : measure::kAssumedL2Bytes) / 2));
+  });
+  StreamCursor lines(RandomLines(memory.lines()), state);
+  const auto rounds = static_cast<uint32_t>(state.range(0));
+  uint64_t acc = 0;
+  for (auto _ : state) acc ^= memory.ReadLinesWithWork(lines.Next(), memory.distance(), rounds);
+  benchmark::DoNotOptimize(acc);
+  ReportKeys(state, state.iterations() * kChunk);
 }
 
 // XXH3-128 of each key, nothing else: the part of a lookup that is not memory.
@@ -258,10 +294,16 @@ void BM_MayContainUrl(benchmark::State& state) {
 // insert (k misses per key) would take ~20 s to fill 2^27 keys, so it inserts at most 2^22 (its
 // cost does not depend on the fill).
 void Register() {
+  for (int rounds : kWorkRounds) {
+    benchmark::RegisterBenchmark("BM_WorkInL2", BM_WorkInL2)->Arg(rounds);
+  }
   for (int64_t n : kSizes) {
     benchmark::RegisterBenchmark("BM_Floor", BM_Floor)->Arg(n);
     for (int distance : kFloorDistances) {
       benchmark::RegisterBenchmark("BM_FloorAt", BM_FloorAt)->Args({n, distance});
+    }
+    for (int rounds : kWorkRounds) {
+      benchmark::RegisterBenchmark("BM_FloorWork", BM_FloorWork)->Args({n, rounds});
     }
     benchmark::RegisterBenchmark("BM_Hash", BM_Hash)->Arg(n);
     // The control for the multi-thread rows: hashing is pure computation, so its n-thread/1-thread

@@ -71,20 +71,50 @@ absl::StatusOr<FloorMemory> FloorMemory::Allocate(uint64_t bytes) {
   return memory;
 }
 
-uint64_t FloorMemory::ReadLinesAt(std::span<const uint64_t> lines, size_t distance) const noexcept {
-  const auto* base = reinterpret_cast<const uint64_t*>(impl_->memory->bytes().data());
+namespace {
+
+// The floor's loop over `base`; with kWork, each line also runs `rounds` rounds of a chain seeded
+// by its index, whose result picks the word read (so the work cannot be dropped).
+template <bool kWork>
+uint64_t ReadLinesOf(const uint64_t* base, std::span<const uint64_t> lines, size_t distance,
+                     uint32_t rounds) noexcept {
   const size_t count = lines.size();
   uint64_t acc = 0;
+  auto read = [&](size_t i) {
+    if constexpr (kWork) {
+      uint64_t w = i * 0x9E3779B97F4A7C15ull;
+      for (uint32_t r = 0; r < rounds; ++r) {
+        w ^= w >> 29;
+        w *= 0xBF58476D1CE4E5B9ull;
+      }
+      acc ^= base[lines[i] * 8 + (w >> 61)];
+    } else {
+      acc ^= base[lines[i] * 8];
+    }
+  };
   for (size_t i = 0; i < std::min(distance, count); ++i) {
     __builtin_prefetch(base + lines[i] * 8, 0, 3);
   }
   size_t i = 0;
   for (; i + distance < count; ++i) {
     __builtin_prefetch(base + lines[i + distance] * 8, 0, 3);
-    acc ^= base[lines[i] * 8];
+    read(i);
   }
-  for (; i < count; ++i) acc ^= base[lines[i] * 8];
+  for (; i < count; ++i) read(i);
   return acc;
+}
+
+}  // namespace
+
+uint64_t FloorMemory::ReadLinesAt(std::span<const uint64_t> lines, size_t distance) const noexcept {
+  const auto* base = reinterpret_cast<const uint64_t*>(impl_->memory->bytes().data());
+  return ReadLinesOf<false>(base, lines, distance, 0);
+}
+
+uint64_t FloorMemory::ReadLinesWithWork(std::span<const uint64_t> lines, size_t distance,
+                                        uint32_t rounds) const noexcept {
+  const auto* base = reinterpret_cast<const uint64_t*>(impl_->memory->bytes().data());
+  return ReadLinesOf<true>(base, lines, distance, rounds);
 }
 
 size_t FloorMemory::distance() const noexcept { return impl_->distance; }

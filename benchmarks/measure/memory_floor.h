@@ -46,6 +46,13 @@ class FloorMemory {
   // The same with a prefetch of line lines[i + distance] while line lines[i] is read.
   [[nodiscard]] uint64_t ReadLinesAt(std::span<const uint64_t> lines,
                                      size_t distance) const noexcept;
+  // ReadLinesAt, with `rounds` rounds of computation per line besides its read: a xorshift-multiply
+  // chain of the line's own that touches no memory, as a lookup hashes and builds its mask. Over
+  // memory that fits the cache it costs the work alone; out of cache it says whether this machine
+  // overlaps a lookup's work with its prefetched miss or adds the two (BM_FloorWork), which bounds
+  // MayContainMany / BM_Floor from below.
+  [[nodiscard]] uint64_t ReadLinesWithWork(std::span<const uint64_t> lines, size_t distance,
+                                           uint32_t rounds) const noexcept;
   // The prefetch distance ReadLines uses: the fastest of kFloorDistances here.
   [[nodiscard]] size_t distance() const noexcept;
 
