@@ -206,7 +206,8 @@ absl::StatusOr<FilterOptions> SizingFlags::Options(uint64_t default_capacity,
 
 CLI::Option* AddMaxMemory(CLI::App& app, uint64_t& out) {
   return AddNumber(app, "--max-memory", out, Unit::kBytes,
-                   "refuse a filter that needs more memory than SIZE (4G, 512M; default: no cap)");
+                   "refuse a filter that needs more memory than SIZE (4G, 512M; default: this "
+                   "machine's memory, or the cgroup limit when lower)");
 }
 
 CLI::Option* AddStripCr(CLI::App& app, bool& out) {
