@@ -83,15 +83,10 @@ void BM_FloorAt(benchmark::State& state) {
            static_cast<size_t>(state.range(1)));
 }
 
-// BM_Floor's reads plus `rounds` rounds of computation per line that touches no memory
-// (FloorMemory::ReadLinesWithWork; second argument): a lookup's work beside its miss. Against
-// BM_WorkInL2 at the same rounds (the work alone) and BM_Floor (the miss alone) it says whether
-// this machine overlaps the two (time near the larger) or adds them (near the sum), which bounds
-// what MayContainMany / BM_Floor can reach with the work a lookup does (benchmarks/README.md).
-void BM_FloorWork(benchmark::State& state) {
-  const measure::FloorMemory& memory = FloorFor(static_cast<uint64_t>(state.range(0)));
+// BM_Floor's reads over `memory` plus `rounds` rounds of computation per line that touches no
+// memory (FloorMemory::ReadLinesWithWork): a lookup's work beside its miss.
+void RunFloorWork(benchmark::State& state, const measure::FloorMemory& memory, uint32_t rounds) {
   StreamCursor lines(RandomLines(memory.lines()), state);
-  const auto rounds = static_cast<uint32_t>(state.range(1));
   uint64_t acc = 0;
   for (auto _ : state) acc ^= memory.ReadLinesWithWork(lines.Next(), memory.distance(), rounds);
   benchmark::DoNotOptimize(acc);
@@ -100,19 +95,23 @@ void BM_FloorWork(benchmark::State& state) {
   state.counters["distance"] = static_cast<double>(memory.distance());
 }
 
-// The same loop over memory that fits L2 (half of it): the work's own cost, its reads all hits.
+// RunFloorWork over the floor's memory for n keys (rounds: the second argument). Against
+// BM_WorkInL2 at the same rounds (the work alone) and BM_Floor (the miss alone) it says whether
+// this machine overlaps the two (time near the larger) or adds them (near the sum), which bounds
+// what MayContainMany / BM_Floor can reach with the work a lookup does (benchmarks/README.md).
+void BM_FloorWork(benchmark::State& state) {
+  RunFloorWork(state, FloorFor(static_cast<uint64_t>(state.range(0))),
+               static_cast<uint32_t>(state.range(1)));
+}
+
+// The same over memory that fits L2 (half of it): the work's own cost, its reads all hits.
 void BM_WorkInL2(benchmark::State& state) {
   const measure::FloorMemory& memory = Cached<measure::FloorMemory>(0, [] {
     const uint64_t l2 = measure::L2CacheBytes();
     return ValueOrDie(
         measure::FloorMemory::Allocate((l2 != 0 ? l2 : measure::kAssumedL2Bytes) / 2));
   });
-  StreamCursor lines(RandomLines(memory.lines()), state);
-  const auto rounds = static_cast<uint32_t>(state.range(0));
-  uint64_t acc = 0;
-  for (auto _ : state) acc ^= memory.ReadLinesWithWork(lines.Next(), memory.distance(), rounds);
-  benchmark::DoNotOptimize(acc);
-  ReportKeys(state, state.iterations() * kChunk);
+  RunFloorWork(state, memory, static_cast<uint32_t>(state.range(0)));
 }
 
 // XXH3-128 of each key, nothing else: the part of a lookup that is not memory.
