@@ -271,6 +271,13 @@ WindowedFilter LoadDirty(const std::string& path) {
   return *std::move(f);
 }
 
+// `path` mapped with `mode` at `clock`, failing the test case if it cannot be.
+WindowedFilter MapOrFail(const std::string& path, MapMode mode, WindowClock clock = {}) {
+  absl::StatusOr<WindowedFilter> f = WindowedFilter::Map(path, mode, {}, std::move(clock));
+  REQUIRE(f.ok());
+  return *std::move(f);
+}
+
 WindowedFilter Reloaded(const std::string& bytes, WindowClock clock = {}) {
   absl::StatusOr<WindowedFilter> f = WindowedFilter::LoadFromBytes(bytes, {}, std::move(clock));
   REQUIRE(f.ok());
@@ -417,15 +424,22 @@ TEST_CASE("merge, duration mode: copies of one window merge at the clock's epoch
   CHECK(ahead.UnionWith(behind).code() == absl::StatusCode::kFailedPrecondition);
 }
 
+// W = 100 s, G = 4 (generations of 25 s from 0 s) at `clock`, holding "a" from 0 s (generation 0:
+// gone at 100 s) and "b" from 30 s (generation 1: gone at 125 s); the clock is left at 30 s.
+WindowedFilter AThenB(FakeClock& clock) {
+  auto f = MakeOrFail<WindowedFilter>(TimeWindow(clock, 100));
+  REQUIRE(f.Insert("a"));
+  clock.now = 30 * kSecond;
+  REQUIRE(f.Insert("b"));
+  return f;
+}
+
 // A filter saved with no insert or Advance since its keys expired: the file must record the
 // expiry the clock has shown, or a reader whose clock is behind revives the keys (FORMAT.md: a
 // clock behind the saved state keeps epoch E, nothing expired comes back).
 TEST_CASE("save after keys expired: a clock behind the file never revives them") {
   FakeClock clock;
-  auto f = MakeOrFail<WindowedFilter>(TimeWindow(clock, 100));  // generations of 25 s from 0 s
-  REQUIRE(f.Insert("a"));                                       // generation 0: gone at 100 s
-  clock.now = 30 * kSecond;
-  REQUIRE(f.Insert("b"));  // generation 1: gone at 125 s
+  WindowedFilter f = AThenB(clock);
   clock.now = 110 * kSecond;
   CHECK_FALSE(f.MayContain("a"));
   const std::string bytes = Saved(f);
@@ -779,19 +793,17 @@ TEST_CASE("Map read-write, duration mode: Flush keeps the clock state, expiry is
   ScratchFile file("rw_time");
   REQUIRE(f.Save(file.path()).ok());
   {
-    absl::StatusOr<WindowedFilter> rw =
-        WindowedFilter::Map(file.path(), MapMode::kReadWrite, {}, clock.Get());
-    REQUIRE(rw.ok());
+    WindowedFilter rw = MapOrFail(file.path(), MapMode::kReadWrite, clock.Get());
     // b: generation 1, gone at 1125 s; c: 2, at 1150 s; d: 3, at 1175 s; e: 4 (it clears
     // generation 0's slot in the file), at 1200 s.
     const std::pair<int64_t, const char*> inserts[] = {
         {1030, "b"}, {1060, "c"}, {1090, "d"}, {1110, "e"}};
     for (const auto& [t, key] : inserts) {
       clock.now = t * kSecond;
-      REQUIRE(rw->Insert(key) == f.Insert(key));
+      REQUIRE(rw.Insert(key) == f.Insert(key));
     }
-    CHECK(rw->epoch() == 4);
-    REQUIRE(rw->Flush().ok());
+    CHECK(rw.epoch() == 4);
+    REQUIRE(rw.Flush().ok());
   }
   CHECK(file.Contents() == Saved(f));
   absl::StatusOr<WindowedFilter> loaded = WindowedFilter::Load(file.path(), {}, clock.Get());
@@ -814,21 +826,16 @@ TEST_CASE("Map read-write, duration mode: Flush keeps the clock state, expiry is
 
 TEST_CASE("Map read-write, duration mode: a Flush after keys expired records the expiry") {
   FakeClock clock;
-  auto f = MakeOrFail<WindowedFilter>(TimeWindow(clock, 100));  // generations of 25 s from 0 s
-  REQUIRE(f.Insert("a"));                                       // generation 0: gone at 100 s
-  clock.now = 30 * kSecond;
-  REQUIRE(f.Insert("b"));  // generation 1: gone at 125 s
+  WindowedFilter f = AThenB(clock);
   ScratchFile file("rw_expired");
   REQUIRE(f.Save(file.path()).ok());
   {
-    absl::StatusOr<WindowedFilter> rw =
-        WindowedFilter::Map(file.path(), MapMode::kReadWrite, {}, clock.Get());
-    REQUIRE(rw.ok());
+    WindowedFilter rw = MapOrFail(file.path(), MapMode::kReadWrite, clock.Get());
     clock.now = 110 * kSecond;  // no insert, no Advance: the Flush alone
-    REQUIRE(rw->Flush().ok());
+    REQUIRE(rw.Flush().ok());
   }
   CHECK(file.Contents() == Saved(f));  // unmapped unchanged since the Flush
-  clock.now = 50 * kSecond;  // behind the flushed state
+  clock.now = 50 * kSecond;            // behind the flushed state
   absl::StatusOr<WindowedFilter> loaded = WindowedFilter::Load(file.path(), {}, clock.Get());
   REQUIRE(loaded.ok());
   CHECK(loaded->epoch() == 4);

@@ -205,9 +205,9 @@ absl::StatusOr<FilterOptions> SizingFlags::Options(uint64_t default_capacity,
 }
 
 CLI::Option* AddMaxMemory(CLI::App& app, uint64_t& out) {
-  return AddNumber(app, "--max-memory", out, Unit::kBytes,
-                   "refuse a filter that needs more memory than SIZE (4G, 512M; default: this "
-                   "machine's memory, or the cgroup limit when lower)");
+  return AddNumber(
+      app, "--max-memory", out, Unit::kBytes,
+      "refuse a filter over SIZE of memory (4G, 512M; default: the RAM or cgroup limit)");
 }
 
 CLI::Option* AddStripCr(CLI::App& app, bool& out) {
