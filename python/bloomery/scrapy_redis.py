@@ -24,7 +24,9 @@ Sharding: with ``BLOOMERY_REDIS_SHARDS = n`` the filter is n keys ``{key:0}`` â€
 the shard its fingerprint picks. Each shard is sized for capacity / n. Use it when one key is
 too hot or too big for one node.
 
-Only the ``redis`` package is needed (Debian: python3-redis); bloomery's own extension is not.
+The filter lives in the server: this module calls no bloomery code of its own, but importing it
+imports the ``bloomery`` package (and so its extension) and needs the ``redis`` package (Debian:
+python3-redis).
 """
 
 from scrapy.dupefilters import RFPDupeFilter
