@@ -58,7 +58,7 @@ class BloomDupeFilter(RFPDupeFilter):
         error_rate=0.001,
         scalable=True,
         growth=2,
-        checkpoint_every=1000,
+        checkpoint_every=0,
     ):
         # The parent's file (requests.seen, one hex line per request) is replaced by ours.
         super().__init__(None, debug, fingerprinter=fingerprinter)
@@ -66,6 +66,10 @@ class BloomDupeFilter(RFPDupeFilter):
         # Accepted for settings written for earlier versions; a save before close cannot be
         # resumed safely (see the module docstring).
         self.checkpoint_every = checkpoint_every
+        if checkpoint_every:
+            logger.warning(
+                "BLOOMERY_DUPEFILTER_CHECKPOINT_EVERY is ignored: the filter is saved when the "
+                "spider closes, the only state a resumed crawl can trust")
         self.filter = None
         if self.state_path:
             os.makedirs(path, exist_ok=True)
