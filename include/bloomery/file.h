@@ -40,8 +40,8 @@ struct FileInfo {
   uint64_t insert_count = 0;  // keys counted in (scalable: sum over stages), 0 if not tracked
   uint64_t seed = 0;
   IntegerHash integer_hash = IntegerHash::kXxh3;  // the header's hash_id (key.h)
-  bool dirty = false;  // mapped read-write now, or its mapping ended changed (a crash)
-  bool checksums_verified = false;                // payload checksums were checked and match
+  bool dirty = false;               // mapped read-write now, or its mapping ended changed (a crash)
+  bool checksums_verified = false;  // payload checksums were checked and match
 };
 
 // Validates `path` and describes it. verify_checksums: also stream the payload through its

@@ -214,8 +214,8 @@ class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
   // file), then writes the clock state (epoch, and the counted inserts or when epoch 0 began) into
   // the header with the checksums and msyncs, so the file loads (as is while mapped, its checksums
   // matching; byte for byte what Save writes once unmapped unchanged) or maps where this filter is.
-  // FailedPrecondition for a filter that is not a read-write mapping. Not concurrent with inserts or
-  // Advance (as every kind's Flush): a rotation racing it could write lines and an epoch that
+  // FailedPrecondition for a filter that is not a read-write mapping. Not concurrent with inserts
+  // or Advance (as every kind's Flush): a rotation racing it could write lines and an epoch that
   // disagree.
   [[nodiscard]] absl::Status Flush();
 
