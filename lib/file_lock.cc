@@ -1,6 +1,7 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// LockForUpdate (file.h): an flock on what a filter's path names now, re-taken until it is.
+// LockForUpdate (file.h): an flock on what a filter's path names now, re-taken until it is; and
+// LockMapped (internal/format.h), the shared flock a read-write mapping holds against it.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -44,6 +45,15 @@ int LockHolder(const struct stat& st) {
 
 bool SameFile(const struct stat& a, const struct stat& b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+// flock(fd, operation), retried when a signal interrupts it; 0, or -1 with errno set.
+int Flock(int fd, int operation) {
+  int rc;
+  do {
+    rc = flock(fd, operation);
+  } while (rc != 0 && errno == EINTR);
+  return rc;
 }
 
 }  // namespace
@@ -92,10 +102,7 @@ absl::StatusOr<FileLock> LockForUpdate(const std::string& path, LockWait wait) {
     if (!on_directory && !S_ISREG(held.st_mode)) {
       return absl::FailedPreconditionError(absl::StrCat(*target, " is not a regular file"));
     }
-    int rc;
-    do {
-      rc = flock(raw, LOCK_EX | (wait == LockWait::kFailFast ? LOCK_NB : 0));
-    } while (rc != 0 && errno == EINTR);
+    const int rc = Flock(raw, LOCK_EX | (wait == LockWait::kFailFast ? LOCK_NB : 0));
     if (rc != 0 && errno == EWOULDBLOCK) {
       const int holder = LockHolder(held);
       return absl::UnavailableError(
@@ -114,4 +121,24 @@ absl::StatusOr<FileLock> LockForUpdate(const std::string& path, LockWait wait) {
   }
 }
 
+namespace internal {
+
+absl::StatusOr<int> LockMapped(int fd, const std::string& path) {
+  const int held = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (held < 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot lock ", path));
+  struct stat mine;
+  if (Flock(held, LOCK_SH) != 0 || fstat(held, &mine) != 0) {
+    const int error = errno;
+    close(held);
+    return absl::ErrnoToStatus(error, absl::StrCat("cannot lock ", path));
+  }
+  struct stat now;
+  if (stat(path.c_str(), &now) != 0 || !SameFile(mine, now)) {
+    close(held);
+    return -1;
+  }
+  return held;
+}
+
+}  // namespace internal
 }  // namespace bloomery

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -901,38 +900,6 @@ absl::StatusOr<LoadedFile> LoadFilter(const Input& input, FilterKind expected,
   if (!loaded.ok()) return Named(loaded.status(), input.name);
   return loaded;
 }
-
-namespace {
-
-// A read-write mapping holds a shared flock on its file for as long as it lives: the lock that
-// LockForUpdate (file.h) takes exclusively. So a cooperating updater (bloomery add, remove,
-// merge -o, repair, dedupe --state) waits for the mapping to end, or fails with LockWait::
-// kFailFast, instead of renaming a new file over it: the mapping would go on writing, and Flush
-// succeeding, to a file no path names. Waits while an updater holds it. Returns the descriptor
-// that holds the lock (a duplicate of `fd`), or -1 when `path` no longer names the file `fd` is
-// (an updater saved while this waited: the new file is the one to map).
-absl::StatusOr<int> LockMapped(int fd, const std::string& path) {
-  const int held = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (held < 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot lock ", path));
-  int rc;
-  do {
-    rc = flock(held, LOCK_SH);
-  } while (rc != 0 && errno == EINTR);
-  struct stat mine;
-  struct stat now;
-  if (rc != 0 || fstat(held, &mine) != 0) {
-    const int error = errno;
-    close(held);
-    return absl::ErrnoToStatus(error, absl::StrCat("cannot lock ", path));
-  }
-  if (stat(path.c_str(), &now) != 0 || now.st_dev != mine.st_dev || now.st_ino != mine.st_ino) {
-    close(held);
-    return -1;
-  }
-  return held;
-}
-
-}  // namespace
 
 absl::StatusOr<MappedFile> MapFilterFile(const std::string& path, FilterKind expected, MapMode mode,
                                          const LoadOptions& options) {

@@ -141,6 +141,16 @@ template <Layout layout>
 // filter never replaces one.
 [[nodiscard]] absl::StatusOr<std::string> ResolveSaveTarget(const std::string& path);
 
+// A read-write mapping's hold on its file (lib/file_lock.cc, beside LockForUpdate): a shared
+// flock on a duplicate of `fd` for as long as the mapping lives, the lock LockForUpdate takes
+// exclusively. So a cooperating updater (bloomery add, remove, merge -o, repair, dedupe --state)
+// waits for the mapping to end, or fails with LockWait::kFailFast, instead of renaming a new file
+// over it: the mapping would go on writing, and Flush succeeding, to a file no path names. Waits
+// while an updater holds the lock. Returns the descriptor that holds it, or -1 when `path` no
+// longer names the file `fd` is (an updater saved while this waited: the new file is the one to
+// map).
+[[nodiscard]] absl::StatusOr<int> LockMapped(int fd, const std::string& path);
+
 // What a filter is read from: the file at `name`, or `bytes` when set (`name` then only labels
 // the bytes in error messages).
 struct Input {

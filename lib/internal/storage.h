@@ -92,7 +92,7 @@ class Storage {
   using CloseHook = void (*)(const Storage& mapping) noexcept;
   void set_close_hook(CloseHook hook) noexcept { close_hook_ = hook; }
   // A descriptor the mapping owns and closes after it is unmapped (and its close hook ran): the
-  // one holding a read-write mapping's shared flock (format.cc, LockMapped).
+  // one holding a read-write mapping's shared flock (file_lock.cc, LockMapped).
   void set_lock_fd(int fd) noexcept { lock_fd_ = fd; }
 
  private:
