@@ -12,15 +12,18 @@
 #define BLOOMERY_BENCHMARKS_BENCHMARK_UTIL_H_
 
 #include <benchmark/benchmark.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -80,6 +83,31 @@ T& Cached(uint64_t arg, const Make& make) {
   if (slot == nullptr) slot = std::make_unique<T>(make());
   return *slot;
 }
+
+// An allocator for what is measured beside our filters (a peer's array, BM_ProbeShape's lines): 2
+// MiB-aligned, advised for transparent huge pages and faulted in (zeroed) when allocated, as a
+// filter's memory is, so neither side pays TLB misses the other does not.
+template <typename T>
+struct HugePageAllocator {
+  using value_type = T;
+  HugePageAllocator() = default;
+  template <typename U>
+  HugePageAllocator(const HugePageAllocator<U>& /*other*/) {}  // NOLINT: rebinding
+  T* allocate(size_t n) {
+    constexpr size_t kHuge = size_t{2} << 20;
+    const size_t bytes = (n * sizeof(T) + kHuge - 1) / kHuge * kHuge;
+    void* p = std::aligned_alloc(kHuge, bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    madvise(p, bytes, MADV_HUGEPAGE);
+    std::memset(p, 0, bytes);
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t /*n*/) { std::free(p); }
+  template <typename U>
+  bool operator==(const HugePageAllocator<U>& /*other*/) const {
+    return true;
+  }
+};
 
 // kStreamKeys keys never inserted anywhere.
 inline const std::vector<uint64_t>& AbsentKeys() {

@@ -7,17 +7,12 @@
 // Boost's fast_multiblock* need for their SIMD paths.
 //
 // Each Boost filter gets the same memory footing as ours: its array is 2 MiB-aligned, advised for
-// transparent huge pages and faulted in before it is measured (HugePageAllocator), so neither side
-// pays TLB misses the other does not.
-#include <sys/mman.h>
-
+// transparent huge pages and faulted in before it is measured (HugePageAllocator,
+// benchmark_util.h), so neither side pays TLB misses the other does not.
 #include <boost/bloom/fast_multiblock32.hpp>
 #include <boost/bloom/fast_multiblock64.hpp>
 #include <boost/bloom/filter.hpp>
 #include <boost/bloom/multiblock.hpp>
-#include <cstdlib>
-#include <cstring>
-#include <new>
 #include <string_view>
 #include <vector>
 
@@ -25,28 +20,6 @@
 
 namespace bloomery::bench {
 namespace {
-
-template <typename T>
-struct HugePageAllocator {
-  using value_type = T;
-  HugePageAllocator() = default;
-  template <typename U>
-  HugePageAllocator(const HugePageAllocator<U>& /*other*/) {}  // NOLINT: rebinding
-  T* allocate(size_t n) {
-    constexpr size_t kHuge = size_t{2} << 20;
-    const size_t bytes = (n * sizeof(T) + kHuge - 1) / kHuge * kHuge;
-    void* p = std::aligned_alloc(kHuge, bytes);
-    if (p == nullptr) throw std::bad_alloc();
-    madvise(p, bytes, MADV_HUGEPAGE);
-    std::memset(p, 0, bytes);
-    return static_cast<T*>(p);
-  }
-  void deallocate(T* p, size_t /*n*/) { std::free(p); }
-  template <typename U>
-  bool operator==(const HugePageAllocator<U>& /*other*/) const {
-    return true;
-  }
-};
 
 template <typename Key, typename Subfilter, size_t kStride = 0>
 using BoostFilter = boost::bloom::filter<Key, 1, Subfilter, kStride, boost::hash<Key>,
