@@ -490,6 +490,17 @@ bool IsDirty(const std::string& path) {
   return info->dirty;
 }
 
+// `path` is DIRTY: a verifying load refuses it (DataLoss), one with allow_dirty returns it.
+BlockedFilter LoadDirty(const std::string& path) {
+  CHECK(IsDirty(path));
+  CHECK(BlockedFilter::Load(path).status().code() == absl::StatusCode::kDataLoss);
+  LoadOptions dirty_ok;
+  dirty_ok.allow_dirty = true;
+  absl::StatusOr<BlockedFilter> loaded = BlockedFilter::Load(path, dirty_ok);
+  REQUIRE(loaded.ok());
+  return *std::move(loaded);
+}
+
 TEST_CASE("a read-write mapping: DIRTY until it ends unchanged since its last Flush") {
   TempDir dir;
   const std::string path = dir.File("rw");
@@ -541,13 +552,8 @@ TEST_CASE("a read-write mapping: DIRTY until it ends unchanged since its last Fl
     for (uint64_t i = 6000; i < 6100; ++i) rw->Insert(i);  // written after the last Flush
   }
   // Ended changed since its last Flush: DIRTY, refused unless allow_dirty, which has every key.
-  CHECK(IsDirty(path));
-  CHECK(BlockedFilter::Load(path).status().code() == absl::StatusCode::kDataLoss);
-  LoadOptions dirty_ok;
-  dirty_ok.allow_dirty = true;
-  absl::StatusOr<BlockedFilter> dirty = BlockedFilter::Load(path, dirty_ok);
-  REQUIRE(dirty.ok());
-  for (uint64_t i = 6000; i < 6100; ++i) REQUIRE(dirty->MayContain(i));
+  const BlockedFilter dirty = LoadDirty(path);
+  for (uint64_t i = 6000; i < 6100; ++i) REQUIRE(dirty.MayContain(i));
 }
 
 TEST_CASE("a process killed after Flush and more inserts leaves a DIRTY file that loads whole") {
@@ -570,18 +576,12 @@ TEST_CASE("a process killed after Flush and more inserts leaves a DIRTY file tha
   REQUIRE(WIFSIGNALED(status));
   // Before, Flush cleared DIRTY for good: the file then had a clean header over stale checksums,
   // refused even with allow_dirty and left alone by repair.
-  CHECK(IsDirty(path));
-  CHECK(BlockedFilter::Load(path).status().code() == absl::StatusCode::kDataLoss);
-  LoadOptions dirty_ok;
-  dirty_ok.allow_dirty = true;
-  absl::StatusOr<BlockedFilter> loaded = BlockedFilter::Load(path, dirty_ok);
-  REQUIRE(loaded.ok());
-  for (uint64_t i = 0; i < 200; ++i) REQUIRE(loaded->MayContain(i));
-  for (uint64_t i = 5000; i < 5100; ++i) REQUIRE(loaded->MayContain(i));
-  for (uint64_t i = 6000; i < 6100; ++i)
-    REQUIRE(loaded->MayContain(i));  // the page cache kept them
+  const BlockedFilter loaded = LoadDirty(path);
+  for (uint64_t i = 0; i < 200; ++i) REQUIRE(loaded.MayContain(i));
+  for (uint64_t i = 5000; i < 5100; ++i) REQUIRE(loaded.MayContain(i));
+  for (uint64_t i = 6000; i < 6100; ++i) REQUIRE(loaded.MayContain(i));  // the page cache kept them
   // Saved again (what `bloomery repair` does), it is whole.
-  REQUIRE(loaded->Save(path).ok());
+  REQUIRE(loaded.Save(path).ok());
   CHECK(BlockedFilter::Load(path).ok());
 }
 
