@@ -120,7 +120,8 @@ absl::StatusOr<std::string> WindowedFilter::Write(const std::string* path) const
   for (uint32_t slot = 0; slot < generations_; ++slot) {
     if (!SlotLive(slot, now)) continue;
     for (uint64_t b = 0; b < blocks_; ++b) {
-      std::memcpy(words + (b * generations_ + slot) * internal::kWordsPerBlock, line(b, slot),
+      // The same place in the copy as in this filter's lines (line() is the layout).
+      std::memcpy(words + (line(b, slot) - words_), line(b, slot),
                   internal::kWordsPerBlock * sizeof(uint64_t));
     }
   }
