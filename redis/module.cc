@@ -589,7 +589,7 @@ absl::StatusOr<std::string> SaveImage(const ScalableFilter& filter) {
 // does when its own allocations fail (zmalloc's out-of-memory handler), and the last good RDB
 // stays. Only an image streamed stage by stage (a library API the module does not have) avoids the
 // copy.
-void SaveFailed(RedisModuleIO* io, const absl::Status& status) {
+[[noreturn]] void SaveFailed(RedisModuleIO* io, const absl::Status& status) {
   const bool child =
       (api::GetContextFlags(api::GetContextFromIO(io)) & api::kContextFlagIsChild) != 0;
   api::LogIOError(io, "warning", "bloomery: cannot serialize a filter: %s; %s",
@@ -611,11 +611,7 @@ void RdbSave(RedisModuleIO* io, void* opaque) {
   }
   api::SaveUnsigned(io, kSavedFilter);
   absl::StatusOr<std::string> image = SaveImage(*value.filter());
-  if (!image.ok()) {
-    SaveFailed(io, image.status());
-    api::SaveStringBuffer(io, "", 0);
-    return;
-  }
+  if (!image.ok()) SaveFailed(io, image.status());
   api::SaveStringBuffer(io, image->data(), image->size());
 }
 
@@ -634,7 +630,6 @@ void AofRewrite(RedisModuleIO* aof, RedisModuleString* key, void* opaque) {
       // Fails the rewrite (aof_rewrite runs only in its child): a key left out of the new AOF
       // would be lost without a word.
       SaveFailed(aof, saved.status());
-      return;
     }
     image = *saved;
     total = image.size();
