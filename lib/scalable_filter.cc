@@ -175,6 +175,12 @@ absl::StatusOr<ScalableFilter::StagePlan> ScalableFilter::PlanStage(uint32_t ind
   }
   const uint64_t used = chain.memory_bytes.load(std::memory_order_relaxed);
   if (options_.max_memory_bytes != 0 && plan->bytes() > options_.max_memory_bytes - used) {
+    if (index == 0) {  // at creation: nothing is full, the first stage does not fit the cap
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "the filter's first stage (%d keys at fpr %g) needs %d bytes, over the memory cap of %d "
+          "bytes",
+          capacity, fpr, plan->bytes(), options_.max_memory_bytes));
+    }
     return absl::ResourceExhaustedError(absl::StrFormat(
         "filter is full: stage %d needs %d bytes, and with the %d bytes of the stages before it "
         "that exceeds the memory cap of %d bytes",

@@ -228,6 +228,16 @@ TEST_CASE("max_stages and the memory cap stop growth with a clear status, never 
     CHECK(f.FullStatus().message().find("max_stages") != std::string_view::npos);
     CHECK(f.EstimatedFpr() < 0.01);
   }
+  SUBCASE("a memory cap under the first stage refuses the filter, which is not full") {
+    ScalableOptions o = K::Sized(10'000, 0.01);
+    o.max_memory_bytes = 1000;
+    const absl::StatusOr<ScalableFilter> refused = ScalableFilter::Create(o);
+    REQUIRE(refused.status().code() == absl::StatusCode::kResourceExhausted);
+    const std::string message(refused.status().message());
+    CHECK(message.find("first stage") != std::string::npos);
+    CHECK(message.find("memory cap of 1000 bytes") != std::string::npos);
+    CHECK(message.find("full") == std::string::npos);
+  }
   SUBCASE("memory cap") {
     ScalableOptions o = K::Sized(10'000, 0.01);
     const uint64_t first_two = [&] {
