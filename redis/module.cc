@@ -12,8 +12,10 @@
 //
 // Persistence carries bloomery's own file image (ScalableFilter::SaveToBytes, docs/FORMAT.md):
 // the RDB, DUMP/RESTORE, SCANDUMP/LOADCHUNK and the AOF rewrite (as LOADCHUNK commands) all go
-// through the one validator in LoadFromBytes, under the MAX_BYTES cap (default 4 GiB per key), so
-// no payload can crash the server or give a key a filter over the cap. Loading holds the image and
+// through the one validator in LoadFromBytes, so no payload can crash the server. A client's
+// payload or write never gives a key a filter over the MAX_BYTES cap (default 4 GiB per key); the
+// server's own data (RDB, full sync, AOF, its master's commands) loads over it with a warning
+// (Source, below), so that no restart or replica loses a key. Loading holds the image and
 // the filter at once, and saving copies the filter into one image: about twice the filter's bytes
 // for a moment (SaveFailed says what an allocation failure there does).
 //
@@ -73,13 +75,55 @@ struct BloomValue {
   ChunkAssembler* pending() { return std::get_if<ChunkAssembler>(&state); }
 };
 
-LoadOptions FilterLoadOptions() {
+// Where a write or a load comes from, which decides whether MAX_BYTES applies. MAX_BYTES bounds
+// what an untrusted payload (a client's BF.RESERVE, BF.LOADCHUNK, RESTORE, writes) makes the
+// server allocate. Data the server itself wrote or its master sent (the RDB at startup, a full
+// sync, AOF replay, DEBUG RELOAD, commands from the master, a RESTORE on a read-only replica,
+// which only its master can send) is already bounded by the image or by what the master applied:
+// refusing it would lose keys at a restart or make a replica diverge from its master (and a
+// replica that fails its full sync exits), so it loads over the cap, with a warning.
+enum class Source { kClient, kServer };
+
+Source SourceOf(RedisModuleCtx* ctx) {
+  const int flags = api::GetContextFlags(ctx);
+  const bool read_only_replica =
+      (flags & api::kContextFlagSlave) != 0 && (flags & api::kContextFlagReadOnly) != 0;
+  const bool server = (flags & (api::kContextFlagReplicated | api::kContextFlagLoading |
+                                api::kContextFlagAsyncLoading)) != 0;
+  return server || read_only_replica ? Source::kServer : Source::kClient;
+}
+
+LoadOptions FilterLoadOptions(uint64_t max_bytes) {
   LoadOptions options;
-  options.max_bytes = g_max_bytes;
+  options.max_bytes = max_bytes;
   return options;
 }
 
-uint64_t MaxImageBytes() { return g_max_bytes == 0 ? 0 : g_max_bytes + kImageOverheadBytes; }
+uint64_t MaxImageBytes(Source source) {
+  return g_max_bytes == 0 || source == Source::kServer ? 0 : g_max_bytes + kImageOverheadBytes;
+}
+
+// The warning logged for a filter of the server's own data loaded over MAX_BYTES.
+std::string OverCapWarning(std::string_view key, const ScalableFilter& filter) {
+  return absl::StrCat("bloomery: key '", std::string(key), "' holds a filter of ",
+                      filter.memory_bytes(), " bytes, over MAX_BYTES (", g_max_bytes,
+                      "); loaded anyway, as it is the server's own data (RDB, AOF or its "
+                      "master's); writes take no key that would grow it further");
+}
+
+// Loads a filter image: under MAX_BYTES for a client's payload; a server's own image over the cap
+// loads (without a cap) and `over_cap` says so, for the caller to log.
+absl::StatusOr<ScalableFilter> LoadImage(std::string_view bytes, Source source, bool* over_cap) {
+  *over_cap = false;
+  absl::StatusOr<ScalableFilter> filter =
+      ScalableFilter::LoadFromBytes(bytes, FilterLoadOptions(g_max_bytes));
+  if (source == Source::kServer && g_max_bytes != 0 && absl::IsResourceExhausted(filter.status())) {
+    // Refused by the header's size, before anything was allocated: load it without the cap.
+    filter = ScalableFilter::LoadFromBytes(bytes, FilterLoadOptions(0));
+    *over_cap = filter.ok();
+  }
+  return filter;
+}
 
 std::string ErrorReply(const absl::Status& status) {
   std::string message(status.message().data(), status.message().size());
@@ -170,9 +214,13 @@ class OpenKey {
   Holds holds_ = Holds::kNothing;
 };
 
-absl::StatusOr<std::unique_ptr<BloomValue>> NewFilter(const FilterParams& params) {
+absl::StatusOr<std::unique_ptr<BloomValue>> NewFilter(const FilterParams& params, Source source) {
   const ScalableOptions options = ToScalableOptions(params, g_max_bytes);
   absl::StatusOr<ScalableFilter> filter = ScalableFilter::Create(options);
+  if (absl::IsResourceExhausted(filter.status()) && g_max_bytes != 0 && source == Source::kServer) {
+    // The master (or the AOF's server) created it under a larger cap: so does this server.
+    filter = ScalableFilter::Create(ToScalableOptions(params, 0));
+  }
   if (absl::IsResourceExhausted(filter.status()) && g_max_bytes != 0) {
     // The library calls every refused stage "full"; for a filter being created the first stage is
     // the one refused, and the reason worth saying is the module's cap.
@@ -188,17 +236,40 @@ absl::StatusOr<std::unique_ptr<BloomValue>> NewFilter(const FilterParams& params
   return std::make_unique<BloomValue>(std::move(*filter));
 }
 
-// A copy of `filter` made by merging it into an empty filter with its options: the same stages,
-// bits and key counts as a Save/Load round trip, without a second image of the filter in memory.
-absl::StatusOr<ScalableFilter> CloneFilter(const ScalableFilter& filter) {
-  absl::StatusOr<ScalableFilter> copy = ScalableFilter::Create(filter.options());
+// A copy of `filter` made by merging it into an empty filter with its options and a memory cap of
+// `max_bytes` (0: none): the same stages, bits and key counts as a Save/Load round trip, without
+// a second image of the filter in memory.
+absl::StatusOr<ScalableFilter> CloneFilter(const ScalableFilter& filter, uint64_t max_bytes) {
+  ScalableOptions options = filter.options();
+  options.max_memory_bytes = max_bytes;
+  absl::StatusOr<ScalableFilter> copy = ScalableFilter::Create(options);
   if (!copy.ok()) return copy.status();
   if (absl::Status merged = copy->UnionWith(filter); !merged.ok()) return merged;
   return copy;
 }
 
+// Whether a new stage of `filter` would take its bytes over MAX_BYTES: the library's own rule
+// (PlanStage) for a filter that carries the module's cap, restated for one that does not (loaded
+// or grown over the cap from the server's own data).
+bool NextStageOverCap(const ScalableFilter& filter) {
+  if (g_max_bytes == 0 || !filter.options().scaling) return false;
+  const uint32_t count = filter.stage_count();
+  const uint64_t capacity = filter.stage(count - 1).plan().capacity * filter.options().growth;
+  absl::StatusOr<Plan> next =
+      PlanFor(capacity, ScalableFilter::StageFpr(filter.options(), count), Layout::kBlocked);
+  return !next.ok() || filter.memory_bytes() > g_max_bytes ||
+         next->bytes() > g_max_bytes - filter.memory_bytes();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Commands.
+
+// Keyspace notifications (notify-keyspace-events with 'g' or 'A'): each write publishes its
+// command's name in lower case ("bf.reserve", "bf.add", ...) on the key it changed, as
+// RedisBloom does, on the generic class.
+void Notify(RedisModuleCtx* ctx, const char* event, RedisModuleString* key) {
+  api::NotifyKeyspaceEvent(ctx, api::kNotifyGeneric, event, key);
+}
 
 int ReserveCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 4) return api::WrongArity(ctx);
@@ -207,64 +278,136 @@ int ReserveCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (!params.ok()) return ReplyError(ctx, params.status());
   OpenKey key(ctx, argv[1], api::kRead | api::kWrite);
   if (key.holds() != OpenKey::Holds::kNothing) return key.ReplyNotAFilter(ctx);
-  absl::StatusOr<std::unique_ptr<BloomValue>> value = NewFilter(*params);
+  absl::StatusOr<std::unique_ptr<BloomValue>> value = NewFilter(*params, SourceOf(ctx));
   if (!value.ok()) return ReplyError(ctx, value.status());
   key.Set(std::move(*value));
   api::ReplicateVerbatim(ctx);
+  Notify(ctx, "bf.reserve", argv[1]);
   return api::ReplyWithSimpleString(ctx, "OK");
 }
 
-// BF.ADD, BF.MADD and BF.INSERT: test-and-set of `items`, creating the filter with `params`
-// when the key is empty and `create` allows. Replies one integer (or an array of them when
-// `multi`), RedisBloom's "non scaling filter is full" error in place of the first refused key.
-int InsertItems(RedisModuleCtx* ctx, RedisModuleString* key_name,
-                std::span<RedisModuleString*> items, const FilterParams& params, bool create,
-                bool multi) {
-  OpenKey key(ctx, key_name, api::kRead | api::kWrite);
+size_t FirstRefused(std::span<const InsertResult> results) {
+  size_t i = 0;
+  while (i < results.size() && results[i] != InsertResult::kRefused) ++i;
+  return i;
+}
+
+// A client's keys into a filter that does not carry the module's cap (loaded or grown over it
+// from the server's own data): as InsertMany, except that a key needing a new stage is refused
+// when that stage would take the filter over MAX_BYTES, as the library refuses it for a filter
+// with the cap. Stops at the first refused key.
+void InsertUnderCap(ScalableFilter& filter, std::span<const std::string_view> keys,
+                    std::span<InsertResult> results) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (filter.MayContain(keys[i])) {
+      results[i] = InsertResult::kPresent;
+      continue;
+    }
+    const uint32_t newest = filter.stage_count() - 1;
+    const bool grows = filter.stage_keys(newest) >= filter.stage(newest).plan().capacity;
+    results[i] =
+        grows && NextStageOverCap(filter) ? InsertResult::kRefused : filter.Insert(keys[i]);
+    if (results[i] == InsertResult::kRefused) return;
+  }
+}
+
+// Inserts `keys` into the key's filter, filling `results` up to the first refused key; returns
+// how many keys were applied (the index of that key, or all of them). A client's keys never take
+// the filter over MAX_BYTES; the server's own (AOF replay, the master's commands) are applied as
+// the server that first ran them did: a key refused here for the cap, which a larger cap there
+// let in, is inserted into an uncapped copy of the filter.
+size_t ApplyInserts(OpenKey& key, Source source, std::span<const std::string_view> keys,
+                    std::span<InsertResult> results) {
+  ScalableFilter& filter = *key.filter();
+  if (source == Source::kClient && filter.options().max_memory_bytes != g_max_bytes) {
+    InsertUnderCap(filter, keys, results);
+  } else {
+    (void)filter.InsertMany(keys, results);
+  }
+  size_t applied = FirstRefused(results);
+  if (applied < keys.size() && source == Source::kServer &&
+      filter.options().max_memory_bytes != 0 && filter.options().scaling) {
+    if (absl::StatusOr<ScalableFilter> uncapped = CloneFilter(filter, 0); uncapped.ok()) {
+      filter = std::move(*uncapped);
+      const std::span<InsertResult> rest = results.subspan(applied);
+      (void)filter.InsertMany(keys.subspan(applied), rest);
+      applied += FirstRefused(rest);
+    }
+  }
+  key.Modified();
+  return applied;
+}
+
+// BF.ADD, BF.MADD and BF.INSERT: test-and-set of the items argv[first_item...], creating the
+// filter with `params` when the key (argv[1]) is empty and `create` allows. Replies one integer
+// (or an array of them when `multi`), RedisBloom's "non scaling filter is full" error in place of
+// the first refused key. Replicates what it applied: the command cut after the last key applied,
+// so that a replica or the AOF, whose MAX_BYTES may differ, applies exactly those keys.
+int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, int first_item,
+                const char* event, const FilterParams& params, bool create, bool multi) {
+  const Source source = SourceOf(ctx);
+  OpenKey key(ctx, argv[1], api::kRead | api::kWrite);
+  bool created = false;
   if (key.holds() == OpenKey::Holds::kNothing && create) {
-    absl::StatusOr<std::unique_ptr<BloomValue>> value = NewFilter(params);
+    absl::StatusOr<std::unique_ptr<BloomValue>> value = NewFilter(params, source);
     if (!value.ok()) return ReplyError(ctx, value.status());
     key.Set(std::move(*value));
+    created = true;
   }
-  ScalableFilter* filter = key.filter();
-  if (filter == nullptr) return key.ReplyNotAFilter(ctx);
+  if (key.filter() == nullptr) return key.ReplyNotAFilter(ctx);
 
-  std::vector<std::string_view> keys;
-  keys.reserve(items.size());
-  for (RedisModuleString* item : items) keys.push_back(Arg(item));
-  std::vector<InsertResult> results(keys.size());
-  (void)filter->InsertMany(keys, results);
-  key.Modified();
+  const std::vector<std::string_view> keys = Args(argv, first_item, argc);
+  std::vector<InsertResult> results(keys.size(), InsertResult::kPresent);
+  const size_t applied = ApplyInserts(key, source, keys, results);
+  const ScalableFilter& filter = *key.filter();
 
   if (multi) api::ReplyWithArray(ctx, api::kPostponedLength);
   long replied = 0;
+  bool added = false;
   for (const InsertResult result : results) {
     ++replied;
     if (result == InsertResult::kRefused) {
-      if (filter->options().scaling) {
-        ReplyError(ctx, filter->FullStatus());
-      } else {
+      if (!filter.options().scaling) {
         api::ReplyWithError(ctx, "ERR non scaling filter is full");
+      } else if (filter.full()) {
+        ReplyError(ctx, filter.FullStatus());
+      } else {
+        api::ReplyWithError(
+            ctx, absl::StrCat("ERR the filter holds ", filter.memory_bytes(),
+                              " bytes and its next stage would take it over the module's "
+                              "MAX_BYTES of ",
+                              g_max_bytes, " (it was loaded over it from the server's own data)")
+                     .c_str());
       }
       break;
     }
+    added |= result == InsertResult::kAdded;
     api::ReplyWithLongLong(ctx, result == InsertResult::kAdded ? 1 : 0);
   }
   if (multi) api::ReplySetArrayLength(ctx, replied);
-  api::ReplicateVerbatim(ctx);
+  if (applied == keys.size()) {
+    api::ReplicateVerbatim(ctx);
+  } else if (applied > 0) {
+    const std::string command(Arg(argv[0]));
+    api::Replicate(ctx, command.c_str(), "v", argv + 1,
+                   static_cast<size_t>(first_item - 1) + applied);
+  }
+  // applied == 0 changed nothing: the first key into a new filter always fits its first stage, so
+  // a command that created its key applied at least one.
+  if (created || added) Notify(ctx, event, argv[1]);
   return api::kOk;
 }
 
 int AddCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc != 3) return api::WrongArity(ctx);
-  return InsertItems(ctx, argv[1], {argv + 2, 1}, FilterParams{}, /*create=*/true,
+  return InsertItems(ctx, argv, argc, 2, "bf.add", FilterParams{}, /*create=*/true,
                      /*multi=*/false);
 }
 
 int MaddCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 3) return api::WrongArity(ctx);
-  return InsertItems(ctx, argv[1], {argv + 2, static_cast<size_t>(argc - 2)}, FilterParams{},
-                     /*create=*/true, /*multi=*/true);
+  return InsertItems(ctx, argv, argc, 2, "bf.madd", FilterParams{}, /*create=*/true,
+                     /*multi=*/true);
 }
 
 int InsertCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
@@ -272,9 +415,8 @@ int InsertCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   absl::StatusOr<InsertArgs> args = ParseInsert(Args(argv, 2, argc));
   if (absl::IsFailedPrecondition(args.status())) return api::WrongArity(ctx);
   if (!args.ok()) return ReplyError(ctx, args.status());
-  const size_t first = 2 + args->first_item;
-  return InsertItems(ctx, argv[1], {argv + first, static_cast<size_t>(argc) - first}, args->params,
-                     args->create, /*multi=*/true);
+  return InsertItems(ctx, argv, argc, 2 + static_cast<int>(args->first_item), "bf.insert",
+                     args->params, args->create, /*multi=*/true);
 }
 
 // BF.EXISTS / BF.MEXISTS: a missing key holds nothing, so every answer is 0.
@@ -423,13 +565,15 @@ int LoadChunkCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     return api::ReplyWithError(ctx, "ERR Second argument must be numeric");
   }
   const std::string_view data = Arg(argv[3]);
+  const Source source = SourceOf(ctx);
   OpenKey key(ctx, argv[1], api::kRead | api::kWrite);
   if (iterator == 1) {
     if (key.holds() != OpenKey::Holds::kNothing) return key.ReplyNotAFilter(ctx);
-    absl::StatusOr<ChunkAssembler> assembler = ChunkAssembler::Start(data, MaxImageBytes());
+    absl::StatusOr<ChunkAssembler> assembler = ChunkAssembler::Start(data, MaxImageBytes(source));
     if (!assembler.ok()) return ReplyError(ctx, assembler.status());
     key.Set(std::make_unique<BloomValue>(std::move(*assembler)));
     api::ReplicateVerbatim(ctx);
+    Notify(ctx, "bf.loadchunk", argv[1]);
     return api::ReplyWithSimpleString(ctx, "OK");
   }
   ChunkAssembler* pending = key.pending();
@@ -444,14 +588,16 @@ int LoadChunkCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     key.Delete();
     return ReplyError(ctx, appended);
   }
+  Notify(ctx, "bf.loadchunk", argv[1]);
   if (!pending->complete()) return api::ReplyWithSimpleString(ctx, "OK");
-  absl::StatusOr<ScalableFilter> filter =
-      ScalableFilter::LoadFromBytes(pending->received(), FilterLoadOptions());
+  bool over_cap = false;
+  absl::StatusOr<ScalableFilter> filter = LoadImage(pending->received(), source, &over_cap);
   if (!filter.ok()) {
     key.Delete();
     return api::ReplyWithError(
         ctx, absl::StrCat("ERR invalid dump: ", filter.status().message()).c_str());
   }
+  if (over_cap) api::Log(ctx, "warning", "%s", OverCapWarning(Arg(argv[1]), *filter).c_str());
   key.Set(std::make_unique<BloomValue>(std::move(*filter)));
   return api::ReplyWithSimpleString(ctx, "OK");
 }
@@ -478,6 +624,7 @@ absl::Status MergeRefused(const absl::Status& status) {
 // more stages than dest: UnionWith decides before it writes and adds no stage, so it runs in place.
 int MergeCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 3) return api::WrongArity(ctx);
+  const Source source = SourceOf(ctx);
   std::vector<std::unique_ptr<OpenKey>> sources;
   for (int i = 2; i < argc; ++i) {
     sources.push_back(std::make_unique<OpenKey>(ctx, argv[i], api::kRead));
@@ -505,13 +652,20 @@ int MergeCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     }
     dest.Modified();
   } else if (target == nullptr || !merging.empty()) {
-    absl::StatusOr<ScalableFilter> scratch = CloneFilter(base);
-    if (!scratch.ok()) return ReplyError(ctx, scratch.status());
-    for (const ScalableFilter* filter : merging) {
-      if (absl::Status merged = scratch->UnionWith(*filter); !merged.ok()) {
-        return ReplyError(ctx, MergeRefused(merged));
+    // A client's merge stays under MAX_BYTES; one from the master or the AOF did not exceed the
+    // cap of the server that first ran it, which may be larger.
+    absl::StatusOr<ScalableFilter> scratch = CloneFilter(base, g_max_bytes);
+    absl::Status merged = scratch.status();
+    for (size_t i = 0; merged.ok() && i < merging.size(); ++i)
+      merged = scratch->UnionWith(*merging[i]);
+    if (absl::IsResourceExhausted(merged) && source == Source::kServer && g_max_bytes != 0) {
+      scratch = CloneFilter(base, 0);
+      merged = scratch.status();
+      for (size_t i = 0; merged.ok() && i < merging.size(); ++i) {
+        merged = scratch->UnionWith(*merging[i]);
       }
     }
+    if (!merged.ok()) return ReplyError(ctx, MergeRefused(merged));
     if (target == nullptr) {
       dest.Set(std::make_unique<BloomValue>(std::move(*scratch)));
     } else {
@@ -520,6 +674,7 @@ int MergeCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     }
   }
   api::ReplicateVerbatim(ctx);
+  Notify(ctx, "bf.merge", argv[1]);
   return api::ReplyWithSimpleString(ctx, "OK");
 }
 
@@ -539,17 +694,27 @@ void* RdbLoad(RedisModuleIO* io, int encoding_version) {
   char* buffer = api::LoadStringBuffer(io, &length);
   if (api::IsIOError(io) || buffer == nullptr) return nullptr;
   std::string_view bytes(buffer, length);
+  // RESTORE from a client is capped; the RDB at startup, a full sync and DEBUG RELOAD are the
+  // server's own data (SourceOf).
+  const Source source = SourceOf(api::GetContextFromIO(io));
 
   std::unique_ptr<BloomValue> value;
   absl::Status status;
   if (tag == kSavedFilter) {
-    absl::StatusOr<ScalableFilter> filter =
-        ScalableFilter::LoadFromBytes(bytes, FilterLoadOptions());
+    bool over_cap = false;
+    absl::StatusOr<ScalableFilter> filter = LoadImage(bytes, source, &over_cap);
+    if (over_cap) {
+      const RedisModuleString* name = api::GetKeyNameFromIO(io);
+      size_t name_length = 0;
+      const char* name_data = name == nullptr ? "" : api::StringPtrLen(name, &name_length);
+      api::LogIOError(io, "warning", "%s",
+                      OverCapWarning({name_data, name_length}, *filter).c_str());
+    }
     if (filter.ok()) value = std::make_unique<BloomValue>(std::move(*filter));
     status = filter.status();
   } else if (tag == kSavedPendingLoad) {
     absl::StatusOr<ChunkAssembler> pending =
-        ChunkAssembler::Resume(total, std::string(bytes), MaxImageBytes());
+        ChunkAssembler::Resume(total, std::string(bytes), MaxImageBytes(source));
     if (pending.ok()) value = std::make_unique<BloomValue>(std::move(*pending));
     status = pending.status();
   } else {
@@ -653,6 +818,25 @@ size_t MemUsage(const void* opaque) {
   return sizeof(BloomValue) + value.pending()->received().size();
 }
 
+// DEBUG DIGEST and DEBUG DIGEST-VALUE: the value's exact content, the filter's file image (its
+// options and every stage's bits and key count; a pending load's bytes), so that two servers
+// agree on a key exactly when their filters do. Costs a copy of the filter, as DUMP does.
+void Digest(RedisModuleDigest* digest, void* opaque) {
+  BloomValue& value = *static_cast<BloomValue*>(opaque);
+  if (ChunkAssembler* pending = value.pending()) {
+    const std::string total = absl::StrCat("pending load of ", pending->total(), " bytes");
+    api::DigestAddStringBuffer(digest, total.data(), total.size());
+    api::DigestAddStringBuffer(digest, pending->received().data(), pending->received().size());
+  } else {
+    absl::StatusOr<std::string> image = SaveImage(*value.filter());
+    // No memory for the copy: DEBUG DIGEST cannot fail either, so it names the failure.
+    const std::string_view bytes =
+        image.ok() ? std::string_view(*image) : std::string_view("no memory for the digest");
+    api::DigestAddStringBuffer(digest, bytes.data(), bytes.size());
+  }
+  api::DigestEndSequence(digest);
+}
+
 void Free(void* opaque) { std::unique_ptr<BloomValue> owned(static_cast<BloomValue*>(opaque)); }
 
 // COPY: a NULL result makes the command fail, which is what an allocation failure should do.
@@ -665,7 +849,8 @@ void* Copy(RedisModuleString*, RedisModuleString*, const void* opaque) {
       if (!copy.ok()) return nullptr;
       return std::make_unique<BloomValue>(std::move(*copy)).release();
     }
-    absl::StatusOr<ScalableFilter> copy = CloneFilter(*value.filter());
+    absl::StatusOr<ScalableFilter> copy =
+        CloneFilter(*value.filter(), value.filter()->options().max_memory_bytes);
     if (!copy.ok()) return nullptr;
     return std::make_unique<BloomValue>(std::move(*copy)).release();
   } catch (const std::bad_alloc&) {
@@ -714,29 +899,88 @@ int ParseModuleArgs(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   return api::kOk;
 }
 
+// What a command does to its keys (SetCommandInfo's key specs), which ACL key permissions check:
+// a reader's key is RO + ACCESS (needs %R~), a writer's RW + INSERT or UPDATE (needs %W~; a key is
+// read too, to answer "was it new", as SADD's is). Without them Redis 7.0 takes every key of a
+// module command as read-write, so a %R~ user could not run BF.EXISTS.
+struct KeySpec {
+  int first;  // argv index of the first key; 0: no spec
+  int last;   // relative to `first`: 0 the same one, -1 every argument to the end
+  uint64_t flags;
+};
+
 struct CommandSpec {
   const char* name;
   api::CommandFunc function;
   const char* flags;
-  int last_key;
+  KeySpec keys[2];
+  // ACL categories, where the server lets a module set them (Redis 7.2+); on 7.0 a module command
+  // is in none, so `-@write` does not cover it: README.md's Redis section says what to write.
+  const char* acl_categories;
 };
 
+constexpr uint64_t kReader = api::kKeyRO | api::kKeyAccess;
+constexpr uint64_t kAdder = api::kKeyRW | api::kKeyInsert;
+
 constexpr CommandSpec kCommands[] = {
-    {"bf.reserve", Guarded<ReserveCommand>, "write deny-oom", 1},
-    {"bf.add", Guarded<AddCommand>, "write deny-oom", 1},
-    {"bf.madd", Guarded<MaddCommand>, "write deny-oom", 1},
-    {"bf.insert", Guarded<InsertCommand>, "write deny-oom", 1},
-    {"bf.exists", Guarded<ExistsCommand>, "readonly fast", 1},
-    {"bf.mexists", Guarded<MexistsCommand>, "readonly fast", 1},
-    {"bf.card", Guarded<CardCommand>, "readonly fast", 1},
+    {"bf.reserve", Guarded<ReserveCommand>, "write deny-oom", {{1, 0, kAdder}}, "write"},
+    {"bf.add", Guarded<AddCommand>, "write deny-oom", {{1, 0, kAdder}}, "write"},
+    {"bf.madd", Guarded<MaddCommand>, "write deny-oom", {{1, 0, kAdder}}, "write"},
+    {"bf.insert", Guarded<InsertCommand>, "write deny-oom", {{1, 0, kAdder}}, "write"},
+    {"bf.exists", Guarded<ExistsCommand>, "readonly fast", {{1, 0, kReader}}, "read fast"},
+    {"bf.mexists", Guarded<MexistsCommand>, "readonly fast", {{1, 0, kReader}}, "read fast"},
+    {"bf.card", Guarded<CardCommand>, "readonly fast", {{1, 0, kReader}}, "read fast"},
     // Not "fast": the estimated FPR reads every bit.
-    {"bf.info", Guarded<InfoCommand>, "readonly", 1},
-    // deny-oom: its first call copies the whole filter (BloomValue::dump).
-    {"bf.scandump", Guarded<ScanDumpCommand>, "readonly deny-oom", 1},
-    {"bf.loadchunk", Guarded<LoadChunkCommand>, "write deny-oom", 1},
-    // Every argument from the first is a key (dest, then sources).
-    {"bf.merge", Guarded<MergeCommand>, "write deny-oom", -1},
+    {"bf.info", Guarded<InfoCommand>, "readonly", {{1, 0, kReader}}, "read"},
+    // deny-oom: its first call copies the whole filter (BloomValue::dump). That copy is a cache
+    // of the value, never seen by another command, replicated or saved: a read, not a write.
+    {"bf.scandump", Guarded<ScanDumpCommand>, "readonly deny-oom", {{1, 0, kReader}}, "read"},
+    // Replaces a pending load by the filter it completes.
+    {"bf.loadchunk",
+     Guarded<LoadChunkCommand>,
+     "write deny-oom",
+     {{1, 0, api::kKeyRW | api::kKeyUpdate}},
+     "write"},
+    // dest, then the sources, whose bits it copies.
+    {"bf.merge",
+     Guarded<MergeCommand>,
+     "write deny-oom",
+     {{1, 0, kAdder}, {2, -1, kReader}},
+     "write"},
 };
+
+// Registers `command` with its key specs and ACL categories.
+int RegisterCommand(RedisModuleCtx* ctx, const CommandSpec& command) {
+  const int last_key = command.keys[1].first != 0 ? -1 : command.keys[0].first;
+  if (api::CreateCommand(ctx, command.name, command.function, command.flags, 1, last_key, 1) !=
+      api::kOk) {
+    return api::kErr;
+  }
+  RedisModuleCommand* registered = api::GetCommand(ctx, command.name);
+  if (registered == nullptr) return api::kErr;
+  api::CommandKeySpec specs[3] = {};  // ends with a zero spec
+  for (int i = 0; i < 2 && command.keys[i].first != 0; ++i) {
+    specs[i].flags = command.keys[i].flags;
+    specs[i].begin_search_type = api::kBeginSearchIndex;
+    specs[i].bs.index.pos = command.keys[i].first;
+    specs[i].find_keys_type = api::kFindKeysRange;
+    specs[i].fk.range.lastkey = command.keys[i].last;
+    specs[i].fk.range.keystep = 1;
+  }
+  api::CommandInfo info = {};
+  info.version = &api::kCommandInfoVersion;
+  info.key_specs = specs;
+  if (api::SetCommandInfo(registered, &info) != api::kOk) {
+    api::Log(ctx, "warning", "bloomery: the server refused the key specs of %s", command.name);
+    return api::kErr;
+  }
+  if (api::SetCommandACLCategories != nullptr &&
+      api::SetCommandACLCategories(registered, command.acl_categories) != api::kOk) {
+    api::Log(ctx, "warning", "bloomery: the server refused the ACL categories of %s", command.name);
+    return api::kErr;
+  }
+  return api::kOk;
+}
 
 }  // namespace
 }  // namespace bloomery::redis
@@ -758,16 +1002,14 @@ extern "C" __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisMo
   methods.rdb_save = br::RdbSave;
   methods.aof_rewrite = br::AofRewrite;
   methods.mem_usage = br::MemUsage;
+  methods.digest = br::Digest;
   methods.free = br::Free;
   methods.copy = br::Copy;
   br::g_type = api::CreateDataType(ctx, br::kTypeName, br::kEncodingVersion, &methods);
   if (br::g_type == nullptr) return api::kErr;
 
   for (const br::CommandSpec& command : br::kCommands) {
-    if (api::CreateCommand(ctx, command.name, command.function, command.flags, 1, command.last_key,
-                           1) != api::kOk) {
-      return api::kErr;
-    }
+    if (br::RegisterCommand(ctx, command) != api::kOk) return api::kErr;
   }
   return api::kOk;
 }

@@ -7,7 +7,9 @@
 // small and stable: the server passes RedisModule_OnLoad a context whose first field is a
 // function `int GetApi(const char* name, void* out)`; every other API function is looked up by
 // its exported name ("RedisModule_OpenKey", ...) through it and stored in a pointer. Bind() does
-// that once, and fails if the server lacks a function we need (a server older than 7.0).
+// that once, and fails if the server lacks a function we need (a server older than 7.0); the
+// optional functions of newer servers stay null where the server lacks them, so one .so loads on
+// 7.0 and uses what 7.2 adds.
 //
 // Every function lives in namespace bloomery::redis::api under its name without the prefix
 // (api::OpenKey). The opaque handles are incomplete types; the module never looks inside them.
@@ -25,6 +27,7 @@ struct RedisModuleIO;
 struct RedisModuleType;
 struct RedisModuleDigest;
 struct RedisModuleDefragCtx;
+struct RedisModuleCommand;
 }
 
 namespace bloomery::redis::api {
@@ -43,8 +46,15 @@ inline constexpr int kKeyTypeModule = 6;
 inline constexpr long kPostponedLength = -1;
 // SetModuleOptions: rdb_load may see a failed read (IsIOError) and must clean up, not abort.
 inline constexpr int kOptionHandleIoErrors = 1 << 0;
-// GetContextFlags: the code runs in a forked child (BGSAVE, BGREWRITEAOF, replication).
-inline constexpr int kContextFlagIsChild = 1 << 20;
+// GetContextFlags.
+inline constexpr int kContextFlagSlave = 1 << 3;          // the server is a replica
+inline constexpr int kContextFlagReadOnly = 1 << 4;       // ... that refuses clients' writes
+inline constexpr int kContextFlagReplicated = 1 << 12;    // the command came from the master
+inline constexpr int kContextFlagLoading = 1 << 13;       // loading an RDB, a full sync or the AOF
+inline constexpr int kContextFlagIsChild = 1 << 20;       // a forked child (BGSAVE, BGREWRITEAOF)
+inline constexpr int kContextFlagAsyncLoading = 1 << 23;  // repl-diskless-load swapdb
+// NotifyKeyspaceEvent's class for events that belong to no built-in type ('g').
+inline constexpr int kNotifyGeneric = 1 << 2;
 inline constexpr const char* kWrongTypeError =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
 
@@ -69,6 +79,70 @@ struct TypeMethods {
   int (*defrag)(RedisModuleDefragCtx* ctx, RedisModuleString* key, void** value);
 };
 inline constexpr uint64_t kTypeMethodsVersion = 3;
+
+// SetCommandInfo's key specs (Redis 7.0, RedisModuleCommandKeySpec): which arguments are keys and
+// what the command does to each, which ACL key permissions (%R~, %W~) and COMMAND GETKEYSANDFLAGS
+// read. Flags:
+inline constexpr uint64_t kKeyRO = 1 << 0;      // read only
+inline constexpr uint64_t kKeyRW = 1 << 1;      // read and written
+inline constexpr uint64_t kKeyAccess = 1 << 4;  // the reply reveals the value's data
+inline constexpr uint64_t kKeyUpdate = 1 << 5;  // the value is changed
+inline constexpr uint64_t kKeyInsert = 1 << 6;  // data is only added to the value
+inline constexpr int kBeginSearchIndex = 2;     // REDISMODULE_KSPEC_BS_INDEX
+inline constexpr int kFindKeysRange = 2;        // REDISMODULE_KSPEC_FK_RANGE
+struct CommandKeySpec {
+  const char* notes;
+  uint64_t flags;
+  int begin_search_type;
+  union {
+    struct {
+      int pos;
+    } index;
+    struct {
+      const char* keyword;
+      int startfrom;
+    } keyword;
+  } bs;
+  int find_keys_type;
+  union {
+    struct {
+      int lastkey;  // relative to the first key; -1: the last argument
+      int keystep;
+      int limit;
+    } range;
+    struct {
+      int keynumidx;
+      int firstkey;
+      int keystep;
+    } keynum;
+  } fk;
+};
+struct CommandHistoryEntry {
+  const char* since;
+  const char* changes;
+};
+struct CommandArg;  // never filled in: the commands declare no argument docs
+struct CommandInfoVersion {
+  int version;
+  size_t sizeof_historyentry;
+  size_t sizeof_keyspec;
+  size_t sizeof_arg;
+};
+struct CommandInfo {
+  const CommandInfoVersion* version;
+  const char* summary;
+  const char* complexity;
+  const char* since;
+  CommandHistoryEntry* history;
+  const char* tips;
+  int arity;
+  CommandKeySpec* key_specs;  // ends with an entry whose begin_search_type is 0
+  CommandArg* args;
+};
+// The server reads the specs through these sizes; sizeof_arg is RedisModuleCommandArg's in 7.0
+// (ten pointer-sized fields), unused since `args` stays null.
+inline constexpr CommandInfoVersion kCommandInfoVersion = {1, sizeof(CommandHistoryEntry),
+                                                           sizeof(CommandKeySpec), 80};
 
 // X(name, return type, parameters): one line per function, used for the pointer and for Bind.
 #define BLOOMERY_REDIS_API_FUNCTIONS(X)                                                        \
@@ -110,10 +184,25 @@ inline constexpr uint64_t kTypeMethodsVersion = 3;
   X(GetContextFromIO, RedisModuleCtx*, (RedisModuleIO*))                                       \
   X(GetContextFlags, int, (RedisModuleCtx*))                                                   \
   X(EmitAOF, void, (RedisModuleIO*, const char* command, const char* format, ...))             \
-  X(Free, void, (void* pointer))
+  X(Free, void, (void* pointer))                                                               \
+  X(Replicate, int, (RedisModuleCtx*, const char* command, const char* format, ...))           \
+  X(NotifyKeyspaceEvent, int,                                                                  \
+    (RedisModuleCtx*, int type, const char* event, RedisModuleString* key))                    \
+  X(GetKeyNameFromIO, const RedisModuleString*, (RedisModuleIO*))                              \
+  X(DigestAddStringBuffer, void, (RedisModuleDigest*, const char* buffer, size_t length))      \
+  X(DigestEndSequence, void, (RedisModuleDigest*))                                             \
+  X(GetCommand, RedisModuleCommand*, (RedisModuleCtx*, const char* name))                      \
+  X(SetCommandInfo, int, (RedisModuleCommand*, const CommandInfo* info))
+
+// Functions of newer servers, bound when the server has them and left null otherwise (GetApi
+// answers an error for a name it does not know): callers check for null.
+#define BLOOMERY_REDIS_OPTIONAL_API_FUNCTIONS(X) \
+  /* Redis 7.2 */                                \
+  X(SetCommandACLCategories, int, (RedisModuleCommand*, const char* categories))
 
 #define BLOOMERY_REDIS_DECLARE(name, result, params) inline result(*name) params = nullptr;
 BLOOMERY_REDIS_API_FUNCTIONS(BLOOMERY_REDIS_DECLARE)
+BLOOMERY_REDIS_OPTIONAL_API_FUNCTIONS(BLOOMERY_REDIS_DECLARE)
 #undef BLOOMERY_REDIS_DECLARE
 
 // Fills every pointer above from the server behind `ctx` (the context RedisModule_OnLoad got),
@@ -128,6 +217,10 @@ inline int Bind(RedisModuleCtx* ctx, const char* name, int version) {
   missing |= get_api("RedisModule_" #name, reinterpret_cast<void*>(&name)) != kOk;
   BLOOMERY_REDIS_API_FUNCTIONS(BLOOMERY_REDIS_BIND)
 #undef BLOOMERY_REDIS_BIND
+#define BLOOMERY_REDIS_BIND_OPTIONAL(name, result, params) \
+  if (get_api("RedisModule_" #name, reinterpret_cast<void*>(&name)) != kOk) name = nullptr;
+  BLOOMERY_REDIS_OPTIONAL_API_FUNCTIONS(BLOOMERY_REDIS_BIND_OPTIONAL)
+#undef BLOOMERY_REDIS_BIND_OPTIONAL
   if (missing || IsModuleNameBusy(name)) return kErr;
   SetModuleAttribs(ctx, name, version, kApiVersion1);
   return kOk;

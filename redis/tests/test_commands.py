@@ -257,3 +257,29 @@ def test_merge_into_a_new_key_copies_the_source_exactly(r):
     assert bf.info("{c}:small").filterNum == bf.info("{c}:src").filterNum > 1
     assert r.execute_command("BF.MERGE", "{c}:copy", "{c}:small") == b"OK"
     assert bf.exists("{c}:copy", "small") == 1
+
+
+def test_writes_publish_keyspace_events(server):
+    r = server.client()
+    r.config_set("notify-keyspace-events", "KEA")
+    pubsub = server.client().pubsub()
+    pubsub.psubscribe("__keyevent@0__:bf.*")
+    assert pubsub.get_message(timeout=5)["type"] == "psubscribe"
+    r.execute_command("BF.RESERVE", "f", 0.01, 100)
+    r.execute_command("BF.ADD", "f", "a")
+    r.execute_command("BF.ADD", "f", "a")  # changes nothing: no event
+    r.execute_command("BF.MADD", "f", "b", "c")
+    r.execute_command("BF.INSERT", "g", "ITEMS", "x")
+    r.execute_command("BF.MERGE", "h", "f")
+    prefix, data = r.execute_command("BF.SCANDUMP", "f", 0)
+    r.execute_command("BF.LOADCHUNK", "copy", prefix, data)
+    r.execute_command("BF.EXISTS", "f", "a")  # reads publish nothing
+    events = []
+    while True:
+        message = pubsub.get_message(timeout=1)
+        if message is None:
+            break
+        events.append((message["channel"].decode().split(":", 1)[1], message["data"].decode()))
+    assert events == [("bf.reserve", "f"), ("bf.add", "f"), ("bf.madd", "f"), ("bf.insert", "g"),
+                      ("bf.merge", "h"), ("bf.loadchunk", "copy")]
+    pubsub.close()
