@@ -3,7 +3,9 @@
 
 Every server listens on 127.0.0.1 on a free port, keeps its files in its own temporary directory
 and is stopped (killed if need be) when its test ends. The module and server paths come from
-meson (BLOOMERY_REDIS_MODULE, BLOOMERY_REDIS_SERVER).
+meson (BLOOMERY_REDIS_MODULE, BLOOMERY_REDIS_SERVER). With BLOOMERY_REDIS_PRELOAD (.ci/redis-asan:
+a sanitizer runtime for a sanitized module) the servers run with it in LD_PRELOAD, and a test
+whose servers' stderr holds a sanitizer report fails.
 """
 import os
 import random
@@ -16,7 +18,9 @@ import redis
 
 MODULE = os.environ.get("BLOOMERY_REDIS_MODULE", "")
 SERVER = os.environ.get("BLOOMERY_REDIS_SERVER", "/usr/bin/redis-server")
-START_TIMEOUT_S = 20
+PRELOAD = os.environ.get("BLOOMERY_REDIS_PRELOAD", "")
+START_TIMEOUT_S = 60 if PRELOAD else 20
+SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
 
 
 def free_port():
@@ -60,8 +64,13 @@ class Server:
                 "--enable-debug-command", "local",
                 "--loadmodule", MODULE, *self.module_args]
         args += self.config
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                        preexec_fn=self.preexec_fn)
+        env = dict(os.environ)
+        if PRELOAD:
+            env["LD_PRELOAD"] = PRELOAD
+        # Appended across restarts: a sanitizer writes its reports here.
+        with open(os.path.join(self.dir, "stderr.log"), "ab") as stderr:
+            self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=stderr,
+                                            preexec_fn=self.preexec_fn, env=env)
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             try:
@@ -82,6 +91,14 @@ class Server:
                 return f.read()[-4000:]
         except OSError:
             return ""
+
+    def sanitizer_report(self):
+        try:
+            with open(os.path.join(self.dir, "stderr.log"), errors="replace") as f:
+                text = f.read()
+        except OSError:
+            return ""
+        return text if any(report in text for report in SANITIZER_REPORTS) else ""
 
     def alive(self):
         return self.process.poll() is None and self.client().ping()
@@ -117,6 +134,9 @@ def make_server(tmp_path):
     yield make
     for server in servers:
         server.stop()
+    for server in servers:
+        report = server.sanitizer_report()
+        assert not report, f"{server.dir}: sanitizer report:\n{report[-8000:]}"
 
 
 @pytest.fixture
