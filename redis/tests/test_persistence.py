@@ -289,3 +289,18 @@ def test_digest_is_the_filters_content(make_server):
     for key in ("a", "b", "c"):
         assert digest(rr, key) == digest(m, key)
     assert rr.execute_command("DEBUG", "DIGEST") == m.execute_command("DEBUG", "DIGEST")
+
+
+def test_a_write_refused_part_way_replicates_what_it_applied(make_server):
+    """The master's cap refuses a BF.MADD part-way; its replica, with a larger cap, must not add
+    the keys the master refused (a verbatim copy of the command would)."""
+    master = make_server("master", module_args=["MAX_BYTES", str(LOW_CAP)])
+    m = master.client()
+    m.execute_command("BF.RESERVE", "growing", 0.01, 20000)
+    replica = make_server("replica", config=["--replicaof", "127.0.0.1", str(master.port)])
+    rr = wait_for_sync(replica)
+    last = grow(m, "growing", 100)
+    assert any(isinstance(x, Exception) for x in last), "the master's cap refused nothing"
+    assert m.execute_command("WAIT", 1, 30000) == 1
+    assert digest(rr, "growing") == digest(m, "growing")
+    assert rr.execute_command("BF.INFO", "growing") == m.execute_command("BF.INFO", "growing")
