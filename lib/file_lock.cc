@@ -1,7 +1,8 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // LockForUpdate (file.h): an flock on what a filter's path names now, re-taken until it is; and
-// LockMapped (internal/format.h), the shared flock a read-write mapping holds against it.
+// LockMapped (internal/format.h), the shared flock a read-write mapping holds against it, and
+// PathNamesFile, which both (and a mapping's Flush) ask of what a path names now.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -123,18 +124,27 @@ absl::StatusOr<FileLock> LockForUpdate(const std::string& path, LockWait wait) {
 
 namespace internal {
 
+absl::StatusOr<bool> PathNamesFile(const std::string& path, int fd) {
+  struct stat open_file;
+  if (fstat(fd, &open_file) != 0) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("cannot stat the open file of ", path));
+  }
+  struct stat now;
+  return stat(path.c_str(), &now) == 0 && SameFile(open_file, now);
+}
+
 absl::StatusOr<int> LockMapped(int fd, const std::string& path) {
   const int held = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   if (held < 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot lock ", path));
-  struct stat mine;
-  if (Flock(held, LOCK_SH) != 0 || fstat(held, &mine) != 0) {
+  if (Flock(held, LOCK_SH) != 0) {
     const int error = errno;
     close(held);
     return absl::ErrnoToStatus(error, absl::StrCat("cannot lock ", path));
   }
-  struct stat now;
-  if (stat(path.c_str(), &now) != 0 || !SameFile(mine, now)) {
+  const absl::StatusOr<bool> named = PathNamesFile(path, held);
+  if (!named.ok() || !*named) {
     close(held);
+    if (!named.ok()) return named.status();
     return -1;
   }
   return held;

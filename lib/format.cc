@@ -901,6 +901,20 @@ absl::StatusOr<LoadedFile> LoadFilter(const Input& input, FilterKind expected,
   return loaded;
 }
 
+namespace {
+
+// `path` made absolute against the working directory now (as given if that cannot be read), so
+// that a later chdir does not change what it names.
+std::string AbsolutePath(const std::string& path) {
+  if (path.starts_with('/')) return path;
+  std::string cwd(PATH_MAX, '\0');
+  if (getcwd(cwd.data(), cwd.size()) == nullptr) return path;
+  cwd.resize(std::strlen(cwd.c_str()));
+  return absl::StrCat(cwd, cwd.ends_with('/') ? "" : "/", path);
+}
+
+}  // namespace
+
 absl::StatusOr<MappedFile> MapFilterFile(const std::string& path, FilterKind expected, MapMode mode,
                                          const LoadOptions& options) {
   const bool writable = mode == MapMode::kReadWrite;
@@ -919,7 +933,7 @@ absl::StatusOr<MappedFile> MapFilterFile(const std::string& path, FilterKind exp
       if (lock_fd >= 0) close(lock_fd);
       return Named(mapped.status(), path);
     }
-    mapped->mapping.set_lock_fd(lock_fd);
+    if (writable) mapped->mapping.set_file_lock(lock_fd, AbsolutePath(path));
     return mapped;
   }
 }
@@ -937,6 +951,18 @@ absl::Status FlushStorage(const FilterMemory& memory, const HeaderAmend& amend) 
 // allow_dirty) and no repair touches. CloseMappedFile clears DIRTY when the mapping ends unchanged.
 absl::Status FlushMappedFile(const Storage& mapping, const HeaderAmend& amend) {
   if (!mapping.file_shared()) return absl::OkStatus();
+  if (mapping.lock_fd() >= 0) {
+    // Checksums written into a file no path names would make nothing durable: say so instead.
+    absl::StatusOr<bool> named = PathNamesFile(mapping.path(), mapping.lock_fd());
+    if (!named.ok()) return named.status();
+    if (!*named) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          mapping.path(),
+          " no longer names the mapped file (another file was saved or renamed over it): the "
+          "inserts through this mapping are only in memory and in a file no path names, lost "
+          "when the mapping ends; save the filter to keep them"));
+    }
+  }
   return RewriteMappedHeader(mapping, kFlagDirty, /*rehash=*/true, amend);
 }
 

@@ -182,7 +182,8 @@ Storage::Storage(Storage&& other) noexcept
       from_file_(std::exchange(other.from_file_, false)),
       file_shared_(std::exchange(other.file_shared_, false)),
       close_hook_(std::exchange(other.close_hook_, nullptr)),
-      lock_fd_(std::exchange(other.lock_fd_, -1)) {}
+      lock_fd_(std::exchange(other.lock_fd_, -1)),
+      path_(std::move(other.path_)) {}
 
 Storage& Storage::operator=(Storage&& other) noexcept {
   if (this != &other) {
@@ -196,6 +197,7 @@ Storage& Storage::operator=(Storage&& other) noexcept {
     from_file_ = std::exchange(other.from_file_, false);
     close_hook_ = std::exchange(other.close_hook_, nullptr);
     lock_fd_ = std::exchange(other.lock_fd_, -1);
+    path_ = std::move(other.path_);
   }
   return *this;
 }
@@ -206,6 +208,7 @@ void Storage::Release() noexcept {
   if (base_ != nullptr && close_hook_ != nullptr) std::exchange(close_hook_, nullptr)(*this);
   if (base_ != nullptr) munmap(base_, mapped_);
   if (lock_fd_ >= 0) close(std::exchange(lock_fd_, -1));
+  path_.clear();
   base_ = data_ = nullptr;
   size_ = mapped_ = 0;
 }

@@ -556,6 +556,46 @@ TEST_CASE("a read-write mapping: DIRTY until it ends unchanged since its last Fl
   for (uint64_t i = 6000; i < 6100; ++i) REQUIRE(dirty.MayContain(i));
 }
 
+TEST_CASE("Flush of a read-write mapping fails once another file was saved over its path") {
+  // Regression: a Save (a rename) that did not take the update lock replaced the mapped file; the
+  // mapping went on writing to the unlinked old file and Flush said OK, so its inserts were lost.
+  TempDir dir;
+  const std::string path = dir.File("replaced");
+  REQUIRE(SmallFilter(200, 1 << 16).Save(path).ok());
+  absl::StatusOr<BlockedFilter> rw = BlockedFilter::Map(path, MapMode::kReadWrite);
+  REQUIRE(rw.ok());
+  rw->Insert(uint64_t{5000});
+  REQUIRE(rw->Flush().ok());
+  REQUIRE(SmallFilter(10, 1 << 16).Save(path).ok());  // renamed over the mapped file
+  rw->Insert(uint64_t{5001});
+  const absl::Status flushed = rw->Flush();
+  CHECK(flushed.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(flushed.message().find(path) != absl::string_view::npos);
+  CHECK(flushed.message().find("no longer names the mapped file") != absl::string_view::npos);
+  // The file at the path is the one saved over it, untouched by the mapping; the mapping's keys
+  // are still in memory, where a Save keeps them.
+  absl::StatusOr<BlockedFilter> there = BlockedFilter::Load(path);
+  REQUIRE(there.ok());
+  CHECK_FALSE(there->MayContain(uint64_t{5001}));
+  REQUIRE(rw->Save(dir.File("kept")).ok());
+  absl::StatusOr<BlockedFilter> kept = BlockedFilter::Load(dir.File("kept"));
+  REQUIRE(kept.ok());
+  CHECK(kept->MayContain(uint64_t{5000}));
+  CHECK(kept->MayContain(uint64_t{5001}));
+}
+
+TEST_CASE("Flush of a read-write mapping mapped by a relative path survives a chdir") {
+  TempDir dir;
+  REQUIRE(SmallFilter(200, 1 << 16).Save(dir.File("relative")).ok());
+  const fs::path before = fs::current_path();
+  fs::current_path(dir.path());
+  absl::StatusOr<BlockedFilter> rw = BlockedFilter::Map("relative", MapMode::kReadWrite);
+  fs::current_path(before);
+  REQUIRE(rw.ok());
+  rw->Insert(uint64_t{5000});
+  CHECK(rw->Flush().ok());
+}
+
 TEST_CASE("a process killed after Flush and more inserts leaves a DIRTY file that loads whole") {
   TempDir dir;
   const std::string path = dir.File("crash");

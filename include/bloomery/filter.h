@@ -198,8 +198,10 @@ class Persistent {
 // otherwise, and after a crash, it stays DIRTY. Same errors as Load. Flush, for a kReadWrite
 // mapping: recomputes checksums and msyncs (payload first, then the header), leaving DIRTY set,
 // since the mapping may still be written; FailedPrecondition for a filter that is not a
-// read-write mapping. Not concurrent with inserts. Ending a mapping costs one pass over its
-// payload to compare it with the checksums, as Flush does.
+// read-write mapping, and for one whose path no longer names its file (a Save that did not take
+// LockForUpdate renamed another file over it: the inserts are then in a file no path names, and
+// only a Save elsewhere keeps them). Not concurrent with inserts. Ending a mapping costs one pass
+// over its payload to compare it with the checksums, as Flush does.
 template <typename Kind>
 class Mappable : public Persistent<Kind> {
  public:

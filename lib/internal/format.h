@@ -151,6 +151,10 @@ template <Layout layout>
 // map).
 [[nodiscard]] absl::StatusOr<int> LockMapped(int fd, const std::string& path);
 
+// Whether `path` (symlinks followed) names the file open as `fd` now: false when it names nothing
+// or another file (one saved, i.e. renamed, over it). Errors: those of fstat on `fd`.
+[[nodiscard]] absl::StatusOr<bool> PathNamesFile(const std::string& path, int fd);
+
 // What a filter is read from: the file at `name`, or `bytes` when set (`name` then only labels
 // the bytes in error messages).
 struct Input {
@@ -239,6 +243,8 @@ using HeaderAmend = std::function<void(FileHeader& header)>;
                                         const HeaderAmend& amend = nullptr);
 
 // For a read-write mapping: apply `amend`, recompute the checksums, clear DIRTY, msync.
+// FailedPrecondition, changing nothing, when the path it was mapped from no longer names its file
+// (a save renamed another file over it): its inserts are then in a file no path names.
 [[nodiscard]] absl::Status FlushMappedFile(const Storage& mapping,
                                            const HeaderAmend& amend = nullptr);
 

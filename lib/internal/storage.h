@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -92,8 +93,14 @@ class Storage {
   using CloseHook = void (*)(const Storage& mapping) noexcept;
   void set_close_hook(CloseHook hook) noexcept { close_hook_ = hook; }
   // A descriptor the mapping owns and closes after it is unmapped (and its close hook ran): the
-  // one holding a read-write mapping's shared flock (file_lock.cc, LockMapped).
-  void set_lock_fd(int fd) noexcept { lock_fd_ = fd; }
+  // one holding a read-write mapping's shared flock (file_lock.cc, LockMapped), and the path
+  // that named the file when it was mapped (absolute), which Flush checks still does.
+  void set_file_lock(int fd, std::string path) noexcept {
+    lock_fd_ = fd;
+    path_ = std::move(path);
+  }
+  [[nodiscard]] int lock_fd() const noexcept { return lock_fd_; }
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
  private:
   Storage(uint8_t* base, uint64_t mapped, uint8_t* data, uint64_t size, bool huge, bool from_file,
@@ -116,6 +123,7 @@ class Storage {
   bool file_shared_ = false;
   CloseHook close_hook_ = nullptr;
   int lock_fd_ = -1;
+  std::string path_;
 };
 
 // `bytes` of zeroed memory for a new filter, owned by the FilterMemory returned.
