@@ -58,7 +58,8 @@ class _Filter:
 class _Persistent(_Filter):
     """The kinds in bloomery's file format: save, load, bytes, copy and pickling."""
     def save(self, path: Path) -> None:
-        """Writes the filter atomically in bloomery's file format (the C++ library's and CLI's)."""
+        """Writes the filter atomically in bloomery's file format (the C++ library's and CLI's).
+        BlockingIOError while a read-write map() of that file (any process) or an update holds it."""
     def tobytes(self) -> bytes: ...
     def tofile(self, f: BinaryIO) -> None: ...
     def copy(self: _F) -> _F: ...
@@ -78,7 +79,8 @@ class _Mappable(_Persistent):
     def map(cls: type[_F], path: Path, *, writable: bool = ..., max_bytes: int = ...,
             allow_dirty: bool = ...) -> _F:
         """Maps a filter file without copying; writable=True writes adds to the file."""
-    def flush(self) -> None: ...
+    def flush(self) -> None:
+        """Checksums and syncs a writable mapping's file; ValueError if the path no longer names it."""
 
 class _Sliced(_Mappable):
     @property

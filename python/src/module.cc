@@ -146,6 +146,29 @@ std::string FsPath(py::handle path) {
   return {PyBytes_AS_STRING(bytes), static_cast<size_t>(PyBytes_GET_SIZE(bytes))};
 }
 
+// save()'s hold on the file it replaces: the update lock the CLI takes (LockForUpdate, file.h),
+// failing fast. A read-write mapping holds that lock shared for its whole life, in this process
+// or another (an flock belongs to an open file description, so this process's own mappings
+// conflict too), and a save's rename over it would leave the mapping writing to a file no path
+// names. Only an existing regular file is locked: a new file has no mapping (LockForUpdate
+// would lock its directory, failing saves of other new files beside it), and Save refuses
+// what is not a regular file with its own message.
+std::optional<FileLock> LockForSave(const std::string& path) {
+  struct stat target {};
+  if (stat(path.c_str(), &target) != 0 || !S_ISREG(target.st_mode)) return std::nullopt;
+  absl::StatusOr<FileLock> lock =
+      WithoutGil([&] { return LockForUpdate(path, LockWait::kFailFast); });
+  if (lock.ok()) return *std::move(lock);
+  if (lock.status().code() != absl::StatusCode::kUnavailable) Throw(lock.status());
+  const std::string message =
+      "save(): " + std::string(lock.status().message()) +
+      ": a read-write map() of the file (in this process or that one) or an update holds it, "
+      "and replacing the file would lose the mapping's adds; flush() the mapping instead, or "
+      "save once it is closed";
+  PyErr_SetString(PyExc_BlockingIOError, message.c_str());
+  throw py::error_already_set();
+}
+
 // One key from Python: a byte string or a uint64_t. Holds the buffer of a non-bytes buffer object
 // while the key is used.
 class Key {
@@ -925,12 +948,15 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
                    "valid instead (a save would replace the file under the mapping)");
              }
            }
+           const std::optional<FileLock> lock = LockForSave(file);
            OrThrow(self.Exclusive([&](Filter& f) { return f.Save(file); }));
          },
          py::arg("path"),
          "Writes the filter atomically to `path` (str, bytes or os.PathLike) in bloomery's file "
          "format (the C++ library's and the `bloomery` CLI's). ValueError onto the file this "
-         "filter maps writable: flush() that one.")
+         "filter maps writable: flush() that one. BlockingIOError, naming the holder's pid, "
+         "while another filter maps that file writable (in this process or another) or the "
+         "CLI updates it: the update lock is taken as the CLI takes it, failing fast.")
       .def(
           "tobytes", [](W& self) { return self.Exclusive([](Filter& f) { return ToBytes(f); }); },
           "The filter as the bytes of its file.")
@@ -1034,7 +1060,9 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
         .def(
             "flush", [](W& self) { OrThrow(self.Exclusive([](Filter& f) { return f.Flush(); })); },
             "For a writable mapping: syncs the file and writes its checksums (it stays marked "
-            "dirty while mapped).");
+            "dirty while mapped). ValueError if the path no longer names the mapped file "
+            "(another file was renamed over it): the adds are then only in this filter; save() "
+            "it elsewhere to keep them.");
   }
   auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
   type->tp_as_sequence->sq_contains = &ContainsSlot<Filter>;

@@ -7,6 +7,7 @@ import json
 import math
 import os
 import pickle
+import re
 import subprocess
 import sys
 import textwrap
@@ -753,3 +754,79 @@ def test_save_onto_its_own_writable_mapping_is_refused(tmp_path, cls):
     writer.add("after")
     writer.flush()
     assert "after" in cls.load(path)
+
+
+MAPPABLE = {
+    "blocked": lambda: bloomery.BlockedFilter(1_000, 0.01),
+    "classic": lambda: bloomery.ClassicFilter(1_000, 0.01),
+    "counting": lambda: bloomery.CountingFilter(1_000, 0.01),
+    "windowed": lambda: bloomery.WindowedFilter(1_000, 0.01),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MAPPABLE))
+def test_save_onto_a_file_another_filter_maps_writable_is_refused(tmp_path, kind):
+    # Regression (#30): save() took no lock, so it renamed a new file over a read-write mapping
+    # held by another filter of this process; the mapping's adds and flush() went on, successful,
+    # into the unlinked old file, and the file at the path never had them.
+    make = MAPPABLE[kind]
+    cls = type(make())
+    path = tmp_path / "lk.bf"
+    make().save(path)
+    mapped = cls.map(path, writable=True)
+    for saver in (make(), bloomery.ScalableFilter(100, 0.01)):  # every kind's save() locks
+        with pytest.raises(BlockingIOError, match=f"{re.escape(str(path))} is locked by pid {os.getpid()}"):
+            saver.save(path)
+    mapped.add("kept?")
+    mapped.flush()
+    assert "kept?" in cls.load(path)
+    del mapped
+    # Not mapped: saving over the file works, again and again; so does saving a new file.
+    make().save(path)
+    make().save(path)
+    assert "kept?" not in cls.load(path)
+    make().save(tmp_path / "new.bf")
+    cls.map(path).add("private")  # a read-only (copy-on-write) mapping holds no lock
+    make().save(path)
+
+
+def test_save_onto_a_file_another_process_maps_writable_names_it(tmp_path):
+    path = tmp_path / "lk.bf"
+    bloomery.BlockedFilter(1_000, 0.01).save(path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import sys
+            import bloomery
+            m = bloomery.BlockedFilter.map({str(path)!r}, writable=True)
+            print("mapped", flush=True)
+            sys.stdin.read()
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+    try:
+        assert holder.stdout.readline().strip() == "mapped"
+        with pytest.raises(BlockingIOError, match=f"{re.escape(str(path))} is locked by pid {holder.pid}"):
+            bloomery.BlockedFilter(1_000, 0.01).save(path)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    bloomery.BlockedFilter(1_000, 0.01).save(path)  # the mapping ended: saving works again
+
+
+@pytest.mark.parametrize("kind", sorted(MAPPABLE))
+def test_flush_after_another_file_replaced_the_mapped_one_raises(tmp_path, kind):
+    # Regression (#30): flush() returned success while its file was no longer the one the path
+    # names (a writer that takes no lock renamed another file over it).
+    make = MAPPABLE[kind]
+    cls = type(make())
+    path = tmp_path / "lk.bf"
+    make().save(path)
+    mapped = cls.map(path, writable=True)
+    mapped.add("before")
+    mapped.flush()
+    make().save(tmp_path / "other.bf")
+    os.replace(tmp_path / "other.bf", path)
+    mapped.add("kept?")
+    with pytest.raises(ValueError, match="no longer names the mapped file"):
+        mapped.flush()
+    assert "kept?" not in cls.load(path)
+    mapped.save(tmp_path / "kept.bf")  # the adds are still in the filter: a save keeps them
+    assert "kept?" in cls.load(tmp_path / "kept.bf")
