@@ -134,6 +134,9 @@ class ScalableFilter(_Persistent):
     def stages(self) -> int: ...
     @property
     def full(self) -> bool: ...
+    @property
+    def max_memory(self) -> int:
+        """The cap on all stages' bytes (0: this machine's memory); copies and pickles keep it."""
 
 class WindowedFilter(_Mappable):
     """Keys that expire after a window of `capacity` adds (window=0) or of `window` seconds."""

@@ -737,13 +737,26 @@ std::unique_ptr<PyFilter<Filter>> Wrap(Filter filter) {
   return std::make_unique<PyFilter<Filter>>(std::move(filter));
 }
 
-// An independent copy, in the same mode, through the file format (its bytes are validated).
+// What a copy (copy(), copy.copy, pickle, union) keeps that the file format does not carry, as
+// the options it is loaded with: the mode, and a scalable filter's memory cap and huge-page
+// choice, which its later stages are created under (the fixed-size kinds use theirs only at
+// creation).
+template <typename Filter>
+LoadOptions CopyOptions(const Filter& filter) {
+  LoadOptions options = MakeLoadOptions(filter.concurrent(), 0, true, false);
+  if constexpr (IsScalable<Filter>) {
+    options.max_bytes = filter.options().max_memory_bytes;
+    options.huge_pages = filter.options().huge_pages;
+  }
+  return options;
+}
+
+// An independent copy, with CopyOptions, through the file format (its bytes are validated).
 template <typename Filter>
 std::unique_ptr<PyFilter<Filter>> Copy(PyFilter<Filter>& self) {
-  const bool concurrent = self.filter().concurrent();
+  const LoadOptions options = CopyOptions(self.filter());
   py::bytes data = self.Exclusive([](Filter& f) { return ToBytes(f); });
-  return Wrap(
-      FromBytes<Filter>(std::string_view(data), MakeLoadOptions(concurrent, 0, true, false)));
+  return Wrap(FromBytes<Filter>(std::string_view(data), options));
 }
 
 // A merge (UnionWith, IntersectWith) as Python offers it: in place (|=, union_update) or into a
@@ -1003,18 +1016,28 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
           },
           py::arg("f"), py::arg("n") = -1,
           "Reads a filter written by tofile() from the binary file object `f` (pybloom-live).")
-      // The state carries `concurrent`, which the file format does not: an unpickled (or
-      // copy.copy'd) concurrent filter must stay safe for the threads that share it.
+      // The state carries what the file format does not (CopyOptions): an unpickled (or
+      // copy.copy'd) concurrent filter must stay safe for the threads that share it, and a
+      // scalable one must not grow past its memory cap. (bytes, concurrent), the state before
+      // the cap was kept, still loads.
       .def(py::pickle(
           [](W& self) {
+            const LoadOptions options = CopyOptions(self.filter());
             return py::make_tuple(self.Exclusive([](Filter& f) { return ToBytes(f); }),
-                                  self.filter().concurrent());
+                                  options.concurrent, options.max_bytes,
+                                  options.huge_pages == HugePages::kAuto);
           },
           [](const py::tuple& state) {
-            if (state.size() != 2)
-              throw py::value_error("a bloomery pickle is (bytes, concurrent)");
-            return Wrap(FromBytes<Filter>(std::string_view(state[0].cast<py::bytes>()),
-                                          MakeLoadOptions(state[1].cast<bool>(), 0, true, false)));
+            if (state.size() != 2 && state.size() != 4) {
+              throw py::value_error(
+                  "a bloomery pickle is (bytes, concurrent, max_memory, huge_pages)");
+            }
+            LoadOptions options = MakeLoadOptions(state[1].cast<bool>(), 0, true, false);
+            if (state.size() == 4) {
+              options.max_bytes = state[2].cast<uint64_t>();
+              options.huge_pages = state[3].cast<bool>() ? HugePages::kAuto : HugePages::kNever;
+            }
+            return Wrap(FromBytes<Filter>(std::string_view(state[0].cast<py::bytes>()), options));
           }));
   cls.def("__or__", [](py::object self, py::object other) { return self.attr("union")(other); });
   if constexpr (HasIntersect<Filter>) {
@@ -1293,6 +1316,10 @@ void BindModule(py::module_& m) {
       .def_property_readonly("mode", [](Scalable& self) { return self.filter().options().growth; })
       .def_property_readonly("stages", [](Scalable& self) { return self.filter().stage_count(); })
       .def_property_readonly("full", [](Scalable& self) { return self.filter().full(); })
+      .def_property_readonly(
+          "max_memory", [](Scalable& self) { return self.filter().options().max_memory_bytes; },
+          "The cap on the bytes of all stages (0: this machine's memory); copies, pickles and "
+          "unions keep it. A loaded filter's is load()'s max_bytes.")
       .def("__repr__", [](Scalable& self) {
         const ScalableFilter& f = self.filter();
         return "<bloomery.ScalableFilter stages=" + std::to_string(f.stage_count()) +

@@ -830,3 +830,30 @@ def test_flush_after_another_file_replaced_the_mapped_one_raises(tmp_path, kind)
     assert "kept?" not in cls.load(path)
     mapped.save(tmp_path / "kept.bf")  # the adds are still in the filter: a save keeps them
     assert "kept?" in cls.load(tmp_path / "kept.bf")
+
+
+@pytest.mark.parametrize("path", ["copy", "copy.copy", "copy.deepcopy", "pickle", "union"])
+def test_scalable_copies_keep_max_memory(path):
+    # Regression (#30): copies were loaded with no cap, so a full filter's copy grew past it (to
+    # 949,632 bytes for a cap of 65,536).
+    f = bloomery.ScalableFilter(100, 0.01, max_memory=65_536, concurrent=True, huge_pages=False)
+    with pytest.raises(bloomery.FilterFullError):
+        f.update(f"k{i}" for i in range(100_000))
+    assert f.full and f.memory_bytes <= 65_536
+    g = {"copy": lambda: f.copy(), "copy.copy": lambda: copy.copy(f),
+         "copy.deepcopy": lambda: copy.deepcopy(f), "pickle": lambda: pickle.loads(pickle.dumps(f)),
+         "union": lambda: f | f}[path]()
+    assert g.max_memory == 65_536 and g.concurrent
+    assert (g.stages, g.memory_bytes) == (f.stages, f.memory_bytes)
+    with pytest.raises(bloomery.FilterFullError):
+        g.update(f"new{i}" for i in range(100_000))
+    assert g.full and g.memory_bytes == f.memory_bytes
+    assert all(f"k{i}" in g for i in range(len(f)))
+
+
+def test_scalable_pickle_of_the_earlier_state_still_loads():
+    f = bloomery.ScalableFilter(100, 0.01, concurrent=True)
+    f.update(range(1_000))
+    g = type(f).__new__(type(f))
+    g.__setstate__((f.tobytes(), True))  # (bytes, concurrent): pickles made before max_memory
+    assert g.concurrent and g.max_memory == 0 and all(i in g for i in range(1_000))
