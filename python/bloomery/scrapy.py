@@ -10,8 +10,15 @@ In a project's settings::
     BLOOMERY_DUPEFILTER_GROWTH = 2              # or 4
 
 Requests are identified by the crawler's request fingerprinter (``REQUEST_FINGERPRINTER_CLASS``),
-so canonicalisation is Scrapy's. A false positive drops a request that was never crawled, with
-probability at most the error rate; a duplicate is never let through.
+so canonicalisation is Scrapy's. A false positive drops a request that was never crawled; a
+duplicate is never let through. The chance of a wrong drop is at most the error rate while the
+filter holds at most its capacity of requests, and always with the scalable filter (it grows).
+A fixed filter (``BLOOMERY_DUPEFILTER_SCALABLE = False``) past its capacity keeps no promise: the
+chance climbs towards 1 (at 200 times its capacity it dropped 98% of new requests). It says so
+when it happens: a warning in the log when the requests it took pass the capacity and again at
+every doubling, and the stats ``bloomery/dupefilter/over_capacity`` (True),
+``bloomery/dupefilter/past_capacity`` (new requests taken past the capacity) and
+``bloomery/dupefilter/estimated_fpr`` (the chance of a wrong drop now, as of the last warning).
 
 With ``JOBDIR`` set, the filter is saved atomically to ``JOBDIR/requests.seen.bloom`` when the
 spider closes (as Scrapy saves its request queue there), and loaded when the crawl resumes: a
@@ -59,6 +66,7 @@ class BloomDupeFilter(RFPDupeFilter):
         scalable=True,
         growth=2,
         checkpoint_every=0,
+        stats=None,
     ):
         # The parent's file (requests.seen, one hex line per request) is replaced by ours.
         super().__init__(None, debug, fingerprinter=fingerprinter)
@@ -85,6 +93,16 @@ class BloomDupeFilter(RFPDupeFilter):
             self.filter = bloomery.ScalableFilter(capacity, error_rate, growth)
         elif self.filter is None:
             self.filter = bloomery.BlockedFilter(capacity, error_rate)
+        self.stats = stats
+        # A fixed filter's promise holds up to its capacity: count the requests it takes (a
+        # resumed one starts from its estimate) and say when they pass it (_over_capacity).
+        # A scalable filter grows instead, and raises FilterFullError rather than overfill.
+        grows = isinstance(self.filter, bloomery.ScalableFilter)
+        self.capacity = None if grows or self.filter.capacity == 0 else self.filter.capacity
+        self.requests = len(self.filter) if self.capacity is not None else 0
+        self.next_warning = self.capacity
+        if self.capacity is not None and self.requests > self.capacity:
+            self._over_capacity()
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -98,12 +116,38 @@ class BloomDupeFilter(RFPDupeFilter):
             scalable=settings.getbool("BLOOMERY_DUPEFILTER_SCALABLE", True),
             growth=settings.getint("BLOOMERY_DUPEFILTER_GROWTH", 2),
             checkpoint_every=settings.getint("BLOOMERY_DUPEFILTER_CHECKPOINT_EVERY", 0),
+            stats=crawler.stats,
         )
 
     def request_seen(self, request):
         # Nothing here may fail after the add: a request whose fingerprint is in the filter but
-        # that Scrapy did not schedule would be lost for good.
-        return self.filter.add(self.fingerprinter.fingerprint(request))
+        # that Scrapy did not schedule would be lost for good. (_over_capacity only logs and
+        # sets stats.)
+        seen = self.filter.add(self.fingerprinter.fingerprint(request))
+        if not seen and self.capacity is not None:
+            self.requests += 1
+            if self.requests > self.capacity:
+                if self.stats is not None:
+                    self.stats.inc_value("bloomery/dupefilter/past_capacity")
+                if self.requests > self.next_warning:
+                    self._over_capacity()
+        return seen
+
+    def _over_capacity(self):
+        """Warns that the fixed filter holds more requests than its capacity (first when they pass
+        it, then at every doubling) and says so in the stats."""
+        while self.next_warning < self.requests:
+            self.next_warning *= 2
+        fpr = self.filter.estimated_fpr()
+        logger.warning(
+            "BloomDupeFilter: %d new requests went into a fixed filter planned for %d "
+            "(BLOOMERY_DUPEFILTER_CAPACITY); a new request is now wrongly dropped as a duplicate "
+            "with probability about %.3g, and rising (error rate asked for: %.3g). Set "
+            "BLOOMERY_DUPEFILTER_SCALABLE = True, or a larger capacity",
+            self.requests, self.capacity, fpr, self.filter.error_rate)
+        if self.stats is not None:
+            self.stats.set_value("bloomery/dupefilter/over_capacity", True)
+            self.stats.set_value("bloomery/dupefilter/estimated_fpr", fpr)
 
     def checkpoint(self):
         """Saves the filter under JOBDIR now (atomically: temp file, fsync, rename). Only the

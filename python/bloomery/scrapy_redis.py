@@ -24,6 +24,11 @@ Sharding: with ``BLOOMERY_REDIS_SHARDS = n`` the filter is n keys ``{key:0}`` â€
 the shard its fingerprint picks. Each shard is sized for capacity / n. Use it when one key is
 too hot or too big for one node.
 
+Past its capacity the filter grows (a scaling filter keeps its error rate). A filter that refuses
+a request instead (a key created ``NONSCALING`` by someone else, past its capacity; a stage or
+memory limit) answers ``BF.ADD`` with an error, which ``request_seen`` raises as
+``redis.ResponseError``: no request is dropped silently.
+
 The filter lives in the server: this module calls no bloomery code of its own, but importing it
 imports the ``bloomery`` package (and so its extension) and needs the ``redis`` package (Debian:
 python3-redis).

@@ -142,7 +142,9 @@ SPIDER = textwrap.dedent(
             with open(self.out, "w") as f:
                 json.dump({"reason": reason,
                            "filtered": stats.get("dupefilter/filtered", 0),
-                           "responses": stats.get("response_received_count", 0)}, f)
+                           "responses": stats.get("response_received_count", 0),
+                           "bloomery": {k: v for k, v in stats.items()
+                                        if k.startswith("bloomery/")}}, f)
     """
 )
 
@@ -207,6 +209,18 @@ def test_jobdir_crawl_stopped_and_resumed_fetches_nothing_twice(tmp_path, site):
     twice = {page for page, n in site.downloads.items() if n > 1}
     assert twice <= {0}  # only the start URL, which Scrapy never filters
     assert sum(site.downloads.values()) == len(reachable_pages()) + len(twice)
+
+
+def test_a_fixed_filter_past_its_capacity_says_so_in_the_log_and_the_stats(tmp_path, site):
+    # Regression (#30): with BLOOMERY_DUPEFILTER_SCALABLE = False past the capacity, requests were
+    # dropped as duplicates by the thousand with no warning and no stat.
+    stats, stderr = crawl(tmp_path, site, "fixed", "BLOOMERY_DUPEFILTER_SCALABLE=False",
+                          "BLOOMERY_DUPEFILTER_CAPACITY=100")
+    assert "went into a fixed filter planned for 100" in stderr
+    assert stats["bloomery"]["bloomery/dupefilter/over_capacity"] is True
+    assert stats["bloomery"]["bloomery/dupefilter/past_capacity"] > 0
+    # Every page fetched was a request the filter took, the start URL aside.
+    assert stats["bloomery"]["bloomery/dupefilter/past_capacity"] >= stats["responses"] - 1 - 100
 
 
 def crawler_settings(**extra):
@@ -304,3 +318,53 @@ def test_jobdir_crawl_killed_and_resumed_skips_no_page(tmp_path, site):
 def test_scrapy_module_needs_no_redis():
     code = "import sys, bloomery.scrapy; assert 'redis' not in sys.modules, 'redis imported'"
     subprocess.run([sys.executable, "-c", code], check=True, env=package_env())
+
+
+def test_a_fixed_filter_warns_when_it_passes_its_capacity_and_at_every_doubling(caplog):
+    # Regression (#30): capacity 100, 20,000 distinct requests: 19,561 dropped as duplicates,
+    # silently. The drops are the filter's nature; the silence was the bug.
+    crawler = get_crawler(settings_dict=crawler_settings(
+        BLOOMERY_DUPEFILTER_CAPACITY=100, BLOOMERY_DUPEFILTER_ERROR_RATE=0.01,
+        BLOOMERY_DUPEFILTER_SCALABLE=False))
+    df = BloomDupeFilter.from_crawler(crawler)
+    warnings = lambda: [r for r in caplog.records if "planned for 100" in r.getMessage()]  # noqa
+    taken = 0
+    for i in range(20_000):
+        if not df.request_seen(Request(f"http://a.example/{i}")):
+            taken += 1
+        if taken == 100:
+            # At the capacity, not past it: nothing said yet.
+            assert warnings() == [] and crawler.stats.get_value(
+                "bloomery/dupefilter/over_capacity") is None
+        elif taken == 101 and len(warnings()) == 0:
+            pytest.fail("no warning at the crossing")
+    assert taken < 20_000 // 2  # most distinct requests were dropped
+    # One warning at the crossing (101), then at 201, 401, ...: log2 of the overshoot.
+    assert [r.levelname for r in warnings()][0] == "WARNING"
+    expected = sum(1 for n in (101, 201, 401, 801, 1601, 3201, 6401, 12801) if n <= taken)
+    assert len(warnings()) == expected
+    assert crawler.stats.get_value("bloomery/dupefilter/over_capacity") is True
+    assert crawler.stats.get_value("bloomery/dupefilter/past_capacity") == taken - 100
+    assert crawler.stats.get_value("bloomery/dupefilter/estimated_fpr") > 0.01
+
+
+def test_a_scalable_filter_never_warns_about_capacity(caplog):
+    crawler = get_crawler(settings_dict=crawler_settings(BLOOMERY_DUPEFILTER_CAPACITY=100))
+    df = BloomDupeFilter.from_crawler(crawler)
+    assert sum(not df.request_seen(Request(f"http://a.example/{i}")) for i in range(2_000)) > 1_990
+    assert not [r for r in caplog.records if "planned for" in r.getMessage()]
+    assert crawler.stats.get_value("bloomery/dupefilter/over_capacity") is None
+
+
+def test_a_resumed_fixed_filter_already_past_its_capacity_warns_at_once(tmp_path, caplog):
+    settings = crawler_settings(JOBDIR=str(tmp_path), BLOOMERY_DUPEFILTER_CAPACITY=100,
+                                BLOOMERY_DUPEFILTER_SCALABLE=False)
+    df = BloomDupeFilter.from_crawler(get_crawler(settings_dict=settings))
+    for i in range(300):
+        df.request_seen(Request(f"http://a.example/{i}"))
+    df.close("finished")
+    caplog.clear()
+    crawler = get_crawler(settings_dict=settings)
+    BloomDupeFilter.from_crawler(crawler)
+    assert [r for r in caplog.records if "planned for 100" in r.getMessage()]
+    assert crawler.stats.get_value("bloomery/dupefilter/over_capacity") is True
