@@ -38,12 +38,16 @@ int64_t SystemClockNs() {
 }  // namespace
 
 struct WindowedFilter::State {
-  explicit State(uint32_t generations) : slot_epoch(new std::atomic<uint64_t>[generations]) {}
+  explicit State(uint32_t generations)
+      : slot_epoch(new std::atomic<uint64_t>[generations]),
+        slot_keys(std::make_unique<uint64_t[]>(generations)) {}
   std::mutex rotation;  // writers only: lookups never take it
   WindowClock clock;
   std::atomic<uint64_t> epoch{0};    // the newest generation's
   std::atomic<uint64_t> counted{0};  // key-count mode: counted inserts into the newest
   std::unique_ptr<std::atomic<uint64_t>[]> slot_epoch;
+  // Key-count mode: the counted inserts a generation in slot j holds (KeysIn), fixed at creation.
+  std::unique_ptr<uint64_t[]> slot_keys;
 };
 
 WindowedFilter::WindowedFilter(FilterMemory memory, const Plan& plan, const Shape& shape,
@@ -59,6 +63,13 @@ WindowedFilter::WindowedFilter(FilterMemory memory, const Plan& plan, const Shap
       span_ns_(shape.window_ns / shape.generations),
       refresh_(shape.refresh),
       state_(std::make_unique<State>(shape.generations)) {
+  // Generation e takes floor((e+1)W/G) - floor(eW/G) inserts: any G in a row take W. With
+  // W = qG + r, floor(jW/G) = jq + floor(jr/G), which cannot overflow (j <= G <= 64, r < G).
+  const uint64_t q = capacity_ / generations_;
+  const uint64_t r = capacity_ % generations_;
+  for (uint32_t j = 0; j < generations_; ++j) {
+    state_->slot_keys[j] = q + ((j + 1) * r / generations_ - j * r / generations_);
+  }
   if (window_ns_ > 0) {
     state_->clock = clock ? std::move(clock) : WindowClock(SystemClockNs);
     origin_ns_ = state_->clock();
@@ -75,10 +86,14 @@ void WindowedFilter::Restart(uint64_t epoch) noexcept {
   state_->counted.store(0);
 }
 
+uint64_t WindowedFilter::KeysIn(uint32_t slot) const noexcept { return state_->slot_keys[slot]; }
+
 uint64_t WindowedFilter::ClockField() const noexcept {
   if (window_ns_ == 0) {
     // Racing inserts may push the counter past a generation's share before the rotation.
-    return std::min(state_->counted.load(std::memory_order_relaxed), per_generation_);
+    const uint64_t epoch = state_->epoch.load(std::memory_order_relaxed);
+    return std::min(state_->counted.load(std::memory_order_relaxed),
+                    KeysIn(static_cast<uint32_t>(epoch % generations_)));
   }
   return static_cast<uint64_t>(origin_ns_);
 }
@@ -219,9 +234,11 @@ bool WindowedFilter::Insert(const KeyHash& hash) noexcept {
     const auto slot = static_cast<uint32_t>(e % generations_);
     uint64_t* newest = line(block, slot);
     if (window_ns_ == 0) {
-      // Key-count mode counts the inserts that add a key to the newest generation.
+      // Key-count mode counts the inserts that add a key to the newest generation; a generation
+      // whose share is 0 (W < G) is passed over without counting.
       if (kernels.test_line(newest, hash, plan_.hashes, concurrent_)) return !seen;
-      if (state_->counted.fetch_add(1, std::memory_order_relaxed) >= per_generation_) {
+      const uint64_t share = KeysIn(slot);
+      if (share == 0 || state_->counted.fetch_add(1, std::memory_order_relaxed) >= share) {
         RotateTo(e + 1);
         continue;
       }
@@ -285,7 +302,8 @@ BLOOMERY_INSTANTIATE_BATCH_FORMS(WindowedFilter)
 absl::Status WindowedFilter::CheckSameWindow(const WindowedFilter& other) const {
   if (blocks_ != other.blocks_ || plan_.hashes != other.plan_.hashes || hasher_ != other.hasher_ ||
       generations_ != other.generations_ || window_ns_ != other.window_ns_ ||
-      per_generation_ != other.per_generation_ || refresh_ != other.refresh_) {
+      per_generation_ != other.per_generation_ || refresh_ != other.refresh_ ||
+      (window_ns_ == 0 && capacity_ != other.capacity_)) {
     return absl::FailedPreconditionError(
         "WindowedFilter: merging needs the same lines, hashes, seed, integer hash, generations, "
         "window and refresh policy");

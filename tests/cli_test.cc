@@ -1155,6 +1155,16 @@ TEST_CASE("dedupe --window-keys: a line comes back exactly when the window has p
   CHECK(Contains(text.out, "began 6 to 8 lines ago"));
 }
 
+// Issue #30: a window of W lines lasted G*ceil(W/G) (4 lines for W = 1..4 at G = 4).
+TEST_CASE("dedupe --window-keys below the generations: a line comes back after W others") {
+  CHECK(Run({"dedupe", "--window-keys", "1"}, "a\nb\na\n").out == "a\nb\na\n");
+  CHECK(Run({"dedupe", "--window-keys", "1"}, "a\na\nb\n").out == "a\nb\n");  // not counted
+  // W = 3 (G = 4): a line is kept through 2 lines first seen after it and gone after 3.
+  CHECK(Run({"dedupe", "--window-keys", "3", "--fpr", "1e-9"}, "a\nb\nc\na\n").out == "a\nb\nc\n");
+  CHECK(Run({"dedupe", "--window-keys", "3", "--fpr", "1e-9"}, "a\nb\nc\nd\na\n").out ==
+        "a\nb\nc\nd\na\n");
+}
+
 // The library takes an injectable clock, so the CLI reads a fixed one from the environment.
 TEST_CASE("dedupe --window 7d --state: a line comes back after 7 days, not after 3") {
   const std::string state = Scratch().File("window_days.bloom");

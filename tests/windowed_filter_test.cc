@@ -284,6 +284,38 @@ WindowedFilter Reloaded(const std::string& bytes, WindowClock clock = {}) {
   return *std::move(f);
 }
 
+// Issue #30: generations of ceil(W/G) keys made a window last G*ceil(W/G) inserts (W = 1, G = 4
+// forgot a key after 4 others; W = 5, G = 64 after 64). For every W and G a key is kept through
+// floor(W*(G-1)/G) later counted inserts and gone after W, across a save and load mid-way.
+TEST_CASE("key-count window, every W and G: kept through floor(W*(G-1)/G) inserts, gone after W") {
+  for (const uint32_t generations : {2u, 3u, 4u, 5u, 7u, 8u, 16u, 63u, 64u}) {
+    for (uint64_t window = 1; window <= 20; ++window) {
+      CAPTURE(generations);
+      CAPTURE(window);
+      WindowedOptions o = KeyWindow(window, generations);
+      o.fpr = 1e-12;  // no insert is a false positive: every insert counts
+      auto f = MakeOrFail<WindowedFilter>(o);
+      const uint64_t kept = window * (generations - 1) / generations;
+      // Past several whole windows, so every generation's place in the cycle is met.
+      const uint64_t inserts = 4 * window + generations;
+      uint64_t early = 0;  // keys gone before `kept` later inserts
+      uint64_t late = 0;   // keys present after `window` later inserts
+      for (uint64_t i = 0; i < inserts; ++i) {
+        if (i == inserts / 2) f = Reloaded(Saved(f));  // the file resumes at the same insert
+        REQUIRE(f.Insert(i));
+        for (uint64_t key = 0; key <= i; ++key) {
+          const uint64_t later = i - key;
+          const bool present = f.MayContain(key);
+          early += later <= kept && !present;
+          late += later >= window && present;
+        }
+      }
+      CHECK(early == 0);
+      CHECK(late == 0);
+    }
+  }
+}
+
 TEST_CASE("file round trip mid-window, key-count mode: rotation resumes at the same insert") {
   WindowedOptions o = KeyWindow(4000);
   o.fpr = 1e-9;  // no false positives: every insert counts, boundaries are exact
@@ -592,6 +624,27 @@ TEST_CASE("a capacity near 2^64 neither wraps a generation's share nor hangs an 
   // as a generation of 0 keys.
   WindowedOptions o = KeyWindow(~uint64_t{0});
   CHECK_FALSE(WindowedFilter::Create(o).ok());
+}
+
+// Before issue #30 every generation took ceil(W/G) counted inserts, so a file may count more
+// inserts into its newest generation than that generation's share is now (W = 5, G = 4: shares
+// 1, 1, 1, 2; the old code counted up to 2 in each). Such a file still loads; its newest
+// generation is full, so the next insert starts the next one, and the window keeps its bounds.
+TEST_CASE("a key-count file counting past its generation's share (older files) loads, full") {
+  constexpr size_t kParam3 = 120;
+  WindowedOptions o = KeyWindow(5, 4);
+  o.fpr = 1e-12;
+  auto f = MakeOrFail<WindowedFilter>(o);
+  REQUIRE(f.Insert(uint64_t{0}));
+  REQUIRE(f.epoch() == 0);
+  WindowedFilter old = Reloaded(Edited(Saved(f), kParam3, 2));  // ceil(5 / 4) counted
+  CHECK(old.epoch() == 0);
+  CHECK(old.MayContain(uint64_t{0}));
+  CHECK(old.Insert(uint64_t{1}));
+  CHECK(old.epoch() == 1);  // generation 0 held its share: the insert went to generation 1
+  for (uint64_t key = 2; key <= 5; ++key) CHECK(old.Insert(key));
+  CHECK_FALSE(old.MayContain(uint64_t{0}));  // gone after W = 5 later inserts
+  CHECK(old.MayContain(uint64_t{2}));
 }
 
 TEST_CASE("a clock that outruns a rotation never keeps an insert rotating") {

@@ -215,7 +215,8 @@ absl::Status RunQuery(const QueryFlags& flags) {
 }
 
 // A windowed filter's generations, newest (age 0) first; empty for the other kinds. Generation
-// `age` began between age and age + 1 times W/G ago (W: the window, in lines or in seconds).
+// `age` began between age and age + 1 times W/G ago (W: the window, in seconds; in lines, whose
+// generations take floor(W/G) or ceil(W/G) each: between age floor and (age + 1) ceil lines ago).
 Json GenerationsJson(AnyFilter& filter) {
   Json generations = Json::array();
   WindowedFilter* windowed = filter.get_if<WindowedFilter>();
@@ -223,8 +224,11 @@ Json GenerationsJson(AnyFilter& filter) {
   windowed->Advance();  // a duration window ages while its file sits on disk
   const uint32_t count = windowed->generations();
   const bool by_keys = windowed->window_ns() == 0;
-  const double span = by_keys ? static_cast<double>(windowed->capacity() / count)
-                              : static_cast<double>(windowed->window_ns() / count) / 1e9;
+  const double span = static_cast<double>(windowed->window_ns() / count) / 1e9;
+  const double fewest = by_keys ? static_cast<double>(windowed->capacity() / count) : span;
+  const double most =
+      by_keys ? static_cast<double>(WindowedFilter::KeysPerGeneration(windowed->capacity(), count))
+              : span;
   for (uint32_t age = 0; age < count; ++age) {
     const WindowedFilter::GenerationInfo g = windowed->generation(age);
     generations.push_back({{"age", age},
@@ -232,8 +236,8 @@ Json GenerationsJson(AnyFilter& filter) {
                            {"live", g.live},
                            {"estimated_keys", g.estimated_keys},
                            {"unit", by_keys ? "lines" : "s"},
-                           {"began_ago_min", age * span},
-                           {"began_ago_max", (age + 1) * span}});
+                           {"began_ago_min", age * fewest},
+                           {"began_ago_max", (age + 1) * most}});
   }
   return generations;
 }

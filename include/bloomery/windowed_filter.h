@@ -5,11 +5,11 @@
 // expired rows.
 //
 // Design. G generations of a blocked filter (blocked_filter.h) rotated round-robin: inserts go to
-// the newest generation; when it has covered W/G of the window (W/G of the keys, or W/G of the
-// time) the oldest generation is cleared and becomes the newest. A lookup ORs the live
-// generations. The generations are interleaved: a key's line in generation j sits right after its
-// line in generation j - 1 (line b*G + j), so a lookup reads one contiguous run of G lines, one
-// random memory access plus G - 1 adjacent lines, not G random ones.
+// the newest generation; when it has covered its share of the window (W/G of the time, or its
+// share of the W keys, below) the oldest generation is cleared and becomes the newest. A lookup
+// ORs the live generations. The generations are interleaved: a key's line in generation j sits
+// right after its line in generation j - 1 (line b*G + j), so a lookup reads one contiguous run of
+// G lines, one random memory access plus G - 1 adjacent lines, not G random ones.
 //
 // Why not Age-Partitioned Bloom Filters (Shtul, Baquero, Almeida, 2020: k + l slices, an insert
 // sets the k newest, a key is present when k consecutive slices have it). examples/windowed_study
@@ -28,8 +28,14 @@
 // generations win on memory and, interleaved, cost about one memory access.
 //
 // The guarantee (G = generations): a key inserted at time t (or as the i-th counted insert) is
-// reported present until at least t + W*(G-1)/G (insert i + W*(G-1)/G) and is gone (answered only
-// as a false positive) from t + W (insert i + W) on. With G = 4 a key lives between 3/4 W and W.
+// reported present until at least t + W*(G-1)/G (through insert i + floor(W*(G-1)/G)) and is gone
+// (answered only as a false positive) from t + W (insert i + W) on. With G = 4 a key lives between
+// 3/4 W and W. Key-count mode keeps both bounds for every W and G, with whole inserts: generation e
+// holds floor((e+1)*W/G) - floor(e*W/G) counted inserts (W/G when G divides W; otherwise
+// floor(W/G) or ceil(W/G), any G consecutive generations W in all), so a key is gone after W
+// later inserts and kept through floor(W*(G-1)/G), the most that both bounds allow. A window of
+// W < G keys leaves some generations a share of 0, which rotation passes over at once: G still
+// sets the lines a lookup reads, and W = 1 forgets a key at the next insert.
 // In duration mode t is when the insert read the clock: an insert that must rotate does so once
 // and inserts at the epoch it reached, so a span W/G shorter than a rotation (which clears a
 // generation) shortens the life of keys inserted meanwhile by at most that rotation's time; it
@@ -38,11 +44,12 @@
 // (keys already there, and repeats under Refresh::kKeepFirstSeen, do not count).
 //
 // Sizing. `capacity` is the number of keys in one window (key-count mode: the window itself, W).
-// Each generation is planned (plan.h) for capacity/G keys at the FPR f with 1 - (1 - f)^G = fpr,
-// so once every generation is full the FPR over the whole window is at most `fpr`: the
-// generations share the key's line position, which makes their false positives positively
-// correlated, and for such events P(any) <= 1 - prod(1 - P(each)) (Harris). In duration mode the
-// promise needs no more than capacity/G keys in any W/G of time; EstimatedFpr says the truth.
+// Each generation is planned (plan.h) for ceil(capacity/G) keys at the FPR f with
+// 1 - (1 - f)^G = fpr, so once every generation is full the FPR over the whole window is at most
+// `fpr`: the generations share the key's line position, which makes their false positives
+// positively correlated, and for such events P(any) <= 1 - prod(1 - P(each)) (Harris). In
+// duration mode the promise needs no more than capacity/G keys in any W/G of time; EstimatedFpr
+// says the truth.
 //
 // Refresh. Refresh::kOnInsert (a cache guard): inserting a key again adds it to the newest
 // generation, so its age restarts. Refresh::kKeepFirstSeen (a crawler revisiting after W): a key
@@ -67,7 +74,7 @@
 // store; an insert acquires the epoch before writing, so it never writes into a generation being
 // cleared unless it stalls for G - 1 whole rotations. An insert that completed before a rotation
 // began is never lost by it (only by expiry). In key-count mode a few concurrent inserts may land
-// in a generation after it reached capacity/G (at most one per thread racing the rotation).
+// in a generation after it reached its share (at most one per thread racing the rotation).
 //
 // Keys: std::string_view (bytes), uint64_t (its 8 little-endian bytes), or a KeyHash (key.h).
 // Hot-path calls are noexcept and allocate nothing.
@@ -229,7 +236,7 @@ class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
   // exact FPR from its bits). O(bytes).
   [[nodiscard]] double EstimatedFpr() const noexcept;
 
-  // One generation's plan: capacity/G keys at the per-generation FPR.
+  // One generation's plan: ceil(capacity/G) keys at the per-generation FPR.
   [[nodiscard]] const Plan& generation_plan() const noexcept { return plan_; }
   // The FPR requested over the whole window (options.fpr).
   [[nodiscard]] double fpr() const noexcept { return fpr_; }
@@ -242,8 +249,9 @@ class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
   // Duration mode: W in nanoseconds; key-count mode: 0 (the window is capacity() inserts).
   [[nodiscard]] int64_t window_ns() const noexcept { return window_ns_; }
   [[nodiscard]] uint64_t capacity() const noexcept { return capacity_; }
-  // One generation's share of `capacity` keys, ceil(capacity / generations), without overflow
-  // (capacity + generations - 1 wraps near 2^64): key-count mode rotates after this many inserts.
+  // The most keys one generation's share of `capacity` holds, ceil(capacity / generations),
+  // without overflow (capacity + generations - 1 wraps near 2^64): every generation is planned for
+  // it; key-count mode rotates after floor(capacity / generations) or this many inserts.
   [[nodiscard]] static constexpr uint64_t KeysPerGeneration(uint64_t capacity,
                                                             uint32_t generations) noexcept {
     return capacity / generations + (capacity % generations != 0 ? 1 : 0);
@@ -295,6 +303,10 @@ class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
                                                            WindowClock clock);
   // The epoch the filter should be at now: the stored one, or the clock's in duration mode.
   [[nodiscard]] uint64_t EpochNow() const noexcept;
+  // Key-count mode: the counted inserts a generation in slot `slot` (epoch e, slot = e mod G)
+  // holds before the next rotation, floor((e + 1) * W / G) - floor(e * W / G) with W = capacity,
+  // which depends on e mod G only (0 is possible when W < G).
+  [[nodiscard]] uint64_t KeysIn(uint32_t slot) const noexcept;
   // Whether slot `slot` holds a live generation at epoch `now`.
   [[nodiscard]] bool SlotLive(uint32_t slot, uint64_t now) const noexcept;
   // UnionWith's checks: everything but the epochs, then the epochs (`now` this filter's).
@@ -320,7 +332,7 @@ class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
   Plan plan_;
   uint64_t capacity_ = 0;
   double fpr_ = 0;               // requested over the whole window
-  uint64_t per_generation_ = 0;  // key-count mode: counted inserts per generation
+  uint64_t per_generation_ = 0;  // KeysPerGeneration: the keys one generation is planned for
   int64_t window_ns_ = 0;
   int64_t span_ns_ = 0;    // window_ns_ / generations_
   int64_t origin_ns_ = 0;  // clock time at which epoch 0 began
