@@ -1165,6 +1165,35 @@ TEST_CASE("dedupe --window-keys below the generations: a line comes back after W
         "a\nb\nc\nd\na\n");
 }
 
+// Issue #30: build --window-keys N asked for --capacity, and refused it with --window-keys.
+TEST_CASE("build --window-keys N makes a windowed file that query and info read") {
+  const std::string file = Scratch().File("window_keys_build.bloom");
+  const std::string input = WriteLines("window_keys_in.txt", {"a", "b", "c", "d"});
+  const Json summary = Build({"--window-keys", "3", "--fpr", "1e-9"}, file, input);
+  CHECK(summary["kind"].string == "windowed");
+  CHECK(summary["capacity"].U64() == 3);
+  CHECK(summary["new_keys"].U64() == 4);
+  // A window of 3 lines: "a" is gone after b, c, d; the last 3 are kept.
+  RunResult query = Run({"query", file, input});
+  REQUIRE_MESSAGE(query.exit_code == 0, query.err);
+  CHECK(query.out == JoinLines({"b", "c", "d"}));
+  RunResult info = Run({"info", file, "--json"});
+  REQUIRE_MESSAGE(info.exit_code == 0, info.err);
+  const Json json = ParseJson(info.out);
+  CHECK(json["kind"].string == "windowed");
+  CHECK(json["capacity"].U64() == 3);
+  CHECK(json["generations"].items.size() == 4);
+  // The window is the capacity; a geometry is not how a window is sized.
+  const RunResult both = Run({"build", "--window-keys", "3", "--capacity", "3", "-o", file, input});
+  CHECK(both.exit_code == 2);
+  CHECK(Contains(both.err, "--window-keys is the capacity"));
+  const RunResult bits =
+      Run({"build", "--window-keys", "3", "--bits", "1M", "--hashes", "4", "-o", file, input});
+  CHECK(bits.exit_code == 2);
+  CHECK(Contains(bits.err, "--window-keys"));
+  CHECK(Run({"build", "-o", file, input}).exit_code == 2);  // still: no size at all
+}
+
 // The library takes an injectable clock, so the CLI reads a fixed one from the environment.
 TEST_CASE("dedupe --window 7d --state: a line comes back after 7 days, not after 3") {
   const std::string state = Scratch().File("window_days.bloom");

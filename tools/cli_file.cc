@@ -139,9 +139,7 @@ struct BuildFlags {
 
 absl::Status RunBuild(const BuildFlags& flags) {
   if (flags.output.empty()) return UsageError("give the filter file to write: -o FILE");
-  if (!flags.create.sizing.Given("--capacity") && !flags.create.sizing.Given("--bits")) {
-    return UsageError("give --capacity N (and --fpr P), or --bits B");
-  }
+  // No default capacity: --capacity, --bits or --window-keys (a window's capacity) must be given.
   absl::StatusOr<CreateSpec> spec = flags.create.Spec(0, 0.01);
   if (!spec.ok()) return spec.status();
   absl::StatusOr<AnyFilter> filter = CreateFilter(*spec);

@@ -67,6 +67,13 @@ absl::StatusOr<CreateSpec> CreateFlags::Spec(uint64_t default_capacity, double d
   if (spec.kind == FilterKind::kWindowed && Given("--window") == Given("--window-keys")) {
     return UsageError("a windowed filter needs one of --window D and --window-keys N");
   }
+  if (Given("--window-keys")) {
+    // The window is the capacity: it stands in for --capacity, so a command that needs one
+    // (build) is satisfied by it.
+    if (Given("--capacity")) return UsageError("--window-keys is the capacity");
+    if (window_keys == 0) return UsageError("--window-keys must be at least 1");
+    default_capacity = window_keys;
+  }
   absl::StatusOr<FilterOptions> options = sizing.Options(default_capacity, default_fpr);
   if (!options.ok()) return options.status();
   spec.sizing = *options;
@@ -74,11 +81,6 @@ absl::StatusOr<CreateSpec> CreateFlags::Spec(uint64_t default_capacity, double d
   if (Given("--window")) {
     if (window_ns <= 0) return UsageError("--window must be longer than zero");
     spec.window_ns = window_ns;
-  }
-  if (Given("--window-keys")) {
-    if (Given("--capacity")) return UsageError("--window-keys is the capacity");
-    if (window_keys == 0) return UsageError("--window-keys must be at least 1");
-    spec.sizing.capacity = window_keys;
   }
   if (Given("--counter-bits")) {
     if (spec.kind != FilterKind::kCounting)
@@ -104,8 +106,9 @@ absl::StatusOr<AnyFilter> CreateFilter(const CreateSpec& spec) {
   }
   // Scalable and windowed filters are planned by capacity and FPR alone.
   if (spec.sizing.bits != 0) {
-    return UsageError(absl::StrCat("a ", AsAbsl(FilterKindName(spec.kind)),
-                                   " filter is sized by --capacity and --fpr, not --bits"));
+    return UsageError(absl::StrCat(
+        "a ", AsAbsl(FilterKindName(spec.kind)), " filter is sized by --capacity",
+        spec.kind == FilterKind::kWindowed ? " (or --window-keys)" : "", " and --fpr, not --bits"));
   }
   auto shared = [&spec](auto options) {
     options.fpr = spec.sizing.fpr;
