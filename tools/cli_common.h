@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -212,6 +213,14 @@ class LineReader {
     bool owned;
   };
 
+  // The bytes read, in memory from malloc: growing it is a realloc, which for a large buffer
+  // moves its pages (mremap) rather than copying them, and no byte is written before a read()
+  // fills it, so a long line costs about its own length in memory, not a zeroed copy twice its
+  // size.
+  struct Free {
+    void operator()(char* bytes) const { std::free(bytes); }
+  };
+
   Fd fd_;
   bool eof_ = false;
   bool strip_cr_ = false;
@@ -221,9 +230,11 @@ class LineReader {
   std::string path_;
   uint64_t total_bytes_ = 0;
   uint64_t bytes_read_ = 0;
-  std::string buffer_;
-  size_t begin_ = 0;  // first unconsumed byte of buffer_
-  size_t end_ = 0;    // one past the last valid byte of buffer_
+  std::unique_ptr<char, Free> buffer_;
+  size_t capacity_ = 0;  // bytes allocated at buffer_
+  size_t begin_ = 0;     // first unconsumed byte of buffer_
+  size_t scanned_ = 0;   // [begin_, scanned_) holds no '\n': a long line is searched once
+  size_t end_ = 0;       // one past the last valid byte of buffer_
 };
 
 // Buffered stdout for line output. Errors: DataLoss when a write fails (disk full, closed pipe).
@@ -236,8 +247,12 @@ class LineWriter {
   [[nodiscard]] absl::Status Flush();
 
  private:
+  // Writes `bytes` to stdout, all of them, unless a write failed (then or before).
+  void WriteOut(std::string_view bytes);
+
   std::string buffer_;
   bool failed_ = false;
+  int error_ = 0;  // errno of the failed write, until a Flush reports it
 };
 
 // A one-line progress bar with rate and ETA, redrawn on stderr at most 5 times a second, shown

@@ -66,6 +66,7 @@ absl::Status LineReader::Rewind() {
   if (!rereadable_) return InputError(absl::StrCat(path_, " cannot be read twice"));
   unterminated_ = false;
   begin_ = 0;
+  scanned_ = 0;
   if (buffered_) return absl::OkStatus();
   if (lseek(fd_.fd, 0, SEEK_SET) != 0) {
     return absl::DataLossError(absl::StrCat("rewinding ", path_, ": ", std::strerror(errno)));
@@ -77,22 +78,35 @@ absl::Status LineReader::Rewind() {
 }
 
 LineReader::LineReader(int fd, bool owned, std::string path, uint64_t total_bytes, bool strip_cr)
-    : fd_(fd, owned), strip_cr_(strip_cr), path_(std::move(path)), total_bytes_(total_bytes) {
-  buffer_.resize(kReadBlock);
-}
+    : fd_(fd, owned), strip_cr_(strip_cr), path_(std::move(path)), total_bytes_(total_bytes) {}
 
 LineReader::Fd::~Fd() {
   if (owned) close(fd);
 }
 
 absl::Status LineReader::Fill() {
-  // Keep the unfinished line, move it to the front, and make room behind it.
-  std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
-  end_ -= begin_;
-  begin_ = 0;
-  if (end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);  // a line longer than the buffer
+  // Keep the unfinished line, moved to the front once (it stays there until a '\n' ends it, so a
+  // long line is not moved again for every read), and make room behind it.
+  if (begin_ > 0) {
+    std::memmove(buffer_.get(), buffer_.get() + begin_, end_ - begin_);
+    scanned_ = scanned_ > begin_ ? scanned_ - begin_ : 0;
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  if (end_ == capacity_) {  // a line longer than the buffer: double it (amortized linear)
+    const size_t grown = capacity_ == 0 ? kReadBlock : capacity_ * 2;
+    auto* bytes = static_cast<char*>(std::realloc(buffer_.get(), grown));
+    if (bytes == nullptr) {
+      return absl::ResourceExhaustedError(absl::StrCat("reading ", path_, ": a line of over ",
+                                                       FormatBytes(static_cast<double>(end_)),
+                                                       " does not fit in memory"));
+    }
+    (void)buffer_.release();  // realloc freed or kept it: `bytes` is the buffer now
+    buffer_.reset(bytes);
+    capacity_ = grown;
+  }
   while (true) {
-    const ssize_t got = read(fd_.fd, buffer_.data() + end_, buffer_.size() - end_);
+    const ssize_t got = read(fd_.fd, buffer_.get() + end_, capacity_ - end_);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
       return absl::DataLossError(absl::StrCat("reading ", path_, ": ", std::strerror(errno)));
@@ -108,15 +122,22 @@ absl::Status LineReader::NextBatch(size_t max_lines, std::vector<std::string_vie
   lines.clear();
   // Hands out the next `length` bytes as a line (less a '\r' with --strip-cr), consuming `used`.
   auto take = [&](size_t length, size_t used) {
-    const char* start = buffer_.data() + begin_;
+    const char* start = buffer_.get() + begin_;
     lines.emplace_back(start, length - (strip_cr_ && length != 0 && start[length - 1] == '\r'));
     begin_ += used;
   };
   while (true) {
     while (lines.size() < max_lines && begin_ < end_) {
-      const char* start = buffer_.data() + begin_;
-      const auto* newline = static_cast<const char*>(std::memchr(start, '\n', end_ - begin_));
-      if (newline == nullptr) break;
+      const char* start = buffer_.get() + begin_;
+      // Where the last search stopped, not the line's start: a line that arrives in many reads
+      // (a pipe gives 64 KiB at a time) is searched once, not once per read.
+      const size_t from = std::max(begin_, scanned_);
+      const auto* newline =
+          static_cast<const char*>(std::memchr(buffer_.get() + from, '\n', end_ - from));
+      if (newline == nullptr) {
+        scanned_ = end_;
+        break;
+      }
       take(static_cast<size_t>(newline - start), static_cast<size_t>(newline - start) + 1);
     }
     // Returning before Fill() keeps the views valid: Fill moves the buffer's contents.
@@ -135,26 +156,40 @@ absl::Status LineReader::NextBatch(size_t max_lines, std::vector<std::string_vie
 LineWriter::LineWriter() { buffer_.reserve(kWriteBlock + 4096); }
 
 void LineWriter::Write(std::string_view line, bool newline) {
-  buffer_.append(line);
+  if (line.size() >= kWriteBlock) {
+    // A long line goes out from where it is: appending it would copy it, and the buffer would
+    // grow to twice its size.
+    failed_ |= !Flush().ok();
+    WriteOut(line);
+  } else {
+    buffer_.append(line);
+  }
   if (newline) buffer_.push_back('\n');
   if (buffer_.size() >= kWriteBlock) failed_ |= !Flush().ok();
 }
 
-absl::Status LineWriter::Flush() {
+void LineWriter::WriteOut(std::string_view bytes) {
   size_t done = 0;
-  while (!failed_ && done < buffer_.size()) {
-    const ssize_t put = write(STDOUT_FILENO, buffer_.data() + done, buffer_.size() - done);
+  while (!failed_ && done < bytes.size()) {
+    const ssize_t put = write(STDOUT_FILENO, bytes.data() + done, bytes.size() - done);
     if (put < 0 && errno == EINTR) continue;
     if (put <= 0) {
       failed_ = true;
-      buffer_.clear();
-      return absl::DataLossError(absl::StrCat("writing to stdout: ", std::strerror(errno)));
+      error_ = put < 0 ? errno : EIO;
+      return;
     }
     done += static_cast<size_t>(put);
   }
+}
+
+absl::Status LineWriter::Flush() {
+  WriteOut(buffer_);
   buffer_.clear();
-  if (failed_) return absl::DataLossError("writing to stdout failed");
-  return absl::OkStatus();
+  if (!failed_) return absl::OkStatus();
+  if (error_ == 0) return absl::DataLossError("writing to stdout failed");
+  // The reason is said once; later calls say that writing failed.
+  return absl::DataLossError(
+      absl::StrCat("writing to stdout: ", std::strerror(std::exchange(error_, 0))));
 }
 
 Progress::Progress(std::string label, uint64_t total_bytes)
