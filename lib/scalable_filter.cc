@@ -168,6 +168,18 @@ absl::StatusOr<ScalableFilter::StagePlan> ScalableFilter::PlanStage(uint32_t ind
   }
   const double fpr = StageFpr(options_, index);
   absl::StatusOr<Plan> plan = PlanFor(capacity, fpr, Layout::kBlocked);
+  if (!plan.ok() && index == 0) {
+    // At creation nothing is full: options whose first stage has no plan are bad options. The
+    // planner names the keys and fpr when they need more than 2^48 bits; when it refuses the fpr
+    // itself, that is the stage's share P(1-r), which underflowed to 0: say so.
+    const bool names_them = absl::IsResourceExhausted(plan.status());
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the filter's first stage cannot be planned",
+        names_them
+            ? ""
+            : absl::StrFormat(" (%d keys at fpr %g, its share of %g)", capacity, fpr, options_.fpr),
+        ": ", plan.status().message()));
+  }
   if (!plan.ok()) {
     return absl::ResourceExhaustedError(
         absl::StrFormat("filter is full: stage %d (%d keys at fpr %g) cannot be planned: %s", index,
@@ -201,6 +213,11 @@ absl::Status ScalableFilter::AddStage(uint32_t index) {
   stage_options.bits = stage_plan->plan.bits;
   stage_options.hashes = stage_plan->plan.hashes;
   absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(stage_options);
+  if (!filter.ok() && index == 0) {  // at creation: the memory refused, nothing is full
+    return absl::Status(
+        filter.status().code(),
+        absl::StrCat("the filter's first stage could not be created: ", filter.status().message()));
+  }
   if (!filter.ok()) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "filter is full: stage %d could not be created: %s", index, filter.status().message()));

@@ -307,6 +307,22 @@ TEST_CASE("bad options: InvalidArgument with a message naming the option") {
     o.max_stages = stages;
     CHECK(message_for(o).find("max_stages") != std::string::npos);
   }
+  o.max_stages = kMaxScalableStages;
+  // Issue #30: a first stage the planner cannot make (over 2^48 bits, or a stage fpr that
+  // underflows to 0) was ResourceExhausted "filter is full"; nothing is full at creation.
+  const auto unplannable = [&](uint64_t capacity, double fpr) {
+    ScalableOptions bad = o;
+    bad.capacity = capacity;
+    bad.fpr = fpr;
+    const std::string message = message_for(bad);
+    CHECK(message.find("first stage cannot be planned") != std::string::npos);
+    CHECK(message.find("full") == std::string::npos);
+    return message;
+  };
+  CHECK(unplannable(100, 1e-300).find("bit maximum") != std::string::npos);
+  CHECK(unplannable(uint64_t{1} << 62, 0.01).find("bit maximum") != std::string::npos);
+  CHECK(unplannable(100, std::numeric_limits<double>::denorm_min()).find("fpr") !=
+        std::string::npos);
 }
 
 TEST_CASE("UnionWith merges stage by stage, refuses what would break the FPR bound") {

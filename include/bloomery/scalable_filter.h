@@ -117,8 +117,10 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult>,
   // Creates a chain with its first stage allocated.
   // Errors: InvalidArgument for capacity 0, fpr outside (0, 1) or NaN, bits or hashes set (the
   // messages of CheckSizing, plan.h), growth other than 2 or 4, tightening outside (0, 1) or NaN,
-  // max_stages outside [1, kMaxScalableStages]; ResourceExhausted if the first stage exceeds
-  // max_memory_bytes (0: this machine's memory) or cannot be allocated.
+  // max_stages outside [1, kMaxScalableStages], a first stage the planner cannot make (more than
+  // 2^48 bits, or its fpr share P(1-r) out of (0, 1)); ResourceExhausted if the first stage
+  // exceeds max_memory_bytes (0: this machine's memory) or cannot be allocated. Only a chain
+  // that cannot grow is "full" (FullStatus); a filter being created never is.
   [[nodiscard]] static absl::StatusOr<ScalableFilter> Create(const ScalableOptions& options);
 
   // The FPR budget of stage `stage` under `options`: P (1 - r) r^stage, or P for a non-scaling

@@ -857,3 +857,10 @@ def test_scalable_pickle_of_the_earlier_state_still_loads():
     g = type(f).__new__(type(f))
     g.__setstate__((f.tobytes(), True))  # (bytes, concurrent): pickles made before max_memory
     assert g.concurrent and g.max_memory == 0 and all(i in g for i in range(1_000))
+
+
+def test_scalable_filter_that_cannot_be_planned_is_a_value_error_not_full():
+    # Issue #30: a first stage with no plan was MemoryError "filter is full".
+    with pytest.raises(ValueError, match="first stage cannot be planned") as refused:
+        bloomery.ScalableFilter(100, 1e-300)
+    assert "full" not in str(refused.value)

@@ -283,3 +283,14 @@ def test_writes_publish_keyspace_events(server):
     assert events == [("bf.reserve", "f"), ("bf.add", "f"), ("bf.madd", "f"), ("bf.insert", "g"),
                       ("bf.merge", "h"), ("bf.loadchunk", "copy")]
     pubsub.close()
+
+
+def test_a_filter_that_cannot_be_planned_is_a_bad_argument_not_full(r):
+    # Issue #30: these answered "filter is full: stage 0 ... cannot be planned".
+    for command in (("BF.RESERVE", "k", "1e-300", "100"),
+                    ("BF.RESERVE", "k", "0.01", "9223372036854775807"),
+                    ("BF.INSERT", "k", "ERROR", "1e-300", "ITEMS", "x")):
+        with pytest.raises(redis.ResponseError, match="first stage cannot be planned") as refused:
+            r.execute_command(*command)
+        assert "full" not in str(refused.value)
+    assert r.exists("k") == 0
