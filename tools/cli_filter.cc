@@ -39,7 +39,7 @@ void CreateFlags::Add(CLI::App& app, const std::string& capacity_help,
               .description(""));  // help shows "D", not CLI11's "D:INT UNIT"
   AddNumber(app, "--window-keys", window_keys, Unit::kCount,
             "windowed: a line is forgotten after N lines first seen after it "
-            "(kept for at least 3N/4); it is then the capacity");
+            "(kept for at least 3N/4 of them, rounded down); it is then the capacity");
 }
 
 std::vector<std::string> CreateFlags::Given() const {
