@@ -112,6 +112,7 @@ struct NumpyTypes {
   PyObject* generic = nullptr;    // numpy.generic, every NumPy scalar
   PyObject* integer = nullptr;    // numpy.integer
   PyObject* timedelta = nullptr;  // numpy.timedelta64, an integer subclass counted in its unit
+  PyObject* ndarray = nullptr;    // numpy.ndarray
 
   // The types, or nullptr if NumPy is not imported. Called with the GIL held.
   static const NumpyTypes* Get() {
@@ -126,6 +127,7 @@ struct NumpyTypes {
       // References kept for the life of the process, as the module itself is.
       types.integer = py::object(numpy.attr("integer")).release().ptr();
       types.timedelta = py::object(numpy.attr("timedelta64")).release().ptr();
+      types.ndarray = py::object(numpy.attr("ndarray")).release().ptr();
       types.generic = py::object(numpy.attr("generic")).release().ptr();
     }
     return &types;
@@ -169,6 +171,65 @@ std::optional<FileLock> LockForSave(const std::string& path) {
   throw py::error_already_set();
 }
 
+// The items of an integer buffer (a NumPy integer array, an array.array, a memoryview cast to an
+// integer format): their width and signedness, from the buffer's struct format.
+struct IntegerItems {
+  size_t width = 0;  // bytes: 1, 2, 4 or 8
+  bool is_signed = false;
+
+  // The items of `view` (taken with PyBUF_FORMAT) if its format is one native integer, else
+  // nullopt.
+  static std::optional<IntegerItems> Of(const Py_buffer& view) {
+    std::string_view format = view.format != nullptr ? view.format : "B";
+    if (!format.empty() && (format[0] == '<' || format[0] == '=' || format[0] == '@')) {
+      format.remove_prefix(1);
+    }
+    if (format.size() != 1) return std::nullopt;
+    const bool is_unsigned = std::string_view("BHILQN").find(format[0]) != std::string_view::npos;
+    const bool is_signed = std::string_view("bhilqn").find(format[0]) != std::string_view::npos;
+    const bool known_width =
+        view.itemsize == 1 || view.itemsize == 2 || view.itemsize == 4 || view.itemsize == 8;
+    if ((!is_unsigned && !is_signed) || !known_width) return std::nullopt;
+    return IntegerItems{static_cast<size_t>(view.itemsize), is_signed};
+  }
+
+  // The item at `item` widened to a uint64_t key in `key`; false if it is negative (no key).
+  // memcpy, not a typed load: a buffer's items need not be aligned to their type (a NumPy view at
+  // an odd offset is not), and a misaligned load is undefined behaviour.
+  [[nodiscard]] bool Load(const char* item, uint64_t& key) const noexcept {
+    switch (width) {
+      case 1:
+        return Widen<int8_t, uint8_t>(item, key);
+      case 2:
+        return Widen<int16_t, uint16_t>(item, key);
+      case 4:
+        return Widen<int32_t, uint32_t>(item, key);
+      default:
+        return Widen<int64_t, uint64_t>(item, key);
+    }
+  }
+
+ private:
+  template <typename Signed, typename Unsigned>
+  bool Widen(const char* item, uint64_t& key) const noexcept {
+    if (is_signed) {
+      Signed value;
+      std::memcpy(&value, item, sizeof value);
+      key = static_cast<uint64_t>(value);
+      return value >= 0;
+    }
+    Unsigned value;
+    std::memcpy(&value, item, sizeof value);
+    key = value;
+    return true;
+  }
+};
+
+[[noreturn]] void ThrowKeyOutOfRange() {
+  PyErr_SetString(PyExc_OverflowError, "an int key must be in [0, 2**64 - 1]");
+  throw py::error_already_set();
+}
+
 // One key from Python: a byte string or a uint64_t. Holds the buffer of a non-bytes buffer object
 // while the key is used.
 class Key {
@@ -189,8 +250,8 @@ class Key {
       // A NumPy scalar exports its bytes, but is a number: an integer one is the int key (what
       // add_many of its array inserts), any other one (float64, a subclass of float) TypeError
       // as its Python counterpart is.
-      if (const NumpyTypes* numpy = NumpyTypes::Get();
-          numpy != nullptr && NumpyTypes::Is(object, numpy->generic)) {
+      const NumpyTypes* numpy = NumpyTypes::Get();
+      if (numpy != nullptr && NumpyTypes::Is(object, numpy->generic)) {
         if (!NumpyTypes::Is(object, numpy->integer) || NumpyTypes::Is(object, numpy->timedelta)) {
           PyErr_Format(PyExc_TypeError,
                        "a bloomery key must be str, bytes (or a buffer) or int, not '%.200s'",
@@ -201,10 +262,35 @@ class Key {
         integer_ = ToUint64(object);
         return;
       }
-      if (PyObject_GetBuffer(object, &view_, PyBUF_C_CONTIGUOUS) != 0) {
+      // So is a NumPy integer array holding one int (0-d, or one element): the int key, as
+      // add_many/contains_many of it read it and as its scalar is. An array of more is a batch.
+      const bool is_array = numpy != nullptr && NumpyTypes::Is(object, numpy->ndarray);
+      if (PyObject_GetBuffer(object, &view_,
+                             is_array ? PyBUF_FORMAT | PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS) !=
+          0) {
         throw py::error_already_set();
       }
       has_view_ = true;
+      if (const std::optional<IntegerItems> items =
+              is_array ? IntegerItems::Of(view_) : std::nullopt) {
+        // The destructor does not run when the constructor throws: release the view first.
+        const bool one = view_.ndim <= 1 && view_.len == view_.itemsize;
+        const bool negative = one && !items->Load(static_cast<const char*>(view_.buf), integer_);
+        const Py_ssize_t count = view_.len / view_.itemsize;
+        PyBuffer_Release(&view_);
+        has_view_ = false;
+        if (!one) {
+          PyErr_Format(PyExc_TypeError,
+                       "a NumPy integer array is one key only when it holds one int (it holds "
+                       "%zd): pass its keys to add_many()/contains_many(), or arr.tobytes() as "
+                       "one byte-string key",
+                       count);
+          throw py::error_already_set();
+        }
+        if (negative) ThrowKeyOutOfRange();
+        is_int_ = true;
+        return;
+      }
       bytes_ = {static_cast<const char*>(view_.buf), static_cast<size_t>(view_.len)};
     } else {
       PyErr_Format(PyExc_TypeError,
@@ -224,10 +310,7 @@ class Key {
     py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(object));
     if (!index) throw py::error_already_set();
     const unsigned long long value = PyLong_AsUnsignedLongLong(index.ptr());
-    if (value == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
-      PyErr_SetString(PyExc_OverflowError, "an int key must be in [0, 2**64 - 1]");
-      throw py::error_already_set();
-    }
+    if (value == static_cast<unsigned long long>(-1) && PyErr_Occurred()) ThrowKeyOutOfRange();
     return value;
   }
 
@@ -252,8 +335,8 @@ class Key {
   Py_buffer view_{};
 };
 
-// A batch of keys ready for a C++ batch call: uint64_t keys straight from an integer buffer (a
-// NumPy array is used in place), or a chunk of keys converted from any iterable.
+// A batch of keys ready for a C++ batch call: uint64_t keys from an integer buffer (an aligned
+// NumPy uint64 array is used in place), or a chunk of keys converted from any iterable.
 class Batch {
  public:
   // Keys converted per chunk from iterables: big enough that the GIL round trip and the batch
@@ -266,74 +349,64 @@ class Batch {
     return PyObject_CheckBuffer(object) && !PyBytes_Check(object) && !PyByteArray_Check(object);
   }
 
-  // Reads an integer buffer. Returns false (TypeError set) for other formats.
+  // Reads an integer buffer, kept exported (so that it cannot be resized while the GIL is
+  // released) for VisitBuffer. TypeError for other formats; OverflowError for a negative item,
+  // before any key is used.
   void FromBuffer(PyObject* object) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(object, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) != 0) {
+    buffer_.emplace(object, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS);
+    if (buffer_->ndim != 1) {
+      PyErr_SetString(PyExc_ValueError,
+                      "a key buffer must be one-dimensional (a 0-d NumPy array is one key: use "
+                      "add() or 'in')");
       throw py::error_already_set();
     }
-    struct Release {
-      Py_buffer* view;
-      ~Release() { PyBuffer_Release(view); }
-    } release{&view};
-    if (view.ndim > 1) {
-      PyErr_SetString(PyExc_ValueError, "a key buffer must be one-dimensional");
-      throw py::error_already_set();
-    }
-    std::string_view format = view.format != nullptr ? view.format : "B";
-    if (!format.empty() && (format[0] == '<' || format[0] == '=' || format[0] == '@')) {
-      format.remove_prefix(1);
-    }
-    const size_t count = view.itemsize > 0 ? static_cast<size_t>(view.len / view.itemsize) : 0;
-    const char code = format.size() == 1 ? format[0] : '?';
-    const bool is_unsigned =
-        code == 'B' || code == 'H' || code == 'I' || code == 'L' || code == 'Q' || code == 'N';
-    const bool is_signed =
-        code == 'b' || code == 'h' || code == 'i' || code == 'l' || code == 'q' || code == 'n';
-    if (!is_unsigned && !is_signed) {
+    const std::optional<IntegerItems> items = IntegerItems::Of(*buffer_);
+    if (!items) {
       PyErr_Format(PyExc_TypeError,
                    "a key buffer must hold integers (NumPy uint64 is used in place), not format "
                    "'%s'",
-                   view.format != nullptr ? view.format : "B");
+                   buffer_->format != nullptr ? buffer_->format : "B");
       throw py::error_already_set();
     }
-    if (is_unsigned && view.itemsize == 8) {
-      // The common case: the caller's memory is the batch. Keep the buffer exported so that it
-      // cannot be resized while the GIL is released.
-      owner_ = py::reinterpret_borrow<py::object>(object);
-      view_.emplace(object, PyBUF_C_CONTIGUOUS);
-      integers_ = {static_cast<const uint64_t*>(view_->buf), count};
+    items_ = *items;
+    buffer_keys_ = static_cast<size_t>(buffer_->len) / items_.width;
+    const char* data = static_cast<const char*>(buffer_->buf);
+    if (!items_.is_signed && items_.width == sizeof(uint64_t) &&
+        reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) == 0) {
+      in_place_ = true;  // the common case: the caller's memory is the batch
       return;
     }
-    owned_integers_.resize(count);
-    const char* data = static_cast<const char*>(view.buf);
-    for (size_t i = 0; i < count; ++i) {
-      const char* item = data + i * view.itemsize;
-      int64_t value = 0;
-      switch (view.itemsize) {
-        case 1:
-          value = is_signed ? *reinterpret_cast<const int8_t*>(item)
-                            : *reinterpret_cast<const uint8_t*>(item);
-          break;
-        case 2:
-          value = is_signed ? *reinterpret_cast<const int16_t*>(item)
-                            : *reinterpret_cast<const uint16_t*>(item);
-          break;
-        case 4:
-          value = is_signed ? *reinterpret_cast<const int32_t*>(item)
-                            : *reinterpret_cast<const uint32_t*>(item);
-          break;
-        default:
-          value = *reinterpret_cast<const int64_t*>(item);
-          break;
+    if (items_.is_signed) {
+      uint64_t key = 0;
+      for (size_t i = 0; i < buffer_keys_; ++i) {
+        if (!items_.Load(data + i * items_.width, key)) ThrowKeyOutOfRange();
       }
-      if (value < 0) {
-        PyErr_SetString(PyExc_OverflowError, "an int key must be in [0, 2**64 - 1]");
-        throw py::error_already_set();
-      }
-      owned_integers_[i] = static_cast<uint64_t>(value);
     }
-    integers_ = owned_integers_;
+  }
+
+  // Calls `fn(span, offset)` over the integer buffer FromBuffer read: once, in place, when it
+  // holds aligned uint64_t; else per kChunk keys widened into aligned scratch, since a
+  // std::span<const uint64_t> over misaligned memory (a NumPy view at an odd offset, a
+  // memoryview cast of a slice) would itself be undefined behaviour. Calls nothing of Python:
+  // runs with the GIL released.
+  template <typename Fn>
+  void VisitBuffer(Fn&& fn) {
+    const char* data = static_cast<const char*>(buffer_->buf);
+    if (in_place_) {
+      fn(std::span<const uint64_t>(reinterpret_cast<const uint64_t*>(data), buffer_keys_),
+         size_t{0});
+      return;
+    }
+    owned_integers_.resize(std::min(buffer_keys_, kChunk));
+    for (size_t offset = 0; offset < buffer_keys_; offset += kChunk) {
+      const size_t count = std::min(kChunk, buffer_keys_ - offset);
+      for (size_t i = 0; i < count; ++i) {
+        // FromBuffer refused negative items; one written since by another thread (a race the
+        // caller made) becomes a key above 2^63, never undefined behaviour.
+        static_cast<void>(items_.Load(data + (offset + i) * items_.width, owned_integers_[i]));
+      }
+      fn(std::span<const uint64_t>(owned_integers_.data(), count), offset);
+    }
   }
 
   // Converts the next chunk of `iterator` (a new reference is kept for every key, so that other
@@ -419,8 +492,10 @@ class Batch {
     ~View() { PyBuffer_Release(this); }
   };
 
-  py::object owner_;
-  std::optional<View> view_;
+  std::optional<View> buffer_;  // an integer buffer (FromBuffer)
+  IntegerItems items_;
+  size_t buffer_keys_ = 0;
+  bool in_place_ = false;
   std::vector<py::object> keepalive_;
   std::vector<std::string_view> views_;
   std::vector<uint64_t> owned_integers_;
@@ -447,7 +522,7 @@ void ForEachChunk(py::handle keys, const KeyHasher& hasher, Guard& guard, Fn&& f
   if (Batch::IsIntegerBuffer(object)) {
     batch.FromBuffer(object);
     auto unlocked = guard.Unlock();
-    batch.Visit([&](auto span) { fn(span, size_t{0}); });
+    batch.VisitBuffer(fn);
     return;
   }
   py::object iterator = py::reinterpret_steal<py::object>(PyObject_GetIter(object));
@@ -461,12 +536,16 @@ void ForEachChunk(py::handle keys, const KeyHasher& hasher, Guard& guard, Fn&& f
 }
 
 // The number of keys `keys` holds when it says so (len()), for sizing a result array up front.
+// A container without __len__ has no known length; any exception its __len__ raises (a
+// KeyboardInterrupt, a MemoryError) propagates.
 std::optional<size_t> KnownLength(py::handle keys) {
+  const PyTypeObject* type = Py_TYPE(keys.ptr());
+  const bool has_length =
+      (type->tp_as_sequence != nullptr && type->tp_as_sequence->sq_length != nullptr) ||
+      (type->tp_as_mapping != nullptr && type->tp_as_mapping->mp_length != nullptr);
+  if (!has_length) return std::nullopt;
   const Py_ssize_t length = PyObject_Length(keys.ptr());
-  if (length < 0) {
-    PyErr_Clear();
-    return std::nullopt;
-  }
+  if (length < 0) throw py::error_already_set();
   return static_cast<size_t>(length);
 }
 
@@ -1032,10 +1111,24 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
               throw py::value_error(
                   "a bloomery pickle is (bytes, concurrent, max_memory, huge_pages)");
             }
-            LoadOptions options = MakeLoadOptions(state[1].cast<bool>(), 0, true, false);
+            const bool typed = PyBytes_Check(state[0].ptr()) && PyBool_Check(state[1].ptr()) &&
+                               (state.size() == 2 || (PyLong_Check(state[2].ptr()) &&
+                                                      PyBool_Check(state[3].ptr())));
+            if (!typed) {
+              std::string types;
+              for (const py::handle item : state) {
+                types += std::string(types.empty() ? "" : ", ") + Py_TYPE(item.ptr())->tp_name;
+              }
+              PyErr_Format(PyExc_TypeError,
+                           "a bloomery pickle is (bytes, concurrent: bool[, max_memory: int, "
+                           "huge_pages: bool]), not (%.400s)",
+                           types.c_str());
+              throw py::error_already_set();
+            }
+            LoadOptions options = MakeLoadOptions(state[1].ptr() == Py_True, 0, true, false);
             if (state.size() == 4) {
               options.max_bytes = state[2].cast<uint64_t>();
-              options.huge_pages = state[3].cast<bool>() ? HugePages::kAuto : HugePages::kNever;
+              options.huge_pages = state[3].ptr() == Py_True ? HugePages::kAuto : HugePages::kNever;
             }
             return Wrap(FromBytes<Filter>(std::string_view(state[0].cast<py::bytes>()), options));
           }));
@@ -1174,24 +1267,66 @@ void BindFixedSize(py::module_& m, const char* name, const char* doc) {
 }
 
 // WindowedFilter's `window`: seconds as a number (int, float, a NumPy one, Decimal...), or an
-// object with total_seconds() (datetime.timedelta). Anything else, a str or a numpy.timedelta64 (an
-// integer counted in its own unit) included, is TypeError.
+// object with total_seconds() (datetime.timedelta) returning one. Anything else, a str or a
+// numpy.timedelta64 (an integer counted in its own unit) included, is TypeError.
 double WindowSeconds(py::handle window) {
-  PyObject* object = window.ptr();
-  if (py::hasattr(window, "total_seconds")) return window.attr("total_seconds")().cast<double>();
-  const NumpyTypes* numpy = NumpyTypes::Get();
-  const bool is_timedelta = numpy != nullptr && NumpyTypes::Is(object, numpy->timedelta);
-  if (!is_timedelta && PyNumber_Check(object)) {  // int, float, Decimal, Fraction...; not str
+  // A number of seconds, or nullopt for anything else; errors of its __float__ propagate.
+  const auto seconds_of = [](PyObject* object) -> std::optional<double> {
+    const NumpyTypes* numpy = NumpyTypes::Get();
+    if (numpy != nullptr && NumpyTypes::Is(object, numpy->timedelta)) return std::nullopt;
+    if (!PyNumber_Check(object)) return std::nullopt;  // int, float, Decimal, Fraction...; not str
     const py::object seconds = py::reinterpret_steal<py::object>(PyNumber_Float(object));
     if (!seconds) throw py::error_already_set();
     return PyFloat_AS_DOUBLE(seconds.ptr());
+  };
+  PyObject* object = window.ptr();
+  // getattr, not hasattr: hasattr would swallow whatever the lookup raises (KeyboardInterrupt).
+  const py::object total_seconds =
+      py::reinterpret_steal<py::object>(PyObject_GetAttrString(object, "total_seconds"));
+  if (total_seconds) {
+    const py::object result = total_seconds();
+    if (const std::optional<double> seconds = seconds_of(result.ptr())) return *seconds;
+    PyErr_Format(PyExc_TypeError,
+                 "WindowedFilter: window.total_seconds() must return a number of seconds, not "
+                 "'%.200s'",
+                 Py_TYPE(result.ptr())->tp_name);
+    throw py::error_already_set();
   }
+  if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+  PyErr_Clear();
+  if (const std::optional<double> seconds = seconds_of(object)) return *seconds;
+  const NumpyTypes* numpy = NumpyTypes::Get();
   PyErr_Format(PyExc_TypeError,
                "WindowedFilter: window must be seconds (int or float) or a datetime.timedelta, "
                "not '%.200s'%s",
                Py_TYPE(object)->tp_name,
-               is_timedelta ? " (pass td / numpy.timedelta64(1, 's'))" : "");
+               numpy != nullptr && NumpyTypes::Is(object, numpy->timedelta)
+                   ? " (pass td / numpy.timedelta64(1, 's'))"
+                   : "");
   throw py::error_already_set();
+}
+
+// WindowedOptions::window from `window` (WindowSeconds), rounded to the library's resolution, the
+// nanosecond (std::chrono::nanoseconds). ValueError for what no such duration holds: NaN, a
+// negative window, one past 9e9 s (int64 nanoseconds end at ~9.22e9 s), and a positive one that
+// rounds to 0 ns, which would silently select key-count mode. The library refuses the rest
+// (windows of fewer nanoseconds than generations) with its own message.
+std::chrono::nanoseconds WindowDuration(py::handle window) {
+  constexpr double kMaxSeconds = 9.0e9;
+  const double seconds = WindowSeconds(window);
+  const auto refuse = [&](const char* what) {
+    PyErr_Format(PyExc_ValueError, "WindowedFilter: window must be %s, got %R s", what,
+                 py::float_(seconds).ptr());
+    throw py::error_already_set();
+  };
+  if (std::isnan(seconds)) refuse("a number of seconds");
+  if (seconds < 0) refuse("0 (key-count mode) or a positive number of seconds");
+  if (seconds > kMaxSeconds) refuse("at most 9e9 seconds (about 285 years)");
+  const std::chrono::nanoseconds duration(std::llround(seconds * 1e9));
+  if (seconds > 0 && duration.count() == 0) {
+    refuse("0 (key-count mode) or at least 1 ns, the resolution of the filter's clock");
+  }
+  return duration;
 }
 
 void BindModule(py::module_& m) {
@@ -1344,12 +1479,7 @@ void BindModule(py::module_& m) {
              SetSharedOptions(options, error_rate, seed, integer_hash, concurrent, max_memory,
                               huge_pages);
              options.capacity = capacity;
-             // Seconds as a number or a datetime.timedelta; the C++ range checks see the rest.
-             const double seconds = WindowSeconds(window);
-             if (!std::isfinite(seconds) || std::abs(seconds) > 9.0e9) {
-               throw py::value_error("WindowedFilter: window must be a finite number of seconds");
-             }
-             options.window = std::chrono::nanoseconds(std::llround(seconds * 1e9));
+             options.window = WindowDuration(window);
              options.generations = generations;
              if (refresh == "on_insert") {
                options.refresh = Refresh::kOnInsert;
@@ -1435,9 +1565,11 @@ void BindModule(py::module_& m) {
           }
         } else {
           numbers = py::reinterpret_borrow<py::buffer>(keys).request();
-          // Read as one contiguous run: a strided view (a[::2], a[::-1]) is refused.
-          if (numbers->itemsize != 8 || numbers->ndim != 1 || numbers->strides[0] != 8) {
-            throw py::type_error("a contiguous uint64 array");
+          // Read as one contiguous run of aligned uint64_t: a strided view (a[::2], a[::-1]) or
+          // one at an odd offset is refused (add_many copies those; this times the call alone).
+          if (numbers->itemsize != 8 || numbers->ndim != 1 || numbers->strides[0] != 8 ||
+              reinterpret_cast<uintptr_t>(numbers->ptr) % alignof(uint64_t) != 0) {
+            throw py::type_error("a contiguous, aligned uint64 array");
           }
         }
         BlockedFilter& f = self.filter();
