@@ -6,10 +6,13 @@ from typing import BinaryIO, ClassVar, Iterable, Literal, TypeVar, Union, overlo
 import numpy as np
 import numpy.typing as npt
 
-Key = Union[str, bytes, bytearray, memoryview, int]
-"""str (hashed as UTF-8), bytes or any contiguous buffer, or int in [0, 2**64 - 1]."""
+Key = Union[str, bytes, bytearray, memoryview, int, np.integer, npt.NDArray[np.integer]]
+"""str (hashed as UTF-8), bytes or any contiguous buffer, or int in [0, 2**64 - 1]. A NumPy
+integer, or a NumPy integer array holding one int (0-d or one element), is that int; an integer
+array of more is a batch (TypeError as one key)."""
 Keys = Union[Iterable[Key], npt.NDArray[np.integer]]
-"""Any iterable of keys, or a 1-D integer buffer (NumPy uint64 is read in place)."""
+"""Any iterable of keys, or a 1-D integer buffer of any width and alignment (aligned NumPy uint64
+is read in place). An exception len(keys) raises propagates."""
 Path = Union[str, bytes, os.PathLike[str], os.PathLike[bytes]]
 """A file path as open() takes it (an embedded NUL is ValueError)."""
 
@@ -139,7 +142,8 @@ class ScalableFilter(_Persistent):
         """The cap on all stages' bytes (0: this machine's memory); copies and pickles keep it."""
 
 class WindowedFilter(_Mappable):
-    """Keys that expire after a window of `capacity` adds (window=0) or of `window` seconds."""
+    """Keys that expire after a window of `capacity` adds (window=0) or of `window` seconds
+    (1 ns, the clock's resolution, to 9e9 s; ValueError outside, as for NaN or a negative one)."""
     def __init__(self, capacity: int, error_rate: float = 0.01, *,
                  window: float | datetime.timedelta = 0, generations: int = 4,
                  refresh: Literal["on_insert", "keep_first_seen"] = "on_insert",

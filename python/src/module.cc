@@ -5,8 +5,9 @@
 // One template, PyFilter<Filter>, binds every kind, so a kind is a row in PYBIND11_MODULE, not a
 // copy of the binding. What the binding adds to the C++ contract:
 //   - Keys are str (its UTF-8 bytes), bytes and other contiguous buffers, or int (a uint64_t,
-//     hashed as its 8 little-endian bytes as in C++). Anything else is TypeError: Python's hash()
-//     is salted per process, and a filter's answers must not depend on the process.
+//     hashed as its 8 little-endian bytes as in C++); a NumPy integer, or a NumPy integer array
+//     holding one, is that int. Anything else is TypeError: Python's hash() is salted per
+//     process, and a filter's answers must not depend on the process.
 //   - add() returns True when the key was ALREADY present (pybloom-live's meaning), the negation of
 //     C++ Insert, which answers "was new".
 //   - Batch calls release the GIL. A single-writer filter (concurrent=False) is then guarded by a
@@ -1501,7 +1502,8 @@ void BindModule(py::module_& m) {
            "huge_pages=True)\n\n"
            "capacity: keys in one window; error_rate: the FPR over the whole window at capacity. "
            "window=0: the window is the last `capacity` adds; else its length in seconds (a "
-           "number or datetime.timedelta), timed by the system clock. A key added at t is "
+           "number or datetime.timedelta, from 1 ns to 9e9 s, rounded to the nanosecond), timed "
+           "by the system clock. A key added at t is "
            "present until at least t + W*(G-1)/G and gone from t + W (G = generations). "
            "refresh='on_insert': adding a key again restarts its age; 'keep_first_seen': it "
            "expires W after it was first added. ValueError for options the library refuses.")
