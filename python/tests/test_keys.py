@@ -220,3 +220,18 @@ def test_pickle_states_of_the_wrong_types_are_type_errors(cls, state):
         g.__setstate__((values[state[0]],) + state[1:])
     g.__setstate__((data, False))
     assert pickle.loads(pickle.dumps(g)).tobytes() == data
+
+
+def test_cxx_batch_seconds_refuses_misaligned_arrays():
+    # Regression: the benchmark helper built its uint64_t span over any 8-byte items, aligned or
+    # not (undefined behaviour).
+    from bloomery import _native
+
+    f = bloomery.BlockedFilter(10_000, 0.01)
+    keys = np.arange(2_000, dtype=np.uint64)
+    misaligned = np.frombuffer(b"\0" + keys.tobytes(), np.uint64, offset=1)
+    with pytest.raises(TypeError, match="aligned"):
+        _native._cxx_batch_seconds(f, misaligned, True)
+    assert f.contains_many(keys, count=True) == 0
+    _native._cxx_batch_seconds(f, keys, True)
+    assert f.contains_many(misaligned).all()
