@@ -1128,7 +1128,8 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
             }
             LoadOptions options = MakeLoadOptions(state[1].ptr() == Py_True, 0, true, false);
             if (state.size() == 4) {
-              options.max_bytes = state[2].cast<uint64_t>();
+              options.max_bytes = PyLong_AsUnsignedLongLong(state[2].ptr());
+              if (PyErr_Occurred() != nullptr) throw py::error_already_set();  // negative: OverflowError
               options.huge_pages = state[3].ptr() == Py_True ? HugePages::kAuto : HugePages::kNever;
             }
             return Wrap(FromBytes<Filter>(std::string_view(state[0].cast<py::bytes>()), options));

@@ -226,6 +226,20 @@ def test_pickle_states_of_the_wrong_types_are_type_errors(cls, state):
     assert pickle.loads(pickle.dumps(g)).tobytes() == data
 
 
+def test_pickle_states_with_max_memory_are_checked():
+    # The four-item state (bytes, concurrent, max_memory, huge_pages): wrong types are TypeError,
+    # a negative max_memory OverflowError, never pybind11's RuntimeError "Unable to cast".
+    data = bloomery.ScalableFilter(100, 0.01).tobytes()
+    g = bloomery.ScalableFilter.__new__(bloomery.ScalableFilter)
+    for state in ((data, False, "65536", True), (data, False, 65536, "yes")):
+        with pytest.raises(TypeError, match="max_memory: int"):
+            g.__setstate__(state)
+    with pytest.raises(OverflowError):
+        g.__setstate__((data, False, -1, True))
+    g.__setstate__((data, False, 65536, True))
+    assert g.max_memory == 65536
+
+
 def test_cxx_batch_seconds_refuses_misaligned_arrays():
     # Regression: the benchmark helper built its uint64_t span over any 8-byte items, aligned or
     # not (undefined behaviour).
