@@ -764,16 +764,21 @@ MAPPABLE = {
 }
 
 
+def map_writable(tmp_path, kind):
+    """A new filter of `kind` saved to tmp_path/lk.bf and mapped read-write: (make, cls, path, mapping)."""
+    make = MAPPABLE[kind]
+    cls = type(make())
+    path = tmp_path / "lk.bf"
+    make().save(path)
+    return make, cls, path, cls.map(path, writable=True)
+
+
 @pytest.mark.parametrize("kind", sorted(MAPPABLE))
 def test_save_onto_a_file_another_filter_maps_writable_is_refused(tmp_path, kind):
     # Regression (#30): save() took no lock, so it renamed a new file over a read-write mapping
     # held by another filter of this process; the mapping's adds and flush() went on, successful,
     # into the unlinked old file, and the file at the path never had them.
-    make = MAPPABLE[kind]
-    cls = type(make())
-    path = tmp_path / "lk.bf"
-    make().save(path)
-    mapped = cls.map(path, writable=True)
+    make, cls, path, mapped = map_writable(tmp_path, kind)
     for saver in (make(), bloomery.ScalableFilter(100, 0.01)):  # every kind's save() locks
         with pytest.raises(BlockingIOError, match=f"{re.escape(str(path))} is locked by pid {os.getpid()}"):
             saver.save(path)
@@ -815,11 +820,7 @@ def test_save_onto_a_file_another_process_maps_writable_names_it(tmp_path):
 def test_flush_after_another_file_replaced_the_mapped_one_raises(tmp_path, kind):
     # Regression (#30): flush() returned success while its file was no longer the one the path
     # names (a writer that takes no lock renamed another file over it).
-    make = MAPPABLE[kind]
-    cls = type(make())
-    path = tmp_path / "lk.bf"
-    make().save(path)
-    mapped = cls.map(path, writable=True)
+    make, cls, path, mapped = map_writable(tmp_path, kind)
     mapped.add("before")
     mapped.flush()
     make().save(tmp_path / "other.bf")

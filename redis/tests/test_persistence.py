@@ -26,6 +26,16 @@ def snapshot(r, key="f"):
         "BF.MEXISTS", key, *ABSENT)
 
 
+def rewrite_aof(r):
+    """BGREWRITEAOF, waiting (at most 60 s) until the rewrite has finished."""
+    r.bgrewriteaof()
+    deadline = time.monotonic() + 60
+    while r.info("persistence")["aof_rewrite_in_progress"] or r.info("persistence")[
+            "aof_rewrite_scheduled"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
 def test_save_and_restart(server):
     r = server.client()
     before = fill(r)
@@ -48,12 +58,7 @@ def test_aof_rewrite_without_rdb_preamble(make_server):
     server = make_server(config=["--appendonly", "yes", "--aof-use-rdb-preamble", "no"])
     r = server.client()
     before = fill(r)
-    r.bgrewriteaof()
-    deadline = time.monotonic() + 60
-    while r.info("persistence")["aof_rewrite_in_progress"] or r.info("persistence")[
-            "aof_rewrite_scheduled"]:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    rewrite_aof(r)
     r.execute_command("BF.ADD", "f", "after the rewrite")
     server.restart()
     r = server.client()
@@ -143,11 +148,7 @@ def test_no_memory_for_the_image_fails_the_save_not_the_server(make_server):
         time.sleep(0.05)
     assert r.info("persistence")["rdb_last_bgsave_status"] == "err"
     assert not [name for name in os.listdir(server.dir) if name.startswith("temp-")]
-    r.bgrewriteaof()  # its child fails the same way: no AOF leaves the key out
-    while r.info("persistence")["aof_rewrite_in_progress"] or r.info("persistence")[
-            "aof_rewrite_scheduled"]:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    rewrite_aof(r)  # its child fails the same way: no AOF leaves the key out
     assert r.info("persistence")["aof_last_bgrewrite_status"] == "err"
     assert server.alive(), server.log()
     assert "bloomery: cannot serialize a filter" in server.log()
@@ -234,12 +235,7 @@ def test_restart_with_a_lower_max_bytes_keeps_every_key(make_server, persistence
     grow(r, "growing", 70)
     assert r.execute_command("BF.INFO", "growing", "SIZE")[0] > LOW_CAP
     if persistence == "aof":
-        r.bgrewriteaof()
-        deadline = time.monotonic() + 60
-        while r.info("persistence")["aof_rewrite_in_progress"] or r.info("persistence")[
-                "aof_rewrite_scheduled"]:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        rewrite_aof(r)
     else:
         r.save()
     before = everything(r)
