@@ -1113,8 +1113,8 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
                   "a bloomery pickle is (bytes, concurrent, max_memory, huge_pages)");
             }
             const bool typed = PyBytes_Check(state[0].ptr()) && PyBool_Check(state[1].ptr()) &&
-                               (state.size() == 2 || (PyLong_Check(state[2].ptr()) &&
-                                                      PyBool_Check(state[3].ptr())));
+                               (state.size() == 2 ||
+                                (PyLong_Check(state[2].ptr()) && PyBool_Check(state[3].ptr())));
             if (!typed) {
               std::string types;
               for (const py::handle item : state) {
@@ -1129,7 +1129,8 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
             LoadOptions options = MakeLoadOptions(state[1].ptr() == Py_True, 0, true, false);
             if (state.size() == 4) {
               options.max_bytes = PyLong_AsUnsignedLongLong(state[2].ptr());
-              if (PyErr_Occurred() != nullptr) throw py::error_already_set();  // negative: OverflowError
+              if (PyErr_Occurred() != nullptr)
+                throw py::error_already_set();  // negative: OverflowError
               options.huge_pages = state[3].ptr() == Py_True ? HugePages::kAuto : HugePages::kNever;
             }
             return Wrap(FromBytes<Filter>(std::string_view(state[0].cast<py::bytes>()), options));
