@@ -654,16 +654,18 @@ int MergeCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   } else if (target == nullptr || !merging.empty()) {
     // A client's merge stays under MAX_BYTES; one from the master or the AOF did not exceed the
     // cap of the server that first ran it, which may be larger.
-    absl::StatusOr<ScalableFilter> scratch = CloneFilter(base, g_max_bytes);
-    absl::Status merged = scratch.status();
-    for (size_t i = 0; merged.ok() && i < merging.size(); ++i)
-      merged = scratch->UnionWith(*merging[i]);
-    if (absl::IsResourceExhausted(merged) && source == Source::kServer && g_max_bytes != 0) {
-      scratch = CloneFilter(base, 0);
+    absl::StatusOr<ScalableFilter> scratch;
+    absl::Status merged;
+    const auto merge_under = [&](uint64_t max_bytes) {
+      scratch = CloneFilter(base, max_bytes);
       merged = scratch.status();
       for (size_t i = 0; merged.ok() && i < merging.size(); ++i) {
         merged = scratch->UnionWith(*merging[i]);
       }
+    };
+    merge_under(g_max_bytes);
+    if (absl::IsResourceExhausted(merged) && source == Source::kServer && g_max_bytes != 0) {
+      merge_under(0);
     }
     if (!merged.ok()) return ReplyError(ctx, MergeRefused(merged));
     if (target == nullptr) {
