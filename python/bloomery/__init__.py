@@ -46,9 +46,7 @@ from ._native import (  # noqa: E402
     info_bytes,
 )
 
-# pybloom-live's names.
-BloomFilter = BlockedFilter
-ScalableBloomFilter = ScalableFilter
+from .pybloom import BloomFilter, ScalableBloomFilter  # noqa: E402  pybloom-live's classes
 
 _KINDS = {
     "blocked": BlockedFilter,

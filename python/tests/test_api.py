@@ -865,3 +865,83 @@ def test_scalable_filter_that_cannot_be_planned_is_a_value_error_not_full():
     with pytest.raises(ValueError, match="first stage cannot be planned") as refused:
         bloomery.ScalableFilter(100, 1e-300)
     assert "full" not in str(refused.value)
+
+
+# pybloom-live's BloomFilter and ScalableBloomFilter (issue #28), checked against
+# pybloom_live/pybloom.py: add() raises IndexError once count reaches capacity (checked before
+# each key), count/len() are the new keys.
+
+
+def test_bloomfilter_refuses_the_key_past_capacity_like_pybloom():
+    f = bloomery.BloomFilter(5, 0.01)
+    assert [f.add(f"item_{i}") for i in range(5)] == [False] * 5
+    assert f.count == len(f) == 5
+    with pytest.raises(IndexError, match="BloomFilter is at capacity"):
+        f.add("overflow_item")
+    with pytest.raises(IndexError, match="BloomFilter is at capacity"):
+        f.add("item_0")  # checked before the key: a duplicate is refused too
+    assert "overflow_item" not in f and f.count == 5
+    # The C++-named kind keeps its behaviour: capacity is a plan, not a limit.
+    g = bloomery.BlockedFilter(5, 0.01)
+    assert [g.add(f"item_{i}") for i in range(7)] == [False] * 7
+
+
+def test_bloomfilter_duplicates_do_not_count_towards_capacity():
+    f = bloomery.BloomFilter(3, 0.01)
+    for _ in range(10):
+        assert f.add("same") in (False, True)
+    assert f.count == 1
+    f.add("b")
+    f.add("c")
+    with pytest.raises(IndexError):
+        f.add("d")
+
+
+@pytest.mark.parametrize(
+    "batch",
+    [
+        lambda n: [f"url{i}" for i in range(n)],
+        lambda n: (f"url{i}" for i in range(n)),
+        lambda n: np.arange(n, dtype=np.uint64),
+        lambda n: np.arange(n + 1, dtype=np.uint32)[1:],  # a view at an offset, sliced in place
+    ],
+    ids=["list", "generator", "uint64_array", "uint32_view"],
+)
+def test_bloomfilter_batches_past_capacity_stop_where_add_would(batch):
+    keys = list(batch(2_500))
+    f = bloomery.BloomFilter(1_000, 0.01)
+    f.add_many(batch(300))
+    assert f.count == 300
+    with pytest.raises(IndexError, match="BloomFilter is at capacity"):
+        f.add_many(batch(2_500))
+    # The keys before the one that found the filter full are in, none after it was counted.
+    assert f.count == 1_000
+    assert all(k in f for k in keys[:1_000])
+    assert f.contains_many(keys[1_000:], count=True) < 100  # false positives only (~1%)
+    with pytest.raises(IndexError):
+        f.update(batch(2))
+    assert f.add_many([]) == 0  # no key, no refusal (pybloom's loop would not call add)
+
+
+def test_bloomfilter_batch_within_capacity_counts_the_new_keys():
+    f = bloomery.BloomFilter(100, 0.01)
+    assert f.add_many(["a", "b", "a", "c"]) == 3
+    f.update(np.arange(97, dtype=np.uint64))
+    assert f.count == 100
+    with pytest.raises(IndexError):
+        f.add("z")
+
+
+def test_bloomfilter_count_survives_copies_pickles_and_unions():
+    f = bloomery.BloomFilter(4, 0.01)
+    f.update(["a", "b", "c", "d"])
+    for g in (f.copy(), copy.copy(f), copy.deepcopy(f), pickle.loads(pickle.dumps(f)), f | f,
+              f.union(f), f & f):
+        assert type(g) is bloomery.BloomFilter
+        assert g.count == 4 and "a" in g
+        with pytest.raises(IndexError):
+            g.add("e")
+    h = bloomery.BloomFilter.frombytes(f.tobytes())  # the file keeps no count: estimated
+    assert type(h) is bloomery.BloomFilter and h.count == 4
+    with pytest.raises(IndexError):
+        h.add("e")

@@ -1,0 +1,185 @@
+# Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+"""pybloom-live's ``BloomFilter`` and ``ScalableBloomFilter``, on bloomery's filters.
+
+What pybloom-live (https://github.com/joseph-fox/python-bloomfilter) does and these do too:
+
+- ``BloomFilter(capacity, error_rate)`` holds at most ``capacity`` keys: ``add`` raises
+  ``IndexError("BloomFilter is at capacity")`` once ``count`` new keys have been added, checked before
+  each key (a duplicate included), so crawler code that rotates filters on that error rotates.
+- ``count`` and ``len()`` are the keys added that were new.
+
+Everything else is the C++ kind's (``BlockedFilter``, ``ScalableFilter``): their keys, batches,
+files and options. The differences that remain are listed in the README's Python section.
+"""
+
+from itertools import islice as _islice
+
+from ._native import BlockedFilter, ScalableFilter
+
+_AT_CAPACITY = "BloomFilter is at capacity"
+# An iterable of unknown length past capacity is inserted in lists of at most this many keys.
+_CHUNK = 1 << 16
+
+
+class BloomFilter(BlockedFilter):
+    """pybloom-live's fixed-capacity filter: a ``BlockedFilter`` that refuses key ``capacity + 1``.
+
+    ``BloomFilter(capacity, error_rate=0.001, **options)``; options as ``BlockedFilter``'s.
+    """
+
+    def __init__(self, capacity, error_rate=0.001, **options):
+        super().__init__(capacity, error_rate, **options)
+        self._error_rate = error_rate
+        self.count = 0
+
+    def __len__(self):
+        """``count``: the keys added that were new. ``BlockedFilter.__len__(f)`` estimates them
+        from the bits instead."""
+        return self.count
+
+    def add(self, key):
+        """Adds ``key``; True if it was already present. IndexError once ``count`` reaches
+        ``capacity`` (checked first, so a duplicate is refused too)."""
+        if self.count >= self.capacity:
+            raise IndexError(_AT_CAPACITY)
+        present = BlockedFilter.add(self, key)
+        if not present:
+            self.count += 1
+            return False
+        return True
+
+    def add_many(self, keys):
+        """Adds every key in order, as ``add`` would one by one: the keys before the one that finds
+        the filter at capacity are in, then IndexError. Returns how many were new. Batches that fit
+        in the room left run as ``BlockedFilter.add_many`` (GIL released)."""
+        try:
+            size = len(keys)
+        except TypeError:
+            size = None
+        if size is not None and size <= self.capacity - self.count:
+            added = BlockedFilter.add_many(self, keys)
+            self.count += added
+            return added
+        # Past capacity, or of unknown length: pieces no longer than the room left, so count can
+        # never pass capacity, and a key left over once it is reached is refused as add() refuses it.
+        # A 1-D buffer is sliced in place; anything else is read in lists.
+        take = _pieces(keys)
+        added = 0
+        while True:
+            room = self.capacity - self.count
+            piece = take(max(room, 1))
+            if piece is None:
+                return added
+            if room <= 0:
+                raise IndexError(_AT_CAPACITY)
+            new = BlockedFilter.add_many(self, piece)
+            self.count += new
+            added += new
+
+    def update(self, keys):
+        """Adds every key of ``keys`` (as ``add_many``, returning None like ``set.update``)."""
+        self.add_many(keys)
+
+    def _adopt(self, native, count, error_rate):
+        """A BloomFilter of the C++ filter ``native`` (a BlockedFilter) with pybloom's state."""
+        result = type(self).__new__(type(self))
+        BlockedFilter.__setstate__(result, BlockedFilter.__getstate__(native))
+        result.count = count
+        result._error_rate = error_rate
+        return result
+
+    def copy(self):
+        """An independent copy, ``count`` included."""
+        return self._adopt(BlockedFilter.copy(self), self.count, self._error_rate)
+
+    def union(self, other):
+        """A new filter of the keys of either (``|``); it keeps this one's ``count``, as
+        pybloom-live's does."""
+        return self._adopt(BlockedFilter.union(self, other), self.count, self._error_rate)
+
+    def intersection(self, other):
+        """A new filter of the keys that may be in both (``&``); this one's ``count``."""
+        return self._adopt(BlockedFilter.intersection(self, other), self.count, self._error_rate)
+
+    def __or__(self, other):
+        return self.union(other)
+
+    def __and__(self, other):
+        return self.intersection(other)
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __getstate__(self):
+        return (BlockedFilter.__getstate__(self), self.count, self._error_rate)
+
+    def __setstate__(self, state):
+        native, count, error_rate = state
+        BlockedFilter.__setstate__(self, native)
+        self.count = count
+        self._error_rate = error_rate
+
+    @classmethod
+    def _from_native(cls, native):
+        # bloomery's file keeps neither the count nor the rate asked for: the count is the
+        # estimate from the bits (at most capacity), the rate the predicted one.
+        result = cls.__new__(cls)
+        BlockedFilter.__setstate__(result, BlockedFilter.__getstate__(native))
+        result.count = min(BlockedFilter.__len__(native), native.capacity)
+        result._error_rate = BlockedFilter.error_rate.__get__(native)
+        return result
+
+    @classmethod
+    def load(cls, path, **options):
+        """``BlockedFilter.load``; ``count`` is estimated from the bits (see ``fromfile``)."""
+        return cls._from_native(BlockedFilter.load(path, **options))
+
+    @classmethod
+    def frombytes(cls, data, **options):
+        """``BlockedFilter.frombytes``; ``count`` is estimated from the bits (see ``fromfile``)."""
+        return cls._from_native(BlockedFilter.frombytes(data, **options))
+
+    @classmethod
+    def fromfile(cls, f, n=-1):
+        """``BlockedFilter.fromfile``. The file keeps neither ``count`` nor the rate asked for:
+        ``count`` is the keys estimated from the bits (at most ``capacity``) and ``error_rate`` the
+        predicted one."""
+        return cls._from_native(BlockedFilter.fromfile(f, n))
+
+    def __repr__(self):
+        return (f"<bloomery.BloomFilter capacity={self.capacity} error_rate={self._error_rate} "
+                f"count={self.count}>")
+
+
+def _pieces(keys):
+    """take(n) -> the next at most n keys of ``keys`` (a slice of a 1-D buffer, or a list), or None
+    once there are none."""
+    try:
+        view = memoryview(keys)
+    except TypeError:
+        view = None
+    if view is not None and view.ndim == 1:
+        position = 0
+
+        def take_view(n):
+            nonlocal position
+            if position >= len(view):
+                return None
+            piece = view[position:position + n]
+            position += len(piece)
+            return piece
+
+        return take_view
+    iterator = iter(keys)
+
+    def take_list(n):
+        piece = list(_islice(iterator, min(n, _CHUNK)))
+        return piece or None
+
+    return take_list
+
+
+ScalableBloomFilter = ScalableFilter
