@@ -6,7 +6,8 @@ What pybloom-live (https://github.com/joseph-fox/python-bloomfilter) does and th
 - ``BloomFilter(capacity, error_rate)`` holds at most ``capacity`` keys: ``add`` raises
   ``IndexError("BloomFilter is at capacity")`` once ``count`` new keys have been added, checked before
   each key (a duplicate included), so crawler code that rotates filters on that error rotates.
-- ``count`` and ``len()`` are the keys added that were new.
+- ``count`` and ``len()`` are the keys added that were new; ``error_rate`` is the rate asked for
+  (``predicted_error_rate`` is what the geometry predicts at ``capacity``, at most that).
 
 Everything else is the C++ kind's (``BlockedFilter``, ``ScalableFilter``): their keys, batches,
 files and options. The differences that remain are listed in the README's Python section.
@@ -31,6 +32,16 @@ class BloomFilter(BlockedFilter):
         super().__init__(capacity, error_rate, **options)
         self._error_rate = error_rate
         self.count = 0
+
+    @property
+    def error_rate(self):
+        """The false positive rate asked for at ``capacity`` keys (pybloom-live's meaning)."""
+        return self._error_rate
+
+    @property
+    def predicted_error_rate(self):
+        """The rate this geometry predicts once ``capacity`` keys are in (at most ``error_rate``)."""
+        return BlockedFilter.error_rate.__get__(self)
 
     def __len__(self):
         """``count``: the keys added that were new. ``BlockedFilter.__len__(f)`` estimates them

@@ -945,3 +945,16 @@ def test_bloomfilter_count_survives_copies_pickles_and_unions():
     assert type(h) is bloomery.BloomFilter and h.count == 4
     with pytest.raises(IndexError):
         h.add("e")
+
+
+def test_bloomfilter_error_rate_is_the_rate_asked_for():
+    f = bloomery.BloomFilter(capacity=1_000, error_rate=0.001)
+    assert f.error_rate == 0.001  # was the predicted 0.000939...
+    assert bloomery.BloomFilter(500, 0.05).error_rate == 0.05
+    assert 0 < f.predicted_error_rate <= 0.001
+    assert f.predicted_error_rate == bloomery.BlockedFilter(1_000, 0.001).error_rate
+    f.add("a")
+    for g in (f.copy(), pickle.loads(pickle.dumps(f)), f | f, f & f):
+        assert g.error_rate == 0.001
+    # The file keeps only the geometry: a loaded filter answers the predicted rate.
+    assert bloomery.BloomFilter.frombytes(f.tobytes()).error_rate == f.predicted_error_rate
