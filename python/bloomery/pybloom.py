@@ -6,8 +6,10 @@ What pybloom-live (https://github.com/joseph-fox/python-bloomfilter) does and th
 - ``BloomFilter(capacity, error_rate)`` holds at most ``capacity`` keys: ``add`` raises
   ``IndexError("BloomFilter is at capacity")`` once ``count`` new keys have been added, checked before
   each key (a duplicate included), so crawler code that rotates filters on that error rotates.
-- ``count`` and ``len()`` are the keys added that were new; ``error_rate`` is the rate asked for
-  (``predicted_error_rate`` is what the geometry predicts at ``capacity``, at most that).
+- ``count`` and ``len()`` are the keys added that were new (``add(key, skip_check=True)`` counts its
+  key without looking); ``error_rate`` is the rate asked for (``predicted_error_rate`` is what the
+  geometry predicts at ``capacity``, at most that); a bad capacity or rate is ``ValueError``.
+- ``ScalableBloomFilter`` grows x4 by default (``mode=LARGE_SET_GROWTH``) and names it ``scale``.
 
 Everything else is the C++ kind's (``BlockedFilter``, ``ScalableFilter``): their keys, batches,
 files and options. The differences that remain are listed in the README's Python section.
@@ -29,6 +31,11 @@ class BloomFilter(BlockedFilter):
     """
 
     def __init__(self, capacity, error_rate=0.001, **options):
+        # pybloom-live's checks and messages, before pybind11 turns a negative int into TypeError.
+        if not 0 < error_rate < 1:
+            raise ValueError("Error_Rate must be between 0 and 1.")
+        if not capacity > 0:
+            raise ValueError("Capacity must be > 0")
         super().__init__(capacity, error_rate, **options)
         self._error_rate = error_rate
         self.count = 0
@@ -48,13 +55,14 @@ class BloomFilter(BlockedFilter):
         from the bits instead."""
         return self.count
 
-    def add(self, key):
+    def add(self, key, skip_check=False):
         """Adds ``key``; True if it was already present. IndexError once ``count`` reaches
-        ``capacity`` (checked first, so a duplicate is refused too)."""
+        ``capacity`` (checked first, so a duplicate is refused too). ``skip_check=True``: the key is
+        counted as new and False returned, without looking (pybloom-live's meaning)."""
         if self.count >= self.capacity:
             raise IndexError(_AT_CAPACITY)
         present = BlockedFilter.add(self, key)
-        if not present:
+        if skip_check or not present:
             self.count += 1
             return False
         return True
@@ -193,4 +201,18 @@ def _pieces(keys):
     return take_list
 
 
-ScalableBloomFilter = ScalableFilter
+class ScalableBloomFilter(ScalableFilter):
+    """pybloom-live's growing filter: a ``ScalableFilter`` that grows x4 by default.
+
+    ``ScalableBloomFilter(initial_capacity=100, error_rate=0.001, mode=LARGE_SET_GROWTH,
+    **options)``; options as ``ScalableFilter``'s.
+    """
+
+    def __init__(self, initial_capacity=100, error_rate=0.001,
+                 mode=ScalableFilter.LARGE_SET_GROWTH, **options):
+        super().__init__(initial_capacity, error_rate, mode, **options)
+
+    @property
+    def scale(self):
+        """The growth factor (pybloom-live's name for ``mode``)."""
+        return self.mode

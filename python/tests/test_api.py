@@ -958,3 +958,36 @@ def test_bloomfilter_error_rate_is_the_rate_asked_for():
         assert g.error_rate == 0.001
     # The file keeps only the geometry: a loaded filter answers the predicted rate.
     assert bloomery.BloomFilter.frombytes(f.tobytes()).error_rate == f.predicted_error_rate
+
+
+def test_bloomfilter_bad_capacity_or_rate_is_a_value_error_like_pybloom():
+    for capacity in (-100, 0):
+        with pytest.raises(ValueError, match="Capacity must be > 0"):
+            bloomery.BloomFilter(capacity=capacity, error_rate=0.01)  # -100 was TypeError
+    for rate in (0, 1.0, -0.1):
+        with pytest.raises(ValueError, match="Error_Rate must be between 0 and 1"):
+            bloomery.BloomFilter(capacity=100, error_rate=rate)
+
+
+def test_bloomfilter_add_skip_check_counts_without_looking():
+    f = bloomery.BloomFilter(3, 0.01)
+    assert f.add("a") is False
+    assert f.add("a", skip_check=True) is False  # was TypeError
+    assert f.count == 2 and "a" in f
+    assert f.add("b", skip_check=True) is False and "b" in f
+    with pytest.raises(IndexError):
+        f.add("c", skip_check=True)
+
+
+def test_scalable_bloomfilter_grows_x4_by_default_and_names_it_scale():
+    s = bloomery.ScalableBloomFilter()
+    assert s.scale == s.mode == bloomery.ScalableBloomFilter.LARGE_SET_GROWTH == 4
+    assert (s.initial_capacity, s.error_rate) == (100, 0.001)
+    assert bloomery.ScalableBloomFilter.SMALL_SET_GROWTH == 2
+    small = bloomery.ScalableBloomFilter(10, 0.01, mode=bloomery.ScalableBloomFilter.SMALL_SET_GROWTH)
+    assert small.scale == 2
+    assert bloomery.ScalableFilter().mode == 2  # the C++-named kind keeps its default
+    s = bloomery.ScalableBloomFilter(initial_capacity=10)
+    s.update(range(50))  # 10 + 40: two stages x4, three x2
+    assert s.stages == 2 and s.capacity == 50
+    assert isinstance(s, bloomery.ScalableFilter) and all(i in s for i in range(50))
