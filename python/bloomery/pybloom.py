@@ -99,6 +99,12 @@ class BloomFilter(BlockedFilter):
         """Adds every key of ``keys`` (as ``add_many``, returning None like ``set.update``)."""
         self.add_many(keys)
 
+    def _check_same(self, other, message):
+        # pybloom-live's check; a BlockedFilter (no asked rate) is left to the library's.
+        if isinstance(other, BloomFilter) and (self.capacity != other.capacity
+                                               or self._error_rate != other._error_rate):
+            raise ValueError(f"{message} capacity and error rate")
+
     def _adopt(self, native, count, error_rate):
         """A BloomFilter of the C++ filter ``native`` (a BlockedFilter) with pybloom's state."""
         result = type(self).__new__(type(self))
@@ -113,11 +119,13 @@ class BloomFilter(BlockedFilter):
 
     def union(self, other):
         """A new filter of the keys of either (``|``); it keeps this one's ``count``, as
-        pybloom-live's does."""
+        pybloom-live's does. ValueError, with pybloom's message, for another capacity or rate."""
+        self._check_same(other, "Unioning filters requires both filters to have both the same")
         return self._adopt(BlockedFilter.union(self, other), self.count, self._error_rate)
 
     def intersection(self, other):
         """A new filter of the keys that may be in both (``&``); this one's ``count``."""
+        self._check_same(other, "Intersecting filters requires both filters to have equal")
         return self._adopt(BlockedFilter.intersection(self, other), self.count, self._error_rate)
 
     def __or__(self, other):

@@ -991,3 +991,16 @@ def test_scalable_bloomfilter_grows_x4_by_default_and_names_it_scale():
     s.update(range(50))  # 10 + 40: two stages x4, three x2
     assert s.stages == 2 and s.capacity == 50
     assert isinstance(s, bloomery.ScalableFilter) and all(i in s for i in range(50))
+
+
+def test_bloomfilter_union_of_another_capacity_or_rate_says_so_like_pybloom():
+    f = bloomery.BloomFilter(100, 0.01)
+    for other in (bloomery.BloomFilter(200, 0.01), bloomery.BloomFilter(100, 0.001)):
+        with pytest.raises(ValueError, match="same capacity and error rate"):
+            f.union(other)
+        with pytest.raises(ValueError, match="same capacity and error rate"):
+            f | other
+        with pytest.raises(ValueError, match="equal capacity and error rate"):
+            f.intersection(other)
+    f.add("a")
+    assert "a" in f.union(bloomery.BloomFilter(100, 0.01))
