@@ -3,9 +3,11 @@
 
 Four kinds, one vocabulary (see each class's docstring):
 
-- ``BlockedFilter`` (alias ``BloomFilter``): one 64-byte cache line per key; the default.
+- ``BlockedFilter``: one 64-byte cache line per key; the default. ``BloomFilter`` is pybloom-live's
+  class on it (``capacity`` is a limit: ``IndexError`` past it; see ``bloomery.pybloom``).
 - ``ClassicFilter``: k cache lines per key, the fewest bits per key.
-- ``ScalableFilter`` (alias ``ScalableBloomFilter``): grows x2 or x4, total FPR stays bounded.
+- ``ScalableFilter``: grows x2 or x4, total FPR stays bounded. ``ScalableBloomFilter`` is
+  pybloom-live's class on it (x4 by default, ``scale``).
 - ``CountingFilter``: counters instead of bits, so keys can be removed and counted.
 - ``WindowedFilter``: keys expire after a window of adds or of seconds; its files keep the
   window's clock state.

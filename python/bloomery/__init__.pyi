@@ -164,8 +164,36 @@ class WindowedFilter(_Mappable):
     @property
     def epoch(self) -> int: ...
 
-BloomFilter = BlockedFilter
-ScalableBloomFilter = ScalableFilter
+class BloomFilter(BlockedFilter):
+    """pybloom-live's BloomFilter: at most `capacity` new keys, then IndexError."""
+    count: int
+    """The keys added that were new (pybloom-live's; also len())."""
+    def __init__(self, capacity: int, error_rate: float = 0.001, *, bits: int = ...,
+                 hashes: int = ..., seed: int | None = ...,
+                 integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ...,
+                 max_memory: int = ..., huge_pages: bool = ..., populate: bool = ...) -> None:
+        """ValueError for capacity <= 0 or error_rate outside (0, 1), with pybloom's messages."""
+    def add(self, key: Key, skip_check: bool = False) -> bool:
+        """IndexError('BloomFilter is at capacity') once count == capacity (checked first)."""
+    def add_many(self, keys: Keys) -> int:
+        """As add() one by one: the keys before the one that finds the filter full, then IndexError."""
+    @property
+    def error_rate(self) -> float:
+        """The rate asked for (a loaded file's: the predicted one)."""
+    @property
+    def predicted_error_rate(self) -> float:
+        """The FPR the geometry predicts at `capacity` keys (<= error_rate)."""
+
+class ScalableBloomFilter(ScalableFilter):
+    """pybloom-live's ScalableBloomFilter: a ScalableFilter growing x4 by default."""
+    def __init__(self, initial_capacity: int = 100, error_rate: float = 0.001, mode: int = 4, *,
+                 tightening: float = 0.9, seed: int | None = ...,
+                 integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ...,
+                 max_memory: int = ..., max_stages: int = 64, scaling: bool = True,
+                 huge_pages: bool = ...) -> None: ...
+    @property
+    def scale(self) -> int:
+        """The growth factor (pybloom-live's name for mode)."""
 
 def info(path: Path) -> dict[str, object]:
     """The validated header of a filter file: kind, version, bits, hashes, seed..."""
