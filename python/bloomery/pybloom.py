@@ -38,7 +38,6 @@ class BloomFilter(BlockedFilter):
             raise ValueError("Capacity must be > 0")
         super().__init__(capacity, error_rate, **options)
         self._error_rate = error_rate
-        self.count = 0
 
     @property
     def error_rate(self):
@@ -55,17 +54,14 @@ class BloomFilter(BlockedFilter):
         from the bits instead."""
         return self.count
 
-    def add(self, key, skip_check=False):
-        """Adds ``key``; True if it was already present. IndexError once ``count`` reaches
-        ``capacity`` (checked first, so a duplicate is refused too). ``skip_check=True``: the key is
-        counted as new and False returned, without looking (pybloom-live's meaning)."""
-        if self.count >= self.capacity:
-            raise IndexError(_AT_CAPACITY)
-        present = BlockedFilter.add(self, key)
-        if skip_check or not present:
-            self.count += 1
-            return False
-        return True
+    # add(key, skip_check=False) -> bool: True if ``key`` was already present. IndexError once
+    # ``count`` reaches ``capacity`` (checked first, so a duplicate is refused too).
+    # ``skip_check=True``: the key is counted as new and False returned, without looking
+    # (pybloom-live's meaning). In C (module.cc, PybloomAddMethod): a Python method here cost ~4x
+    # BlockedFilter.add per key.
+    add = BlockedFilter._pybloom_add
+    # The keys added that were new (pybloom-live's ``count``), kept in C beside the filter for add.
+    count = BlockedFilter._pybloom_count
 
     def add_many(self, keys):
         """Adds every key in order, as ``add`` would one by one: the keys before the one that finds

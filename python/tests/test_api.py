@@ -979,6 +979,26 @@ def test_bloomfilter_add_skip_check_counts_without_looking():
         f.add("c", skip_check=True)
 
 
+def test_bloomfilter_add_takes_pybloom_arguments_only():
+    # add is a C method (as fast as BlockedFilter.add): its argument handling is its own.
+    f = bloomery.BloomFilter(10, 0.01)
+    assert f.add("a", True) is False and f.add("a", 0) is True  # skip_check by position
+    with pytest.raises(TypeError):
+        f.add()
+    with pytest.raises(TypeError):
+        f.add("a", False, True)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'check'"):
+        f.add("a", check=True)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'skip_check'"):
+        f.add("a", True, skip_check=True)
+    with pytest.raises(TypeError):
+        f.add(1.5)  # not a key: nothing counted
+    assert f.count == 1 and len(f) == 1
+    with pytest.raises(TypeError):
+        f.count = -1
+    assert f.count == 1
+
+
 def test_scalable_bloomfilter_grows_x4_by_default_and_names_it_scale():
     s = bloomery.ScalableBloomFilter()
     assert s.scale == s.mode == bloomery.ScalableBloomFilter.LARGE_SET_GROWTH == 4
