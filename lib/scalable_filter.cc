@@ -105,11 +105,11 @@ absl::Status ScalableFilter::CheckOptions(const ScalableOptions& options) {
   }
   if (absl::Status s = CheckSizing(options); !s.ok()) return s;
   if (absl::Status s = internal::CheckIntegerHash(options.integer_hash); !s.ok()) return s;
-  if (options.growth != 2 && options.growth != 4) {
+  if (options.growth < 1 || options.growth > kMaxScalableGrowth) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "growth must be 2 or 4 (each stage planned for 2x or 4x the keys of the one before), "
-        "got %d",
-        options.growth));
+        "growth must be in [1, %d] (each stage planned for growth times the keys of the one "
+        "before), got %d",
+        kMaxScalableGrowth, options.growth));
   }
   if (!(options.tightening > 0.0 && options.tightening < 1.0)) {
     return absl::InvalidArgumentError(absl::StrFormat(

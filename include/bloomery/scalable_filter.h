@@ -83,6 +83,11 @@ namespace bloomery {
 // Most stages a chain can hold (the size of its stage table). With growth 2 stage 47 would need
 // more than 2^48 bits for any capacity, so the planner's limit is reached first.
 inline constexpr uint32_t kMaxScalableStages = 64;
+// Largest growth (RedisBloom's largest EXPANSION). Any growth from 1 keeps the total-FPR bound,
+// which depends on the tightening alone; with growth 1 every stage has the first one's capacity,
+// so a chain holds at most kMaxScalableStages times it. A stage whose capacity would overflow 64
+// bits or need more than 2^48 bits is a full() chain, as with any growth.
+inline constexpr uint32_t kMaxScalableGrowth = 32768;
 // The default tightening ratio r; see the file comment for the measurements behind it.
 inline constexpr double kDefaultTightening = 0.9;
 
@@ -94,8 +99,9 @@ inline constexpr double kDefaultTightening = 0.9;
 // (0: no cap on the total, but each stage must fit in this machine's memory); `seed`,
 // `concurrent` (see "Thread safety" above), `huge_pages` and `populate` apply to every stage.
 struct ScalableOptions : FilterOptions {
-  // Each stage is planned for `growth` times the keys of the one before: 2 (the least memory
-  // wasted in a half-empty newest stage) or 4 (fewer stages, so cheaper lookups). Anything else is
+  // Each stage is planned for `growth` times the keys of the one before, 1..kMaxScalableGrowth:
+  // 2 (the least memory wasted in a half-empty newest stage) or 4 (fewer stages, so cheaper
+  // lookups) are the usual choices; 1 makes every stage the first one's size. Anything else is
   // InvalidArgument.
   uint32_t growth = 2;
   // Tightening ratio r in (0, 1): stage i gets FPR P * (1 - r) * r^i.
@@ -116,11 +122,11 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult>,
 
   // Creates a chain with its first stage allocated.
   // Errors: InvalidArgument for capacity 0, fpr outside (0, 1) or NaN, bits or hashes set (the
-  // messages of CheckSizing, plan.h), growth other than 2 or 4, tightening outside (0, 1) or NaN,
-  // max_stages outside [1, kMaxScalableStages], a first stage the planner cannot make (more than
-  // 2^48 bits, or its fpr share P(1-r) out of (0, 1)); ResourceExhausted if the first stage
-  // exceeds max_memory_bytes (0: this machine's memory) or cannot be allocated. Only a chain
-  // that cannot grow is "full" (FullStatus); a filter being created never is.
+  // messages of CheckSizing, plan.h), growth outside [1, kMaxScalableGrowth], tightening outside
+  // (0, 1) or NaN, max_stages outside [1, kMaxScalableStages], a first stage the planner cannot
+  // make (more than 2^48 bits, or its fpr share P(1-r) out of (0, 1)); ResourceExhausted if the
+  // first stage exceeds max_memory_bytes (0: this machine's memory) or cannot be allocated. Only a
+  // chain that cannot grow is "full" (FullStatus); a filter being created never is.
   [[nodiscard]] static absl::StatusOr<ScalableFilter> Create(const ScalableOptions& options);
 
   // The FPR budget of stage `stage` under `options`: P (1 - r) r^stage, or P for a non-scaling
