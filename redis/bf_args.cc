@@ -15,10 +15,20 @@ absl::Status Arity() { return absl::FailedPreconditionError("wrong number of arg
 
 bool Is(std::string_view arg, std::string_view word) { return EqualsIgnoreCase(arg, word); }
 
-// Both RedisBloom and bloomery want growth >= 1; only 2 and 4 are plans ScalableFilter makes.
-absl::Status CheckExpansion(long long expansion) {
-  if (expansion != 2 && expansion != 4) return Reply("ERR bloomery supports EXPANSION 2 or 4");
-  return absl::OkStatus();
+// RedisBloom's EXPANSION range (its bf-expansion-factor's): 0 makes the filter non-scaling, 1 and
+// up are ScalableFilter's growth.
+constexpr long long kMaxExpansion = kMaxScalableGrowth;
+static_assert(kMaxExpansion == 32768, "RedisBloom's range, which its error text names");
+
+bool ExpansionInRange(long long expansion) { return expansion >= 0 && expansion <= kMaxExpansion; }
+
+// EXPANSION `expansion` into `params`: 0 is NONSCALING, as in RedisBloom.
+void SetExpansion(long long expansion, FilterParams* params) {
+  if (expansion == 0) {
+    params->scaling = false;  // the growth stays valid, though a non-scaling filter never grows
+  } else {
+    params->expansion = static_cast<uint32_t>(expansion);
+  }
 }
 
 }  // namespace
@@ -72,22 +82,29 @@ absl::StatusOr<FilterParams> ParseReserve(std::span<const std::string_view> args
   if (capacity <= 0) return Reply("ERR (capacity should be larger than 0)");
   params.capacity = static_cast<uint64_t>(capacity);
 
+  // RedisBloom's order: NONSCALING wherever it is, then EXPANSION's value, 0 meaning NONSCALING.
+  std::string_view expansion_text;
   bool expansion_given = false;
   for (size_t i = 2; i < args.size(); ++i) {
     if (Is(args[i], "NONSCALING")) {
       params.scaling = false;
     } else if (Is(args[i], "EXPANSION")) {
       if (++i == args.size()) return Reply("ERR no expansion");
-      long long expansion = 0;
-      if (!ParseInteger(args[i], &expansion) || expansion < 1) return Reply("ERR bad expansion");
-      if (absl::Status s = CheckExpansion(expansion); !s.ok()) return s;
-      params.expansion = static_cast<uint32_t>(expansion);
+      expansion_text = args[i];
       expansion_given = true;
     } else {
       return Reply("ERR unknown argument");
     }
   }
-  if (expansion_given && !params.scaling) return Reply("Nonscaling filters cannot expand");
+  if (expansion_given) {
+    long long expansion = 0;
+    if (!ParseInteger(expansion_text, &expansion)) return Reply("ERR bad expansion");
+    if (expansion != 0 && !params.scaling) return Reply("Nonscaling filters cannot expand");
+    if (!ExpansionInRange(expansion)) {
+      return Reply("ERR expansion must be in the range [0, 32768]");
+    }
+    SetExpansion(expansion, &params);
+  }
   return params;
 }
 
@@ -105,29 +122,28 @@ absl::StatusOr<InsertArgs> ParseInsert(std::span<const std::string_view> args) {
     } else if (Is(option, "NONSCALING")) {
       insert.params.scaling = false;
     } else if (Is(option, "CAPACITY") || Is(option, "ERROR") || Is(option, "EXPANSION")) {
+      // RedisBloom checks each value here, whether or not the key exists (its texts have no
+      // "ERR "); on a key that exists the values are then ignored.
       if (i == args.size()) return Arity();
       const std::string_view value = args[i++];
       long long integer = 0;
       if (Is(option, "ERROR")) {
-        if (!ParseDouble(value, &insert.params.error_rate)) return Reply("ERR bad error rate");
-      } else if (!ParseInteger(value, &integer)) {
-        return Reply(Is(option, "CAPACITY") ? "ERR bad capacity" : "ERR bad expansion");
+        double& rate = insert.params.error_rate;
+        if (!ParseDouble(value, &rate) || !(rate > 0 && rate < 1)) return Reply("Bad error rate");
       } else if (Is(option, "CAPACITY")) {
-        if (integer < 1) return Reply("ERR bad argument received");
+        if (!ParseInteger(value, &integer) || integer < 1) return Reply("Bad capacity");
         insert.params.capacity = static_cast<uint64_t>(integer);
       } else {
-        if (integer < 1) return Reply("ERR bad argument received");
-        if (absl::Status s = CheckExpansion(integer); !s.ok()) return s;
-        insert.params.expansion = static_cast<uint32_t>(integer);
+        if (!ParseInteger(value, &integer) || !ExpansionInRange(integer)) {
+          return Reply("Bad expansion");
+        }
+        SetExpansion(integer, &insert.params);
       }
     } else {
       return Reply("ERR unknown argument received");
     }
   }
   if (!items_found || insert.first_item == args.size()) return Arity();
-  if (!(insert.params.error_rate > 0 && insert.params.error_rate < 1)) {
-    return Reply("ERR bad argument received");
-  }
   return insert;
 }
 

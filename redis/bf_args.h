@@ -3,9 +3,8 @@
 // bf_args.h: the arguments of BF.RESERVE and BF.INSERT, parsed without Redis.
 //
 // Plain C++ so that unit tests and the fuzzer reach it without a server. The accepted syntax and
-// the error texts follow RedisBloom's (what redis-py's `bf()` client sends and expects), with one
-// deliberate difference: the growth of a scaling filter is 2 or 4 (ScalableFilter's choices),
-// so any other EXPANSION is an error, not silently rounded.
+// the error texts follow RedisBloom's (what redis-py's `bf()` client sends and expects), EXPANSION
+// included: 1..32768 is the growth of a scaling filter, 0 makes it non-scaling.
 #ifndef BLOOMERY_REDIS_BF_ARGS_H_
 #define BLOOMERY_REDIS_BF_ARGS_H_
 
@@ -36,9 +35,9 @@ struct InsertArgs {
   size_t first_item = 0;  // index into the arguments after the key
 };
 
-// `args` are the arguments after the key. Errors are InvalidArgument whose message is the reply
-// (RedisBloom's text, "ERR ..."); arity problems are FailedPrecondition (the caller answers with
-// the server's own wrong-arity error).
+// `args` are the arguments after the key. Errors are InvalidArgument whose message is the reply,
+// verbatim (RedisBloom's text, with "ERR " where RedisBloom sends it); arity problems are
+// FailedPrecondition (the caller answers with the server's own wrong-arity error).
 //   BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING]
 [[nodiscard]] absl::StatusOr<FilterParams> ParseReserve(std::span<const std::string_view> args);
 //   BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...

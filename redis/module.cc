@@ -136,6 +136,12 @@ int ReplyError(RedisModuleCtx* ctx, const absl::Status& status) {
   return api::ReplyWithError(ctx, ErrorReply(status).c_str());
 }
 
+// A ParseReserve/ParseInsert error: its message is the reply as RedisBloom sends it, some texts
+// without "ERR " ("Bad capacity", "Nonscaling filters cannot expand").
+int ReplyParseError(RedisModuleCtx* ctx, const absl::Status& status) {
+  return api::ReplyWithError(ctx, std::string(status.message()).c_str());
+}
+
 std::string_view Arg(RedisModuleString* arg) {
   size_t length = 0;
   const char* data = api::StringPtrLen(arg, &length);
@@ -275,7 +281,7 @@ int ReserveCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 4) return api::WrongArity(ctx);
   absl::StatusOr<FilterParams> params = ParseReserve(Args(argv, 2, argc));
   if (absl::IsFailedPrecondition(params.status())) return api::WrongArity(ctx);
-  if (!params.ok()) return ReplyError(ctx, params.status());
+  if (!params.ok()) return ReplyParseError(ctx, params.status());
   OpenKey key(ctx, argv[1], api::kRead | api::kWrite);
   if (key.holds() != OpenKey::Holds::kNothing) return key.ReplyNotAFilter(ctx);
   absl::StatusOr<std::unique_ptr<BloomValue>> value = NewFilter(*params, SourceOf(ctx));
@@ -414,7 +420,7 @@ int InsertCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 4) return api::WrongArity(ctx);
   absl::StatusOr<InsertArgs> args = ParseInsert(Args(argv, 2, argc));
   if (absl::IsFailedPrecondition(args.status())) return api::WrongArity(ctx);
-  if (!args.ok()) return ReplyError(ctx, args.status());
+  if (!args.ok()) return ReplyParseError(ctx, args.status());
   return InsertItems(ctx, argv, argc, 2 + static_cast<int>(args->first_item), "bf.insert",
                      args->params, args->create, /*multi=*/true);
 }

@@ -19,7 +19,7 @@ using Args = std::vector<std::string_view>;
 
 std::string ReplyOf(const absl::Status& status) { return std::string(status.message()); }
 
-TEST_CASE("BF.RESERVE takes error rate, capacity, EXPANSION 2 or 4 and NONSCALING") {
+TEST_CASE("BF.RESERVE takes error rate, capacity, EXPANSION 0..32768 and NONSCALING") {
   absl::StatusOr<FilterParams> plain = ParseReserve(Args{"0.001", "5000"});
   REQUIRE(plain.ok());
   CHECK(plain->error_rate == 0.001);
@@ -33,6 +33,22 @@ TEST_CASE("BF.RESERVE takes error rate, capacity, EXPANSION 2 or 4 and NONSCALIN
   absl::StatusOr<FilterParams> fixed = ParseReserve(Args{"0.01", "10", "NONSCALING"});
   REQUIRE(fixed.ok());
   CHECK_FALSE(fixed->scaling);
+  // RedisBloom's whole range (issue #28): any growth from 1, and 0 is NONSCALING.
+  for (const std::string_view expansion : {"1", "3", "10", "30000", "32768"}) {
+    CAPTURE(expansion);
+    absl::StatusOr<FilterParams> p = ParseReserve(Args{"0.01", "10", "EXPANSION", expansion});
+    REQUIRE(p.ok());
+    CHECK(p->expansion == std::stoul(std::string(expansion)));
+    CHECK(p->scaling);
+    CHECK(ScalableFilter::Create(ToScalableOptions(*p, 0)).ok());
+  }
+  for (const Args& args :
+       {Args{"0.01", "10", "EXPANSION", "0"}, Args{"0.01", "10", "NONSCALING", "EXPANSION", "0"}}) {
+    absl::StatusOr<FilterParams> p = ParseReserve(args);
+    REQUIRE(p.ok());
+    CHECK_FALSE(p->scaling);
+    CHECK(ScalableFilter::Create(ToScalableOptions(*p, 0)).ok());
+  }
 }
 
 TEST_CASE("BF.RESERVE refuses what RedisBloom refuses, with its replies") {
@@ -44,8 +60,18 @@ TEST_CASE("BF.RESERVE refuses what RedisBloom refuses, with its replies") {
   CHECK(ReplyOf(ParseReserve(Args{"0.01", "0"}).status()) ==
         "ERR (capacity should be larger than 0)");
   CHECK(ReplyOf(ParseReserve(Args{"0.01", "10", "EXPANSION"}).status()) == "ERR no expansion");
-  CHECK(ReplyOf(ParseReserve(Args{"0.01", "10", "EXPANSION", "3"}).status()) ==
-        "ERR bloomery supports EXPANSION 2 or 4");
+  CHECK(ReplyOf(ParseReserve(Args{"0.01", "10", "EXPANSION", "x"}).status()) ==
+        "ERR bad expansion");
+  for (const std::string_view expansion : {"-1", "32769", "9223372036854775807"}) {
+    CAPTURE(expansion);
+    CHECK(ReplyOf(ParseReserve(Args{"0.01", "10", "EXPANSION", expansion}).status()) ==
+          "ERR expansion must be in the range [0, 32768]");
+  }
+  // NONSCALING wherever it is, then any EXPANSION but 0 (RedisBloom checks this before the range).
+  CHECK(ReplyOf(ParseReserve(Args{"0.01", "10", "NONSCALING", "EXPANSION", "1"}).status()) ==
+        "Nonscaling filters cannot expand");
+  CHECK(ReplyOf(ParseReserve(Args{"0.01", "10", "EXPANSION", "-1", "NONSCALING"}).status()) ==
+        "Nonscaling filters cannot expand");
   CHECK(ReplyOf(ParseReserve(Args{"0.01", "10", "NONSCALING", "EXPANSION", "2"}).status()) ==
         "Nonscaling filters cannot expand");
   CHECK(absl::IsFailedPrecondition(ParseReserve(Args{"0.01"}).status()));  // arity
@@ -76,10 +102,31 @@ TEST_CASE("BF.INSERT options in any order before ITEMS; defaults as RedisBloom's
 
   CHECK(absl::IsFailedPrecondition(ParseInsert(Args{"CAPACITY", "10"}).status()));
   CHECK(absl::IsFailedPrecondition(ParseInsert(Args{"ITEMS"}).status()));
-  CHECK(ReplyOf(ParseInsert(Args{"ERROR", "2", "ITEMS", "a"}).status()) ==
-        "ERR bad argument received");
-  CHECK(ReplyOf(ParseInsert(Args{"CAPACITY", "-1", "ITEMS", "a"}).status()) ==
-        "ERR bad argument received");
+  // RedisBloom's BF.INSERT texts have no "ERR ".
+  for (const std::string_view rate : {"2", "0", "1", "-0.5", "x"}) {
+    CAPTURE(rate);
+    CHECK(ReplyOf(ParseInsert(Args{"ERROR", rate, "ITEMS", "a"}).status()) == "Bad error rate");
+  }
+  for (const std::string_view capacity : {"-1", "0", "x"}) {
+    CAPTURE(capacity);
+    CHECK(ReplyOf(ParseInsert(Args{"CAPACITY", capacity, "ITEMS", "a"}).status()) ==
+          "Bad capacity");
+  }
+  for (const std::string_view expansion : {"-1", "32769", "x"}) {
+    CAPTURE(expansion);
+    CHECK(ReplyOf(ParseInsert(Args{"EXPANSION", expansion, "ITEMS", "a"}).status()) ==
+          "Bad expansion");
+  }
+  absl::StatusOr<InsertArgs> three = ParseInsert(Args{"EXPANSION", "3", "ITEMS", "a"});
+  REQUIRE(three.ok());
+  CHECK(three->params.expansion == 3);
+  absl::StatusOr<InsertArgs> zero = ParseInsert(Args{"EXPANSION", "0", "ITEMS", "a"});
+  REQUIRE(zero.ok());
+  CHECK_FALSE(zero->params.scaling);
+  // BF.INSERT has no "cannot expand": NONSCALING wins.
+  absl::StatusOr<InsertArgs> both = ParseInsert(Args{"NONSCALING", "EXPANSION", "4", "ITEMS", "a"});
+  REQUIRE(both.ok());
+  CHECK_FALSE(both->params.scaling);
   CHECK(ReplyOf(ParseInsert(Args{"WHAT", "ITEMS", "a"}).status()) ==
         "ERR unknown argument received");
 }

@@ -2,6 +2,7 @@
 """Every BF.* command through redis-py's bf() client, replies and errors as redis-py parses them,
 and a 886k-URL list through BF.MADD: no false negatives, FPR within the plan."""
 import math
+import socket
 
 import pytest
 import redis
@@ -28,8 +29,9 @@ def test_reserve_add_exists_and_their_errors(r):
         bf.create("other", 1.5, 1000)
     with pytest.raises(redis.ResponseError, match="capacity"):
         bf.create("other", 0.01, 0)
-    with pytest.raises(redis.ResponseError, match="EXPANSION 2 or 4"):
-        bf.create("other", 0.01, 100, expansion=3)
+    with pytest.raises(redis.ResponseError,
+                       match=r"^expansion must be in the range \[0, 32768\]$"):
+        bf.create("other", 0.01, 100, expansion=32769)
     with pytest.raises(redis.ResponseError, match="wrong number of arguments"):
         r.execute_command("BF.ADD", "filter")
     assert r.exists("other") == 0
@@ -80,6 +82,61 @@ def test_nonscaling_filter_refuses_past_capacity(r):
     with pytest.raises(redis.ResponseError, match="non scaling filter is full"):
         bf.add("fixed", "one more")
     assert bf.add("fixed", "k0") == 0  # present keys still answer
+
+
+def test_every_redisbloom_expansion_grows_by_it(r):
+    # Issue #28: RedisBloom takes EXPANSION 0..32768 (0: non-scaling); redis-py sends it as given.
+    bf = r.bf()
+    for expansion in (1, 3, 10, 30000, 32768):
+        key = f"x{expansion}"
+        assert bf.create(key, 0.01, 10, expansion=expansion) is True
+        assert bf.info(key).expansionRate == expansion
+        assert sum(bf.madd(key, *urls(20, key))) >= 11  # past the first stage's 10 keys
+        assert bf.info(key).filterNum == 2
+        assert bf.info(key).capacity == 10 + 10 * expansion
+    assert bf.insert("ins3", ["a"], expansion=3) == [1]
+    assert bf.info("ins3").expansionRate == 3
+    assert bf.create("zero", 0.01, 10, expansion=0) is True
+    assert bf.info("zero").expansionRate is None  # non-scaling
+    assert bf.insert("zero_ins", ["a"], expansion=0) == [1]
+    assert bf.info("zero_ins").expansionRate is None
+
+
+def test_insert_ignores_creation_options_on_an_existing_key(r):
+    # RedisBloom checks them, then inserts into the filter as it is.
+    bf = r.bf()
+    bf.create("old", 0.01, 1000)
+    assert bf.insert("old", ["a", "b"], capacity=5, error=0.2, expansion=3, noScale=True) == [1, 1]
+    assert bf.insert("old", ["a", "c"], capacity=7, expansion=1, noCreate=True) == [0, 1]
+    info = bf.info("old")
+    assert (info.capacity, info.expansionRate, info.insertedNum) == (1000, 2, 3)
+
+
+def test_option_errors_are_redisbloom_texts(server):
+    r = server.client()  # raw replies: the exact error texts, "ERR " where RedisBloom sends it
+    cases = [
+        (("BF.RESERVE", "k", "0.01", "10", "EXPANSION", "-1"),
+         "expansion must be in the range [0, 32768]"),
+        (("BF.RESERVE", "k", "0.01", "10", "NONSCALING", "EXPANSION", "1"),
+         "Nonscaling filters cannot expand"),
+        (("BF.INSERT", "k", "ERROR", "2", "ITEMS", "a"), "Bad error rate"),
+        (("BF.INSERT", "k", "CAPACITY", "0", "ITEMS", "a"), "Bad capacity"),
+        (("BF.INSERT", "k", "EXPANSION", "32769", "ITEMS", "a"), "Bad expansion"),
+    ]
+    for command, text in cases:
+        with pytest.raises(redis.ResponseError) as error:
+            r.execute_command(*command)
+        assert str(error.value) == text, command
+    assert r.exists("k") == 0
+    # On the wire: "-ERR expansion ..." and "-Bad capacity" (the first word is the error code).
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(b"BF.INSERT k CAPACITY 0 ITEMS a\r\nBF.RESERVE k 0.01 10 EXPANSION -1\r\n")
+        raw = b""
+        while raw.count(b"\r\n") < 2:
+            chunk = sock.recv(4096)
+            assert chunk, raw
+            raw += chunk
+    assert raw == b"-Bad capacity\r\n-ERR expansion must be in the range [0, 32768]\r\n"
 
 
 def test_insert_options(r):
