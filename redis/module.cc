@@ -49,7 +49,13 @@ namespace {
 // identifies our values in RDB files.
 constexpr const char* kTypeName = "bloomeryf";
 constexpr int kEncodingVersion = 1;
-constexpr int kModuleVersion = 1;
+// The module registers under RedisBloom's name and a RedisBloom version (major * 10000 + minor *
+// 100 + patch), so that clients and test kits that gate on MODULE LIST (redis-py's
+// skip_ifmodversion_lt("2.4.0", "bf")) find it: 2.4.4, the first RedisBloom whose Bloom commands
+// are all ours (BF.CARD came in 2.4.4). Nothing looks the module up by name; the type name above
+// is what RDB files hold, so renaming the module changes nothing for them.
+constexpr const char* kModuleName = "bf";
+constexpr int kModuleVersion = 20404;
 // rdb_save's first word: what follows.
 constexpr uint64_t kSavedFilter = 0;
 constexpr uint64_t kSavedPendingLoad = 1;
@@ -998,7 +1004,7 @@ extern "C" __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisMo
                                                                          int argc) {
   namespace br = bloomery::redis;
   namespace api = bloomery::redis::api;
-  if (api::Bind(ctx, "bloomery", br::kModuleVersion) != api::kOk) return api::kErr;
+  if (api::Bind(ctx, br::kModuleName, br::kModuleVersion) != api::kOk) return api::kErr;
   if (br::ParseModuleArgs(ctx, argv, argc) != api::kOk) return api::kErr;
   // rdb_load checks IsIOError after every read, so a truncated RDB or RESTORE payload is
   // reported instead of ending the server.

@@ -40,6 +40,16 @@ def test_reserve_add_exists_and_their_errors(r):
     assert bf.mexists("missing", "a", "b") == [0, 0]
 
 
+def test_module_list_names_it_as_redisbloom(r):
+    # Clients and test kits gate on MODULE LIST, as redis-py 5's skip_ifmodversion_lt("2.4.0", "bf")
+    # does: the module is "bf" at RedisBloom 2.4.4 (BF.CARD's version); the type name stays.
+    modules = {m[b"name"]: m[b"ver"] for m in r.module_list()}
+    assert modules == {b"bf": 20404}
+    assert modules[b"bf"] >= 20400
+    r.bf().add("k", "x")
+    assert r.type("k") == b"bloomeryf"
+
+
 def test_add_creates_with_redisbloom_defaults(r):
     bf = r.bf()
     assert bf.add("auto", "x") == 1
