@@ -36,6 +36,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "bf_args.h"
 #include "bloomery/plan.h"
 #include "bloomery/scalable_filter.h"
@@ -536,6 +537,32 @@ int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   return api::kOk;
 }
 
+// BF.DEBUG key: RedisBloom's reply, an array of "size:N" (the keys the filter holds) and one line
+// per stage, oldest first: "bytes:B bits:b hashes:k hashwidth:64 capacity:C size:S ratio:R", with
+// the stage's real memory, bits, hash count, planned keys, keys held and FPR budget (64: each key
+// is one 64-bit hash).
+int DebugCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
+  if (argc != 2) return api::WrongArity(ctx);
+  OpenKey key(ctx, argv[1], api::kRead);
+  const ScalableFilter* filter = key.filter();
+  if (filter == nullptr) return key.ReplyNotAFilter(ctx);
+  const auto reply_line = [ctx](const std::string& line) {
+    return api::ReplyWithStringBuffer(ctx, line.data(), line.size());
+  };
+  uint64_t size = 0;
+  for (uint32_t i = 0; i < filter->stage_count(); ++i) size += filter->stage_keys(i);
+  api::ReplyWithArray(ctx, 1 + static_cast<long>(filter->stage_count()));
+  reply_line(absl::StrCat("size:", size));
+  for (uint32_t i = 0; i < filter->stage_count(); ++i) {
+    const BlockedFilter& stage = filter->stage(i);
+    reply_line(
+        absl::StrFormat("bytes:%d bits:%d hashes:%d hashwidth:64 capacity:%d size:%d ratio:%g",
+                        stage.memory_bytes(), stage.bits(), stage.hashes(), stage.plan().capacity,
+                        filter->stage_keys(i), ScalableFilter::StageFpr(filter->options(), i)));
+  }
+  return api::kOk;
+}
+
 // BF.SCANDUMP key iterator (chunks.h). Iterator 0 serializes the filter (O(bytes)) into the
 // value's cached image; later calls copy one chunk of it, and the call that ends the dump frees
 // it (a client that stops early leaves it until the next write or the key's deletion; it counts
@@ -946,6 +973,7 @@ constexpr CommandSpec kCommands[] = {
     {"bf.card", Guarded<CardCommand>, "readonly fast", {{1, 0, kReader}}, "read fast"},
     // Not "fast": the estimated FPR reads every bit.
     {"bf.info", Guarded<InfoCommand>, "readonly", {{1, 0, kReader}}, "read"},
+    {"bf.debug", Guarded<DebugCommand>, "readonly", {{1, 0, kReader}}, "read"},
     // deny-oom: its first call copies the whole filter (BloomValue::dump). That copy is a cache
     // of the value, never seen by another command, replicated or saved: a read, not a write.
     {"bf.scandump", Guarded<ScanDumpCommand>, "readonly deny-oom", {{1, 0, kReader}}, "read"},

@@ -18,6 +18,7 @@ READS = [
     ("BF.MEXISTS", "f", "a", "b"),
     ("BF.INFO", "f"),
     ("BF.CARD", "f"),
+    ("BF.DEBUG", "f"),
 ]
 # README.md, "Redis": what an operator on Redis 7.0 appends to a user's rules that say -@write.
 RECIPE_7_0 = "-bf.reserve -bf.add -bf.madd -bf.insert -bf.merge -bf.loadchunk"
@@ -77,7 +78,7 @@ def test_write_category_on_this_server(acl_server):
     cannot, which is why the recipe exists: this checks whichever the server is."""
     r = acl_server.client()
     writers = {b"bf.reserve", b"bf.add", b"bf.madd", b"bf.insert", b"bf.merge", b"bf.loadchunk"}
-    readers = {b"bf.exists", b"bf.mexists", b"bf.info", b"bf.card", b"bf.scandump"}
+    readers = {b"bf.exists", b"bf.mexists", b"bf.info", b"bf.card", b"bf.scandump", b"bf.debug"}
     in_write = set(r.execute_command("ACL", "CAT", "write"))
     in_read = set(r.execute_command("ACL", "CAT", "read"))
     nowrite = user(acl_server, "nowrite", "~*", "&*", "+@all", "-@write")
@@ -103,6 +104,7 @@ def test_read_only_key_permission_runs_reads_only(acl_server):
     assert reader.execute_command("BF.CARD", "f") == 1
     assert reader.execute_command("BF.INFO", "f", "CAPACITY") == [1000]
     assert reader.execute_command("BF.SCANDUMP", "f", 0)[0] == 1
+    assert reader.execute_command("BF.DEBUG", "f")[0] == b"size:1"
     for command in WRITES:
         refused(reader, command)
 

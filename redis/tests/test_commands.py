@@ -188,6 +188,38 @@ def test_info_single_fields_and_extras(server):
         bf.info("missing")
 
 
+def test_debug_replies_redisbloom_lines_with_the_real_stages(server):
+    r = server.client()
+    r.execute_command("BF.RESERVE", "dbg", "0.01", "100", "EXPANSION", "3")
+    added = sum(r.execute_command("BF.MADD", "dbg", *urls(250, "debug")))
+    lines = [line.decode() for line in r.execute_command("BF.DEBUG", "dbg")]
+    assert lines[0] == f"size:{added}"
+    info = dict(zip(*[iter(r.execute_command("BF.INFO", "dbg"))] * 2))
+    assert len(lines) == 1 + info[b"Number of filters"] == 1 + 2  # 100 + 300 keys
+    total_size = 0
+    for i, line in enumerate(lines[1:]):
+        fields = dict(field.split(":") for field in line.split(" "))
+        assert list(fields) == ["bytes", "bits", "hashes", "hashwidth", "capacity", "size", "ratio"]
+        assert fields["hashwidth"] == "64"
+        assert int(fields["capacity"]) == 100 * 3 ** i
+        assert int(fields["bits"]) >= int(fields["capacity"]) * 9  # ~10+ bits per key at <1%
+        assert int(fields["bytes"]) * 8 >= int(fields["bits"])
+        assert 1 <= int(fields["hashes"]) <= 32
+        # Stage i's share of the 1% budget: 0.01 * (1 - 0.9) * 0.9^i.
+        assert math.isclose(float(fields["ratio"]), 0.01 * 0.1 * 0.9 ** i, rel_tol=1e-5)
+        total_size += int(fields["size"])
+    assert int(lines[1].split(" ")[5].split(":")[1]) == 100  # the first stage is full
+    assert total_size == added
+    assert info[b"Capacity"] == 400
+    with pytest.raises(redis.ResponseError, match="not found"):
+        r.execute_command("BF.DEBUG", "missing")
+    r.set("str", "x")
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        r.execute_command("BF.DEBUG", "str")
+    with pytest.raises(redis.ResponseError, match="wrong number of arguments"):
+        r.execute_command("BF.DEBUG", "dbg", "extra")
+
+
 def test_scandump_loadchunk_round_trip(server):
     bf = server.client().bf()
     r = server.client()
