@@ -54,6 +54,23 @@ def test_debug_reload(server):
     assert snapshot(r) == before
 
 
+def test_any_expansion_survives_reload_and_dump_restore(server):
+    # Growth 1 and 3 (issue #28) are valid in the saved image, and grow on after a reload.
+    r = server.client()
+    for expansion in (1, 3, 32768):
+        key = f"x{expansion}"
+        before = fill(r, key=key, capacity=100, expansion=expansion)
+        assert before[0][before[0].index(b"Number of filters") + 1] >= 2
+        r.restore(f"{key}:copy", 0, r.dump(key))
+        assert snapshot(r, f"{key}:copy") == before
+    assert r.execute_command("DEBUG", "RELOAD") == b"OK"
+    for expansion in (1, 3, 32768):
+        key = f"x{expansion}"
+        assert snapshot(r, key) == snapshot(r, f"{key}:copy")
+        info = dict(zip(*[iter(r.execute_command("BF.INFO", key))] * 2))
+        assert info[b"Expansion rate"] == expansion
+
+
 def test_aof_rewrite_without_rdb_preamble(make_server):
     server = make_server(config=["--appendonly", "yes", "--aof-use-rdb-preamble", "no"])
     r = server.client()
