@@ -11,7 +11,7 @@ round trips and lets both through). In a project's settings::
     BLOOMERY_REDIS_KEY = "{spider}:seen"        # formatted with the spider's name
     BLOOMERY_REDIS_CAPACITY = 10_000_000         # requests expected (the first stage's)
     BLOOMERY_REDIS_ERROR_RATE = 0.001            # chance a new request is wrongly dropped
-    BLOOMERY_REDIS_EXPANSION = 2                 # growth of the scaling filter: 2 or 4
+    BLOOMERY_REDIS_EXPANSION = 2                 # growth of the scaling filter: 1 to 32768
     BLOOMERY_REDIS_CLUSTER = False               # True: BLOOMERY_REDIS_URL names a Cluster node
     BLOOMERY_REDIS_SHARDS = 1                    # split the filter over this many keys
 

@@ -1504,8 +1504,9 @@ void BindModule(py::module_& m) {
            "(initial_capacity=100, error_rate=0.001, mode=2, *, tightening=0.9, seed=None, "
            "integer_hash='xxh3', concurrent=False, max_memory=0, max_stages=64, scaling=True, "
            "huge_pages=True)\n\n"
-           "mode is the growth factor, 2 or 4 (pybloom-live's SMALL_SET_GROWTH and "
-           "LARGE_SET_GROWTH). A new key past max_memory or max_stages raises FilterFullError.")
+           "mode is the growth factor, 1 to 32768 (pybloom-live's SMALL_SET_GROWTH = 2 and "
+           "LARGE_SET_GROWTH = 4). A new key past max_memory or max_stages raises "
+           "FilterFullError.")
       .def_property_readonly("initial_capacity",
                              [](Scalable& self) { return self.filter().options().capacity; })
       .def_property_readonly(

@@ -160,8 +160,10 @@ def test_bad_options_are_value_errors_with_the_library_message():
         bloomery.BlockedFilter(0)
     with pytest.raises(ValueError, match="fpr"):
         bloomery.BlockedFilter(1000, 1.5)
-    with pytest.raises(ValueError, match="growth"):
-        bloomery.ScalableFilter(100, 0.01, 3)
+    for growth in (0, 32769):  # growth is 1 .. 32768
+        with pytest.raises(ValueError, match="growth"):
+            bloomery.ScalableFilter(100, 0.01, growth)
+    assert bloomery.ScalableFilter(100, 0.01, 3).mode == 3
     with pytest.raises(ValueError, match="counter"):
         bloomery.CountingFilter(100, 0.01, counter_bits=5)
 
