@@ -19,6 +19,19 @@
 // (concurrency_test.cc) over. A new kind joins here; the compiler then names what it lacks.
 #define KINDS BlockedFilter, ClassicFilter, CountingFilter, ScalableFilter, WindowedFilter
 
+// 1 in a build under AddressSanitizer or ThreadSanitizer (gcc defines __SANITIZE_*__, clang
+// answers __has_feature), whose shadow memory no address-space cap a test sets can hold.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BLOOMERY_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define BLOOMERY_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef BLOOMERY_TEST_SANITIZED
+#define BLOOMERY_TEST_SANITIZED 0
+#endif
+
 namespace bloomery::testing {
 
 // SplitMix64: a fixed-seed generator whose output is the same on every platform and library
