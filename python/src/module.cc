@@ -911,19 +911,29 @@ int ContainsSlot(PyObject* self, PyObject* key) {
   }
 }
 
+// Adds `key` (a Python object) to the filter: 1 if it was already present, 0 if it was new, -1
+// with the Python error set (a key that is not one). The one body of add and pybloom's add.
+template <typename Filter>
+int AddKey(PyFilter<Filter>& wrapper, PyObject* key) {
+  try {
+    const Key k(key);
+    return wrapper.Single([&](Filter& f) {
+      return AlreadyPresent(k.Visit([&](auto v) { return f.Insert(v); }));
+    })
+               ? 1
+               : 0;
+  } catch (py::error_already_set& error) {
+    error.restore();
+    return -1;
+  }
+}
+
 template <typename Filter>
 PyObject* AddMethod(PyObject* self, PyObject* key) {
   PyFilter<Filter>* wrapper = Unwrap<Filter>(self);
   if (wrapper == nullptr) return nullptr;
-  try {
-    const Key k(key);
-    const bool present = wrapper->Single(
-        [&](Filter& f) { return AlreadyPresent(k.Visit([&](auto v) { return f.Insert(v); })); });
-    return Py_NewRef(present ? Py_True : Py_False);
-  } catch (py::error_already_set& error) {
-    error.restore();
-    return nullptr;
-  }
+  const int present = AddKey(*wrapper, key);
+  return present < 0 ? nullptr : Py_NewRef(present != 0 ? Py_True : Py_False);
 }
 
 // pybloom-live's BloomFilter.add(key, skip_check=False) (python/bloomery/pybloom.py binds it as
@@ -957,15 +967,9 @@ PyObject* PybloomAddMethod(PyObject* self, PyObject* const* args, Py_ssize_t nar
     PyErr_SetString(PyExc_IndexError, "BloomFilter is at capacity");
     return nullptr;
   }
-  try {
-    const Key k(args[0]);
-    const bool present = wrapper->Single(
-        [&](Filter& f) { return AlreadyPresent(k.Visit([&](auto v) { return f.Insert(v); })); });
-    if (present && skip == 0) return Py_NewRef(Py_True);
-  } catch (py::error_already_set& error) {
-    error.restore();
-    return nullptr;
-  }
+  const int present = AddKey(*wrapper, args[0]);
+  if (present < 0) return nullptr;
+  if (present != 0 && skip == 0) return Py_NewRef(Py_True);
   ++wrapper->pybloom_count;
   return Py_NewRef(Py_False);
 }
