@@ -54,16 +54,4 @@ uint32_t MaxStagesOfAnyKind() noexcept {
 
 }  // namespace internal
 
-std::string_view FilterKindName(FilterKind kind) noexcept {
-  const internal::KindRow* row = internal::FindKindRow(kind);
-  return row != nullptr ? row->name : "unknown";
-}
-
-std::optional<FilterKind> ParseFilterKind(std::string_view name) noexcept {
-  for (const internal::KindRow& row : internal::kRows) {
-    if (row.name == name) return row.kind;
-  }
-  return std::nullopt;
-}
-
 }  // namespace bloomery

@@ -32,6 +32,8 @@ constexpr bool IsFilter() {
 template <typename... F>
 constexpr bool kAllFilters = (IsFilter<F>() && ...);
 static_assert(kAllFilters<KINDS>);
+// The build (meson.build) read as many kinds from filter_kind.h as the compiler did.
+static_assert(kFilterKindCount == BLOOMERY_BUILD_KIND_COUNT);
 static_assert(MappableFilter<BlockedFilter>);
 static_assert(MappableFilter<ClassicFilter>);
 static_assert(MappableFilter<CountingFilter>);

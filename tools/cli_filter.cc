@@ -17,11 +17,12 @@ namespace bloomery::cli {
 
 void CreateFlags::Add(CLI::App& app, const std::string& capacity_help,
                       const std::string& fpr_help) {
-  app.add_option("--kind", kind,
-                 "blocked (the default: one cache line per key), classic (partitioned: "
-                 "the fewest bits), scalable (grows: for unknown counts; --capacity is "
-                 "its first stage), counting (supports remove), windowed (forgets: see --window)")
-      ->type_name("K");
+  std::string kinds;  // "blocked (the default: one cache line per key), classic (...), ..."
+  for (const std::string_view name : FilterKindNames()) {
+    absl::StrAppend(&kinds, kinds.empty() ? "" : ", ", AsAbsl(name), " (",
+                    AsAbsl(FilterKindSummary(*ParseFilterKind(name))), ")");
+  }
+  app.add_option("--kind", kind, kinds)->type_name("K");
   sizing.Add(app, capacity_help, fpr_help);
   AddInteger(app, "--counter-bits", counter_bits, 1, 64,
              "counting filters: 4 (the default, counts to 15) or 8 (to 255)");
@@ -55,8 +56,11 @@ absl::StatusOr<CreateSpec> CreateFlags::Spec(uint64_t default_capacity, double d
   CreateSpec spec;
   const std::optional<FilterKind> parsed = ParseFilterKind(kind);
   if (!parsed) {
-    return UsageError(absl::StrCat("unknown --kind \"", kind,
-                                   "\" (blocked, classic, scalable, counting, windowed)"));
+    std::string names;
+    for (const std::string_view name : FilterKindNames()) {
+      absl::StrAppend(&names, names.empty() ? "" : ", ", AsAbsl(name));
+    }
+    return UsageError(absl::StrCat("unknown --kind \"", kind, "\" (", names, ")"));
   }
   spec.kind = *parsed;
   const bool window_given = Given("--window") || Given("--window-keys");

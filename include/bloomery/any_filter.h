@@ -29,23 +29,24 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "bloomery/blocked_filter.h"
-#include "bloomery/classic_filter.h"
-#include "bloomery/counting_filter.h"
 #include "bloomery/filter.h"
-#include "bloomery/filter_kind.h"
+#include "bloomery/filter_kind.h"  // the kinds, and their headers
 #include "bloomery/options.h"
-#include "bloomery/scalable_filter.h"
-#include "bloomery/windowed_filter.h"
 
 namespace bloomery {
+namespace kinds_detail {
+template <typename Tuple>
+struct VariantOf;
+template <typename... F>
+struct VariantOf<std::tuple<F...>> {
+  using type = std::variant<F...>;
+};
+}  // namespace kinds_detail
 
 class AnyFilter {
  public:
-  // The kinds, in FilterKind's order from 1 (a static_assert in any_filter.cc holds it): a new
-  // kind is one more alternative here.
-  using Variant =
-      std::variant<BlockedFilter, ClassicFilter, ScalableFilter, CountingFilter, WindowedFilter>;
+  // Every kind of the list (filter_kind.h), in FilterKind's order from 1.
+  using Variant = typename kinds_detail::VariantOf<FilterKinds>::type;
 
   // Wraps a filter of a known kind (moved in). The first two constraints keep AnyFilter's own
   // copies and moves from asking whether AnyFilter is a Filter, a question that recurses.

@@ -10,18 +10,13 @@
 #ifndef BLOOMERY_BLOOMERY_H_
 #define BLOOMERY_BLOOMERY_H_
 
-#include "bloomery/any_filter.h"       // IWYU pragma: export
-#include "bloomery/blocked_filter.h"   // IWYU pragma: export
-#include "bloomery/classic_filter.h"   // IWYU pragma: export
-#include "bloomery/counting_filter.h"  // IWYU pragma: export
-#include "bloomery/file.h"             // IWYU pragma: export
-#include "bloomery/filter.h"           // IWYU pragma: export
-#include "bloomery/filter_kind.h"      // IWYU pragma: export
-#include "bloomery/key.h"              // IWYU pragma: export
-#include "bloomery/options.h"          // IWYU pragma: export
-#include "bloomery/plan.h"             // IWYU pragma: export
-#include "bloomery/scalable_filter.h"  // IWYU pragma: export
-#include "bloomery/simd.h"             // IWYU pragma: export
-#include "bloomery/windowed_filter.h"  // IWYU pragma: export
+#include "bloomery/any_filter.h"   // IWYU pragma: export
+#include "bloomery/file.h"         // IWYU pragma: export
+#include "bloomery/filter.h"       // IWYU pragma: export
+#include "bloomery/filter_kind.h"  // IWYU pragma: export (and every kind's header)
+#include "bloomery/key.h"          // IWYU pragma: export
+#include "bloomery/options.h"      // IWYU pragma: export
+#include "bloomery/plan.h"         // IWYU pragma: export
+#include "bloomery/simd.h"         // IWYU pragma: export
 
 #endif  // BLOOMERY_BLOOMERY_H_
