@@ -57,8 +57,8 @@ class BloomFilter(BlockedFilter):
     # add(key, skip_check=False) -> bool: True if ``key`` was already present. IndexError once
     # ``count`` reaches ``capacity`` (checked first, so a duplicate is refused too).
     # ``skip_check=True``: the key is counted as new and False returned, without looking
-    # (pybloom-live's meaning). In C (src/hot_calls.h, PybloomAddMethod): a Python method here cost ~4x
-    # BlockedFilter.add per key.
+    # (pybloom-live's meaning). In C (src/hot_calls.h, PybloomAddMethod): a Python method here
+    # cost ~4x BlockedFilter.add per key.
     add = BlockedFilter._pybloom_add
     # The keys added that were new (pybloom-live's ``count``), kept in C beside the filter for add.
     count = BlockedFilter._pybloom_count
