@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <regex>
+#include <span>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -22,9 +22,55 @@ absl::Status BadNumber(std::string_view text, std::string_view what) {
   return UsageError(absl::StrCat("\"", AsAbsl(text), "\" is not ", AsAbsl(what)));
 }
 
+// The length of the run of decimal digits at the start of `text`.
+size_t Digits(std::string_view text) {
+  const size_t end = text.find_first_not_of("0123456789");
+  return end == std::string_view::npos ? text.size() : end;
+}
+
 // Decimal notation only (absl::SimpleAtod alone would also take "0x10", "inf", "nan" and a sign):
-// a mantissa, an exponent, then a unit's suffix.
-constexpr std::string_view kDecimal = R"(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)";
+// the longest prefix of `text` that is a mantissa ("12", "1.", "1.5", ".5") and an optional
+// exponent ("e6", "E+6", "e-3"); empty if there is none. Nothing that may follow it (a unit's
+// suffix, '%') is a digit, '.' or an exponent, so the longest prefix is the only one.
+std::string_view DecimalPrefix(std::string_view text) {
+  size_t at = Digits(text);
+  const bool whole = at > 0;
+  if (at < text.size() && text[at] == '.') {
+    const size_t fraction = Digits(text.substr(at + 1));
+    if (!whole && fraction == 0) return {};
+    at += 1 + fraction;
+  }
+  if (at == 0) return {};
+  if (at < text.size() && (text[at] == 'e' || text[at] == 'E')) {
+    size_t exponent = at + 1;
+    if (exponent < text.size() && (text[exponent] == '+' || text[exponent] == '-')) ++exponent;
+    const size_t digits = Digits(text.substr(exponent));
+    if (digits > 0) at = exponent + digits;
+  }
+  return text.substr(0, at);
+}
+
+// The suffixes a unit takes and the power of its base (1000 or 1024) each stands for.
+struct Suffix {
+  std::string_view text;
+  int power;
+};
+constexpr Suffix kCountSuffixes[] = {{"", 0}, {"k", 1}, {"K", 1}, {"M", 2}, {"G", 3}, {"T", 4}};
+constexpr Suffix kBitsSuffixes[] = {{"", 0}, {"K", 1}, {"M", 2}, {"G", 3}, {"T", 4}};
+constexpr Suffix kBytesSuffixes[] = {{"", 0},    {"K", 1},   {"M", 2},  {"G", 3},  {"T", 4},
+                                     {"KB", 1},  {"MB", 2},  {"GB", 3}, {"TB", 4}, {"KiB", 1},
+                                     {"MiB", 2}, {"GiB", 3}, {"TiB", 4}};
+
+// Each Unit's suffixes, in the enum's order.
+constexpr std::span<const Suffix> kSuffixes[] = {kCountSuffixes, kBitsSuffixes, kBytesSuffixes};
+
+// The power `suffix` stands for in `unit`, or -1 if the unit does not take it.
+int SuffixPower(std::string_view suffix, Unit unit) {
+  for (const Suffix& s : kSuffixes[static_cast<int>(unit)]) {
+    if (s.text == suffix) return s.power;
+  }
+  return -1;
+}
 
 }  // namespace
 
@@ -41,47 +87,36 @@ int ExitCodeFor(const absl::Status& status) {
 }
 
 absl::StatusOr<uint64_t> ParseNumber(std::string_view text, Unit unit) {
-  static const std::regex kPower(R"(([0-9]+)\^([0-9]+))");
-  // Counts take k or K for 1000; bits and bytes K for 1024; bytes may add B or iB to K, M, G, T.
-  static const std::regex kForms[] = {
-      std::regex(absl::StrCat(AsAbsl(kDecimal), "([kKMGT]?)")),
-      std::regex(absl::StrCat(AsAbsl(kDecimal), "([KMGT]?)")),
-      std::regex(absl::StrCat(AsAbsl(kDecimal), "(?:([KMGT])(?:i?B)?)?")),
-  };
   const std::string_view what =
       unit == Unit::kCount  ? "a whole number (e.g. 1000000, 1e6, 2^20, 10M)"
       : unit == Unit::kBits ? "a number of bits (e.g. 1048576, 2^20, 1G; not bytes: no B)"
                             : "a size (e.g. 1048576, 2^20, 4G, 1.5GiB)";
-  const std::string original(text);
-  const absl::Status too_large = UsageError(absl::StrCat("\"", original, "\" is too large"));
-  std::smatch match;
-  if (std::regex_match(original, match, kPower)) {
+  const absl::Status too_large = UsageError(absl::StrCat("\"", AsAbsl(text), "\" is too large"));
+  // A power: digits, '^', digits.
+  const size_t caret = Digits(text);
+  if (caret > 0 && caret + 1 < text.size() && text[caret] == '^' &&
+      Digits(text.substr(caret + 1)) == text.size() - caret - 1) {
     uint64_t base = 0;
     uint32_t exponent = 0;
-    if (!absl::SimpleAtoi(match.str(1), &base) || !absl::SimpleAtoi(match.str(2), &exponent)) {
+    if (!absl::SimpleAtoi(AsAbsl(text.substr(0, caret)), &base) ||
+        !absl::SimpleAtoi(AsAbsl(text.substr(caret + 1)), &exponent)) {
       return too_large;
     }
+    if (exponent == 0) return 1;
+    if (base <= 1) return base;  // 0 or 1 at any power: no need to multiply it out
     uint64_t value = 1;
     for (uint32_t i = 0; i < exponent; ++i) {
       if (__builtin_mul_overflow(value, base, &value) || value > kMaxNumber) return too_large;
     }
     return value;
   }
-  if (!std::regex_match(original, match, kForms[static_cast<int>(unit)])) {
-    return BadNumber(original, what);
-  }
-  const std::string suffix = match.str(3);
-  const size_t power = suffix.empty()
-                           ? std::string_view::npos
-                           : std::string_view("KMGT").find(suffix == "k" ? 'K' : suffix[0]);
-  const double multiplier =
-      power == std::string_view::npos
-          ? 1
-          : std::pow(unit == Unit::kCount ? 1000.0 : 1024.0, static_cast<double>(power + 1));
-  const std::string number = match.str(1) + match.str(2);
+  const std::string_view number = DecimalPrefix(text);
+  const int power = number.empty() ? -1 : SuffixPower(text.substr(number.size()), unit);
+  if (power < 0) return BadNumber(text, what);
+  const double multiplier = std::pow(unit == Unit::kCount ? 1000.0 : 1024.0, power);
   uint64_t whole = 0;
   uint64_t value = 0;
-  if (absl::SimpleAtoi(number, &whole)) {  // digits only: exact, whatever its size
+  if (absl::SimpleAtoi(AsAbsl(number), &whole)) {  // digits only: exact, whatever its size
     if (__builtin_mul_overflow(whole, static_cast<uint64_t>(multiplier), &value) ||
         value > kMaxNumber) {
       return too_large;
@@ -89,27 +124,26 @@ absl::StatusOr<uint64_t> ParseNumber(std::string_view text, Unit unit) {
     return value;
   }
   double mantissa = 0;
-  if (!absl::SimpleAtod(number, &mantissa)) return BadNumber(original, what);
+  if (!absl::SimpleAtod(AsAbsl(number), &mantissa)) return BadNumber(text, what);
   const double scaled = mantissa * multiplier;
   if (!(scaled < static_cast<double>(kMaxNumber))) return too_large;
   if (scaled != std::floor(scaled)) {
-    return UsageError(absl::StrCat("\"", original, "\" is not a whole number"));
+    return UsageError(absl::StrCat("\"", AsAbsl(text), "\" is not a whole number"));
   }
   return static_cast<uint64_t>(scaled);
 }
 
 absl::StatusOr<double> ParseFraction(std::string_view text) {
-  static const std::regex kFraction(absl::StrCat(AsAbsl(kDecimal), "(%?)"));
   constexpr std::string_view kWhat = "a probability in (0, 1) (e.g. 0.01, 1e-3, 1%)";
-  const std::string original(text);
-  std::smatch match;
+  const std::string_view number = DecimalPrefix(text);
+  const std::string_view suffix = text.substr(number.size());
   double value = 0;
-  if (!std::regex_match(original, match, kFraction) ||
-      !absl::SimpleAtod(match.str(1) + match.str(2), &value)) {
-    return BadNumber(original, kWhat);
+  if (number.empty() || !(suffix.empty() || suffix == "%") ||
+      !absl::SimpleAtod(AsAbsl(number), &value)) {
+    return BadNumber(text, kWhat);
   }
-  if (match.length(3) != 0) value /= 100;
-  if (!(value > 0 && value < 1)) return BadNumber(original, kWhat);
+  if (!suffix.empty()) value /= 100;
+  if (!(value > 0 && value < 1)) return BadNumber(text, kWhat);
   return value;
 }
 
