@@ -1289,6 +1289,41 @@ TEST_CASE("filter file commands: usage errors exit 2, bad files exit 1") {
   CHECK(Run({"dedupe", "--state", input}, "x\n").exit_code == 1);
 }
 
+// CLI11 checks these as it parses (required, excludes, needs, IsMember, FileName): still usage
+// errors, exit 2, and the message names the flag.
+TEST_CASE("missing, empty or conflicting flags are usage errors naming the flag") {
+  const std::string input = WriteLines("flags_in.txt", {"x"});
+  const std::string file = Scratch().File("flags.bloom");
+  Build({"--capacity", "100"}, file, input);
+  const std::string out = Scratch().File("flags_out.bloom");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"build", "--capacity", "100", input}, "-o"},
+      {{"build", "--capacity", "100", "-o", "", input}, "-o"},
+      {{"merge", "-o", "", file, file}, "-o"},
+      {{"merge", file, file}, "-o"},
+      {{"merge", "-o", out, file}, "inputs"},
+      {{"query", file, "--absent", "--count"}, "--count"},
+      {{"query", file, "--present", "--count"}, "--present"},
+      {{"query", file, "--json", "--absent"}, "--json"},
+      {{"table", "--layout", "fancy"}, "--layout"},
+      {{"table", "--keys", "100", "--svg", ""}, "--svg"},
+      {{"dedupe", "--state", ""}, "--state"},
+      {{"dedupe", "--checkpoint", "10"}, "--checkpoint"},
+      {{"plan", "--bits", "2^20", "--fpr", "0.01", "--hashes", "4"}, "--fpr"},
+      {{"dedupe", "--window", "7d", "--window-keys", "5"}, "--window-keys"},
+  };
+  for (const auto& [args, flag] : bad) {
+    std::string command;
+    for (const std::string& arg : args) absl::StrAppend(&command, " '", arg, "'");
+    CAPTURE(command);
+    const RunResult r = Run(args, "x\n");
+    CHECK(r.exit_code == 2);
+    CHECK(Contains(r.err, flag));
+    CHECK(r.out.empty());
+  }
+  CHECK_FALSE(std::filesystem::exists(out));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Edges (issue #10): output that cannot be written, saturation, dirty files, state paths, input
 // conventions.

@@ -198,6 +198,12 @@ CLI::Option* AddInteger(CLI::App& app, const std::string& name, uint32_t& out, u
       ->type_name("N");
 }
 
+CLI::Validator FileName() {
+  return CLI::Validator(
+      [](const std::string& name) { return name.empty() ? "needs a file name" : std::string(); },
+      "");
+}
+
 CLI::Option* AddFlag(CLI::App& app, const std::string& name, bool& out, const std::string& help) {
   return app.add_flag(name, out, help)->disable_flag_override();
 }
@@ -206,9 +212,11 @@ void SizingFlags::Add(CLI::App& app, const std::string& capacity_help,
                       const std::string& fpr_help) {
   this->app = &app;
   AddNumber(app, "--capacity", capacity, Unit::kCount, capacity_help);
-  AddFraction(app, "--fpr", fpr, fpr_help);
+  CLI::Option* fpr_flag = AddFraction(app, "--fpr", fpr, fpr_help);
+  // --bits fixes the size; --fpr asks the planner for one.
   AddNumber(app, "--bits", bits, Unit::kBits,
-            "a given size in bits instead: 2^30, 1G (K, M, G, T: powers of 1024)");
+            "a given size in bits instead: 2^30, 1G (K, M, G, T: powers of 1024)")
+      ->excludes(fpr_flag);
   AddInteger(app, "--hashes", hashes, kMinHashes, kMaxHashes,
              "probes per key, 1..16 (default: the planner's choice)");
 }
@@ -220,11 +228,6 @@ absl::StatusOr<FilterOptions> SizingFlags::Options(uint64_t default_capacity,
   options.capacity = Given("--capacity") ? capacity : default_capacity;
   if (Given("--capacity") && capacity == 0) return UsageError("--capacity must be at least 1");
   if (Given("--bits")) {
-    if (Given("--fpr")) {
-      return UsageError(
-          "--fpr and --bits do not go together (--bits fixes the size; --fpr asks the planner "
-          "for one)");
-    }
     if (bits == 0) return UsageError("--bits must be at least 1");
     if (hashes == 0 && !Given("--capacity")) {
       return UsageError("--bits needs --hashes, or --capacity to choose them for");

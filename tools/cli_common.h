@@ -112,6 +112,9 @@ inline CLI::Option* AddJson(CLI::App& app, bool& out,
   return AddFlag(app, "--json", out, help);
 }
 [[nodiscard]] inline bool Given(const CLI::Option* option) { return option->count() > 0; }
+// A check for a flag naming a file: an empty name ("-o ''") is a usage error, "-o: needs a file
+// name". Its description is empty, so help shows the flag's placeholder alone.
+[[nodiscard]] CLI::Validator FileName();
 
 // The sizing flags of every subcommand that creates a filter: "--capacity N [--fpr P] [--hashes
 // K]" (planned) or "--bits B [--hashes K] [--capacity N]" (a given geometry).

@@ -138,7 +138,6 @@ struct BuildFlags {
 };
 
 absl::Status RunBuild(const BuildFlags& flags) {
-  if (flags.output.empty()) return UsageError("give the filter file to write: -o FILE");
   // No default capacity: --capacity, --bits or --window-keys (a window's capacity) must be given.
   absl::StatusOr<CreateSpec> spec = flags.create.Spec(0, 0.01);
   if (!spec.ok()) return spec.status();
@@ -181,10 +180,6 @@ struct QueryFlags {
 };
 
 absl::Status RunQuery(const QueryFlags& flags) {
-  if (flags.present + flags.absent + flags.count > 1) {
-    return UsageError("--present, --absent and --count exclude each other");
-  }
-  if (flags.file.json && !flags.count) return UsageError("--json goes with --count");
   absl::StatusOr<AnyFilter> filter = LoadFilter(flags.file.file, flags.file.Load());
   if (!filter.ok()) return filter.status();
   absl::StatusOr<LineReader> reader = LineReader::Open(flags.file.input, flags.file.strip_cr);
@@ -327,8 +322,6 @@ struct MergeFlags {
 };
 
 absl::Status RunMerge(const MergeFlags& flags) {
-  if (flags.output.empty()) return UsageError("give the file to write: -o OUT");
-  if (flags.inputs.size() < 2) return UsageError("needs 2 arguments");
   const std::vector<std::string>& inputs = flags.inputs;
   // OUT may be one of the inputs (merge into it): its lock covers the load as well as the save.
   absl::StatusOr<FileLock> lock = LockFile(flags.output, flags.file.no_wait);
@@ -406,7 +399,10 @@ new keys: build then exits 1 and writes nothing.)",
       ->type_name("INPUT");
   flags->create.Add(*app, "keys expected (scalable: the first stage's); k, M, G, T: powers of 1000",
                     "false-positive rate at capacity (default 0.01; scalable: the whole chain's)");
-  app->add_option("-o", flags->output, "the filter file to write")->type_name("FILE");
+  app->add_option("-o", flags->output, "the filter file to write")
+      ->type_name("FILE")
+      ->required()
+      ->check(FileName());
   AddJson(*app, flags->file.json, kSummaryJson);
   AddStripCr(*app, flags->file.strip_cr);
 }
@@ -417,9 +413,15 @@ void AddQueryCommand(Commands& commands) {
       R"(Prints, in order, every inserted line and others with probability about the filter's
 false-positive rate.)",
       RunQuery, kInput, "with --count: lines, present and absent as JSON");
-  AddFlag(*app, "--present", flags->present, "print the lines that may be present (the default)");
-  AddFlag(*app, "--absent", flags->absent, "print the lines that are certainly not present");
-  AddFlag(*app, "--count", flags->count, "print only the number of lines that may be present");
+  CLI::Option* present = AddFlag(*app, "--present", flags->present,
+                                 "print the lines that may be present (the default)");
+  CLI::Option* absent =
+      AddFlag(*app, "--absent", flags->absent, "print the lines that are certainly not present");
+  CLI::Option* count =
+      AddFlag(*app, "--count", flags->count, "print only the number of lines that may be present");
+  present->excludes(absent)->excludes(count);
+  absent->excludes(count);
+  app->get_option("--json")->needs(count);
 }
 
 void AddMergeCommand(Commands& commands) {
@@ -429,8 +431,14 @@ void AddMergeCommand(Commands& commands) {
 otherwise merge exits 1 and says why. OUT is written atomically. Counting filters add their
 counts.)",
       RunMerge);
-  app->add_option("-o", flags->output, "the file to write")->type_name("OUT");
-  app->add_option("inputs", flags->inputs, "the filter files to merge")->type_name("A B [C...]");
+  app->add_option("-o", flags->output, "the file to write")
+      ->type_name("OUT")
+      ->required()
+      ->check(FileName());
+  app->add_option("inputs", flags->inputs, "the filter files to merge")
+      ->type_name("A B [C...]")
+      ->required()
+      ->expected(2, CLI::detail::expected_max_vector_size);
   flags->file.AddLoadFlags(*app);
   AddJson(*app, flags->file.json, kSummaryJson);
   AddNoWait(*app, flags->file.no_wait);

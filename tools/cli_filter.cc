@@ -40,7 +40,8 @@ void CreateFlags::Add(CLI::App& app, const std::string& capacity_help,
               .description(""));  // help shows "D", not CLI11's "D:INT UNIT"
   AddNumber(app, "--window-keys", window_keys, Unit::kCount,
             "windowed: a line is forgotten after N lines first seen after it "
-            "(kept for at least 3N/4 of them, rounded down); it is then the capacity");
+            "(kept for at least 3N/4 of them, rounded down); it is then the capacity")
+      ->excludes("--window");
 }
 
 std::vector<std::string> CreateFlags::Given() const {
@@ -68,7 +69,7 @@ absl::StatusOr<CreateSpec> CreateFlags::Spec(uint64_t default_capacity, double d
     return UsageError("--window and --window-keys need --kind windowed (or no --kind)");
   }
   if (window_given) spec.kind = FilterKind::kWindowed;
-  if (spec.kind == FilterKind::kWindowed && Given("--window") == Given("--window-keys")) {
+  if (spec.kind == FilterKind::kWindowed && !window_given) {
     return UsageError("a windowed filter needs one of --window D and --window-keys N");
   }
   if (Given("--window-keys")) {

@@ -398,11 +398,6 @@ absl::Status RunTable(const TableFlags& flags) {
   if (flags.keys == 0 || flags.keys > (uint64_t{1} << 32)) {
     return UsageError("--keys must be in [1, 2^32]");
   }
-  if (flags.layout != "blocked" && flags.layout != "classic") {
-    return UsageError(
-        absl::StrCat("--layout must be blocked or classic, got \"", flags.layout, "\""));
-  }
-  if (Given(flags.svg_flag) && flags.svg.empty()) return UsageError("--svg needs a file name");
   absl::StatusOr<Table> table =
       BuildTable(flags.layout == "blocked" ? Layout::kBlocked : Layout::kPartitioned, flags.keys);
   if (!table.ok()) return table.status();
@@ -445,14 +440,16 @@ that geometry holding N keys, queried with N keys that were never inserted.)",
             "keys per filter (default 200000); measured FPRs below 1/N read as \"<1/N\"");
   app->add_option("--layout", flags->layout,
                   "blocked (BlockedFilter, the default) or classic (partitioned, k slices)")
-      ->type_name("L");
+      ->type_name("L")
+      ->check(CLI::IsMember({"blocked", "classic"}));
   CLI::Option* json = AddJson(*app, flags->json);
   AddFlag(*app, "--csv", flags->csv, "print CSV, one line per (m/n, k)")->excludes(json);
   flags->svg_flag =
       app->add_option("--svg", flags->svg,
                       "also draw FPR (log scale) against bits/key for each k: theory lines, "
                       "measured dots")
-          ->type_name("FILE");
+          ->type_name("FILE")
+          ->check(FileName());
 }
 
 }  // namespace bloomery::cli

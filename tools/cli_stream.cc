@@ -43,7 +43,6 @@ struct DedupeFlags {
   bool no_wait = false;
   std::string input = "-";
   CLI::Option* state_flag = nullptr;
-  CLI::Option* checkpoint_flag = nullptr;
 };
 
 // Whether the state file exists. Only "no such file" starts a fresh state: any other error
@@ -92,8 +91,6 @@ absl::Status RunDedupe(const DedupeFlags& flags) {
   absl::StatusOr<CreateSpec> spec = flags.create.Spec(kDefaultDedupeCapacity, kDefaultDedupeFpr);
   if (!spec.ok()) return spec.status();
   const bool with_state = Given(flags.state_flag);
-  if (with_state && flags.state.empty()) return UsageError("--state needs a file name");
-  if (Given(flags.checkpoint_flag) && !with_state) return UsageError("--checkpoint needs --state");
   if (flags.checkpoint == 0) return UsageError("--checkpoint must be at least 1");
   absl::StatusOr<LineReader> reader = LineReader::Open(flags.input, flags.strip_cr);
   if (!reader.ok()) return reader.status();
@@ -299,9 +296,11 @@ window has passed since it was first printed; --state keeps the window across ru
                       "remember the lines seen across runs: load the filter from FILE if it "
                       "exists (the sizing flags are then ignored, with a warning), else create it; "
                       "save it at every checkpoint and at the end")
-          ->type_name("FILE");
-  flags->checkpoint_flag = AddNumber(*app, "--checkpoint", flags->checkpoint, Unit::kCount,
-                                     "with --state: save every N lines read (default 10M)");
+          ->type_name("FILE")
+          ->check(FileName());
+  AddNumber(*app, "--checkpoint", flags->checkpoint, Unit::kCount,
+            "with --state: save every N lines read (default 10M)")
+      ->needs(flags->state_flag);
   AddAllowDirty(*app, flags->allow_dirty);
   AddNoWait(*app, flags->no_wait);
   AddStripCr(*app, flags->strip_cr);
