@@ -13,7 +13,7 @@
 
 #include "bloomery/bloomery.h"
 #include "fuzz_util.h"
-#include "internal/format.h"
+#include "internal/format_codec.h"
 
 namespace {
 

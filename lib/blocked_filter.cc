@@ -12,6 +12,7 @@
 #include "internal/block_layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/line_ops.h"
+#include "internal/persistence.h"
 #include "internal/storage.h"
 #include "simd/block_kernels.h"
 
@@ -95,5 +96,30 @@ double BlockedFilter::EstimatedFpr() const noexcept {
   for (uint64_t b = 0; b < blocks_; ++b) total += internal::LineFpr(line(b), hashes_);
   return blocks_ ? total / static_cast<double>(blocks_) : 0.0;
 }
+
+// Persistence (lib/internal/persistence.h): a one-stage file of kind "blocked" (docs/FORMAT.md).
+
+internal::KindFormat BlockedFilter::FileFormat() noexcept {
+  return {.max_stages = 1,
+          .counter_bits = {0, 0},
+          .stage_bits_unit = kBlockBits,
+          .params = 0,
+          .counts_inserts = false,
+          .check = &internal::CheckLayoutHeader<Layout::kBlocked>};
+}
+
+absl::StatusOr<std::string> BlockedFilter::Write(const std::string* path) const {
+  return internal::WriteLayout(path, FilterKind::kBlocked, plan_, hasher_, bytes());
+}
+
+absl::StatusOr<BlockedFilter> BlockedFilter::Open(internal::FilterFile& file,
+                                                  const LoadOptions& options) {
+  return internal::OpenSingleStage<BlockedFilter>(file, options, [](const auto& header) {
+    return internal::PlanFromHeader(header, Layout::kBlocked);
+  });
+}
+
+template class Persistent<BlockedFilter>;
+template class Mappable<BlockedFilter>;
 
 }  // namespace bloomery

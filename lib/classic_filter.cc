@@ -12,6 +12,7 @@
 #include "internal/classic_layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
+#include "internal/persistence.h"
 #include "internal/storage.h"
 
 namespace bloomery {
@@ -148,5 +149,31 @@ double ClassicFilter::EstimatedFpr() const noexcept {
   }
   return fpr;
 }
+
+// Persistence (lib/internal/persistence.h): a one-stage file of kind "classic" (docs/FORMAT.md),
+// k slices of bits/k bits each, stored in whole lines.
+
+internal::KindFormat ClassicFilter::FileFormat() noexcept {
+  return {.max_stages = 1,
+          .counter_bits = {0, 0},
+          .stage_bits_unit = 0,  // a stage is its hashes' slices
+          .params = 0,
+          .counts_inserts = false,
+          .check = &internal::CheckLayoutHeader<Layout::kPartitioned>};
+}
+
+absl::StatusOr<std::string> ClassicFilter::Write(const std::string* path) const {
+  return internal::WriteLayout(path, FilterKind::kClassic, plan_, hasher_, bytes());
+}
+
+absl::StatusOr<ClassicFilter> ClassicFilter::Open(internal::FilterFile& file,
+                                                  const LoadOptions& options) {
+  return internal::OpenSingleStage<ClassicFilter>(file, options, [](const auto& header) {
+    return internal::PlanFromHeader(header, Layout::kPartitioned);
+  });
+}
+
+template class Persistent<ClassicFilter>;
+template class Mappable<ClassicFilter>;
 
 }  // namespace bloomery

@@ -8,12 +8,14 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "internal/batch_pipeline.h"
 #include "internal/block_layout.h"
 #include "internal/counting_layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
+#include "internal/persistence.h"
 #include "internal/storage.h"
 
 namespace bloomery {
@@ -296,5 +298,80 @@ double CountingFilter::EstimatedFpr() const noexcept {
   }
   return plan_.blocks ? total / static_cast<double>(plan_.blocks) : 0.0;
 }
+
+// Persistence (lib/internal/persistence.h): a one-stage file of kind "counting" (docs/FORMAT.md);
+// `bits` is counters * counter_bits.
+
+namespace {
+
+// The header's geometry as the plan Create would have made (DataLoss otherwise).
+absl::StatusOr<CountingPlan> CountingPlanOf(const internal::FileHeader& header) {
+  CountingOptions options;
+  options.bits = header.bits;
+  options.hashes = header.hashes;
+  options.capacity = header.capacity;
+  options.counter_bits = header.counter_bits;
+  absl::StatusOr<CountingPlan> plan = PlanCountingFilter(options);
+  if (!plan.ok() || plan->bits() != header.bits || plan->hashes != header.hashes) {
+    return internal::Corrupt(absl::StrCat(
+        "not a valid counting filter geometry (",
+        plan.ok() ? "it differs from what the planner makes" : plan.status().message(), ")"));
+  }
+  return plan;
+}
+
+absl::Status CheckCountingHeader(const internal::FileHeader& header) {
+  return internal::CheckPlanned(CountingPlanOf(header), header);
+}
+
+}  // namespace
+
+internal::KindFormat CountingFilter::FileFormat() noexcept {
+  return {.max_stages = 1,
+          .counter_bits = {4, 8},
+          .stage_bits_unit = kBlockBits,
+          .params = 0,
+          .counts_inserts = false,
+          .check = &CheckCountingHeader};
+}
+
+absl::StatusOr<std::string> CountingFilter::Write(const std::string* path) const {
+  internal::FileHeader header;
+  header.kind = FilterKind::kCounting;
+  internal::PutHasher(header, hasher_);
+  header.hashes = plan_.hashes;
+  header.counter_bits = plan_.counter_bits;
+  header.bits = plan_.bits();
+  header.capacity = plan_.capacity;
+  header.fpr = plan_.expected_fpr;
+  header.stages.push_back({plan_.bits(), plan_.hashes, plan_.capacity, 0});
+  const std::span<const uint8_t> payload[] = {bytes()};
+  return internal::WriteFilter(path, std::move(header), payload);
+}
+
+absl::StatusOr<CountingFilter> CountingFilter::Open(internal::FilterFile& file,
+                                                    const LoadOptions& options) {
+  absl::StatusOr<CountingFilter> filter =
+      internal::OpenSingleStage<CountingFilter>(file, options, CountingPlanOf);
+  // Saturated counters are counted once, when a filter meets its memory.
+  if (filter.ok()) filter->RecountSaturated();
+  return filter;
+}
+
+void CountingFilter::RecountSaturated() noexcept {
+  const uint64_t words = memory_.size() / 8;
+  const uint32_t width = plan_.counter_bits;
+  const uint64_t mask = (uint64_t{1} << width) - 1;
+  uint64_t saturated = 0;
+  for (uint64_t i = 0; i < words; ++i) {
+    const uint64_t word = words_[i];
+    for (uint32_t shift = 0; shift < 64; shift += width)
+      saturated += ((word >> shift) & mask) == mask;
+  }
+  saturated_ = saturated;
+}
+
+template class Persistent<CountingFilter>;
+template class Mappable<CountingFilter>;
 
 }  // namespace bloomery

@@ -1,7 +1,7 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // LockForUpdate (file.h): an flock on what a filter's path names now, re-taken until it is; and
-// LockMapped (internal/format.h), the shared flock a read-write mapping holds against it, and
+// LockMapped (internal/format_io.h), the shared flock a read-write mapping holds against it, and
 // PathNamesFile, which both (and a mapping's Flush) ask of what a path names now.
 #include <fcntl.h>
 #include <sys/file.h>
@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/file.h"
-#include "internal/format.h"
+#include "internal/format_io.h"
 
 namespace bloomery {
 namespace {

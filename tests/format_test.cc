@@ -1,8 +1,6 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // The file format: round trips, pinned bytes, hostile and corrupted files, crash-safe saves.
-#include "internal/format.h"
-
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -34,6 +32,7 @@
 #include "bloomery/file.h"
 #include "bloomery/filter_kind.h"
 #include "bloomery/scalable_filter.h"
+#include "internal/format_codec.h"
 #include "internal/memory_limit.h"
 #include "test_util.h"
 

@@ -21,7 +21,7 @@
 #include "absl/strings/match.h"
 #include "bloomery/blocked_filter.h"
 #include "bloomery/file.h"
-#include "internal/format.h"
+#include "internal/format_codec.h"
 #include "test_util.h"
 
 namespace bloomery {

@@ -43,7 +43,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -125,21 +124,17 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
   // seed(), integer_hash(), hasher(), concurrent(), memory_bytes(), huge_page_bytes(), mapped() and
   // bytes() (the bits, bytes().size() == bits() / 8) from WordArray (filter.h).
 
- protected:
-  // Wraps memory that already holds a filter's bits (a loaded ScalableFilter stage); reached from
-  // outside the class only through lib/internal/filter_factory.h.
+ private:
+  // Wraps memory that already holds a filter's bits (a loaded file, a ScalableFilter stage); the
+  // library reaches it through internal::FilterAccess.
   BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHasher& hasher,
                 bool concurrent) noexcept;
-
- private:
-  // Persistence's hooks (Persistent and Mappable, filter.h).
-  friend class Persistent<BlockedFilter>;
-  friend class Mappable<BlockedFilter>;
+  // Persistence's hooks (lib/internal/persistence.h).
+  friend class internal::FilterAccess;
+  [[nodiscard]] static internal::KindFormat FileFormat() noexcept;
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
-  [[nodiscard]] static absl::StatusOr<BlockedFilter> Read(const std::string& name,
-                                                          const std::string_view* bytes,
-                                                          const LoadOptions& options,
-                                                          std::optional<MapMode> map = {});
+  [[nodiscard]] static absl::StatusOr<BlockedFilter> Open(internal::FilterFile& file,
+                                                          const LoadOptions& options);
 
   // The single-key calls through the SIMD kernels, dispatched at run time.
   // (By value: the inline callers then need not spill the hash for the call they rarely make.)

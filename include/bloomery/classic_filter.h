@@ -40,7 +40,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -107,14 +106,12 @@ class ClassicFilter : public BatchForms<ClassicFilter>,
  private:
   ClassicFilter(FilterMemory memory, const Plan& plan, const KeyHasher& hasher,
                 bool concurrent) noexcept;
-  // Persistence's hooks (Persistent and Mappable, filter.h).
-  friend class Persistent<ClassicFilter>;
-  friend class Mappable<ClassicFilter>;
+  // Persistence's hooks (lib/internal/persistence.h).
+  friend class internal::FilterAccess;
+  [[nodiscard]] static internal::KindFormat FileFormat() noexcept;
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
-  [[nodiscard]] static absl::StatusOr<ClassicFilter> Read(const std::string& name,
-                                                          const std::string_view* bytes,
-                                                          const LoadOptions& options,
-                                                          std::optional<MapMode> map = {});
+  [[nodiscard]] static absl::StatusOr<ClassicFilter> Open(internal::FilterFile& file,
+                                                          const LoadOptions& options);
 
   friend class BatchForms<ClassicFilter>;
   // The batch loops, instantiated in classic_filter.cc for every FilterKey.

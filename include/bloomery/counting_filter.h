@@ -65,7 +65,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -177,14 +176,12 @@ class CountingFilter : public BatchForms<CountingFilter>,
  private:
   CountingFilter(FilterMemory memory, const CountingPlan& plan, const KeyHasher& hasher,
                  bool concurrent) noexcept;
-  // Persistence's hooks (Persistent and Mappable, filter.h).
-  friend class Persistent<CountingFilter>;
-  friend class Mappable<CountingFilter>;
+  // Persistence's hooks (lib/internal/persistence.h).
+  friend class internal::FilterAccess;
+  [[nodiscard]] static internal::KindFormat FileFormat() noexcept;
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
-  [[nodiscard]] static absl::StatusOr<CountingFilter> Read(const std::string& name,
-                                                           const std::string_view* bytes,
-                                                           const LoadOptions& options,
-                                                           std::optional<MapMode> map = {});
+  [[nodiscard]] static absl::StatusOr<CountingFilter> Open(internal::FilterFile& file,
+                                                           const LoadOptions& options);
   // Sets saturated_ from the counters themselves (after a load).
   void RecountSaturated() noexcept;
 

@@ -39,6 +39,14 @@
 
 namespace bloomery {
 
+namespace internal {
+// The library's own way into a kind (lib/internal/persistence.h): its persistence hooks and its
+// constructor from memory that already holds its bits. Each kind befriends it.
+class FilterAccess;
+struct FilterFile;
+struct KindFormat;
+}  // namespace internal
+
 // The memory a filter's bits live in: its own anonymous pages (transparent huge pages where the
 // kernel grants them) or a mapped file (Map), released with the filter. Opaque and move-only: how
 // the memory was obtained stays inside the library. The filter keeps the data pointer beside the
@@ -151,11 +159,9 @@ class BatchForms {
 };
 
 // Persistence (docs/FORMAT.md), written once for every kind. A kind derives from Persistent<Kind>
-// (or Mappable<Kind>), befriends it, and defines two private members: `Write(const std::string*
-// path) const`, to the file at *path (returning "") or to the returned bytes when path is null, and
-// the static `Read(const std::string& name, const std::string_view* bytes, const LoadOptions&
-// options)`, from the file at `name` or from *bytes when non-null (`name` then labels errors).
-// lib/internal/format.h defines these members and a kind's _io.cc instantiates them.
+// (or Mappable<Kind>), befriends internal::FilterAccess and defines its private hooks, its file
+// format row, `Write` and `Open` (lib/internal/persistence.h says what each does);
+// lib/internal/persistence.h defines these members and the kind's .cc instantiates them.
 //
 // Save writes the filter to `path` atomically: a temp file in the same directory, fsync, rename
 // over `path`, fsync of the directory; on any failure (disk full, fsync error: ResourceExhausted /
@@ -187,21 +193,21 @@ class Persistent {
 };
 
 // Persistent plus the zero-copy forms of a kind stored as one fixed-size array (MapMode in
-// options.h); its Read takes a fourth argument, `std::optional<MapMode> map`, and maps the file
-// when it is set. Map: the file must stay the same size while mapped (truncating a mapped file
-// kills the process with SIGBUS, as with any mmap). kReadOnly is copy-on-write; kReadWrite: inserts
-// reach the file; what survives a crash is every bit the kernel wrote back. The file is DIRTY
-// from the mapping until it ends (Load accepts it while its checksums match, as after a Flush with
-// nothing written since, else needs allow_dirty; a second read-write Map needs allow_dirty, and
-// only the first mapping marks the file clean at its end): unmapped with nothing written
-// since the last Flush (or since Map), it is marked clean again, byte for byte what Save writes;
-// otherwise, and after a crash, it stays DIRTY. Same errors as Load. Flush, for a kReadWrite
-// mapping: recomputes checksums and msyncs (payload first, then the header), leaving DIRTY set,
-// since the mapping may still be written; FailedPrecondition for a filter that is not a
-// read-write mapping, and for one whose path no longer names its file (a Save that did not take
-// LockForUpdate renamed another file over it: the inserts are then in a file no path names, and
-// only a Save elsewhere keeps them). Not concurrent with inserts. Ending a mapping costs one pass
-// over its payload to compare it with the checksums, as Flush does.
+// options.h), whose Open serves a mapped file as well as a loaded one. Map: the file must stay the
+// same size while mapped (truncating a mapped file kills the process with SIGBUS, as with any
+// mmap). kReadOnly is copy-on-write; kReadWrite: inserts reach the file; what survives a crash is
+// every bit the kernel wrote back. The file is DIRTY from the mapping until it ends (Load accepts
+// it while its checksums match, as after a Flush with nothing written since, else needs
+// allow_dirty; a second read-write Map needs allow_dirty, and only the first mapping marks the file
+// clean at its end): unmapped with nothing written since the last Flush (or since Map), it is
+// marked clean again, byte for byte what Save writes; otherwise, and after a crash, it stays DIRTY.
+// Same errors as Load. Flush, for a kReadWrite mapping: recomputes checksums and msyncs (payload
+// first, then the header), leaving DIRTY set, since the mapping may still be written;
+// FailedPrecondition for a filter that is not a read-write mapping, and for one whose path no
+// longer names its file (a Save that did not take LockForUpdate renamed another file over it: the
+// inserts are then in a file no path names, and only a Save elsewhere keeps them). Not concurrent
+// with inserts. Ending a mapping costs one pass over its payload to compare it with the checksums,
+// as Flush does.
 template <typename Kind>
 class Mappable : public Persistent<Kind> {
  public:

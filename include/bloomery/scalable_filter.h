@@ -228,11 +228,11 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult>,
   };
 
   explicit ScalableFilter(const ScalableOptions& options);
-  // Persistence's hooks (Persistent, filter.h).
-  friend class Persistent<ScalableFilter>;
+  // Persistence's hooks (lib/internal/persistence.h).
+  friend class internal::FilterAccess;
+  [[nodiscard]] static internal::KindFormat FileFormat() noexcept;
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
-  [[nodiscard]] static absl::StatusOr<ScalableFilter> Read(const std::string& name,
-                                                           const std::string_view* bytes,
+  [[nodiscard]] static absl::StatusOr<ScalableFilter> Open(internal::FilterFile& file,
                                                            const LoadOptions& options);
   // InvalidArgument for options Create refuses.
   static absl::Status CheckOptions(const ScalableOptions& options);
@@ -246,8 +246,8 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult>,
   // by it or another thread), false if the filter is full.
   bool Grow(uint32_t seen_count) noexcept;
   friend class BatchForms<ScalableFilter, InsertResult>;
-  // The file format's check of a saved chain (scalable_filter_io.cc): it plans the stages as
-  // growth would.
+  // The file format's check of a saved chain (scalable_filter.cc): it plans the stages as growth
+  // would.
   friend struct ScalableChainCheck;
   // The batch loops, instantiated in scalable_filter.cc for every FilterKey.
   template <FilterKey Key>

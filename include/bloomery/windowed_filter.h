@@ -91,7 +91,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -294,12 +293,12 @@ class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
   [[nodiscard]] uint64_t ClockField() const noexcept;
   // A loaded file's state: the window at `epoch`, and its clock field.
   void RestoreClock(uint64_t epoch, uint64_t clock_field) noexcept;
-  // Save / SaveToBytes: to the file at *path (returning ""), or the bytes when path is null.
+  // Persistence's hooks (lib/internal/persistence.h); Open also takes the clock to load at.
+  friend class internal::FilterAccess;
+  [[nodiscard]] static internal::KindFormat FileFormat() noexcept;
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
-  [[nodiscard]] static absl::StatusOr<WindowedFilter> Read(const std::string& name,
-                                                           const std::string_view* bytes,
+  [[nodiscard]] static absl::StatusOr<WindowedFilter> Open(internal::FilterFile& file,
                                                            const LoadOptions& options,
-                                                           std::optional<MapMode> map,
                                                            WindowClock clock);
   // The epoch the filter should be at now: the stored one, or the clock's in duration mode.
   [[nodiscard]] uint64_t EpochNow() const noexcept;
