@@ -1,30 +1,29 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The file format's row of every filter kind (internal/format_codec.h says what a row holds);
-// names, parsing and the validator read them. Each kind supplies its own row, its private
-// FileFormat() beside its persistence in lib/<kind>_filter.cc.
+// The file format's row of every filter kind (internal/format_codec.h says what a row holds),
+// which the validator reads: one per kind of the one list (filter_kind.h), each supplied by the
+// kind itself, its private FileFormat() beside its persistence in lib/<kind>_filter.cc. Adding a
+// kind changes nothing here.
 #include "bloomery/filter_kind.h"
 
 #include <algorithm>
+#include <array>
 #include <span>
+#include <tuple>
+#include <type_traits>
 
-#include "bloomery/bloomery.h"
 #include "internal/format_codec.h"
 #include "internal/persistence.h"
 
-namespace bloomery {
-namespace internal {
+namespace bloomery::internal {
 namespace {
 
 // Built at first use: the kinds' FileFormat() are defined in other translation units.
 std::span<const KindRow> Rows() {
-  static const KindRow rows[] = {
-      {FilterAccess::FileFormat<BlockedFilter>(), FilterKind::kBlocked, "blocked"},
-      {FilterAccess::FileFormat<ClassicFilter>(), FilterKind::kClassic, "classic"},
-      {FilterAccess::FileFormat<ScalableFilter>(), FilterKind::kScalable, "scalable"},
-      {FilterAccess::FileFormat<CountingFilter>(), FilterKind::kCounting, "counting"},
-      {FilterAccess::FileFormat<WindowedFilter>(), FilterKind::kWindowed, "windowed"},
-  };
+  static const auto rows = []<typename... Kinds>(std::type_identity<std::tuple<Kinds...>>) {
+    return std::array<KindRow, sizeof...(Kinds)>{KindRow{
+        FilterAccess::FileFormat<Kinds>(), kKindOf<Kinds>, FilterKindName(kKindOf<Kinds>)}...};
+  }(std::type_identity<FilterKinds>{});
   return rows;
 }
 
@@ -43,6 +42,4 @@ uint32_t MaxStagesOfAnyKind() noexcept {
   return most;
 }
 
-}  // namespace internal
-
-}  // namespace bloomery
+}  // namespace bloomery::internal
