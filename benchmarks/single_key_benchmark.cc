@@ -3,12 +3,12 @@
 // single_key_benchmark.cc: BlockedFilter's single-key Insert and MayContain, one key at a time.
 // Built twice (benchmarks/meson.build): for the project's target, registering BM_Insert and
 // BM_MayContain, and for x86-64-v3 with BLOOMERY_BENCH_TARGET="<x86-64-v3>", registering
-// BM_Insert<x86-64-v3> and BM_MayContain<x86-64-v3>: there the probe is inlined into the loop
-// (bloomery/blocked_line.h), as in a user's program built with -march=x86-64-v3 or native, the
-// flags the Boost.Bloom families are built with. Both copies register BM_ConcurrentMayContain:
-// BM_MayContain on a concurrent filter. The x86-64-v3 copy also registers
-// BM_InsertMix and BM_MayContainMix: the same calls on a filter created with
-// integer_hash = IntegerHash::kMix (key.h), the cheaper hash for integer keys,
+// BM_Insert<x86-64-v3> and BM_MayContain<x86-64-v3>: there the loop calls avx2::Insert and
+// avx2::MayContain (bloomery/blocked_filter_avx2.h), which inline the probe into it, as a user's
+// file built with -march=x86-64-v3 or native may, the flags the Boost.Bloom families are built
+// with. Both copies register BM_ConcurrentMayContain: BM_MayContain on a concurrent filter. The
+// x86-64-v3 copy also registers BM_InsertMix and BM_MayContainMix: the same calls on a filter
+// created with integer_hash = IntegerHash::kMix (key.h), the cheaper hash for integer keys,
 // BM_MayContainMixHashed: that lookup with the caller hashing, and BM_ProbeShape<shape>: what the
 // shape of a single-key probe costs (below).
 #ifdef __AVX2__
@@ -21,6 +21,9 @@
 
 #include "benchmark_util.h"
 #include "bloomery/blocked_filter.h"
+#ifdef __AVX2__
+#include "bloomery/blocked_filter_avx2.h"
+#endif
 
 #ifndef BLOOMERY_BENCH_TARGET
 #define BLOOMERY_BENCH_TARGET ""
@@ -29,13 +32,32 @@
 namespace bloomery::bench {
 namespace {
 
+// The single-key calls this copy measures: the filter's own, or in the copy for x86-64-v3 the
+// inline probe's.
+template <typename Key>
+[[gnu::always_inline]] inline bool InsertKey(BlockedFilter& filter, const Key& key) {
+#ifdef __AVX2__
+  return avx2::Insert(filter, key);
+#else
+  return filter.Insert(key);
+#endif
+}
+template <typename Key>
+[[gnu::always_inline]] inline bool MayContainKey(const BlockedFilter& filter, const Key& key) {
+#ifdef __AVX2__
+  return avx2::MayContain(filter, key);
+#else
+  return filter.MayContain(key);
+#endif
+}
+
 template <IntegerHash kIntegers>
 void BM_Insert(benchmark::State& state) {
   BlockedFilter filter = ValueOrDie(
       BlockedFilter::Create(OptionsFor(static_cast<uint64_t>(state.range(0)), false, kIntegers)));
   FillOnce(state, filter, 0, [](BlockedFilter& f, std::span<const uint64_t> keys) {
     size_t added = 0;
-    for (uint64_t key : keys) added += f.Insert(key);
+    for (uint64_t key : keys) added += InsertKey(f, key);
     return added;
   });
 }
@@ -51,9 +73,9 @@ void BM_MayContain(benchmark::State& state) {
     if constexpr (kCallerHashes) {
       static_assert(kIntegers == IntegerHash::kMix);
       const uint64_t seed = filter.hasher().seed;
-      for (uint64_t key : keys) found += filter.MayContain(MixKey(key, seed));
+      for (uint64_t key : keys) found += MayContainKey(filter, MixKey(key, seed));
     } else {
-      for (uint64_t key : keys) found += filter.MayContain(key);
+      for (uint64_t key : keys) found += MayContainKey(filter, key);
     }
     return found;
   });
@@ -65,7 +87,8 @@ void BM_MayContain(benchmark::State& state) {
 // memory of the same size (10 bits/key, huge pages), each filled with keys 0 .. n-1 by its own
 // insert, with the same hash (MixKey) and keys. It measures how far the shape of a single-key
 // probe, rather than the miss, sets its speed out of cache, and what each shape gives for FPR:
-// - line64: bloomery's inline probe (blocked_line.h): k = 6 in a 64-byte line, double hashing,
+// - line64: bloomery's inline probe (blocked_filter_avx2.h): k = 6 in a 64-byte line, double
+// hashing,
 //   slices rotated by the line hash; two 32-byte loads and ~30 vector instructions.
 // - line64_lean: the fewest instructions a 64-byte line with a bit per 64-bit word can take on
 //   AVX2: k = 6 bits from one 32-bit hash by one multiply, in words 0..5 (no double hashing, no

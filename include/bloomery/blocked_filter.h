@@ -56,6 +56,9 @@
 #include "bloomery/plan.h"
 
 namespace bloomery {
+namespace avx2 {
+struct FilterAccess;  // bloomery/blocked_filter_avx2.h
+}  // namespace avx2
 
 class BlockedFilter : public BatchForms<BlockedFilter>,
                       public Mappable<BlockedFilter>,
@@ -74,27 +77,14 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
   // already reported it present (a duplicate, or a false positive with probability ~fpr).
   // The std::string_view and uint64_t forms hash the key (BatchForms, filter.h).
   using BatchForms::Insert;
-  // Inline where the caller is compiled for AVX2 (blocked_line.h says why) and the filter is
-  // single-writer with k <= 8, else the dispatched kernel (lookups inline in either concurrency
-  // mode). always_inline: the body depends on the caller's target, so no copy may be shared.
-  [[gnu::always_inline]] bool Insert(const KeyHash& hash) noexcept {
-#ifdef BLOOMERY_INLINE_LINE_PROBE
-    if (inline_set_ != nullptr) {
-      return blocked_line::Set64(line(blocked_line::LineIndex(hash, blocks_)), hash, *inline_set_);
-    }
-#endif
-    return InsertOutOfLine(hash);
-  }
+  // Through the SIMD kernels chosen at run time (block_kernels.h). A file compiled for AVX2 may
+  // call avx2::Insert / avx2::MayContain instead (bloomery/blocked_filter_avx2.h): the same
+  // answers and bits, the line probe inlined into its loop.
+  bool Insert(const KeyHash& hash) noexcept { return InsertOutOfLine(hash); }
 
   // False: the key was certainly never inserted. True: it was, or it is a false positive.
   using BatchForms::MayContain;
-  [[nodiscard, gnu::always_inline]] bool MayContain(const KeyHash& hash) const noexcept {
-#ifdef BLOOMERY_INLINE_LINE_PROBE
-    if (inline_test_ != nullptr) {
-      return blocked_line::Test64(line(blocked_line::LineIndex(hash, blocks_)), hash,
-                                  *inline_test_);
-    }
-#endif
+  [[nodiscard]] bool MayContain(const KeyHash& hash) const noexcept {
     return MayContainOutOfLine(hash);
   }
 
@@ -137,7 +127,7 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
                                                           const LoadOptions& options);
 
   // The single-key calls through the SIMD kernels, dispatched at run time.
-  // (By value: the inline callers then need not spill the hash for the call they rarely make.)
+  // (By value: the callers then need not spill the hash for the call.)
   bool InsertOutOfLine(KeyHash hash) noexcept;
   [[nodiscard]] bool MayContainOutOfLine(KeyHash hash) const noexcept;
 
@@ -156,6 +146,8 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
   // plan_'s, read by the hot path without reaching into the plan.
   uint64_t blocks_ = 0;
   uint32_t hashes_ = 0;
+  // bloomery/blocked_filter_avx2.h's inline probe reads line(), blocks_ and these two.
+  friend struct avx2::FilterAccess;
   // &blocked_line::kUnusedProbes[hashes_] where the inline probe may run, else null: one test per
   // call picks the path. Lookups: k <= 8. Inserts: k <= 8 and single writer (Set64 stores).
   const blocked_line::UnusedProbes* inline_test_ = nullptr;

@@ -116,9 +116,7 @@ template <KeyRange R>
 // BatchForms::MayContain;`. `InsertAnswer` is what one Insert returns (bool, or InsertResult).
 //
 // Single keys: Insert and MayContain of a std::string_view or a uint64_t hash the key with the
-// filter's hasher() (key.h) and call the kind's own Insert / MayContain of a `const KeyHash&`. They
-// are always_inline because that call may be (BlockedFilter's inline AVX2 probe): its body depends
-// on the caller's target, so no out-of-line copy of a form may be shared between callers.
+// filter's hasher() (key.h) and call the kind's own Insert / MayContain of a `const KeyHash&`.
 //
 // Batches: `InsertMany(keys, answers)` and `MayContainMany(keys, results)` for any KeyRange,
 // forwarded to the kind's InsertKeys and LookupKeys templates, which its .cc instantiates for each
@@ -131,16 +129,12 @@ template <KeyRange R>
 template <typename Kind, typename InsertAnswer = bool>
 class BatchForms {
  public:
-  [[gnu::always_inline]] InsertAnswer Insert(std::string_view key) noexcept {
-    return self().Insert(self().hasher()(key));
-  }
-  [[gnu::always_inline]] InsertAnswer Insert(uint64_t key) noexcept {
-    return self().Insert(self().hasher()(key));
-  }
-  [[nodiscard, gnu::always_inline]] bool MayContain(std::string_view key) const noexcept {
+  InsertAnswer Insert(std::string_view key) noexcept { return self().Insert(self().hasher()(key)); }
+  InsertAnswer Insert(uint64_t key) noexcept { return self().Insert(self().hasher()(key)); }
+  [[nodiscard]] bool MayContain(std::string_view key) const noexcept {
     return self().MayContain(self().hasher()(key));
   }
-  [[nodiscard, gnu::always_inline]] bool MayContain(uint64_t key) const noexcept {
+  [[nodiscard]] bool MayContain(uint64_t key) const noexcept {
     return self().MayContain(self().hasher()(key));
   }
 

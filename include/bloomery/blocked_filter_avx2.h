@@ -1,0 +1,170 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// blocked_filter_avx2.h: BlockedFilter's single-key Insert and MayContain with the line probe
+// inlined into the caller, for source files compiled for AVX2 (-mavx2, -march=x86-64-v3, or
+// -march=native on such a machine). An explicit opt-in: include it only in files built with
+// those flags (it stops with #error elsewhere), and call `avx2::Insert(filter, key)` /
+// `avx2::MayContain(filter, key)` where the file would call `filter.Insert(key)` /
+// `filter.MayContain(key)`. Same answers and the same bits as those calls, which remain the
+// portable ones: a program that runs on CPUs without AVX2 keeps this header out of every file
+// that may run there.
+//
+// Why inline: out of cache a single lookup is one DRAM miss, and independent lookups in a
+// caller's loop overlap only as far as the core's out-of-order window holds them, so the
+// instructions per lookup set its speed. The filter's own calls reach the SIMD kernels chosen at
+// run time (a call and an indirect call per key); this probe is ~30 instructions (line index,
+// mask, test) with no call and no branch. A scalar inline probe (k multiply-shift-load-test
+// rounds, ~80 instructions with the hash) measured slower than the dispatched kernel, so callers
+// compiled without AVX2 keep the kernel. Figures: benchmarks/README.md.
+//
+// Why a header of its own: BlockedFilter's header used to switch these bodies on `__AVX2__`, so
+// files built with different flags saw different definitions of one inline function. Here the
+// names differ instead, every definition is the same in every file that may include it, and the
+// functions are always_inline, so no out-of-line copy compiled for one file's ISA extensions is
+// shared with another's.
+//
+// Example (a file compiled with -march=x86-64-v3):
+//   #include "bloomery/blocked_filter_avx2.h"
+//   size_t found = 0;
+//   for (uint64_t key : keys) found += bloomery::avx2::MayContain(filter, key);
+//
+// Filters with k > 8, and inserts into a concurrent filter, take the filter's own call (the
+// kernel); lookups are inline in either concurrency mode (detail::LoadShared). Held bit-identical
+// to the scalar reference by tests/simd_test.cc, built a second time for x86-64-v3.
+#ifndef BLOOMERY_BLOCKED_FILTER_AVX2_H_
+#define BLOOMERY_BLOCKED_FILTER_AVX2_H_
+
+#if !defined(__AVX2__)
+#error \
+    "bloomery/blocked_filter_avx2.h is for files compiled for AVX2 (-mavx2 or -march=x86-64-v3); elsewhere call BlockedFilter's own Insert and MayContain"
+#endif
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <string_view>
+
+#include "bloomery/blocked_filter.h"
+#include "bloomery/blocked_line.h"
+#include "bloomery/key.h"
+
+namespace bloomery {
+namespace blocked_line {
+namespace detail {
+
+// The key's line mask for k <= 8: words 0..3 in `lo`, 4..7 in `hi`. The eight probe bits are
+// computed in probe order (lane i: probe i, with its own salt; probes i >= k get a shift of 64 or
+// more, which vpsllvq turns into 0), then one lane permute moves probe i to its slice,
+// (start + i) mod 8 (vpermd reads only the low 3 bits of each index). No branch; the only tables
+// are a constant vector per k and the salts, read as memory operands.
+[[gnu::always_inline]] inline void LineMask64(const KeyHash& hash, const UnusedProbes& unused,
+                                              __m256i& lo, __m256i& hi) noexcept {
+  const __m256i probe = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i g = _mm256_add_epi32(
+      _mm256_set1_epi32(static_cast<int>(hash.lo)),
+      _mm256_mullo_epi32(probe, _mm256_set1_epi32(static_cast<int>(hash.lo >> 32))));
+  const __m256i salted =
+      _mm256_mullo_epi32(g, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kProbeSalt)));
+  const __m256i bit =
+      _mm256_or_si256(_mm256_srli_epi32(salted, 26),
+                      _mm256_load_si256(reinterpret_cast<const __m256i*>(unused.lane)));
+  // Slice j takes probe (j - start) mod 8, start = hash.hi mod 8.
+  const __m256i shift = _mm256_permutevar8x32_epi32(
+      bit, _mm256_sub_epi32(probe, _mm256_set1_epi32(static_cast<int>(hash.hi))));
+  const __m256i one = _mm256_set1_epi64x(1);
+  lo = _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_castsi256_si128(shift)));
+  hi = _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_extracti128_si256(shift, 1)));
+}
+
+// 32 bytes of a line, by one load in inline assembly: a read outside the C++ memory model, so
+// concurrent filters may use it while other threads set bits (docs/DESIGN.md, "Concurrency
+// contract"; the kernels' LoadShared). The compiled probe issued its loads as separate
+// instructions before as well: single-writer lookups measured no slower (benchmarks/README.md).
+[[nodiscard, gnu::always_inline]] inline __m256i LoadShared(const uint64_t* words) noexcept {
+  __m256i v;
+  asm volatile("vmovdqu %1, %0" : "=x"(v) : "m"(*reinterpret_cast<const __m256i*>(words)));
+  return v;
+}
+
+}  // namespace detail
+
+// k <= 8 (`unused` = kUnusedProbes[k]): whether every bit of the key is set in `line` (64-byte
+// aligned). Either concurrency mode (detail::LoadShared).
+[[nodiscard, gnu::always_inline]] inline bool Test64(const uint64_t* line, const KeyHash& hash,
+                                                     const UnusedProbes& unused) noexcept {
+  __m256i lo, hi;
+  detail::LineMask64(hash, unused, lo, hi);
+  const __m256i missing = _mm256_or_si256(_mm256_andnot_si256(detail::LoadShared(line), lo),
+                                          _mm256_andnot_si256(detail::LoadShared(line + 4), hi));
+  return _mm256_testz_si256(missing, missing) != 0;
+}
+
+// k <= 8 (`unused` = kUnusedProbes[k]), single-writer: sets the key's bits in `line`; whether
+// any was 0 before.
+[[gnu::always_inline]] inline bool Set64(uint64_t* line, const KeyHash& hash,
+                                         const UnusedProbes& unused) noexcept {
+  __m256i lo, hi;
+  detail::LineMask64(hash, unused, lo, hi);
+  auto* words = reinterpret_cast<__m256i*>(line);
+  const __m256i old_lo = _mm256_load_si256(words);
+  const __m256i old_hi = _mm256_load_si256(words + 1);
+  _mm256_store_si256(words, _mm256_or_si256(old_lo, lo));
+  _mm256_store_si256(words + 1, _mm256_or_si256(old_hi, hi));
+  const __m256i missing =
+      _mm256_or_si256(_mm256_andnot_si256(old_lo, lo), _mm256_andnot_si256(old_hi, hi));
+  return _mm256_testz_si256(missing, missing) == 0;
+}
+
+}  // namespace blocked_line
+
+namespace avx2 {
+
+// The filter's fields the probe reads (BlockedFilter befriends it).
+struct FilterAccess {
+  [[gnu::always_inline]] static bool Insert(BlockedFilter& filter, const KeyHash& hash) noexcept {
+    if (filter.inline_set_ != nullptr) {
+      return blocked_line::Set64(filter.line(blocked_line::LineIndex(hash, filter.blocks_)), hash,
+                                 *filter.inline_set_);
+    }
+    return filter.InsertOutOfLine(hash);
+  }
+  [[nodiscard, gnu::always_inline]] static bool MayContain(const BlockedFilter& filter,
+                                                           const KeyHash& hash) noexcept {
+    if (filter.inline_test_ != nullptr) {
+      return blocked_line::Test64(filter.line(blocked_line::LineIndex(hash, filter.blocks_)), hash,
+                                  *filter.inline_test_);
+    }
+    return filter.MayContainOutOfLine(hash);
+  }
+};
+
+// filter.Insert(key), probing inline: whether the key was new. Single-writer filters: no other
+// call may overlap it (BlockedFilter's thread-safety contract).
+[[gnu::always_inline]] inline bool Insert(BlockedFilter& filter, const KeyHash& hash) noexcept {
+  return FilterAccess::Insert(filter, hash);
+}
+[[gnu::always_inline]] inline bool Insert(BlockedFilter& filter, std::string_view key) noexcept {
+  return FilterAccess::Insert(filter, filter.hasher()(key));
+}
+[[gnu::always_inline]] inline bool Insert(BlockedFilter& filter, uint64_t key) noexcept {
+  return FilterAccess::Insert(filter, filter.hasher()(key));
+}
+
+// filter.MayContain(key), probing inline.
+[[nodiscard, gnu::always_inline]] inline bool MayContain(const BlockedFilter& filter,
+                                                         const KeyHash& hash) noexcept {
+  return FilterAccess::MayContain(filter, hash);
+}
+[[nodiscard, gnu::always_inline]] inline bool MayContain(const BlockedFilter& filter,
+                                                         std::string_view key) noexcept {
+  return FilterAccess::MayContain(filter, filter.hasher()(key));
+}
+[[nodiscard, gnu::always_inline]] inline bool MayContain(const BlockedFilter& filter,
+                                                         uint64_t key) noexcept {
+  return FilterAccess::MayContain(filter, filter.hasher()(key));
+}
+
+}  // namespace avx2
+}  // namespace bloomery
+
+#endif  // BLOOMERY_BLOCKED_FILTER_AVX2_H_
