@@ -68,7 +68,7 @@ using measure::OptionsFor;
 // OptionsFor with the filter's integer hash chosen.
 inline FilterOptions OptionsFor(uint64_t n, bool concurrent, IntegerHash integers) {
   FilterOptions options = measure::OptionsFor(n, concurrent);
-  options.integer_hash = integers;
+  options.hashing.integer_hash = integers;
   return options;
 }
 

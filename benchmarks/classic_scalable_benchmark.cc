@@ -51,7 +51,7 @@ FilterOptions ClassicOptions(uint64_t keys) {
   FilterOptions o;
   o.capacity = keys;
   o.bits = keys * 10;
-  o.populate = true;
+  o.memory.populate = true;
   return o;
 }
 
@@ -177,7 +177,7 @@ const ScalablePair& Pair(uint32_t stages) {
     FilterOptions same_size;
     same_size.bits = pair.chain->memory_bytes() * 8;
     same_size.capacity = pair.keys;
-    same_size.populate = true;
+    same_size.memory.populate = true;
     pair.blocked = std::make_unique<BlockedFilter>(BlockedFilter::Create(same_size).value());
     FillInBatches(*pair.blocked, pair.keys);
     pair.chain_fpr = MeasuredFpr(*pair.chain, pair.keys);

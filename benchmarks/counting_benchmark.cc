@@ -74,8 +74,8 @@ Loaded<Filter>* GetLoaded(uint64_t n, bool concurrent) {
   std::conditional_t<std::is_same_v<Filter, CountingFilter>, CountingOptions, FilterOptions> o;
   o.capacity = n;
   o.fpr = kFpr;
-  o.concurrent = concurrent;
-  o.populate = true;  // no page faults inside the timed loops
+  o.memory.concurrent = concurrent;
+  o.memory.populate = true;  // no page faults inside the timed loops
   auto filter = Filter::Create(o);
   if (!filter.ok()) return nullptr;
   slot = std::make_unique<Loaded<Filter>>(Loaded<Filter>{*std::move(filter)});

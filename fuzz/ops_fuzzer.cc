@@ -48,9 +48,10 @@ std::vector<uint8_t> Run(const uint8_t* data, size_t size) {
   options.hashes = 1 + in.Byte() % 16;
   options.bits = (1 + in.Byte() % 64 + (in.Byte() % 4 == 0 ? 997 : 0)) * bloomery::kBlockBits;
   const uint8_t mode = in.Byte();
-  options.concurrent = mode % 2 == 1;
-  options.integer_hash = mode & 2 ? bloomery::IntegerHash::kMix : bloomery::IntegerHash::kXxh3;
-  options.seed = in.U64();
+  options.memory.concurrent = mode % 2 == 1;
+  options.hashing.integer_hash =
+      mode & 2 ? bloomery::IntegerHash::kMix : bloomery::IntegerHash::kXxh3;
+  options.hashing.seed = in.U64();
   absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(options);
   if (!filter.ok()) bloomery::fuzzing::Fail("Create failed for a valid geometry");
   std::vector<uint8_t> observed;

@@ -2,7 +2,6 @@
 #include "bloomery/any_filter.h"
 
 #include <cstddef>
-#include <numbers>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -79,36 +78,6 @@ absl::Status AnyFilter::UnionWith(const AnyFilter& other) {
   }
   return Visit(
       [&](auto& f) { return f.UnionWith(std::get<std::decay_t<decltype(f)>>(other.filter_)); });
-}
-
-uint64_t AnyFilter::capacity() const noexcept {
-  return Visit([](const auto& f) -> uint64_t {
-    if constexpr (!requires { f.plan(); }) {
-      return f.capacity();
-    } else {
-      const auto& plan = f.plan();
-      if (plan.capacity != 0 || plan.hashes == 0) return plan.capacity;
-      double cells = 0;
-      if constexpr (requires { plan.counters(); }) {
-        cells = static_cast<double>(plan.counters());
-      } else {
-        cells = static_cast<double>(plan.bits);
-      }
-      return static_cast<uint64_t>(cells * std::numbers::ln2 / plan.hashes);
-    }
-  });
-}
-
-double AnyFilter::planned_fpr() const noexcept {
-  return Visit([](const auto& f) -> double {
-    if constexpr (requires { f.expected_fpr(); }) {
-      return f.expected_fpr();
-    } else if constexpr (requires { f.plan(); }) {
-      return f.plan().expected_fpr;
-    } else {
-      return f.fpr();
-    }
-  });
 }
 
 uint32_t AnyFilter::stage_count() const noexcept {

@@ -32,7 +32,7 @@ using internal::PrefetchLine;
 absl::StatusOr<BlockedFilter> BlockedFilter::Create(const FilterOptions& options) {
   return internal::CreateArrayFilter(
       PlanFilter(options, Layout::kBlocked), options, [&](FilterMemory memory, const Plan& plan) {
-        return BlockedFilter(std::move(memory), plan, options.hasher(), options.concurrent);
+        return BlockedFilter(std::move(memory), plan, options.hasher(), options.memory.concurrent);
       });
 }
 

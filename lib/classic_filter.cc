@@ -50,11 +50,11 @@ struct LocateBits {
 }  // namespace
 
 absl::StatusOr<ClassicFilter> ClassicFilter::Create(const FilterOptions& options) {
-  return internal::CreateArrayFilter(PlanFilter(options, Layout::kPartitioned), options,
-                                     [&](FilterMemory memory, const Plan& plan) {
-                                       return ClassicFilter(std::move(memory), plan,
-                                                            options.hasher(), options.concurrent);
-                                     });
+  return internal::CreateArrayFilter(
+      PlanFilter(options, Layout::kPartitioned), options,
+      [&](FilterMemory memory, const Plan& plan) {
+        return ClassicFilter(std::move(memory), plan, options.hasher(), options.memory.concurrent);
+      });
 }
 
 ClassicFilter::ClassicFilter(FilterMemory memory, const Plan& plan, const KeyHasher& hasher,

@@ -106,7 +106,7 @@ struct Geometry {
 // The geometry `options` (checked by CheckSizing) asks of `model`: by promise, the fewest bits
 // whose predicted FPR at capacity is <= fpr (ties go to the smaller k: fewer probes, same
 // memory); by geometry, bits rounded up to whole units and the k with the lowest predicted FPR.
-absl::StatusOr<Geometry> Size(const SlicedModel& model, const FilterOptions& options) {
+absl::StatusOr<Geometry> Size(const SlicedModel& model, const Sizing& options) {
   const double n = static_cast<double>(options.capacity);
   const uint32_t k_lo = options.hashes ? options.hashes : kMinHashes;
   const uint32_t k_hi = options.hashes ? options.hashes : model.max_hashes();
@@ -190,7 +190,12 @@ double PredictedFpr(Layout layout, double keys, uint64_t bits, uint32_t hashes) 
   return SlicedModel{layout, 1}.Fpr(keys, bits, hashes);
 }
 
-absl::Status CheckSizing(const FilterOptions& options, uint32_t max_hashes) {
+uint64_t PlannedCapacity(uint64_t capacity, uint64_t cells, uint32_t hashes) noexcept {
+  if (capacity != 0 || hashes == 0) return capacity;
+  return static_cast<uint64_t>(static_cast<double>(cells) * std::numbers::ln2 / hashes);
+}
+
+absl::Status CheckSizing(const Sizing& options, uint32_t max_hashes) {
   if (absl::Status s = CheckHashes(options.hashes, max_hashes); !s.ok()) return s;
   if (options.bits != 0) return CheckGeometry(options.bits, options.hashes, options.capacity);
   return CheckPromise(options.capacity, options.fpr);
@@ -198,8 +203,9 @@ absl::Status CheckSizing(const FilterOptions& options, uint32_t max_hashes) {
 
 absl::StatusOr<Plan> PlanFilter(const FilterOptions& options, Layout layout) {
   const SlicedModel model{layout, 1};
-  if (absl::Status s = CheckSizing(options, model.max_hashes()); !s.ok()) return s;
-  absl::StatusOr<Geometry> g = Size(model, options);
+  const Sizing sizing{options.capacity, options.fpr, options.bits, options.hashes};
+  if (absl::Status s = CheckSizing(sizing, model.max_hashes()); !s.ok()) return s;
+  absl::StatusOr<Geometry> g = Size(model, sizing);
   if (!g.ok()) return g.status();
   Plan plan;
   plan.layout = layout;
@@ -235,8 +241,9 @@ absl::StatusOr<CountingPlan> PlanCountingFilter(const CountingOptions& options) 
         absl::StrFormat("counter_bits must be 4 or 8, got %d", options.counter_bits));
   }
   const SlicedModel model{Layout::kBlocked, options.counter_bits};
-  if (absl::Status s = CheckSizing(options, model.max_hashes()); !s.ok()) return s;
-  absl::StatusOr<Geometry> g = Size(model, options);
+  const Sizing sizing{options.capacity, options.fpr, options.bits, options.hashes};
+  if (absl::Status s = CheckSizing(sizing, model.max_hashes()); !s.ok()) return s;
+  absl::StatusOr<Geometry> g = Size(model, sizing);
   if (!g.ok()) return g.status();
   CountingPlan plan;
   plan.capacity = options.capacity;

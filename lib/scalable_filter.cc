@@ -98,13 +98,11 @@ struct ScalableFilter::Chain {
 };
 
 absl::Status ScalableFilter::CheckOptions(const ScalableOptions& options) {
-  if (options.bits != 0 || options.hashes != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "bits and hashes must be 0 for a scalable filter (each stage is planned), got %d and %d",
-        options.bits, options.hashes));
+  if (absl::Status s = CheckSizing(Sizing{.capacity = options.capacity, .fpr = options.fpr});
+      !s.ok()) {
+    return s;
   }
-  if (absl::Status s = CheckSizing(options); !s.ok()) return s;
-  if (absl::Status s = internal::CheckIntegerHash(options.integer_hash); !s.ok()) return s;
+  if (absl::Status s = internal::CheckIntegerHash(options.hashing.integer_hash); !s.ok()) return s;
   if (options.growth < 1 || options.growth > kMaxScalableGrowth) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "growth must be in [1, %d] (each stage planned for growth times the keys of the one "
@@ -186,17 +184,18 @@ absl::StatusOr<ScalableFilter::StagePlan> ScalableFilter::PlanStage(uint32_t ind
                         capacity, fpr, plan.status().message()));
   }
   const uint64_t used = chain.memory_bytes.load(std::memory_order_relaxed);
-  if (options_.max_memory_bytes != 0 && plan->bytes() > options_.max_memory_bytes - used) {
+  if (options_.memory.max_memory_bytes != 0 &&
+      plan->bytes() > options_.memory.max_memory_bytes - used) {
     if (index == 0) {  // at creation: nothing is full, the first stage does not fit the cap
       return absl::ResourceExhaustedError(absl::StrFormat(
           "the filter's first stage (%d keys at fpr %g) needs %d bytes, over the memory cap of %d "
           "bytes",
-          capacity, fpr, plan->bytes(), options_.max_memory_bytes));
+          capacity, fpr, plan->bytes(), options_.memory.max_memory_bytes));
     }
     return absl::ResourceExhaustedError(absl::StrFormat(
         "filter is full: stage %d needs %d bytes, and with the %d bytes of the stages before it "
         "that exceeds the memory cap of %d bytes",
-        index, plan->bytes(), used, options_.max_memory_bytes));
+        index, plan->bytes(), used, options_.memory.max_memory_bytes));
   }
   return StagePlan{capacity, fpr, *plan};
 }
@@ -208,10 +207,11 @@ absl::Status ScalableFilter::AddStage(uint32_t index) {
   // The chain's settings, with the geometry PlanStage chose (not planned again). PlanStage
   // checked the caller's cap on the total; passing it on keeps a cap above this machine's memory
   // the caller's choice, as for the other kinds.
-  FilterOptions stage_options = options_;
-  stage_options.capacity = capacity;
-  stage_options.bits = stage_plan->plan.bits;
-  stage_options.hashes = stage_plan->plan.hashes;
+  const FilterOptions stage_options{.capacity = capacity,
+                                    .bits = stage_plan->plan.bits,
+                                    .hashes = stage_plan->plan.hashes,
+                                    .hashing = options_.hashing,
+                                    .memory = options_.memory};
   absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(stage_options);
   if (!filter.ok() && index == 0) {  // at creation: the memory refused, nothing is full
     return absl::Status(
@@ -270,7 +270,7 @@ InsertResult ScalableFilter::Insert(const KeyHash& hash) noexcept {
       if (chain.stages[i]->filter.MayContain(hash)) return InsertResult::kPresent;
     }
     Stage& newest = *chain.stages[count - 1];
-    if (!Reserve(newest, options_.concurrent)) {
+    if (!Reserve(newest, options_.memory.concurrent)) {
       if (!Grow(count)) return InsertResult::kRefused;
       continue;
     }
@@ -489,11 +489,11 @@ struct ScalableChainCheck {
     options.tightening = std::bit_cast<double>(header.param1);
     options.max_stages = static_cast<uint32_t>(header.param2 & 0xFFFFFFFFu);
     options.scaling = (header.param2 >> 32) == 0;
-    options.seed = header.seed;
-    options.integer_hash = static_cast<IntegerHash>(header.hash_id);
-    options.concurrent = load.concurrent;
-    options.max_memory_bytes = load.max_bytes;
-    options.huge_pages = load.huge_pages;
+    options.hashing.seed = header.seed;
+    options.hashing.integer_hash = static_cast<IntegerHash>(header.hash_id);
+    options.memory.concurrent = load.concurrent;
+    options.memory.max_memory_bytes = load.max_bytes;
+    options.memory.huge_pages = load.huge_pages;
     return options;
   }
 
@@ -518,7 +518,7 @@ struct ScalableChainCheck {
   static absl::Status Check(const internal::FileHeader& header) {
     if ((header.param2 >> 33) != 0) return Corrupt("has unknown option bits");
     ScalableOptions options = OptionsOf(header, LoadOptions());
-    options.max_memory_bytes = 0;  // a cap is the loader's to apply, not the file's
+    options.memory.max_memory_bytes = 0;  // a cap is the loader's to apply, not the file's
     if (absl::Status s = ScalableFilter::CheckOptions(options); !s.ok()) {
       return Corrupt(s.message());
     }
@@ -578,7 +578,7 @@ absl::StatusOr<ScalableFilter> ScalableFilter::Open(internal::FilterFile& file,
     filter.PublishStage(i,
                         internal::FilterAccess::Construct<BlockedFilter>(
                             internal::Own(std::move(file.stages[i])), plan->plan, options.hasher(),
-                            options.concurrent),
+                            options.memory.concurrent),
                         saved.capacity, saved.insert_count);
   }
   return filter;

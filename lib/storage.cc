@@ -244,12 +244,10 @@ absl::StatusOr<FilterMemory> AllocateFilterMemory(uint64_t bytes, const StorageO
   return Own(*std::move(storage));
 }
 
-absl::StatusOr<FilterMemory> AllocateFilterMemory(uint64_t bytes, const FilterOptions& options) {
-  StorageOptions storage_options;
-  storage_options.huge_pages = options.huge_pages;
-  storage_options.populate = options.populate;
-  storage_options.max_bytes = options.max_memory_bytes;
-  return AllocateFilterMemory(bytes, storage_options);
+absl::StatusOr<FilterMemory> AllocateFilterMemory(uint64_t bytes, const MemoryOptions& memory) {
+  return AllocateFilterMemory(bytes, StorageOptions{.huge_pages = memory.huge_pages,
+                                                    .populate = memory.populate,
+                                                    .max_bytes = memory.max_memory_bytes});
 }
 
 FilterMemory Own(Storage storage) {

@@ -115,8 +115,10 @@ WindowedFilter& WindowedFilter::operator=(WindowedFilter&&) noexcept = default;
 WindowedFilter::~WindowedFilter() = default;
 
 absl::StatusOr<WindowedFilter> WindowedFilter::Create(const WindowedOptions& options) {
-  if (options.capacity == 0) {
-    return absl::InvalidArgumentError("WindowedFilter: capacity (keys in one window) must be > 0");
+  if (absl::Status s = CheckSizing(
+          Sizing{.capacity = options.capacity, .fpr = options.fpr, .hashes = options.hashes});
+      !s.ok()) {
+    return s;
   }
   if (options.generations < 2 || options.generations > kMaxGenerations) {
     return absl::InvalidArgumentError(
@@ -129,11 +131,7 @@ absl::StatusOr<WindowedFilter> WindowedFilter::Create(const WindowedOptions& opt
         "WindowedFilter: window must be 0 (key-count mode) or at least %d ns, got %d ns",
         options.generations, window_ns));
   }
-  if (!(options.fpr > 0 && options.fpr < 1)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("WindowedFilter: fpr must be in (0, 1), got %g", options.fpr));
-  }
-  if (absl::Status s = internal::CheckIntegerHash(options.integer_hash); !s.ok()) return s;
+  if (absl::Status s = internal::CheckIntegerHash(options.hashing.integer_hash); !s.ok()) return s;
   const uint32_t g = options.generations;
   // 1 - (1 - f)^G = fpr, computed without cancellation for small fpr.
   const double generation_fpr = -std::expm1(std::log1p(-options.fpr) / g);
@@ -143,19 +141,16 @@ absl::StatusOr<WindowedFilter> WindowedFilter::Create(const WindowedOptions& opt
   if (plan->bits > kMaxBits / g) {
     return absl::ResourceExhaustedError("WindowedFilter: the generations need more than 2^48 bits");
   }
-  internal::StorageOptions storage_options;
-  storage_options.huge_pages = options.huge_pages;
-  storage_options.max_bytes = options.max_memory_bytes;
   absl::StatusOr<FilterMemory> memory =
-      internal::AllocateFilterMemory(plan->bytes() * g, storage_options);
+      internal::AllocateFilterMemory(plan->bytes() * g, options.memory);
   if (!memory.ok()) return memory.status();
   return WindowedFilter(*std::move(memory), *plan,
                         Shape{g, options.capacity, options.fpr, window_ns, options.refresh,
-                              options.hasher(), options.concurrent},
+                              options.hasher(), options.memory.concurrent},
                         options.clock);
 }
 
-double WindowedFilter::expected_fpr() const noexcept {
+double WindowedFilter::planned_fpr() const noexcept {
   return -std::expm1(generations_ * std::log1p(-plan_.expected_fpr));
 }
 

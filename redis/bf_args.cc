@@ -153,9 +153,9 @@ ScalableOptions ToScalableOptions(const FilterParams& params, uint64_t max_bytes
   options.fpr = params.error_rate;
   options.growth = params.expansion;
   options.scaling = params.scaling;
-  options.max_memory_bytes = max_bytes;
+  options.memory.max_memory_bytes = max_bytes;
   // Redis runs commands on one thread; a forked child (SAVE, AOF rewrite) reads a frozen copy.
-  options.concurrent = false;
+  options.memory.concurrent = false;
   return options;
 }
 

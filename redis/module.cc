@@ -254,7 +254,7 @@ absl::StatusOr<std::unique_ptr<BloomValue>> NewFilter(const FilterParams& params
 // a second image of the filter in memory.
 absl::StatusOr<ScalableFilter> CloneFilter(const ScalableFilter& filter, uint64_t max_bytes) {
   ScalableOptions options = filter.options();
-  options.max_memory_bytes = max_bytes;
+  options.memory.max_memory_bytes = max_bytes;
   absl::StatusOr<ScalableFilter> copy = ScalableFilter::Create(options);
   if (!copy.ok()) return copy.status();
   if (absl::Status merged = copy->UnionWith(filter); !merged.ok()) return merged;
@@ -332,14 +332,14 @@ void InsertUnderCap(ScalableFilter& filter, std::span<const std::string_view> ke
 size_t ApplyInserts(OpenKey& key, Source source, std::span<const std::string_view> keys,
                     std::span<InsertResult> results) {
   ScalableFilter& filter = *key.filter();
-  if (source == Source::kClient && filter.options().max_memory_bytes != g_max_bytes) {
+  if (source == Source::kClient && filter.options().memory.max_memory_bytes != g_max_bytes) {
     InsertUnderCap(filter, keys, results);
   } else {
     (void)filter.InsertMany(keys, results);
   }
   size_t applied = FirstRefused(results);
   if (applied < keys.size() && source == Source::kServer &&
-      filter.options().max_memory_bytes != 0 && filter.options().scaling) {
+      filter.options().memory.max_memory_bytes != 0 && filter.options().scaling) {
     if (absl::StatusOr<ScalableFilter> uncapped = CloneFilter(filter, 0); uncapped.ok()) {
       filter = std::move(*uncapped);
       const std::span<InsertResult> rest = results.subspan(applied);
@@ -891,7 +891,7 @@ void* Copy(RedisModuleString*, RedisModuleString*, const void* opaque) {
       return std::make_unique<BloomValue>(std::move(*copy)).release();
     }
     absl::StatusOr<ScalableFilter> copy =
-        CloneFilter(*value.filter(), value.filter()->options().max_memory_bytes);
+        CloneFilter(*value.filter(), value.filter()->options().memory.max_memory_bytes);
     if (!copy.ok()) return nullptr;
     return std::make_unique<BloomValue>(std::move(*copy)).release();
   } catch (const std::bad_alloc&) {

@@ -1052,7 +1052,7 @@ TEST_CASE("info describes a file (text and JSON), and reports corruption and mis
   // A filter made by the library with IntegerHash::kMix says so (the CLI's keys are lines).
   FilterOptions mix_options;
   mix_options.capacity = 1000;
-  mix_options.integer_hash = IntegerHash::kMix;
+  mix_options.hashing.integer_hash = IntegerHash::kMix;
   absl::StatusOr<BlockedFilter> mix = BlockedFilter::Create(mix_options);
   REQUIRE(mix.ok());
   const std::string mix_file = Scratch().File("info_mix.bloom");

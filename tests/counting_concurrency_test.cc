@@ -73,7 +73,7 @@ TEST_CASE("concurrent inserts and erases of disjoint key sets: every survivor is
     o.bits = o.capacity * (counter_bits == 4 ? 1024 : 8);
     o.hashes = 4;
     o.counter_bits = counter_bits;
-    o.concurrent = true;
+    o.memory.concurrent = true;
     absl::StatusOr<CountingFilter> f = CountingFilter::Create(o);
     REQUIRE(f.ok());
     std::atomic<uint64_t> wrong_answers{0};
@@ -87,7 +87,7 @@ TEST_CASE("concurrent inserts and erases of disjoint key sets: every survivor is
 
     // The same operations replayed by one thread in single-writer mode: without saturation every
     // counter is a sum of +1s and -1s, so a lost or torn update would show as a different byte.
-    o.concurrent = false;
+    o.memory.concurrent = false;
     absl::StatusOr<CountingFilter> replay = CountingFilter::Create(o);
     REQUIRE(replay.ok());
     uint64_t survivors = 0;

@@ -171,7 +171,7 @@ TEST_CASE("no false negatives; batch answers equal single-key answers; every k, 
         o.bits = 1 << 20;
         o.hashes = k;
         o.counter_bits = counter_bits;
-        o.concurrent = concurrent;
+        o.memory.concurrent = concurrent;
         CountingFilter single = K::Make(o);
         CountingFilter batch = K::Make(o);
         const std::vector<std::string> strings = DistinctStrings(3000, "key-");

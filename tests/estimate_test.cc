@@ -27,7 +27,7 @@ FilterOptions Sized(uint64_t capacity, double fpr, uint64_t seed = kDefaultSeed)
   FilterOptions o;
   o.capacity = capacity;
   o.fpr = fpr;
-  o.seed = seed;
+  o.hashing.seed = seed;
   return o;
 }
 
@@ -96,9 +96,7 @@ TEST_CASE("a saturated filter estimates +inf keys and FPR 1, with no undefined b
   CHECK(classic->EstimatedFpr() == 1.0);
 
   // Counting and scalable filters count keys rather than estimate them: finite when saturated.
-  CountingOptions co;
-  static_cast<FilterOptions&>(co) = Sized(50, 0.01);
-  absl::StatusOr<CountingFilter> counting = CountingFilter::Create(co);
+  absl::StatusOr<CountingFilter> counting = CountingFilter::Create({.capacity = 50, .fpr = 0.01});
   REQUIRE(counting.ok());
   uint64_t key = 0;
   while (counting->NonZeroCounters() < counting->counters()) {
@@ -125,7 +123,7 @@ ScalableOptions Chain(uint64_t initial_capacity, uint64_t seed) {
   ScalableOptions o;
   o.capacity = initial_capacity;
   o.fpr = 0.01;
-  o.seed = seed;
+  o.hashing.seed = seed;
   return o;
 }
 

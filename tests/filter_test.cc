@@ -11,7 +11,9 @@
 #include <array>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
+#include <numbers>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -154,7 +156,7 @@ TEST_CASE_TEMPLATE("batch answers equal single-key answers, in order, for every 
   for (uint64_t k : DistinctInts(kDistinct, 7)) hashes.push_back(HashKey(k, 5));
   hashes.push_back(hashes[0]);
   for (const auto& o : Configurations<F>(10'000, 0.001)) {
-    CAPTURE(o.concurrent);
+    CAPTURE(o.memory.concurrent);
     F single = MakeOrFail<F>(o);
     F batch = MakeOrFail<F>(o);
     auto check = [&](const auto& run) {
@@ -202,7 +204,7 @@ TEST_CASE_TEMPLATE("UnionWith equals building from all keys; incompatible filter
   const std::vector<uint64_t> evens = DistinctInts(20'000, 0);
   const std::vector<uint64_t> odds = DistinctInts(20'000, 1);
   for (const auto& config : Configurations<F>(100'000, 0.01)) {
-    CAPTURE(config.concurrent);
+    CAPTURE(config.memory.concurrent);
     F a = MakeOrFail<F>(config);
     F b = MakeOrFail<F>(config);
     F all = MakeOrFail<F>(config);
@@ -223,7 +225,7 @@ TEST_CASE_TEMPLATE("UnionWith equals building from all keys; incompatible filter
   a.InsertMany(odds);
   const std::vector<uint8_t> before = Bytes(a);
   auto other_seed = o;
-  other_seed.seed = 7;
+  other_seed.hashing.seed = 7;
   F c = MakeOrFail<F>(other_seed);
   const absl::Status s = a.UnionWith(c);
   CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
@@ -272,10 +274,10 @@ TEST_CASE_TEMPLATE("Save then Load gives the same filter", F, KINDS) {
 TEST_CASE_TEMPLATE("integer_hash kMix: integers hash by MixKey, strings by XXH3, kept by the file",
                    F, KINDS) {
   auto o = Sized<F>(20'000, 0.01);
-  o.integer_hash = IntegerHash::kMix;
+  o.hashing.integer_hash = IntegerHash::kMix;
   F f = MakeOrFail<F>(o);
   CHECK(f.integer_hash() == IntegerHash::kMix);
-  CHECK(f.hasher() == KeyHasher{o.seed, IntegerHash::kMix});
+  CHECK(f.hasher() == KeyHasher{o.hashing.seed, IntegerHash::kMix});
   const std::vector<uint64_t> ints = DistinctInts(5000, 0);
   const std::vector<std::string> strings = DistinctStrings(2000, "key-");
   for (size_t i = 0; i < ints.size(); ++i) {
@@ -287,12 +289,13 @@ TEST_CASE_TEMPLATE("integer_hash kMix: integers hash by MixKey, strings by XXH3,
   }
   for (const std::string& s : strings) (void)f.Insert(std::string_view(s));
   // The forms that take a key hash it as the filter says: the hashes themselves are found.
-  for (uint64_t i : ints) REQUIRE(f.MayContain(MixKey(i, o.seed)));
-  for (const std::string& s : strings) REQUIRE(f.MayContain(HashKey(s, o.seed)));
+  for (uint64_t i : ints) REQUIRE(f.MayContain(MixKey(i, o.hashing.seed)));
+  for (const std::string& s : strings) REQUIRE(f.MayContain(HashKey(s, o.hashing.seed)));
   CHECK(f.MayContainMany(ints) == ints.size());
   // An integer is no longer the same key as its 8-byte string, which kXxh3 keeps.
-  CHECK(f.hasher()(uint64_t{5}) != HashKey(Bytes8(5), o.seed));
-  CHECK(KeyHasher{o.seed, IntegerHash::kXxh3}(uint64_t{5}) == HashKey(Bytes8(5), o.seed));
+  CHECK(f.hasher()(uint64_t{5}) != HashKey(Bytes8(5), o.hashing.seed));
+  CHECK(KeyHasher{o.hashing.seed, IntegerHash::kXxh3}(uint64_t{5}) ==
+        HashKey(Bytes8(5), o.hashing.seed));
 
   absl::StatusOr<std::string> bytes = f.SaveToBytes();
   REQUIRE(bytes.ok());
@@ -308,7 +311,7 @@ TEST_CASE_TEMPLATE("integer_hash kMix: integers hash by MixKey, strings by XXH3,
 
   // A filter that hashes integers the other way cannot be merged in: its bits mean other keys.
   auto xxh3 = o;
-  xxh3.integer_hash = IntegerHash::kXxh3;
+  xxh3.hashing.integer_hash = IntegerHash::kXxh3;
   F other = MakeOrFail<F>(xxh3);
   const absl::Status s = f.UnionWith(other);
   CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
@@ -316,7 +319,7 @@ TEST_CASE_TEMPLATE("integer_hash kMix: integers hash by MixKey, strings by XXH3,
 
   // A value that is no IntegerHash is refused by name, before any memory is taken.
   auto stray = o;
-  stray.integer_hash = static_cast<IntegerHash>(3);
+  stray.hashing.integer_hash = static_cast<IntegerHash>(3);
   const absl::Status refused = F::Create(stray).status();
   CHECK(refused.code() == absl::StatusCode::kInvalidArgument);
   CHECK(std::string(refused.message()).find("integer_hash") != std::string::npos);
@@ -332,7 +335,7 @@ TEST_CASE_TEMPLATE("integer_hash kMix keeps the planned FPR on consecutive and s
   for (uint32_t shift : {0u, 1u, 20u, 32u, 42u}) {
     CAPTURE(shift);
     auto o = Sized<F>(kKeys, 0.01);
-    o.integer_hash = IntegerHash::kMix;
+    o.hashing.integer_hash = IntegerHash::kMix;
     F f = MakeOrFail<F>(o);
     std::vector<uint64_t> keys(kKeys), absent(kQueries);
     for (uint64_t i = 0; i < kKeys; ++i) keys[i] = i << shift;
@@ -349,6 +352,85 @@ TEST_CASE_TEMPLATE("integer_hash kMix keeps the planned FPR on consecutive and s
 TEST_CASE_TEMPLATE("bad options get the right status code and message, never an abort", F,
                    BlockedFilter, ClassicFilter, CountingFilter) {
   testing::CheckSizingErrors<F>(typename F::Options{}, kMostHashes<F>);
+}
+
+TEST_CASE("every kind's options are aggregates: designated initializers create, insert, query") {
+  // Each kind declares only the fields it takes, sizing first, then the hashing and memory parts.
+  const HashOptions hashing{.seed = 42, .integer_hash = IntegerHash::kMix};
+  const MemoryOptions memory{.concurrent = true, .populate = true};
+  auto check = [&](auto filter) {
+    REQUIRE(filter.ok());
+    CHECK(filter->seed() == 42);
+    CHECK(filter->integer_hash() == IntegerHash::kMix);
+    CHECK(filter->concurrent());
+    CHECK(filter->MayContain(std::string_view("absent")) == false);
+    CHECK(filter->MayContain(uint64_t{7}) == false);
+    static_cast<void>(filter->Insert(std::string_view("present")));
+    static_cast<void>(filter->Insert(uint64_t{7}));
+    CHECK(filter->MayContain(std::string_view("present")));
+    CHECK(filter->MayContain(uint64_t{7}));
+    CHECK(filter->capacity() >= 1000);
+    CHECK(filter->planned_fpr() > 0);
+    CHECK(filter->planned_fpr() <= 0.01);
+  };
+  check(
+      BlockedFilter::Create({.capacity = 1000, .fpr = 0.01, .hashing = hashing, .memory = memory}));
+  check(ClassicFilter::Create(ClassicOptions{
+      .capacity = 1000, .fpr = 0.01, .hashes = 5, .hashing = hashing, .memory = memory}));
+  check(CountingFilter::Create(
+      {.capacity = 1000, .fpr = 0.01, .counter_bits = 8, .hashing = hashing, .memory = memory}));
+  check(ScalableFilter::Create({.capacity = 1000,
+                                .fpr = 0.01,
+                                .growth = 4,
+                                .tightening = 0.85,
+                                .hashing = hashing,
+                                .memory = memory}));
+  check(WindowedFilter::Create({.capacity = 1000,
+                                .fpr = 0.01,
+                                .generations = 2,
+                                .refresh = Refresh::kKeepFirstSeen,
+                                .hashing = hashing,
+                                .memory = memory}));
+}
+
+TEST_CASE("capacity and planned_fpr mean one thing for every kind") {
+  // Sized by bits and hashes alone: the count at which those hashes are best, cells * ln 2 / k.
+  const BlockedFilter geometry =
+      MakeOrFail<BlockedFilter>(testing::Geometry<BlockedFilter>(1 << 20, 7));
+  CHECK(geometry.capacity() == static_cast<uint64_t>((1 << 20) * std::numbers::ln2 / 7));
+  CHECK(geometry.planned_fpr() == geometry.plan().expected_fpr);
+  const CountingFilter counting =
+      MakeOrFail<CountingFilter>(testing::Geometry<CountingFilter>(1 << 20, 7));
+  CHECK(counting.capacity() == static_cast<uint64_t>(counting.counters() * std::numbers::ln2 / 7));
+  CHECK(counting.planned_fpr() == counting.plan().expected_fpr);
+  // A chain: the stages allocated so far, at the bound on the whole chain.
+  ScalableFilter chain = MakeOrFail<ScalableFilter>(ScalableOptions{.capacity = 100, .fpr = 0.02});
+  CHECK(chain.capacity() == 100);
+  CHECK(chain.planned_fpr() == 0.02);
+  for (uint64_t i = 0; i < 150; ++i) static_cast<void>(chain.Insert(i));
+  CHECK(chain.capacity() == 300);
+  // A window: its keys, at the FPR promised over the whole window.
+  const WindowedFilter window =
+      MakeOrFail<WindowedFilter>(WindowedOptions{.capacity = 4000, .fpr = 0.01});
+  CHECK(window.capacity() == 4000);
+  CHECK(window.planned_fpr() <= 0.01);
+  CHECK(window.planned_fpr() > 0.008);
+}
+
+TEST_CASE("scalable and windowed filters refuse bad sizing with CheckSizing's messages") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const Sizing bad : {Sizing{.capacity = 0, .fpr = 0.01}, Sizing{.capacity = 10, .fpr = 0},
+                           Sizing{.capacity = 10, .fpr = 1}, Sizing{.capacity = 10, .fpr = nan},
+                           Sizing{.capacity = 10, .fpr = 0.01, .hashes = kMaxHashes + 1}}) {
+    const absl::Status want = CheckSizing(bad);
+    CAPTURE(want.message());
+    REQUIRE(want.code() == absl::StatusCode::kInvalidArgument);
+    CHECK(WindowedFilter::Create({.capacity = bad.capacity, .fpr = bad.fpr, .hashes = bad.hashes})
+              .status() == want);
+    if (bad.hashes == 0) {
+      CHECK(ScalableFilter::Create({.capacity = bad.capacity, .fpr = bad.fpr}).status() == want);
+    }
+  }
 }
 
 TEST_CASE_TEMPLATE("Clear empties the filter", F, KINDS) {

@@ -85,8 +85,8 @@ BlockedFilter SmallFilter(uint64_t keys, uint64_t bits = 1024, uint32_t hashes =
   o.bits = bits;
   o.hashes = hashes;
   o.capacity = keys;
-  o.seed = 0x5EED;
-  o.integer_hash = integers;
+  o.hashing.seed = 0x5EED;
+  o.hashing.integer_hash = integers;
   absl::StatusOr<BlockedFilter> f = BlockedFilter::Create(o);
   REQUIRE(f.ok());
   for (uint64_t i = 0; i < keys; ++i) f->Insert(i);
@@ -103,7 +103,7 @@ TEST_CASE("save and load round-trip: same bits, same answers, same identity") {
   FilterOptions o;
   o.capacity = 100'000;
   o.fpr = 0.01;
-  o.seed = 99;
+  o.hashing.seed = 99;
   absl::StatusOr<BlockedFilter> f = BlockedFilter::Create(o);
   REQUIRE(f.ok());
   f->InsertMany(std::span<const uint64_t>(testing::DistinctInts(100'000, 0)));
@@ -140,19 +140,8 @@ void CheckFlipsRefused(const std::vector<uint8_t>& good, const std::string& bad,
 // What every kind must do with its files, whatever its layout.
 template <typename Filter>
 Filter MakeKind(uint64_t keys) {
-  FilterOptions o;
-  o.capacity = std::max<uint64_t>(keys, 1);
-  o.fpr = 0.01;
-  o.seed = 0xC0FFEE;
-  absl::StatusOr<Filter> f = [&] {
-    if constexpr (std::is_same_v<Filter, CountingFilter>) {
-      CountingOptions counting;
-      static_cast<FilterOptions&>(counting) = o;
-      return Filter::Create(counting);
-    } else {
-      return Filter::Create(o);
-    }
-  }();
+  absl::StatusOr<Filter> f = Filter::Create(
+      {.capacity = std::max<uint64_t>(keys, 1), .fpr = 0.01, .hashing = {.seed = 0xC0FFEE}});
   REQUIRE(f.ok());
   for (uint64_t i = 0; i < keys; ++i) f->Insert(i);
   return *std::move(f);
@@ -210,7 +199,7 @@ Filter MakeAnyKind(uint64_t keys) {
   if constexpr (std::is_same_v<Filter, ScalableFilter>) {
     ScalableOptions o;
     o.capacity = std::max<uint64_t>(keys / 4, 1);
-    o.seed = 0xC0FFEE;
+    o.hashing.seed = 0xC0FFEE;
     absl::StatusOr<ScalableFilter> f = ScalableFilter::Create(o);
     REQUIRE(f.ok());
     for (uint64_t i = 0; i < keys; ++i) REQUIRE(f->Insert(i) != InsertResult::kRefused);
@@ -286,7 +275,7 @@ TEST_CASE("scalable filter: stages and counts survive a round trip; growth goes 
   // against its options), so the payload's size sets this test's run time.
   o.capacity = 100;
   o.fpr = 0.01;
-  o.seed = 3;
+  o.hashing.seed = 3;
   absl::StatusOr<ScalableFilter> chain = ScalableFilter::Create(o);
   REQUIRE(chain.ok());
   for (uint64_t i = 0; i < 1'000; ++i) REQUIRE(chain->Insert(i) != InsertResult::kRefused);
@@ -417,21 +406,14 @@ std::pair<uint64_t, uint64_t> Digests(const Filter& f, const TempDir& dir) {
 
 TEST_CASE("golden: every other kind's bytes and file are pinned too") {
   TempDir dir;
-  FilterOptions o;
-  o.capacity = 200;
-  o.fpr = 0.01;
-  o.seed = 0x5EED;
-  absl::StatusOr<ClassicFilter> classic = ClassicFilter::Create(o);
+  absl::StatusOr<ClassicFilter> classic =
+      ClassicFilter::Create({.capacity = 200, .fpr = 0.01, .hashing = {.seed = 0x5EED}});
   REQUIRE(classic.ok());
-  CountingOptions co;
-  static_cast<FilterOptions&>(co) = o;
-  absl::StatusOr<CountingFilter> counting = CountingFilter::Create(co);
+  absl::StatusOr<CountingFilter> counting =
+      CountingFilter::Create({.capacity = 200, .fpr = 0.01, .hashing = {.seed = 0x5EED}});
   REQUIRE(counting.ok());
-  ScalableOptions so;
-  so.capacity = 50;
-  so.fpr = 0.01;
-  so.seed = 0x5EED;
-  absl::StatusOr<ScalableFilter> scalable = ScalableFilter::Create(so);
+  absl::StatusOr<ScalableFilter> scalable =
+      ScalableFilter::Create({.capacity = 50, .fpr = 0.01, .hashing = {.seed = 0x5EED}});
   REQUIRE(scalable.ok());
   for (uint64_t i = 0; i < 200; ++i) {
     classic->Insert(i);
@@ -965,7 +947,7 @@ TEST_CASE("a filter larger than this machine's memory is refused at creation, na
   sc.capacity = uint64_t{1} << 42;  // a first stage of several TB
   CheckRefusedForMachine(ScalableFilter::Create(sc).status(), std::nullopt);
   // A cap the caller sets replaces the machine's: over-committing stays possible on purpose.
-  o.max_memory_bytes = uint64_t{1} << 46;
+  o.memory.max_memory_bytes = uint64_t{1} << 46;
   CHECK(BlockedFilter::Create(o).ok());
 }
 

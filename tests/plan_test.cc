@@ -408,18 +408,16 @@ TEST_CASE("one validation: every kind's planner refuses bad sizing with CheckSiz
     REQUIRE(s.code() == absl::StatusCode::kInvalidArgument);
     CHECK(PlanFilter(o, Layout::kBlocked).status() == s);
     CHECK(PlanFilter(o, Layout::kPartitioned).status() == s);
-    CountingOptions counting;
-    static_cast<FilterOptions&>(counting) = o;
+    const CountingOptions counting{
+        .capacity = o.capacity, .fpr = o.fpr, .bits = o.bits, .hashes = o.hashes};
     CHECK(PlanCountingFilter(counting).status() == CheckSizing(o, kMaxCountingHashes));
   }
   // A counting filter allows fewer probes (one slice each), with the same message shape.
-  CountingOptions nine;
-  nine.capacity = 1000;
-  nine.hashes = kMaxCountingHashes + 1;
+  const FilterOptions nine{.capacity = 1000, .hashes = kMaxCountingHashes + 1};
   CHECK(CheckSizing(nine).ok());
   const absl::Status s = CheckSizing(nine, kMaxCountingHashes);
   CHECK(s.code() == absl::StatusCode::kInvalidArgument);
-  CHECK(PlanCountingFilter(nine).status() == s);
+  CHECK(PlanCountingFilter({.capacity = nine.capacity, .hashes = nine.hashes}).status() == s);
   CHECK(PlanFilter(nine, Layout::kBlocked).ok());
 }
 

@@ -16,6 +16,13 @@
 namespace bloomery {
 namespace {
 
+// Whether options of type O take a hand-made geometry (bits or hashes).
+template <typename O>
+concept TakesGeometry = requires(O o) {
+  o.bits;
+}
+|| requires(O o) { o.hashes; };
+
 using testing::DistinctInts;
 using testing::DistinctStrings;
 using testing::WithinBinomialBound;
@@ -255,7 +262,7 @@ TEST_CASE("max_stages and the memory cap stop growth with a clear status, never 
   }
   SUBCASE("a memory cap under the first stage refuses the filter, which is not full") {
     ScalableOptions o = K::Sized(10'000, 0.01);
-    o.max_memory_bytes = 1000;
+    o.memory.max_memory_bytes = 1000;
     const absl::StatusOr<ScalableFilter> refused = ScalableFilter::Create(o);
     REQUIRE(refused.status().code() == absl::StatusCode::kResourceExhausted);
     const std::string message(refused.status().message());
@@ -271,14 +278,14 @@ TEST_CASE("max_stages and the memory cap stop growth with a clear status, never 
       REQUIRE(probe.stage_count() == 2);
       return probe.memory_bytes();
     }();
-    o.max_memory_bytes = first_two + 1000;  // room for stages 0 and 1, not for stage 2
+    o.memory.max_memory_bytes = first_two + 1000;  // room for stages 0 and 1, not for stage 2
     ScalableFilter f = K::Make(o);
     const InsertCounts counts = f.InsertMany(std::span<const uint64_t>(DistinctInts(100'000, 0)));
     CHECK(counts.added == 30'000);
     CHECK(counts.refused > 60'000);
     CHECK(f.full());
     CHECK(f.memory_bytes() == first_two);
-    CHECK(f.memory_bytes() <= o.max_memory_bytes);
+    CHECK(f.memory_bytes() <= o.memory.max_memory_bytes);
     CHECK(f.FullStatus().message().find("memory cap") != std::string_view::npos);
     uint64_t absent = uint64_t{1} << 40;
     while (f.MayContain(absent)) ++absent;
@@ -286,7 +293,7 @@ TEST_CASE("max_stages and the memory cap stop growth with a clear status, never 
     CHECK_FALSE(f.MayContain(absent));
     CHECK(f.EstimatedFpr() < 0.01);
 
-    o.max_memory_bytes = 100;  // not even the first stage
+    o.memory.max_memory_bytes = 100;  // not even the first stage
     const absl::StatusOr<ScalableFilter> tiny = ScalableFilter::Create(o);
     CHECK(tiny.status().code() == absl::StatusCode::kResourceExhausted);
   }
@@ -321,13 +328,9 @@ TEST_CASE("bad options: InvalidArgument with a message naming the option") {
   o.capacity = 0;
   CHECK(message_for(o).find("capacity") != std::string::npos);
   o.capacity = 1000;
-  // Stages are planned: a hand-made geometry is refused, not silently ignored.
-  o.bits = 1 << 20;
-  CHECK(message_for(o).find("bits") != std::string::npos);
-  o.bits = 0;
-  o.hashes = 6;
-  CHECK(message_for(o).find("hashes") != std::string::npos);
-  o.hashes = 0;
+  // Stages are planned: there is no hand-made geometry to refuse, or to ignore silently.
+  static_assert(!TakesGeometry<ScalableOptions>);
+  static_assert(TakesGeometry<FilterOptions>);  // the check can fail
   for (uint32_t stages : {0u, kMaxScalableStages + 1}) {
     o.max_stages = stages;
     CHECK(message_for(o).find("max_stages") != std::string::npos);
@@ -383,7 +386,7 @@ TEST_CASE("UnionWith merges stage by stage, refuses what would break the FPR bou
   CHECK(std::equal(before.begin(), before.end(), a.stage(0).bytes().begin()));
 
   ScalableOptions other = o;
-  other.seed = 7;
+  other.hashing.seed = 7;
   ScalableFilter d = K::Make(other);
   CHECK(a.UnionWith(d).code() == absl::StatusCode::kFailedPrecondition);
   other = o;

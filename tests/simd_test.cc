@@ -239,8 +239,8 @@ TEST_CASE("every target builds bit-identical filters and gives the reference's a
           FilterOptions o;
           o.bits = blocks * kBlockBits;
           o.hashes = k;
-          o.seed = kSeed;
-          o.concurrent = concurrent;
+          o.hashing.seed = kSeed;
+          o.memory.concurrent = concurrent;
           absl::StatusOr<BlockedFilter> made = BlockedFilter::Create(o);
           REQUIRE(made.ok());
           BlockedFilter& f = *made;

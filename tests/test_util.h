@@ -75,7 +75,7 @@ typename F::Options Sized(uint64_t capacity, double fpr, bool concurrent = false
     o.capacity = capacity;
   }
   o.fpr = fpr;
-  o.concurrent = concurrent;
+  o.memory.concurrent = concurrent;
   return o;
 }
 
@@ -85,7 +85,7 @@ typename F::Options Geometry(uint64_t bits, uint32_t hashes, bool concurrent = f
   typename F::Options o;
   o.bits = bits;
   o.hashes = hashes;
-  o.concurrent = concurrent;
+  o.memory.concurrent = concurrent;
   return o;
 }
 
@@ -127,11 +127,11 @@ struct For {
   static F Make(const Options& options) { return MakeOrFail<F>(options); }
 };
 
-// The sizing errors every filter created from FilterOptions (or an options struct derived from it)
-// must report with the right code and a message naming the field: capacity 0; fpr outside (0, 1)
-// or NaN; hashes above `max_hashes`; bits that overflow every size computation; a size over the
-// memory cap; a promise no filter of at most 2^48 bits can keep. `base` supplies kind-specific
-// fields (e.g. a counter width).
+// The sizing errors every filter sized by capacity, fpr, bits and hashes (FilterOptions,
+// CountingOptions) must report with the right code and a message naming the field: capacity 0;
+// fpr outside (0, 1) or NaN; hashes above `max_hashes`; bits that overflow every size
+// computation; a size over the memory cap; a promise no filter of at most 2^48 bits can keep.
+// `base` supplies kind-specific fields (e.g. a counter width).
 template <typename Filter, typename Options>
 void CheckSizingErrors(const Options& base, uint32_t max_hashes) {
   auto code = [](const Options& o) { return Filter::Create(o).status().code(); };
@@ -158,7 +158,7 @@ void CheckSizingErrors(const Options& base, uint32_t max_hashes) {
   CHECK(code(o) == absl::StatusCode::kInvalidArgument);
   CHECK(message(o).find("bits") != std::string::npos);
   o.bits = uint64_t{1} << 33;
-  o.max_memory_bytes = uint64_t{1} << 29;  // 1 GiB needed, 512 MiB allowed
+  o.memory.max_memory_bytes = uint64_t{1} << 29;  // 1 GiB needed, 512 MiB allowed
   CHECK(code(o) == absl::StatusCode::kResourceExhausted);
   CHECK(message(o).find("memory cap") != std::string::npos);
   Options huge = base;

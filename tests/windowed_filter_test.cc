@@ -91,7 +91,7 @@ TEST_CASE("key-count window at a practical FPR: keys kept W*(G-1)/G, gone by W")
   for (uint64_t i = 7000; i < 10'000; ++i) REQUIRE(f.MayContain(i));
   std::vector<uint64_t> old;
   for (uint64_t i = 0; i < 5000; ++i) old.push_back(i);
-  CHECK(WithinBinomialBound(MaybeCount(f, old), old.size(), f.expected_fpr()));
+  CHECK(WithinBinomialBound(MaybeCount(f, old), old.size(), f.planned_fpr()));
 }
 
 TEST_CASE("duration window with a fake clock: kept at least W*(G-1)/G, gone at W") {
@@ -166,8 +166,8 @@ TEST_CASE("the FPR bound holds over the whole window at capacity") {
     WindowedOptions o = KeyWindow(80'000, generations);
     o.fpr = 0.01;
     auto f = MakeOrFail<WindowedFilter>(o);
-    CHECK(f.expected_fpr() <= 0.01);
-    CHECK(f.expected_fpr() > 0.008);  // planned tight, not oversized
+    CHECK(f.planned_fpr() <= 0.01);
+    CHECK(f.planned_fpr() > 0.008);  // planned tight, not oversized
     const std::vector<uint64_t> keys = DistinctInts(80'000, 0);
     // A few keys are false positives already at their insert (reported seen).
     CHECK(f.InsertMany(std::span<const uint64_t>(keys)) >= keys.size() * 99 / 100);
@@ -175,7 +175,7 @@ TEST_CASE("the FPR bound holds over the whole window at capacity") {
     CHECK(MaybeCount(f, keys) == keys.size());
     const std::vector<uint64_t> absent = DistinctInts(400'000, 1);
     const uint64_t hits = MaybeCount(f, absent);
-    CHECK(WithinBinomialBound(hits, absent.size(), f.expected_fpr()));
+    CHECK(WithinBinomialBound(hits, absent.size(), f.planned_fpr()));
     CHECK(WithinBinomialBound(hits, absent.size(), f.EstimatedFpr()));
     CHECK(f.EstimatedCount() == doctest::Approx(80'000).epsilon(0.03));
   }
@@ -215,7 +215,7 @@ TEST_CASE("merge: generation by generation, at the same epoch only") {
   (void)b.InsertMany(std::span<const uint64_t>(more));  // b rotates to epoch 1
   CHECK(a.UnionWith(b).code() == absl::StatusCode::kFailedPrecondition);
   WindowedOptions other = KeyWindow(4000);
-  other.seed = 99;
+  other.hashing.seed = 99;
   auto c = MakeOrFail<WindowedFilter>(other);
   CHECK(a.CheckCompatible(c).code() == absl::StatusCode::kFailedPrecondition);
 }
@@ -251,7 +251,7 @@ TEST_CASE("option errors name the field") {
   o.fpr = 1.0;
   CHECK(code(o) == absl::StatusCode::kInvalidArgument);
   o.fpr = 0.01;
-  o.max_memory_bytes = 1024;
+  o.memory.max_memory_bytes = 1024;
   CHECK(code(o) == absl::StatusCode::kResourceExhausted);
 }
 
@@ -668,7 +668,7 @@ TEST_CASE("a clock that outruns a rotation never keeps an insert rotating") {
 TEST_CASE("concurrent inserts while rotating by count lose no completed insert" *
           doctest::test_suite("concurrency")) {
   WindowedOptions o = KeyWindow(20'000);  // rotates every 5000 counted inserts
-  o.concurrent = true;
+  o.memory.concurrent = true;
   auto f = MakeOrFail<WindowedFilter>(o);
   constexpr int kWriters = 2;
   constexpr uint64_t kPerWriter = 30'000;
@@ -704,7 +704,7 @@ TEST_CASE("rotation by time never blocks lookups and keeps young keys" *
           doctest::test_suite("concurrency")) {
   FakeClock clock;
   WindowedOptions o = TimeWindow(clock, 100, 200'000);
-  o.concurrent = true;
+  o.memory.concurrent = true;
   auto f = MakeOrFail<WindowedFilter>(o);
   std::atomic<bool> done{false};
   std::atomic<uint64_t> lost{0};

@@ -82,7 +82,7 @@ absl::StatusOr<CreateSpec> CreateFlags::Spec(uint64_t default_capacity, double d
   absl::StatusOr<FilterOptions> options = sizing.Options(default_capacity, default_fpr);
   if (!options.ok()) return options.status();
   spec.sizing = *options;
-  spec.sizing.max_memory_bytes = max_memory;
+  spec.sizing.memory.max_memory_bytes = max_memory;
   if (Given("--window")) {
     if (window_ns <= 0) return UsageError("--window must be longer than zero");
     spec.window_ns = window_ns;
@@ -103,43 +103,45 @@ absl::StatusOr<AnyFilter> CreateFilter(const CreateSpec& spec) {
   };
   if (spec.kind == FilterKind::kBlocked) return wrap(BlockedFilter::Create(spec.sizing));
   if (spec.kind == FilterKind::kClassic) return wrap(ClassicFilter::Create(spec.sizing));
+  const FilterOptions& sizing = spec.sizing;
   if (spec.kind == FilterKind::kCounting) {
-    CountingOptions options;
-    static_cast<FilterOptions&>(options) = spec.sizing;
-    options.counter_bits = spec.counter_bits;
-    return wrap(CountingFilter::Create(options));
+    return wrap(CountingFilter::Create({.capacity = sizing.capacity,
+                                        .fpr = sizing.fpr,
+                                        .bits = sizing.bits,
+                                        .hashes = sizing.hashes,
+                                        .counter_bits = spec.counter_bits,
+                                        .hashing = sizing.hashing,
+                                        .memory = sizing.memory}));
   }
   // Scalable and windowed filters are planned by capacity and FPR alone.
-  if (spec.sizing.bits != 0) {
+  if (sizing.bits != 0) {
     return UsageError(absl::StrCat(
         "a ", AsAbsl(FilterKindName(spec.kind)), " filter is sized by --capacity",
         spec.kind == FilterKind::kWindowed ? " (or --window-keys)" : "", " and --fpr, not --bits"));
   }
-  auto shared = [&spec](auto options) {
-    options.fpr = spec.sizing.fpr;
-    options.seed = spec.sizing.seed;
-    options.max_memory_bytes = spec.sizing.max_memory_bytes;
-    return options;
-  };
   if (spec.kind == FilterKind::kScalable) {
     // Like ScalableFilter::Create, refused rather than ignored: each stage's k is planned.
-    if (spec.sizing.hashes != 0) {
+    if (sizing.hashes != 0) {
       return UsageError("a scalable filter plans each stage's hashes: --hashes is refused");
     }
-    ScalableOptions options = shared(ScalableOptions{});
-    options.capacity = spec.sizing.capacity;  // its first stage
-    return wrap(ScalableFilter::Create(options));
+    return wrap(ScalableFilter::Create({.capacity = sizing.capacity,  // its first stage
+                                        .fpr = sizing.fpr,
+                                        .hashing = sizing.hashing,
+                                        .memory = sizing.memory}));
   }
   if (spec.kind == FilterKind::kWindowed) {
-    WindowedOptions options = shared(WindowedOptions{});
-    options.capacity = spec.sizing.capacity;
-    options.hashes = spec.sizing.hashes;
-    options.window = std::chrono::nanoseconds(spec.window_ns);
-    // Revisit crawls: a line comes back once W has passed since it was first seen, however often
-    // it is seen meanwhile.
-    options.refresh = Refresh::kKeepFirstSeen;
-    options.clock = ClockFromEnvironment();
-    return wrap(WindowedFilter::Create(options));
+    return wrap(WindowedFilter::Create({
+        .capacity = sizing.capacity,
+        .fpr = sizing.fpr,
+        .window = std::chrono::nanoseconds(spec.window_ns),
+        // Revisit crawls: a line comes back once W has passed since it was first seen, however
+        // often it is seen meanwhile.
+        .refresh = Refresh::kKeepFirstSeen,
+        .hashes = sizing.hashes,
+        .hashing = sizing.hashing,
+        .memory = sizing.memory,
+        .clock = ClockFromEnvironment(),
+    }));
   }
   return UsageError(absl::StrCat("unknown kind ", static_cast<uint32_t>(spec.kind)));
 }

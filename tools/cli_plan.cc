@@ -128,7 +128,7 @@ absl::StatusOr<uint64_t> Measure(const Plan& plan, uint64_t seed,
   options.bits = plan.bits;
   options.hashes = plan.hashes;
   options.capacity = plan.capacity;
-  options.seed = seed;
+  options.hashing.seed = seed;
   absl::StatusOr<Filter> filter = Filter::Create(options);
   if (!filter.ok()) return filter.status();
   filter->InsertMany(inserted);

@@ -218,7 +218,7 @@ absl::Status RunIntersect(const IntersectFlags& flags) {
   FilterOptions options;
   options.bits = bits;
   options.capacity = capacity;
-  options.max_memory_bytes = flags.memory;
+  options.memory.max_memory_bytes = flags.memory;
   absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(options);
   if (!filter.ok()) return filter.status();
   std::fprintf(stderr,

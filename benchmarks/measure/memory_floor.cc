@@ -63,7 +63,8 @@ absl::StatusOr<FloorMemory> FloorMemory::Allocate(uint64_t bytes) {
   FilterOptions options;
   options.bits = (bytes + 63) / 64 * 512;  // whole lines
   options.hashes = 1;
-  options.populate = true;  // same huge-page policy (kAuto) as a filter's, faults taken up front
+  // Same huge-page policy (kAuto) as a filter's, faults taken up front.
+  options.memory.populate = true;
   absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(options);
   if (!filter.ok()) return filter.status();
   memory.impl_->memory.emplace(*std::move(filter));

@@ -69,8 +69,8 @@ inline FilterOptions OptionsFor(uint64_t keys, bool concurrent, double fpr = 0) 
   } else {
     options.bits = static_cast<uint64_t>(kBitsPerKey * static_cast<double>(keys));
   }
-  options.concurrent = concurrent;
-  options.populate = true;
+  options.memory.concurrent = concurrent;
+  options.memory.populate = true;
   return options;
 }
 

@@ -266,10 +266,8 @@ int Check(const Args& args) {
   {
     // The control: add to the filter only after the commit, as a naive guard would. The race
     // must catch it, or the test above proves nothing.
-    bloomery::FilterOptions naive_options;
-    naive_options.capacity = 100'000;
-    naive_options.concurrent = true;
-    auto naive = ValueOrDie(bloomery::BlockedFilter::Create(naive_options));
+    auto naive = ValueOrDie(
+        bloomery::BlockedFilter::Create({.capacity = 100'000, .memory = {.concurrent = true}}));
     const uint64_t violations = RaceReadersAgainstWriters(
         *db, "naive:", 300,
         [&](Connection& c, const std::string& key) {

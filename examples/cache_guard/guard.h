@@ -319,21 +319,15 @@ class CacheGuard {
       // Kept at least W*(G-1)/G: make that the TTL.
       const int64_t g = options_.generations;
       windowed.window = std::chrono::seconds((options_.ttl_seconds * g + g - 2) / (g - 1));
-      windowed.concurrent = true;
+      windowed.memory.concurrent = true;
       windowed.clock = options_.clock;
       return bloomery::WindowedFilter::Create(windowed);
     } else if constexpr (kCounting) {
-      bloomery::CountingOptions counting;
-      counting.capacity = options_.capacity;
-      counting.fpr = options_.fpr;
-      counting.concurrent = true;
-      return bloomery::CountingFilter::Create(counting);
+      return bloomery::CountingFilter::Create(
+          {.capacity = options_.capacity, .fpr = options_.fpr, .memory = {.concurrent = true}});
     } else {
-      bloomery::FilterOptions blocked;
-      blocked.capacity = options_.capacity;
-      blocked.fpr = options_.fpr;
-      blocked.concurrent = true;
-      return bloomery::BlockedFilter::Create(blocked);
+      return bloomery::BlockedFilter::Create(
+          {.capacity = options_.capacity, .fpr = options_.fpr, .memory = {.concurrent = true}});
     }
   }
 

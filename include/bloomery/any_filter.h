@@ -118,9 +118,13 @@ class AnyFilter {
   // Keys planned for (scalable: by the stages allocated so far; windowed: by the window). For a
   // filter sized by bits and hashes alone, the count at which those hashes are the best choice
   // (cells * ln 2 / k), past which its FPR climbs fast.
-  [[nodiscard]] uint64_t capacity() const noexcept;
+  [[nodiscard]] uint64_t capacity() const noexcept {
+    return Visit([](const auto& f) { return f.capacity(); });
+  }
   // The FPR planned at capacity() keys (scalable: the whole chain's bound).
-  [[nodiscard]] double planned_fpr() const noexcept;
+  [[nodiscard]] double planned_fpr() const noexcept {
+    return Visit([](const auto& f) { return f.planned_fpr(); });
+  }
   // A scalable filter's stages; 1 for the other kinds.
   [[nodiscard]] uint32_t stage_count() const noexcept;
   // As the kind's: infinite for a saturated filter.

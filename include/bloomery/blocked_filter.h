@@ -16,10 +16,8 @@
 // give 0.82% but needs 6 cache misses per key.
 //
 // Example:
-//   bloomery::FilterOptions opts;
-//   opts.capacity = 1'000'000;
-//   opts.fpr = 0.01;
-//   absl::StatusOr<bloomery::BlockedFilter> f = bloomery::BlockedFilter::Create(opts);
+//   absl::StatusOr<bloomery::BlockedFilter> f =
+//       bloomery::BlockedFilter::Create({.capacity = 1'000'000, .fpr = 0.01});
 //   if (!f.ok()) return f.status();
 //   bool added = f->Insert("https://example.com/a");  // true: the key was new
 //   bool maybe = f->MayContain("https://example.com/a");  // true
@@ -68,9 +66,9 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
 
   // Creates an empty filter sized by `options` (see options.h).
   // Errors: InvalidArgument for inconsistent or out-of-range options (capacity 0 without bits and
-  // hashes, fpr outside (0, 1) or NaN, hashes above 16, bits above 2^48); ResourceExhausted when
-  // the memory needed exceeds options.max_memory_bytes (0: this machine's memory) or the kernel
-  // refuses it; the message names the size and the limit.
+  // hashes, fpr outside (0, 1) or NaN, hashes above 16, bits above 2^48: CheckSizing, plan.h);
+  // ResourceExhausted when the memory needed exceeds options.memory.max_memory_bytes (0: this
+  // machine's memory) or the kernel refuses it; the message names the size and the limit.
   [[nodiscard]] static absl::StatusOr<BlockedFilter> Create(const FilterOptions& options);
 
   // Adds a key. Returns true if it was new (at least one of its bits was 0), false if the filter

@@ -3,10 +3,7 @@
 // bloomery.h: the umbrella header; includes every public header of the library.
 //
 //   #include <bloomery/bloomery.h>
-//   bloomery::FilterOptions opts;
-//   opts.capacity = 1'000'000;
-//   opts.fpr = 0.01;
-//   auto filter = bloomery::BlockedFilter::Create(opts);
+//   auto filter = bloomery::BlockedFilter::Create({.capacity = 1'000'000, .fpr = 0.01});
 #ifndef BLOOMERY_BLOOMERY_H_
 #define BLOOMERY_BLOOMERY_H_
 

@@ -34,10 +34,8 @@
 // tell a false positive from a real member; only the caller can.
 //
 // Example:
-//   bloomery::CountingOptions opts;
-//   opts.capacity = 1'000'000;
-//   opts.fpr = 0.01;
-//   absl::StatusOr<bloomery::CountingFilter> f = bloomery::CountingFilter::Create(opts);
+//   absl::StatusOr<bloomery::CountingFilter> f =
+//       bloomery::CountingFilter::Create({.capacity = 1'000'000, .fpr = 0.01});
 //   if (!f.ok()) return f.status();
 //   f->Insert("session-42");
 //   f->Insert("session-42");
@@ -91,8 +89,8 @@ class CountingFilter : public BatchForms<CountingFilter>,
 
   // Creates an empty filter sized by `options` (see PlanCountingFilter, plan.h).
   // Errors: those of PlanCountingFilter; ResourceExhausted when the memory exceeds
-  // options.max_memory_bytes (0: this machine's memory) or the kernel refuses it; the message
-  // names the size and the limit.
+  // options.memory.max_memory_bytes (0: this machine's memory) or the kernel refuses it; the
+  // message names the size and the limit.
   [[nodiscard]] static absl::StatusOr<CountingFilter> Create(const CountingOptions& options);
 
   // Increments the key's k counters (a saturated counter stays saturated). Returns true if the
@@ -162,6 +160,11 @@ class CountingFilter : public BatchForms<CountingFilter>,
   [[nodiscard]] double EstimatedFpr() const noexcept;
 
   [[nodiscard]] const CountingPlan& plan() const noexcept { return plan_; }
+  // Keys planned for (PlannedCapacity, plan.h) and the FPR the plan predicts at that many keys.
+  [[nodiscard]] uint64_t capacity() const noexcept {
+    return PlannedCapacity(plan_.capacity, plan_.counters(), plan_.hashes);
+  }
+  [[nodiscard]] double planned_fpr() const noexcept { return plan_.expected_fpr; }
   [[nodiscard]] uint64_t blocks() const noexcept { return plan_.blocks; }
   [[nodiscard]] uint64_t counters() const noexcept { return plan_.counters(); }
   [[nodiscard]] uint32_t hashes() const noexcept { return plan_.hashes; }

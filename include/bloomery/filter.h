@@ -3,15 +3,15 @@
 // filter.h: the vocabulary every filter kind speaks, named so the compiler checks it.
 //
 // `Filter<F>` is what generic code may rely on for any kind (BlockedFilter, ClassicFilter,
-// CountingFilter, ScalableFilter, and whatever comes next): Create from its options, Insert and
-// MayContain for the three key types, their batch forms, UnionWith with CheckCompatible,
-// EstimatedCount, EstimatedFpr, Clear, Save and Load (to a file or to bytes), memory_bytes, seed
-// and concurrent. `MappableFilter<F>` adds Map and Flush (the kinds stored as one fixed-size
-// stage). tests/filter_test.cc asserts that every kind satisfies them.
+// CountingFilter, ScalableFilter, WindowedFilter, and whatever comes next): Create from its
+// options, Insert and MayContain for the three key types, their batch forms, UnionWith with
+// CheckCompatible, capacity, planned_fpr, EstimatedCount, EstimatedFpr, Clear, Save and Load (to a
+// file or to bytes), memory_bytes, seed and concurrent, each with one meaning for every kind.
+// `MappableFilter<F>` adds Map and Flush (the kinds stored as one fixed-size stage).
+// tests/filter_test.cc asserts that every kind satisfies them.
 //
-// What differs between kinds is said honestly rather than papered over: Insert answers "was it
-// new?" as a bool for kinds that never refuse a key, and as an InsertResult for kinds that can
-// (ScalableFilter at a limit); `InsertAnswer<F>` names which.
+// What differs between kinds is said honestly rather than papered over: what Insert answers
+// (`InsertAnswer<F>`, below, says why it is not always a bool).
 //
 //   template <bloomery::Filter F>
 //   size_t AddAll(F& filter, std::span<const std::string_view> keys) {
@@ -253,6 +253,12 @@ class BitArray : public WordArray {
   [[nodiscard]] const Plan& plan() const noexcept { return plan_; }
   [[nodiscard]] uint64_t bits() const noexcept { return plan_.bits; }
   [[nodiscard]] uint32_t hashes() const noexcept { return plan_.hashes; }
+  // The vocabulary's (Filter, below): keys planned for (PlannedCapacity, plan.h) and the FPR the
+  // plan predicts at that many keys.
+  [[nodiscard]] uint64_t capacity() const noexcept {
+    return PlannedCapacity(plan_.capacity, plan_.bits, plan_.hashes);
+  }
+  [[nodiscard]] double planned_fpr() const noexcept { return plan_.expected_fpr; }
 
   // Removes every key. O(bytes).
   void Clear() noexcept;
@@ -279,7 +285,12 @@ class BitArray : public WordArray {
   Plan plan_;
 };
 
-// What F::Insert returns: bool ("was new") or InsertResult.
+// What F::Insert returns. A kind that never refuses a key answers "was it new?" as a bool. A kind
+// that can refuse one (ScalableFilter once a limit stops its growth) answers an InsertResult,
+// because a bool would have to call a refused key either "new" (a lie: it is not in the filter, and
+// a later lookup says so) or "present" (a lie the other way: the caller would skip a key it never
+// stored); kRefused says what happened, and its InsertMany counts InsertCounts. Every kind's header
+// points here rather than explaining it again.
 template <typename F>
 using InsertAnswer = decltype(std::declval<F&>().Insert(KeyHash{}));
 
@@ -312,7 +323,11 @@ concept Filter =
       // Merging.
       { cf.CheckCompatible(cf) } -> std::same_as<absl::Status>;
       { f.UnionWith(cf) } -> std::same_as<absl::Status>;
-      // What it holds.
+      // What it is planned for, and what it holds. capacity(): keys planned for (scalable: by the
+      // stages allocated so far; windowed: the window; sized by bits and hashes alone: cells *
+      // ln 2 / k). planned_fpr(): the FPR planned at capacity() keys (scalable: the chain's bound).
+      { cf.capacity() } noexcept -> std::same_as<uint64_t>;
+      { cf.planned_fpr() } noexcept -> std::same_as<double>;
       { cf.EstimatedCount() } noexcept -> std::same_as<double>;
       { cf.EstimatedFpr() } noexcept -> std::same_as<double>;
       { f.Clear() } noexcept;

@@ -87,7 +87,7 @@ namespace detail {
 }
 
 // How a filter hashes integer keys; byte strings are XXH3-128 under either. The value is the
-// file format's hash_id: chosen at creation (FilterOptions::integer_hash), kept by Save and Load,
+// file format's hash_id: chosen at creation (HashOptions::integer_hash), kept by Save and Load,
 // and part of the filter's identity (filters hashing differently cannot be merged).
 enum class IntegerHash : uint32_t {
   // hash_id 1: XXH3-128 of the integer's 8 little-endian bytes (an integer and its 8-byte string

@@ -1,6 +1,15 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// options.h: FilterOptions, how every filter kind is sized and configured.
+// options.h: how every filter kind is sized and configured, as plain aggregates composed of parts.
+//
+// Each kind's options struct (FilterOptions for BlockedFilter and ClassicFilter, CountingOptions,
+// ScalableOptions in scalable_filter.h, WindowedOptions in windowed_filter.h) declares the sizing
+// fields that kind takes, capacity and fpr first, and then two shared parts: `hashing`
+// (HashOptions, the filter's identity) and `memory` (MemoryOptions, where its memory lives). No
+// kind takes a field only to refuse it, and designated initializers work:
+//
+//   bloomery::FilterOptions opts{.capacity = 1'000'000, .fpr = 0.01,
+//                                .memory = {.concurrent = true}};
 //
 // A filter is sized in one of two ways:
 //   - by promise: capacity (keys) and fpr; the planner (plan.h) picks the bits, and k unless
@@ -8,12 +17,7 @@
 //   - by geometry: bits, with hashes or a capacity to choose them for ("2^30 bits, 6 hashes", the
 //     configuration Redis- and Scrapy-based de-duplicators use).
 // When `bits` is set it wins: fpr is then unused, and capacity only chooses k (if `hashes` is 0)
-// and the FPR the plan predicts.
-//
-//   bloomery::FilterOptions opts;
-//   opts.capacity = 1'000'000;
-//   opts.fpr = 0.01;
-//   opts.concurrent = true;
+// and the FPR the plan predicts. Every kind checks its sizing fields with CheckSizing (plan.h).
 #ifndef BLOOMERY_OPTIONS_H_
 #define BLOOMERY_OPTIONS_H_
 
@@ -31,21 +35,20 @@ enum class HugePages : uint8_t {
   kNever = 1,  // normal pages only (MADV_NOHUGEPAGE)
 };
 
-struct FilterOptions {
-  // Keys the filter is planned for. Required unless `bits` and `hashes` are both set.
-  uint64_t capacity = 0;
-  // Target false-positive rate at `capacity` keys, in (0, 1).
-  double fpr = 0.01;
-  // Explicit size in bits (0: planned from capacity and fpr). Rounded up to the layout's unit.
-  uint64_t bits = 0;
-  // Explicit number of probes per key, 1..16 (0: chosen by the planner).
-  uint32_t hashes = 0;
-  // Hash seed; part of the filter's identity (filters with different seeds cannot be merged).
+// How keys are hashed: a filter's identity, stored in its file; filters merge only when it matches.
+struct HashOptions {
+  // Hash seed (filters with different seeds cannot be merged).
   uint64_t seed = kDefaultSeed;
-  // How uint64_t keys are hashed (key.h); part of the identity and of the file, like the seed.
-  // kMix makes single-key calls on integers about a quarter cheaper; kXxh3 (the default) hashes an
-  // integer as its 8-byte string, which every filter did before kMix.
+  // How uint64_t keys are hashed (key.h). kMix makes single-key calls on integers about a quarter
+  // cheaper; kXxh3 (the default) hashes an integer as its 8-byte string, which every filter did
+  // before kMix.
   IntegerHash integer_hash = IntegerHash::kXxh3;
+
+  [[nodiscard]] KeyHasher hasher() const noexcept { return KeyHasher{seed, integer_hash}; }
+};
+
+// Where and how a filter's memory lives; not part of its file.
+struct MemoryOptions {
   // false: single writer (plain stores; the fastest; the caller serialises writers).
   // true: any number of threads may insert and look up at once; inserts use atomic fetch_or.
   bool concurrent = false;
@@ -58,22 +61,47 @@ struct FilterOptions {
   HugePages huge_pages = HugePages::kAuto;
   // Fault all memory in at creation (no page faults on the hot path later).
   bool populate = false;
-
-  [[nodiscard]] KeyHasher hasher() const noexcept { return KeyHasher{seed, integer_hash}; }
 };
 
-// FilterOptions plus the counter width of a CountingFilter. `hashes` is limited to 1..8 (one slice
-// per probe); `bits` (explicit geometry) is the filter's memory in bits, counters times
-// counter_bits.
-struct CountingOptions : FilterOptions {
+// The options of BlockedFilter and ClassicFilter (BlockedOptions, ClassicOptions).
+struct FilterOptions {
+  // Keys the filter is planned for. Required unless `bits` and `hashes` are both set.
+  uint64_t capacity = 0;
+  // Target false-positive rate at `capacity` keys, in (0, 1).
+  double fpr = 0.01;
+  // Explicit size in bits (0: planned from capacity and fpr). Rounded up to the layout's unit.
+  uint64_t bits = 0;
+  // Explicit number of probes per key, 1..16 (0: chosen by the planner).
+  uint32_t hashes = 0;
+  HashOptions hashing;
+  MemoryOptions memory;
+
+  [[nodiscard]] KeyHasher hasher() const noexcept { return hashing.hasher(); }
+};
+using BlockedOptions = FilterOptions;
+using ClassicOptions = FilterOptions;
+
+// The options of a CountingFilter: FilterOptions' fields plus the counter width. `hashes` is
+// limited to 1..8 (one slice per probe); `bits` (explicit geometry) is the filter's memory in
+// bits, counters times counter_bits.
+struct CountingOptions {
+  // As in FilterOptions.
+  uint64_t capacity = 0;
+  double fpr = 0.01;
+  uint64_t bits = 0;
+  uint32_t hashes = 0;
   // Bits per counter: 4 (saturates at 15; the default) or 8 (saturates at 255).
   uint32_t counter_bits = 4;
+  HashOptions hashing;
+  MemoryOptions memory;
+
+  [[nodiscard]] KeyHasher hasher() const noexcept { return hashing.hasher(); }
 };
 
 // How a saved filter is read back (docs/FORMAT.md). Load copies the file into fresh memory.
 struct LoadOptions {
   // Refuse files whose filter would need more than this many bytes of memory (ResourceExhausted;
-  // 0: this machine's memory, as for FilterOptions::max_memory_bytes). Checked against the file's
+  // 0: this machine's memory, as for MemoryOptions::max_memory_bytes). Checked against the file's
   // header before anything is allocated: a hostile file cannot make Load allocate more than this.
   uint64_t max_bytes = 0;
   // Verify the payload's XXH3-64 chunk checksums (the header's checksum is always verified).
@@ -82,7 +110,7 @@ struct LoadOptions {
   // after its last Flush) as it is: its payload checksums, which may be stale, are not verified.
   // Without it a DIRTY file loads only if its checksums match, and is not mapped read-write.
   bool allow_dirty = false;
-  // Mode of the loaded filter (see FilterOptions::concurrent).
+  // Mode of the loaded filter (see MemoryOptions::concurrent).
   bool concurrent = false;
   HugePages huge_pages = HugePages::kAuto;
 };

@@ -117,12 +117,30 @@ struct CountingPlan {
   [[nodiscard]] uint64_t counters() const { return bits() / counter_bits; }
 };
 
+// The keys a plan of `cells` cells (bits, or counters) and `hashes` probes is for: its `capacity`;
+// for one sized by bits and hashes alone (capacity 0), the count at which those hashes are the
+// best choice, cells * ln 2 / k, past which its FPR climbs fast. What every kind's capacity() says.
+[[nodiscard]] uint64_t PlannedCapacity(uint64_t capacity, uint64_t cells, uint32_t hashes) noexcept;
+
+// The sizing fields of any kind's options (options.h): a kind that takes no `bits` or `hashes`
+// passes 0 for them.
+struct Sizing {
+  uint64_t capacity = 0;
+  double fpr = 0;
+  uint64_t bits = 0;
+  uint32_t hashes = 0;
+};
+
 // The one validation of sizing options (capacity, fpr, bits, hashes; options.h) that every kind
 // applies, with the same messages: hashes in [1, max_hashes]; by geometry (bits != 0) bits at
 // most 2^48 and hashes or a capacity to choose them for; by promise capacity >= 1 and fpr in
 // (0, 1) (NaN refused). InvalidArgument naming the option, or Ok.
-[[nodiscard]] absl::Status CheckSizing(const FilterOptions& options,
-                                       uint32_t max_hashes = kMaxHashes);
+[[nodiscard]] absl::Status CheckSizing(const Sizing& sizing, uint32_t max_hashes = kMaxHashes);
+[[nodiscard]] inline absl::Status CheckSizing(const FilterOptions& options,
+                                              uint32_t max_hashes = kMaxHashes) {
+  return CheckSizing(Sizing{options.capacity, options.fpr, options.bits, options.hashes},
+                     max_hashes);
+}
 
 // The plan a filter of `layout` is created with from `options`: PlanForSize when `bits` is set,
 // PlanFor otherwise. Errors: those of CheckSizing and of the two planners below.

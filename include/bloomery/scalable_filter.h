@@ -34,11 +34,11 @@
 // caller knows is not in the filter. Only Clear() makes a full filter accept keys again.
 //
 // Example:
-//   bloomery::ScalableOptions opts;
-//   opts.capacity = 100'000;  // the first stage's
-//   opts.fpr = 0.01;                 // total, however far it grows
-//   opts.max_memory_bytes = 1 << 30;
-//   absl::StatusOr<bloomery::ScalableFilter> f = bloomery::ScalableFilter::Create(opts);
+//   absl::StatusOr<bloomery::ScalableFilter> f = bloomery::ScalableFilter::Create({
+//       .capacity = 100'000,  // the first stage's
+//       .fpr = 0.01,          // total, however far it grows
+//       .memory = {.max_memory_bytes = 1 << 30},
+//   });
 //   if (!f.ok()) return f.status();
 //   switch (f->Insert("https://example.com/a")) {
 //     case bloomery::InsertResult::kAdded: ...;    // new: crawl it
@@ -91,14 +91,17 @@ inline constexpr uint32_t kMaxScalableGrowth = 32768;
 // The default tightening ratio r; see the file comment for the measurements behind it.
 inline constexpr double kDefaultTightening = 0.9;
 
-// FilterOptions (options.h) with these meanings: `capacity` is the keys the first stage is
-// planned for (required, >= 1); `fpr` is the bound P on the total false-positive rate of the
-// chain, in (0, 1); `bits` and `hashes` must stay 0 (each stage is planned, not sized by hand);
+// A chain's options. `hashing` (options.h) applies to every stage; `memory`: `concurrent` (see
+// "Thread safety" above), `huge_pages` and `populate` apply to every stage, and
 // `max_memory_bytes` caps the total bytes of all stages: creation fails with ResourceExhausted if
 // the first stage alone exceeds it, later the filter becomes full() instead of growing past it
-// (0: no cap on the total, but each stage must fit in this machine's memory); `seed`,
-// `concurrent` (see "Thread safety" above), `huge_pages` and `populate` apply to every stage.
-struct ScalableOptions : FilterOptions {
+// (0: no cap on the total, but each stage must fit in this machine's memory). There is no `bits`
+// or `hashes`: each stage is planned, not sized by hand.
+struct ScalableOptions {
+  // Keys the first stage is planned for (required, >= 1).
+  uint64_t capacity = 0;
+  // The bound P on the total false-positive rate of the chain, in (0, 1).
+  double fpr = 0.01;
   // Each stage is planned for `growth` times the keys of the one before, 1..kMaxScalableGrowth:
   // 2 (the least memory wasted in a half-empty newest stage) or 4 (fewer stages, so cheaper
   // lookups) are the usual choices; 1 makes every stage the first one's size. Anything else is
@@ -111,9 +114,13 @@ struct ScalableOptions : FilterOptions {
   // false: one stage planned for `capacity` keys at `fpr`, never grown; keys past the
   // capacity are refused.
   bool scaling = true;
+  HashOptions hashing;
+  MemoryOptions memory;
+
+  [[nodiscard]] KeyHasher hasher() const noexcept { return hashing.hasher(); }
 };
 
-// Insert answers with an InsertResult (filter.h): a key may be refused when the chain is full.
+// Insert answers an InsertResult, not a bool: InsertAnswer (filter.h) says why.
 
 class ScalableFilter : public BatchForms<ScalableFilter, InsertResult>,
                        public Persistent<ScalableFilter> {
@@ -121,8 +128,8 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult>,
   using Options = ScalableOptions;
 
   // Creates a chain with its first stage allocated.
-  // Errors: InvalidArgument for capacity 0, fpr outside (0, 1) or NaN, bits or hashes set (the
-  // messages of CheckSizing, plan.h), growth outside [1, kMaxScalableGrowth], tightening outside
+  // Errors: InvalidArgument for capacity 0 or fpr outside (0, 1) or NaN (the messages of
+  // CheckSizing, plan.h), growth outside [1, kMaxScalableGrowth], tightening outside
   // (0, 1) or NaN, max_stages outside [1, kMaxScalableStages], a first stage the planner cannot
   // make (more than 2^48 bits, or its fpr share P(1-r) out of (0, 1)); ResourceExhausted if the
   // first stage exceeds max_memory_bytes (0: this machine's memory) or cannot be allocated. Only a
@@ -210,13 +217,13 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult>,
   // Total bytes of all stages.
   [[nodiscard]] uint64_t memory_bytes() const noexcept;
   [[nodiscard]] const ScalableOptions& options() const noexcept { return options_; }
+  // The bound P on the whole chain's FPR, however far it grows (options().fpr).
+  [[nodiscard]] double planned_fpr() const noexcept { return options_.fpr; }
   [[nodiscard]] double fpr() const noexcept { return options_.fpr; }
-  [[nodiscard]] uint64_t seed() const noexcept { return options_.seed; }
-  [[nodiscard]] IntegerHash integer_hash() const noexcept { return options_.integer_hash; }
-  [[nodiscard]] KeyHasher hasher() const noexcept {
-    return KeyHasher{options_.seed, options_.integer_hash};
-  }
-  [[nodiscard]] bool concurrent() const noexcept { return options_.concurrent; }
+  [[nodiscard]] uint64_t seed() const noexcept { return options_.hashing.seed; }
+  [[nodiscard]] IntegerHash integer_hash() const noexcept { return options_.hashing.integer_hash; }
+  [[nodiscard]] KeyHasher hasher() const noexcept { return options_.hasher(); }
+  [[nodiscard]] bool concurrent() const noexcept { return options_.memory.concurrent; }
 
  private:
   struct Chain;

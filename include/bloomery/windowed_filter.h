@@ -57,12 +57,12 @@
 // is seen meanwhile.
 //
 // Example:
-//   bloomery::WindowedOptions opts;
-//   opts.capacity = 10'000'000;                     // URLs in 7 days
-//   opts.fpr = 0.01;
-//   opts.window = std::chrono::hours(24 * 7);
-//   opts.refresh = bloomery::Refresh::kKeepFirstSeen;
-//   auto seen = bloomery::WindowedFilter::Create(opts);
+//   auto seen = bloomery::WindowedFilter::Create({
+//       .capacity = 10'000'000,  // URLs in 7 days
+//       .fpr = 0.01,
+//       .window = std::chrono::hours(24 * 7),
+//       .refresh = bloomery::Refresh::kKeepFirstSeen,
+//   });
 //   if (!seen.ok()) return seen.status();
 //   if (seen->Insert(url)) Crawl(url);              // true: not seen within the last 7 days
 //
@@ -124,23 +124,21 @@ struct WindowedOptions {
   Refresh refresh = Refresh::kOnInsert;
   // Probes per key, 1..16 (0: chosen by the planner).
   uint32_t hashes = 0;
-  uint64_t seed = kDefaultSeed;
-  IntegerHash integer_hash = IntegerHash::kXxh3;  // as in FilterOptions
-  bool concurrent = false;
-  uint64_t max_memory_bytes = 0;
-  HugePages huge_pages = HugePages::kAuto;
+  HashOptions hashing;
+  MemoryOptions memory;
   // Duration mode only; tests inject a fake clock. Empty: the system clock.
   WindowClock clock;
 
-  [[nodiscard]] KeyHasher hasher() const noexcept { return KeyHasher{seed, integer_hash}; }
+  [[nodiscard]] KeyHasher hasher() const noexcept { return hashing.hasher(); }
 };
 
 class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
  public:
   using Options = WindowedOptions;
 
-  // Errors: InvalidArgument for capacity 0, fpr outside (0, 1) or NaN, generations outside 2..64,
-  // a negative window or one shorter than `generations` nanoseconds, hashes above 16;
+  // Errors: InvalidArgument for capacity 0, fpr outside (0, 1) or NaN, hashes above 16 (the
+  // messages of CheckSizing, plan.h), generations outside 2..64, a negative window or one shorter
+  // than `generations` nanoseconds;
   // ResourceExhausted over max_memory_bytes (0: this machine's memory) or when the kernel refuses
   // the memory.
   [[nodiscard]] static absl::StatusOr<WindowedFilter> Create(const WindowedOptions& options);
@@ -240,7 +238,7 @@ class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
   // The FPR requested over the whole window (options.fpr).
   [[nodiscard]] double fpr() const noexcept { return fpr_; }
   // The FPR promised over the whole window once it holds `capacity` keys (<= options.fpr).
-  [[nodiscard]] double expected_fpr() const noexcept;
+  [[nodiscard]] double planned_fpr() const noexcept;
   [[nodiscard]] uint32_t generations() const noexcept { return generations_; }
   [[nodiscard]] uint64_t blocks() const noexcept { return blocks_; }  // lines per generation
   [[nodiscard]] uint32_t hashes() const noexcept { return plan_.hashes; }

@@ -129,21 +129,21 @@ class Storage {
 // `bytes` of zeroed memory for a new filter, owned by the FilterMemory returned.
 [[nodiscard]] absl::StatusOr<FilterMemory> AllocateFilterMemory(uint64_t bytes,
                                                                 const StorageOptions& options);
-// The same for a filter created from `options` (its huge pages, populate and cap).
+// The same for a filter created with `memory` (its huge pages, populate and cap).
 [[nodiscard]] absl::StatusOr<FilterMemory> AllocateFilterMemory(uint64_t bytes,
-                                                                const FilterOptions& options);
+                                                                const MemoryOptions& memory);
 
 // Create of a kind kept in one array: its `plan` (or why there is none), zeroed memory for the
-// plan's whole 64-byte lines under `options` (the file format's stage payload, so memory and file
-// agree byte for byte), then the filter `make(memory, plan)` builds.
+// plan's whole 64-byte lines under `options.memory` (the file format's stage payload, so memory and
+// file agree byte for byte), then the filter `make(memory, plan)` builds.
 [[nodiscard]] inline uint64_t ArrayBytes(const Plan& plan) { return WholeLineBytes(plan.bits); }
 [[nodiscard]] inline uint64_t ArrayBytes(const CountingPlan& plan) { return plan.bytes(); }
-template <typename KindPlan, typename Make>
-auto CreateArrayFilter(const absl::StatusOr<KindPlan>& plan, const FilterOptions& options,
-                       Make make) -> absl::StatusOr<decltype(make(FilterMemory(), *plan))> {
+template <typename KindPlan, typename KindOptions, typename Make>
+auto CreateArrayFilter(const absl::StatusOr<KindPlan>& plan, const KindOptions& options, Make make)
+    -> absl::StatusOr<decltype(make(FilterMemory(), *plan))> {
   if (!plan.ok()) return plan.status();
-  if (absl::Status s = CheckIntegerHash(options.integer_hash); !s.ok()) return s;
-  absl::StatusOr<FilterMemory> memory = AllocateFilterMemory(ArrayBytes(*plan), options);
+  if (absl::Status s = CheckIntegerHash(options.hashing.integer_hash); !s.ok()) return s;
+  absl::StatusOr<FilterMemory> memory = AllocateFilterMemory(ArrayBytes(*plan), options.memory);
   if (!memory.ok()) return memory.status();
   return make(*std::move(memory), *plan);
 }
