@@ -135,10 +135,9 @@ void BindModule(py::module_& m) {
                        uint32_t counter_bits, std::optional<uint64_t> seed,
                        const std::string& integer_hash, bool concurrent, uint64_t max_memory,
                        bool huge_pages, bool populate) {
-             CountingOptions options;
-             static_cast<FilterOptions&>(options) =
-                 MakeOptions(capacity, error_rate, bits, hashes, seed, integer_hash, concurrent,
-                             max_memory, huge_pages, populate);
+             CountingOptions options = MakeOptions<CountingOptions>(
+                 capacity, error_rate, bits, hashes, seed, integer_hash, concurrent, max_memory,
+                 huge_pages, populate);
              options.counter_bits = counter_bits;
              return Wrap(OrThrow(CountingFilter::Create(options)));
            }),
@@ -230,7 +229,8 @@ void BindModule(py::module_& m) {
       .def_property_readonly("stages", [](Scalable& self) { return self.filter().stage_count(); })
       .def_property_readonly("full", [](Scalable& self) { return self.filter().full(); })
       .def_property_readonly(
-          "max_memory", [](Scalable& self) { return self.filter().options().max_memory_bytes; },
+          "max_memory",
+          [](Scalable& self) { return self.filter().options().memory.max_memory_bytes; },
           "The cap on the bytes of all stages (0: this machine's memory); copies, pickles and "
           "unions keep it. A loaded filter's is load()'s max_bytes.")
       .def("__repr__", [](Scalable& self) {
@@ -290,7 +290,7 @@ void BindModule(py::module_& m) {
           "themselves). Key-count windows: nothing.")
       .def_property_readonly("capacity", [](Windowed& self) { return self.filter().capacity(); })
       .def_property_readonly(
-          "error_rate", [](Windowed& self) { return self.filter().expected_fpr(); },
+          "error_rate", [](Windowed& self) { return self.filter().planned_fpr(); },
           "The FPR promised over the whole window at capacity (at most the one asked for).")
       .def_property_readonly(
           "window", [](Windowed& self) { return self.filter().window_ns() / 1e9; },

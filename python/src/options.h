@@ -21,26 +21,28 @@ inline IntegerHash ParseIntegerHash(const std::string& name) {
   throw py::value_error("integer_hash must be 'xxh3' or 'mix'");
 }
 
-// The constructor arguments every kind takes, into the fields of the same names that every
-// kind's options struct has (FilterOptions, ScalableOptions, WindowedOptions).
+// The constructor arguments every kind takes, into every kind's options: fpr, and the hashing and
+// memory parts (options.h).
 template <typename Options>
 void SetSharedOptions(Options& options, double error_rate, std::optional<uint64_t> seed,
                       const std::string& integer_hash, bool concurrent, uint64_t max_memory,
                       bool huge_pages) {
   options.fpr = error_rate;
-  options.seed = seed.value_or(kDefaultSeed);
-  options.integer_hash = ParseIntegerHash(integer_hash);
-  options.concurrent = concurrent;
-  options.max_memory_bytes = max_memory;
-  options.huge_pages = huge_pages ? HugePages::kAuto : HugePages::kNever;
+  options.hashing.seed = seed.value_or(kDefaultSeed);
+  options.hashing.integer_hash = ParseIntegerHash(integer_hash);
+  options.memory.concurrent = concurrent;
+  options.memory.max_memory_bytes = max_memory;
+  options.memory.huge_pages = huge_pages ? HugePages::kAuto : HugePages::kNever;
 }
 
-// FilterOptions of the fixed-size kinds' constructor arguments (blocked, classic, counting).
-inline FilterOptions MakeOptions(uint64_t capacity, double error_rate, uint64_t bits,
-                                 uint32_t hashes, std::optional<uint64_t> seed,
-                                 const std::string& integer_hash, bool concurrent,
-                                 uint64_t max_memory, bool huge_pages, bool populate) {
-  FilterOptions options{.capacity = capacity, .bits = bits, .hashes = hashes, .populate = populate};
+// The options (FilterOptions, or CountingOptions) of the fixed-size kinds' constructor arguments
+// (blocked, classic, counting).
+template <typename Options = FilterOptions>
+Options MakeOptions(uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
+                    std::optional<uint64_t> seed, const std::string& integer_hash, bool concurrent,
+                    uint64_t max_memory, bool huge_pages, bool populate) {
+  Options options{
+      .capacity = capacity, .bits = bits, .hashes = hashes, .memory = {.populate = populate}};
   SetSharedOptions(options, error_rate, seed, integer_hash, concurrent, max_memory, huge_pages);
   return options;
 }

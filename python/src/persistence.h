@@ -79,8 +79,8 @@ template <typename Filter>
 LoadOptions CopyOptions(const Filter& filter) {
   LoadOptions options = MakeLoadOptions(filter.concurrent(), 0, true, false);
   if constexpr (IsScalable<Filter>) {
-    options.max_bytes = filter.options().max_memory_bytes;
-    options.huge_pages = filter.options().huge_pages;
+    options.max_bytes = filter.options().memory.max_memory_bytes;
+    options.huge_pages = filter.options().memory.huge_pages;
   }
   return options;
 }
