@@ -2,6 +2,9 @@
 #include "bloomery/any_filter.h"
 
 #include <cstddef>
+#include <optional>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -17,20 +20,87 @@ absl::string_view Name(FilterKind kind) {
   return {name.data(), name.size()};
 }
 
-// load(std::type_identity<F>{}) for the alternative F of kind `kind` (Variant's alternative
-// kind - 1: filter_test's AnyFilter case holds the order to the files' kinds), wrapped.
-template <size_t I = 0, typename LoadKind>
-absl::StatusOr<AnyFilter> LoadAs(FilterKind kind, LoadKind&& load) {
-  if constexpr (I == std::variant_size_v<AnyFilter::Variant>) {
-    return absl::UnimplementedError(
-        absl::StrCat("filter kind ", static_cast<uint32_t>(kind), " is not known to this build"));
+// make(std::type_identity<F>{}) for the class F of kind `kind` (KindClass), wrapped; `unknown`
+// for a kind outside the list.
+template <size_t I = 0, typename MakeKind>
+absl::StatusOr<AnyFilter> MakeAs(FilterKind kind, MakeKind&& make, absl::Status unknown) {
+  if constexpr (I == kFilterKindCount) {
+    return unknown;
   } else {
-    using F = std::variant_alternative_t<I, AnyFilter::Variant>;
-    if (static_cast<size_t>(kind) != I + 1) return LoadAs<I + 1>(kind, load);
-    absl::StatusOr<F> filter = load(std::type_identity<F>{});
+    using F = std::tuple_element_t<I, FilterKinds>;
+    if (kind != kKindOf<F>) return MakeAs<I + 1>(kind, make, std::move(unknown));
+    absl::StatusOr<F> filter = make(std::type_identity<F>{});
     if (!filter.ok()) return filter.status();
     return AnyFilter(*std::move(filter));
   }
+}
+
+template <typename LoadKind>
+absl::StatusOr<AnyFilter> LoadAs(FilterKind kind, LoadKind&& load) {
+  return MakeAs(kind, load,
+                absl::UnimplementedError(absl::StrCat("filter kind ", static_cast<uint32_t>(kind),
+                                                      " is not known to this build")));
+}
+
+// Sets field `field` of a kind's options `o` to *value with set(o, *value) when the kind's options
+// have it (`set` is callable); InvalidArgument when they have not and the value is set.
+template <typename Options, typename Value, typename Set>
+absl::Status Take(Options& o, FilterKind kind, std::string_view field,
+                  const std::optional<Value>& value, Set set) {
+  if (!value.has_value()) return absl::OkStatus();
+  if constexpr (std::is_invocable_v<Set, Options&, const Value&>) {
+    set(o, *value);
+    return absl::OkStatus();
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("a ", Name(kind), " filter takes no ",
+                                                   absl::string_view(field.data(), field.size())));
+  }
+}
+
+template <typename T>
+std::optional<T> IfSet(T value) {
+  return value != T{} ? std::optional<T>(value) : std::nullopt;
+}
+
+// The options of kind F from `any`: AnyOptions' fields by name (see AnyOptions).
+template <typename F>
+absl::StatusOr<typename F::Options> OptionsOf(const AnyOptions& any) {
+  using Options = typename F::Options;
+  const FilterKind kind = kKindOf<F>;
+  Options o{.capacity = any.capacity, .fpr = any.fpr};
+  o.hashing = any.hashing;
+  o.memory = any.memory;
+  // Each setter is callable only where Options has the field (its return type says so).
+  const absl::Status taken[] = {
+      Take(o, kind, "bits", IfSet(any.bits),
+           [](auto& x, uint64_t v) -> decltype(void(x.bits = v)) { x.bits = v; }),
+      Take(o, kind, "hashes", IfSet(any.hashes),
+           [](auto& x, uint32_t v) -> decltype(void(x.hashes = v)) { x.hashes = v; }),
+      Take(o, kind, "counter_bits", any.counter_bits,
+           [](auto& x, uint32_t v) -> decltype(void(x.counter_bits = v)) { x.counter_bits = v; }),
+      Take(o, kind, "growth", any.growth,
+           [](auto& x, uint32_t v) -> decltype(void(x.growth = v)) { x.growth = v; }),
+      Take(o, kind, "tightening", any.tightening,
+           [](auto& x, double v) -> decltype(void(x.tightening = v)) { x.tightening = v; }),
+      Take(o, kind, "max_stages", any.max_stages,
+           [](auto& x, uint32_t v) -> decltype(void(x.max_stages = v)) { x.max_stages = v; }),
+      Take(o, kind, "scaling", any.scaling,
+           [](auto& x, bool v) -> decltype(void(x.scaling = v)) { x.scaling = v; }),
+      Take(o, kind, "window", any.window,
+           [](auto& x, std::chrono::nanoseconds v) -> decltype(void(x.window = v)) {
+             x.window = v;
+           }),
+      Take(o, kind, "generations", any.generations,
+           [](auto& x, uint32_t v) -> decltype(void(x.generations = v)) { x.generations = v; }),
+      Take(o, kind, "refresh", any.refresh,
+           [](auto& x, Refresh v) -> decltype(void(x.refresh = v)) { x.refresh = v; }),
+      Take(o, kind, "clock", any.clock ? std::optional<WindowClock>(any.clock) : std::nullopt,
+           [](auto& x, const WindowClock& v) -> decltype(void(x.clock = v)) { x.clock = v; }),
+  };
+  for (const absl::Status& status : taken) {
+    if (!status.ok()) return status;
+  }
+  return o;
 }
 
 // The filter in the file at `path`, or in *bytes when non-null: the header alone picks the kind,
@@ -55,6 +125,18 @@ absl::StatusOr<AnyFilter> LoadAny(const std::string& path, const std::string_vie
 }
 
 }  // namespace
+
+absl::StatusOr<AnyFilter> AnyFilter::Create(FilterKind kind, const AnyOptions& options) {
+  return MakeAs(
+      kind,
+      [&]<typename F>(std::type_identity<F>) -> absl::StatusOr<F> {
+        absl::StatusOr<typename F::Options> kind_options = OptionsOf<F>(options);
+        if (!kind_options.ok()) return kind_options.status();
+        return F::Create(*kind_options);
+      },
+      absl::InvalidArgumentError(
+          absl::StrCat("no filter kind ", static_cast<uint32_t>(kind), " in this build")));
+}
 
 absl::StatusOr<AnyFilter> AnyFilter::Load(const std::string& path, const LoadOptions& options,
                                           WindowClock clock) {

@@ -393,6 +393,79 @@ TEST_CASE("every kind's options are aggregates: designated initializers create, 
                                 .memory = memory}));
 }
 
+TEST_CASE_TEMPLATE("AnyFilter::Create makes the kind its own Create makes", F, KINDS) {
+  // The same options through AnyOptions: the same filter, byte for byte.
+  const typename F::Options o = testing::Sized<F>(20'000, 0.01);
+  AnyOptions any{.capacity = o.capacity, .fpr = o.fpr, .hashing = {.seed = 99}};
+  typename F::Options direct = o;
+  direct.hashing.seed = 99;
+  absl::StatusOr<AnyFilter> made = AnyFilter::Create(kKindOf<F>, any);
+  REQUIRE(made.ok());
+  CHECK(made->kind() == kKindOf<F>);
+  REQUIRE(made->template get_if<F>() != nullptr);
+  const F reference = MakeOrFail<F>(direct);
+  CHECK(made->template get_if<F>()->seed() == 99);
+  CHECK(made->capacity() == reference.capacity());
+  CHECK(made->planned_fpr() == reference.planned_fpr());
+  CHECK(made->memory_bytes() == reference.memory_bytes());
+  absl::StatusOr<std::string> made_bytes = made->SaveToBytes();
+  absl::StatusOr<std::string> reference_bytes = reference.SaveToBytes();
+  REQUIRE(made_bytes.ok());
+  REQUIRE(reference_bytes.ok());
+  if constexpr (!std::same_as<F, WindowedFilter>) {  // a windowed file holds its clock's state
+    CHECK(*made_bytes == *reference_bytes);
+  }
+  // The kind's own checks, with its messages.
+  any.fpr = 1.5;
+  const absl::Status bad = AnyFilter::Create(kKindOf<F>, any).status();
+  CHECK(bad.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(bad.message() == F::Create([&] {
+                           typename F::Options wrong = direct;
+                           wrong.fpr = 1.5;
+                           return wrong;
+                         }())
+                             .status()
+                             .message());
+}
+
+TEST_CASE("AnyFilter::Create refuses a field the kind does not take, and a kind outside the list") {
+  auto refused = [](FilterKind kind, const AnyOptions& options) {
+    const absl::Status status = AnyFilter::Create(kind, options).status();
+    CHECK(status.code() == absl::StatusCode::kInvalidArgument);
+    return std::string(status.message());
+  };
+  CHECK(refused(FilterKind::kScalable, {.capacity = 1000, .bits = 1 << 20}) ==
+        "a scalable filter takes no bits");
+  CHECK(refused(FilterKind::kBlocked, {.capacity = 1000, .growth = 4}) ==
+        "a blocked filter takes no growth");
+  CHECK(refused(FilterKind::kClassic, {.capacity = 1000, .counter_bits = 8}) ==
+        "a classic filter takes no counter_bits");
+  CHECK(refused(FilterKind::kCounting, {.capacity = 1000, .window = std::chrono::seconds(1)}) ==
+        "a counting filter takes no window");
+  CHECK(refused(FilterKind::kBlocked, {.capacity = 1000, .clock = [] { return int64_t{0}; }}) ==
+        "a blocked filter takes no clock");
+  CHECK(refused(static_cast<FilterKind>(kFilterKindCount + 1), {.capacity = 1000})
+            .find("no filter kind") == 0);
+  // And the fields a kind has reach it.
+  absl::StatusOr<AnyFilter> scalable = AnyFilter::Create(
+      FilterKind::kScalable, {.capacity = 1000, .fpr = 0.01, .growth = 4, .max_stages = 3});
+  REQUIRE(scalable.ok());
+  CHECK(scalable->get_if<ScalableFilter>()->options().growth == 4);
+  CHECK(scalable->get_if<ScalableFilter>()->options().max_stages == 3);
+  absl::StatusOr<AnyFilter> counting =
+      AnyFilter::Create(FilterKind::kCounting, {.capacity = 1000, .counter_bits = 8});
+  REQUIRE(counting.ok());
+  CHECK(counting->get_if<CountingFilter>()->counter_bits() == 8);
+  absl::StatusOr<AnyFilter> windowed = AnyFilter::Create(
+      FilterKind::kWindowed,
+      {.capacity = 1000, .window = std::chrono::seconds(60), .generations = 3, .clock = [] {
+         return int64_t{5};
+       }});
+  REQUIRE(windowed.ok());
+  CHECK(windowed->get_if<WindowedFilter>()->generations() == 3);
+  CHECK(windowed->get_if<WindowedFilter>()->window_ns() == 60'000'000'000);
+}
+
 TEST_CASE("capacity and planned_fpr mean one thing for every kind") {
   // Sized by bits and hashes alone: the count at which those hashes are best, cells * ln 2 / k.
   const BlockedFilter geometry =

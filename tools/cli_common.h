@@ -319,11 +319,10 @@ absl::StatusOr<BatchTotals> ForEachBatch(LineReader& reader, std::string_view la
 // What `build` (and `dedupe --state` for a new state file) creates.
 struct CreateSpec {
   FilterKind kind = FilterKind::kBlocked;
-  FilterOptions sizing;       // capacity/fpr or bits/hashes; capacity is the initial one for
-                              // scalable filters; max_memory_bytes from --max-memory
-  uint32_t counter_bits = 4;  // counting filters
-  // Windowed filters: the window as a duration; zero means a window of sizing.capacity lines.
-  int64_t window_ns = 0;
+  // capacity/fpr or bits/hashes (capacity is a scalable filter's first stage's), max_memory_bytes
+  // from --max-memory, --counter-bits, and a windowed filter's window (zero: a window of
+  // `capacity` lines), refresh and clock.
+  AnyOptions options;
 };
 
 // The flags that choose what to create: "--kind K", the sizing flags, "--counter-bits 4|8"

@@ -79,71 +79,43 @@ absl::StatusOr<CreateSpec> CreateFlags::Spec(uint64_t default_capacity, double d
     if (window_keys == 0) return UsageError("--window-keys must be at least 1");
     default_capacity = window_keys;
   }
-  absl::StatusOr<FilterOptions> options = sizing.Options(default_capacity, default_fpr);
-  if (!options.ok()) return options.status();
-  spec.sizing = *options;
-  spec.sizing.memory.max_memory_bytes = max_memory;
-  if (Given("--window")) {
-    if (window_ns <= 0) return UsageError("--window must be longer than zero");
-    spec.window_ns = window_ns;
+  absl::StatusOr<FilterOptions> sized = sizing.Options(default_capacity, default_fpr);
+  if (!sized.ok()) return sized.status();
+  AnyOptions& options = spec.options;
+  options.capacity = sized->capacity;
+  options.fpr = sized->fpr;
+  options.bits = sized->bits;
+  options.hashes = sized->hashes;
+  options.memory.max_memory_bytes = max_memory;
+  if (spec.kind == FilterKind::kWindowed) {
+    if (Given("--window") && window_ns <= 0) return UsageError("--window must be longer than zero");
+    options.window = std::chrono::nanoseconds(Given("--window") ? window_ns : 0);
+    // Revisit crawls: a line comes back once W has passed since it was first seen, however often
+    // it is seen meanwhile.
+    options.refresh = Refresh::kKeepFirstSeen;
+    options.clock = ClockFromEnvironment();
   }
   if (Given("--counter-bits")) {
     if (spec.kind != FilterKind::kCounting)
       return UsageError("--counter-bits needs --kind counting");
     if (counter_bits != 4 && counter_bits != 8) return UsageError("--counter-bits must be 4 or 8");
-    spec.counter_bits = counter_bits;
+    options.counter_bits = counter_bits;
   }
   return spec;
 }
 
 absl::StatusOr<AnyFilter> CreateFilter(const CreateSpec& spec) {
-  auto wrap = [](auto filter) -> absl::StatusOr<AnyFilter> {
-    if (!filter.ok()) return filter.status();
-    return AnyFilter(*std::move(filter));
-  };
-  if (spec.kind == FilterKind::kBlocked) return wrap(BlockedFilter::Create(spec.sizing));
-  if (spec.kind == FilterKind::kClassic) return wrap(ClassicFilter::Create(spec.sizing));
-  const FilterOptions& sizing = spec.sizing;
-  if (spec.kind == FilterKind::kCounting) {
-    return wrap(CountingFilter::Create({.capacity = sizing.capacity,
-                                        .fpr = sizing.fpr,
-                                        .bits = sizing.bits,
-                                        .hashes = sizing.hashes,
-                                        .counter_bits = spec.counter_bits,
-                                        .hashing = sizing.hashing,
-                                        .memory = sizing.memory}));
-  }
-  // Scalable and windowed filters are planned by capacity and FPR alone.
-  if (sizing.bits != 0) {
+  // The flags' own words for what AnyFilter::Create would refuse as "takes no bits/hashes".
+  const bool planned = spec.kind == FilterKind::kScalable || spec.kind == FilterKind::kWindowed;
+  if (planned && spec.options.bits != 0) {
     return UsageError(absl::StrCat(
         "a ", AsAbsl(FilterKindName(spec.kind)), " filter is sized by --capacity",
         spec.kind == FilterKind::kWindowed ? " (or --window-keys)" : "", " and --fpr, not --bits"));
   }
-  if (spec.kind == FilterKind::kScalable) {
-    // Like ScalableFilter::Create, refused rather than ignored: each stage's k is planned.
-    if (sizing.hashes != 0) {
-      return UsageError("a scalable filter plans each stage's hashes: --hashes is refused");
-    }
-    return wrap(ScalableFilter::Create({.capacity = sizing.capacity,  // its first stage
-                                        .fpr = sizing.fpr,
-                                        .hashing = sizing.hashing,
-                                        .memory = sizing.memory}));
+  if (spec.kind == FilterKind::kScalable && spec.options.hashes != 0) {
+    return UsageError("a scalable filter plans each stage's hashes: --hashes is refused");
   }
-  if (spec.kind == FilterKind::kWindowed) {
-    return wrap(WindowedFilter::Create({
-        .capacity = sizing.capacity,
-        .fpr = sizing.fpr,
-        .window = std::chrono::nanoseconds(spec.window_ns),
-        // Revisit crawls: a line comes back once W has passed since it was first seen, however
-        // often it is seen meanwhile.
-        .refresh = Refresh::kKeepFirstSeen,
-        .hashes = sizing.hashes,
-        .hashing = sizing.hashing,
-        .memory = sizing.memory,
-        .clock = ClockFromEnvironment(),
-    }));
-  }
-  return UsageError(absl::StrCat("unknown kind ", static_cast<uint32_t>(spec.kind)));
+  return AnyFilter::Create(spec.kind, spec.options);
 }
 
 absl::Status FileStatus(const absl::Status& status, const std::string& path) {

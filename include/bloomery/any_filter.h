@@ -17,9 +17,11 @@
 #define BLOOMERY_ANY_FILTER_H_
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,6 +36,35 @@
 #include "bloomery/options.h"
 
 namespace bloomery {
+
+// What AnyFilter::Create takes: every kind's options in one struct, for a caller that learns the
+// kind at run time (the CLI's flags, Python's keywords). A kind takes the fields its own Options
+// has, by name, and leaves the rest: a field that the kind's Options does not have, set (nonzero,
+// engaged, non-empty), is InvalidArgument ("a scalable filter takes no bits"), so nothing asked
+// for is silently dropped. The kind's Create then checks the values as it always does (the
+// messages of CheckSizing, plan.h, for the sizing fields).
+//
+//   absl::StatusOr<bloomery::AnyFilter> f = bloomery::AnyFilter::Create(
+//       bloomery::FilterKind::kScalable, {.capacity = 1'000'000, .fpr = 0.001, .growth = 4});
+struct AnyOptions {
+  uint64_t capacity = 0;
+  double fpr = 0.01;
+  uint64_t bits = 0;    // 0: planned (kinds sized by geometry: blocked, classic, counting)
+  uint32_t hashes = 0;  // 0: the planner's choice (kinds whose k may be given)
+  HashOptions hashing;
+  MemoryOptions memory;
+  // The fields of some kinds only (see each kind's Options); unset: the kind's default.
+  std::optional<uint32_t> counter_bits;            // CountingOptions
+  std::optional<uint32_t> growth;                  // ScalableOptions
+  std::optional<double> tightening;                // ScalableOptions
+  std::optional<uint32_t> max_stages;              // ScalableOptions
+  std::optional<bool> scaling;                     // ScalableOptions
+  std::optional<std::chrono::nanoseconds> window;  // WindowedOptions (zero: key-count mode)
+  std::optional<uint32_t> generations;             // WindowedOptions
+  std::optional<Refresh> refresh;                  // WindowedOptions
+  WindowClock clock;                               // WindowedOptions (empty: the system clock)
+};
+
 namespace kinds_detail {
 template <typename Tuple>
 struct VariantOf;
@@ -56,6 +87,10 @@ class AnyFilter {
              std::is_constructible_v<Variant, F&&>
   explicit AnyFilter(F&& filter) noexcept : filter_(std::move(filter)) {}
   // clang-format on
+
+  // Creates a filter of kind `kind` from `options` (see AnyOptions): the kind's Create, with its
+  // errors, after InvalidArgument for a field the kind does not take or a kind outside the list.
+  [[nodiscard]] static absl::StatusOr<AnyFilter> Create(FilterKind kind, const AnyOptions& options);
 
   // Loads a file of any kind (its header names it) with `options`, as that kind's Load would;
   // `clock` is a windowed filter's (default: the system clock). Errors: those of InspectFile and
