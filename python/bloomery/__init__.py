@@ -50,13 +50,8 @@ from ._native import (  # noqa: E402
 
 from .pybloom import BloomFilter, ScalableBloomFilter  # noqa: E402  pybloom-live's classes
 
-_KINDS = {
-    "blocked": BlockedFilter,
-    "classic": ClassicFilter,
-    "counting": CountingFilter,
-    "scalable": ScalableFilter,
-    "windowed": WindowedFilter,
-}
+# {kind name: class}, from the C++ library's one list of kinds.
+from ._native import _kinds as _KINDS  # noqa: E402
 
 
 def load(path, **options):

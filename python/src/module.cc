@@ -90,9 +90,9 @@ void BindFixedSize(py::module_& m, const char* name, const char* doc) {
   cls.def(py::init([](uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
                       std::optional<uint64_t> seed, const std::string& integer_hash,
                       bool concurrent, uint64_t max_memory, bool huge_pages, bool populate) {
-            return Wrap(OrThrow(
-                Filter::Create(MakeOptions(capacity, error_rate, bits, hashes, seed, integer_hash,
-                                           concurrent, max_memory, huge_pages, populate))));
+            return Wrap(CreateFilter<Filter>(MakeOptions(capacity, error_rate, bits, hashes, seed,
+                                                         integer_hash, concurrent, max_memory,
+                                                         huge_pages, populate)));
           }),
           py::arg("capacity") = 0, py::arg("error_rate") = 0.001, py::kw_only(),
           py::arg("bits") = 0, py::arg("hashes") = 0, py::arg("seed") = py::none(),
@@ -135,11 +135,11 @@ void BindModule(py::module_& m) {
                        uint32_t counter_bits, std::optional<uint64_t> seed,
                        const std::string& integer_hash, bool concurrent, uint64_t max_memory,
                        bool huge_pages, bool populate) {
-             CountingOptions options = MakeOptions<CountingOptions>(
-                 capacity, error_rate, bits, hashes, seed, integer_hash, concurrent, max_memory,
-                 huge_pages, populate);
+             AnyOptions options =
+                 MakeOptions(capacity, error_rate, bits, hashes, seed, integer_hash, concurrent,
+                             max_memory, huge_pages, populate);
              options.counter_bits = counter_bits;
-             return Wrap(OrThrow(CountingFilter::Create(options)));
+             return Wrap(CreateFilter<CountingFilter>(options));
            }),
            py::arg("capacity") = 0, py::arg("error_rate") = 0.001, py::kw_only(),
            py::arg("bits") = 0, py::arg("hashes") = 0, py::arg("counter_bits") = 4,
@@ -198,15 +198,14 @@ void BindModule(py::module_& m) {
                        double tightening, std::optional<uint64_t> seed,
                        const std::string& integer_hash, bool concurrent, uint64_t max_memory,
                        uint32_t max_stages, bool scaling, bool huge_pages) {
-             ScalableOptions options;
-             SetSharedOptions(options, error_rate, seed, integer_hash, concurrent, max_memory,
-                              huge_pages);
+             AnyOptions options =
+                 SharedOptions(error_rate, seed, integer_hash, concurrent, max_memory, huge_pages);
              options.capacity = initial_capacity;
              options.growth = mode;
              options.tightening = tightening;
              options.max_stages = max_stages;
              options.scaling = scaling;
-             return Wrap(OrThrow(ScalableFilter::Create(options)));
+             return Wrap(CreateFilter<ScalableFilter>(options));
            }),
            py::arg("initial_capacity") = 100, py::arg("error_rate") = 0.001, py::arg("mode") = 2,
            py::kw_only(), py::arg("tightening") = kDefaultTightening, py::arg("seed") = py::none(),
@@ -253,9 +252,8 @@ void BindModule(py::module_& m) {
                        uint32_t generations, const std::string& refresh, uint32_t hashes,
                        std::optional<uint64_t> seed, const std::string& integer_hash,
                        bool concurrent, uint64_t max_memory, bool huge_pages) {
-             WindowedOptions options;
-             SetSharedOptions(options, error_rate, seed, integer_hash, concurrent, max_memory,
-                              huge_pages);
+             AnyOptions options =
+                 SharedOptions(error_rate, seed, integer_hash, concurrent, max_memory, huge_pages);
              options.capacity = capacity;
              options.window = WindowDuration(window);
              options.generations = generations;
@@ -268,7 +266,7 @@ void BindModule(py::module_& m) {
                    "WindowedFilter: refresh must be 'on_insert' or 'keep_first_seen'");
              }
              options.hashes = hashes;
-             return Wrap(OrThrow(WindowedFilter::Create(options)));
+             return Wrap(CreateFilter<WindowedFilter>(options));
            }),
            py::arg("capacity"), py::arg("error_rate") = 0.01, py::kw_only(),
            py::arg("window") = 0.0, py::arg("generations") = 4, py::arg("refresh") = "on_insert",
@@ -314,6 +312,18 @@ void BindModule(py::module_& m) {
                                    : " window=" + std::to_string(f.window_ns() / 1e9) + "s") +
                (f.concurrent() ? " concurrent" : "") + ">";
       });
+
+  // {name: class} for every kind of the library's one list (bloomery/filter_kind.h) bound above:
+  // bloomery.load finds a file's class by the kind its header names.
+  py::dict kinds;
+  [&]<typename... F>(std::type_identity<std::tuple<F...>>) {
+    const auto add = [&kinds]<typename Kind>(std::type_identity<Kind>) {
+      if (py::detail::get_type_info(typeid(PyFilter<Kind>)) == nullptr) return;
+      kinds[py::str(std::string(FilterKindName(kKindOf<Kind>)))] = py::type::of<PyFilter<Kind>>();
+    };
+    (add(std::type_identity<F>{}), ...);
+  }(std::type_identity<FilterKinds>{});
+  m.attr("_kinds") = kinds;
 
   m.def(
       "_cxx_batch_seconds",

@@ -21,30 +21,39 @@ inline IntegerHash ParseIntegerHash(const std::string& name) {
   throw py::value_error("integer_hash must be 'xxh3' or 'mix'");
 }
 
-// The constructor arguments every kind takes, into every kind's options: fpr, and the hashing and
-// memory parts (options.h).
-template <typename Options>
-void SetSharedOptions(Options& options, double error_rate, std::optional<uint64_t> seed,
-                      const std::string& integer_hash, bool concurrent, uint64_t max_memory,
-                      bool huge_pages) {
-  options.fpr = error_rate;
-  options.hashing.seed = seed.value_or(kDefaultSeed);
-  options.hashing.integer_hash = ParseIntegerHash(integer_hash);
-  options.memory.concurrent = concurrent;
-  options.memory.max_memory_bytes = max_memory;
-  options.memory.huge_pages = huge_pages ? HugePages::kAuto : HugePages::kNever;
+// The constructor arguments every kind takes, as AnyOptions (bloomery/any_filter.h): fpr, and
+// the hashing and memory parts.
+inline AnyOptions SharedOptions(double error_rate, std::optional<uint64_t> seed,
+                                const std::string& integer_hash, bool concurrent,
+                                uint64_t max_memory, bool huge_pages) {
+  return AnyOptions{.fpr = error_rate,
+                    .hashing = {.seed = seed.value_or(kDefaultSeed),
+                                .integer_hash = ParseIntegerHash(integer_hash)},
+                    .memory = {.concurrent = concurrent,
+                               .max_memory_bytes = max_memory,
+                               .huge_pages = huge_pages ? HugePages::kAuto : HugePages::kNever}};
 }
 
-// The options (FilterOptions, or CountingOptions) of the fixed-size kinds' constructor arguments
-// (blocked, classic, counting).
-template <typename Options = FilterOptions>
-Options MakeOptions(uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
-                    std::optional<uint64_t> seed, const std::string& integer_hash, bool concurrent,
-                    uint64_t max_memory, bool huge_pages, bool populate) {
-  Options options{
-      .capacity = capacity, .bits = bits, .hashes = hashes, .memory = {.populate = populate}};
-  SetSharedOptions(options, error_rate, seed, integer_hash, concurrent, max_memory, huge_pages);
+// The fixed-size kinds' constructor arguments (blocked, classic, counting).
+inline AnyOptions MakeOptions(uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
+                              std::optional<uint64_t> seed, const std::string& integer_hash,
+                              bool concurrent, uint64_t max_memory, bool huge_pages,
+                              bool populate) {
+  AnyOptions options =
+      SharedOptions(error_rate, seed, integer_hash, concurrent, max_memory, huge_pages);
+  options.capacity = capacity;
+  options.bits = bits;
+  options.hashes = hashes;
+  options.memory.populate = populate;
   return options;
+}
+
+// A filter of kind F from the library's one factory (AnyFilter::Create); its refusals raise
+// (ValueError for InvalidArgument, as OrThrow maps them).
+template <typename F>
+F CreateFilter(const AnyOptions& options) {
+  AnyFilter made = OrThrow(AnyFilter::Create(kKindOf<F>, options));
+  return std::move(*made.get_if<F>());
 }
 
 // WindowedFilter's `window`: seconds as a number (int, float, a NumPy one, Decimal...), or an
