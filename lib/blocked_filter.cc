@@ -100,12 +100,7 @@ double BlockedFilter::EstimatedFpr() const noexcept {
 // Persistence (lib/internal/persistence.h): a one-stage file of kind "blocked" (docs/FORMAT.md).
 
 internal::KindFormat BlockedFilter::FileFormat() noexcept {
-  return {.max_stages = 1,
-          .counter_bits = {0, 0},
-          .stage_bits_unit = kBlockBits,
-          .params = 0,
-          .counts_inserts = false,
-          .check = &internal::CheckLayoutHeader<Layout::kBlocked>};
+  return {.check = &internal::CheckLayoutHeader<Layout::kBlocked>};
 }
 
 absl::StatusOr<std::string> BlockedFilter::Write(const std::string* path) const {
@@ -114,9 +109,7 @@ absl::StatusOr<std::string> BlockedFilter::Write(const std::string* path) const 
 
 absl::StatusOr<BlockedFilter> BlockedFilter::Open(internal::FilterFile& file,
                                                   const LoadOptions& options) {
-  return internal::OpenSingleStage<BlockedFilter>(file, options, [](const auto& header) {
-    return internal::PlanFromHeader(header, Layout::kBlocked);
-  });
+  return internal::OpenLayout<BlockedFilter>(file, options, Layout::kBlocked);
 }
 
 template class Persistent<BlockedFilter>;

@@ -154,11 +154,7 @@ double ClassicFilter::EstimatedFpr() const noexcept {
 // k slices of bits/k bits each, stored in whole lines.
 
 internal::KindFormat ClassicFilter::FileFormat() noexcept {
-  return {.max_stages = 1,
-          .counter_bits = {0, 0},
-          .stage_bits_unit = 0,  // a stage is its hashes' slices
-          .params = 0,
-          .counts_inserts = false,
+  return {.stage_bits_unit = 0,  // a stage is its hashes' slices
           .check = &internal::CheckLayoutHeader<Layout::kPartitioned>};
 }
 
@@ -168,9 +164,7 @@ absl::StatusOr<std::string> ClassicFilter::Write(const std::string* path) const 
 
 absl::StatusOr<ClassicFilter> ClassicFilter::Open(internal::FilterFile& file,
                                                   const LoadOptions& options) {
-  return internal::OpenSingleStage<ClassicFilter>(file, options, [](const auto& header) {
-    return internal::PlanFromHeader(header, Layout::kPartitioned);
-  });
+  return internal::OpenLayout<ClassicFilter>(file, options, Layout::kPartitioned);
 }
 
 template class Persistent<ClassicFilter>;

@@ -327,12 +327,7 @@ absl::Status CheckCountingHeader(const internal::FileHeader& header) {
 }  // namespace
 
 internal::KindFormat CountingFilter::FileFormat() noexcept {
-  return {.max_stages = 1,
-          .counter_bits = {4, 8},
-          .stage_bits_unit = kBlockBits,
-          .params = 0,
-          .counts_inserts = false,
-          .check = &CheckCountingHeader};
+  return {.counter_bits = {4, 8}, .check = &CheckCountingHeader};
 }
 
 absl::StatusOr<std::string> CountingFilter::Write(const std::string* path) const {

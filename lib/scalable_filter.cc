@@ -535,8 +535,6 @@ struct ScalableChainCheck {
 
 internal::KindFormat ScalableFilter::FileFormat() noexcept {
   return {.max_stages = kMaxScalableStages,
-          .counter_bits = {0, 0},
-          .stage_bits_unit = kBlockBits,
           .params = 3,
           .counts_inserts = true,
           .check = &ScalableChainCheck::Check};

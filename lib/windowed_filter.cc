@@ -492,11 +492,7 @@ void PutClockState(FileHeader& header, uint64_t epoch, uint64_t clock_field) {
 }  // namespace
 
 internal::KindFormat WindowedFilter::FileFormat() noexcept {
-  return {.max_stages = 1,
-          .counter_bits = {0, 0},
-          .stage_bits_unit = kBlockBits,
-          .params = 4,
-          .counts_inserts = false,
+  return {.params = 4,
           // Inspect, Load and LoadFromBytes share its verdict.
           .check = [](const FileHeader& header) { return GenerationPlanOf(header).status(); }};
 }

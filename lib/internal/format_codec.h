@@ -70,22 +70,24 @@ struct FileHeader {
 // FileFormat(), beside its persistence in lib/<kind>_filter.cc), which lib/filter_kind.cc puts in
 // the kind's row. The validator applies a header's row, so this codec names no kind and a new kind
 // brings its row, not a branch.
+// A kind states only where it differs from the defaults (one stage of whole lines of bits, no
+// params, no insert counts).
 struct KindFormat {
   // stage_count is in [1, max_stages].
-  uint32_t max_stages;
+  uint32_t max_stages = 1;
   // The values counter_bits may hold: {0, 0} for a filter of bits.
-  std::array<uint32_t, 2> counter_bits;
+  std::array<uint32_t, 2> counter_bits = {0, 0};
   // A stage's bits are a whole number of these (0: of the stage's hashes, one slice per hash).
-  uint64_t stage_bits_unit;
+  uint64_t stage_bits_unit = kBlockBits;
   // param0 .. param{params - 1} are the kind's own; the others must be 0.
-  uint32_t params;
+  uint32_t params = 0;
   // Whether insert_count is kept (per stage, the header holding their sum); when not, every
   // insert_count is 0.
-  bool counts_inserts;
+  bool counts_inserts = false;
   // The kind's own rules, applied to a header whose every generic rule holds (stage table read):
   // DataLoss unless it is a header the kind's writer could have produced (its planner's geometry,
   // its options). The same rules for InspectFile, Load and Map: one verdict.
-  absl::Status (*check)(const FileHeader& header);
+  absl::Status (*check)(const FileHeader& header) = nullptr;
 };
 struct KindRow : KindFormat {
   FilterKind kind;

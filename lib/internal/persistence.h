@@ -94,6 +94,13 @@ absl::StatusOr<Kind> OpenSingleStage(FilterFile& file, const LoadOptions& option
                                        options.concurrent);
 }
 
+// The Open of a kind whose geometry is a plan.h Plan of `layout` (BlockedFilter, ClassicFilter).
+template <typename Kind>
+absl::StatusOr<Kind> OpenLayout(FilterFile& file, const LoadOptions& options, Layout layout) {
+  return OpenSingleStage<Kind>(
+      file, options, [layout](const FileHeader& header) { return PlanFromHeader(header, layout); });
+}
+
 // The single-stage file's header and payload of a kind whose geometry is a plan.h Plan
 // (BlockedFilter, ClassicFilter): its Write.
 inline absl::StatusOr<std::string> WriteLayout(const std::string* path, FilterKind kind,
