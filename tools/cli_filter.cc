@@ -14,15 +14,25 @@
 #include "cli_common.h"
 
 namespace bloomery::cli {
+namespace {
+
+// The kinds of the library's list, in its order: "blocked, classic, ...", or with summaries
+// "blocked (the default: one cache line per key), classic (...), ...".
+std::string KindList(bool summaries) {
+  std::string list;
+  for (uint32_t number = 1; number <= kFilterKindCount; ++number) {
+    const auto kind = static_cast<FilterKind>(number);
+    absl::StrAppend(&list, list.empty() ? "" : ", ", AsAbsl(FilterKindName(kind)));
+    if (summaries) absl::StrAppend(&list, " (", AsAbsl(FilterKindSummary(kind)), ")");
+  }
+  return list;
+}
+
+}  // namespace
 
 void CreateFlags::Add(CLI::App& app, const std::string& capacity_help,
                       const std::string& fpr_help) {
-  std::string kinds;  // "blocked (the default: one cache line per key), classic (...), ..."
-  for (const std::string_view name : FilterKindNames()) {
-    absl::StrAppend(&kinds, kinds.empty() ? "" : ", ", AsAbsl(name), " (",
-                    AsAbsl(FilterKindSummary(*ParseFilterKind(name))), ")");
-  }
-  app.add_option("--kind", kind, kinds)->type_name("K");
+  app.add_option("--kind", kind, KindList(/*summaries=*/true))->type_name("K");
   sizing.Add(app, capacity_help, fpr_help);
   AddInteger(app, "--counter-bits", counter_bits, 1, 64,
              "counting filters: 4 (the default, counts to 15) or 8 (to 255)");
@@ -57,11 +67,8 @@ absl::StatusOr<CreateSpec> CreateFlags::Spec(uint64_t default_capacity, double d
   CreateSpec spec;
   const std::optional<FilterKind> parsed = ParseFilterKind(kind);
   if (!parsed) {
-    std::string names;
-    for (const std::string_view name : FilterKindNames()) {
-      absl::StrAppend(&names, names.empty() ? "" : ", ", AsAbsl(name));
-    }
-    return UsageError(absl::StrCat("unknown --kind \"", kind, "\" (", names, ")"));
+    return UsageError(
+        absl::StrCat("unknown --kind \"", kind, "\" (", KindList(/*summaries=*/false), ")"));
   }
   spec.kind = *parsed;
   const bool window_given = Given("--window") || Given("--window-keys");

@@ -13,7 +13,6 @@
 #ifndef BLOOMERY_FILTER_KIND_H_
 #define BLOOMERY_FILTER_KIND_H_
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -138,13 +137,6 @@ inline constexpr FilterKind kKindOf = [] {
     if (row.kind == kind) return row.summary;
   }
   return {};
-}
-
-// Every kind's name, in FilterKind's order.
-[[nodiscard]] constexpr std::array<std::string_view, kFilterKindCount> FilterKindNames() noexcept {
-  std::array<std::string_view, kFilterKindCount> names{};
-  for (size_t i = 0; i < kFilterKindCount; ++i) names[i] = kinds_detail::kRows[i].name;
-  return names;
 }
 
 }  // namespace bloomery
