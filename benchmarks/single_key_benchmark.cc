@@ -32,24 +32,22 @@
 namespace bloomery::bench {
 namespace {
 
-// The single-key calls this copy measures: the filter's own, or in the copy for x86-64-v3 the
-// inline probe's.
-template <typename Key>
-[[gnu::always_inline]] inline bool InsertKey(BlockedFilter& filter, const Key& key) {
+// The single-key calls this copy measures, chosen once: in the copy for x86-64-v3 the inline
+// probe's, else the filter's own.
 #ifdef __AVX2__
-  return avx2::Insert(filter, key);
+namespace calls = avx2;
 #else
+namespace calls {
+template <typename Key>
+[[gnu::always_inline]] inline bool Insert(BlockedFilter& filter, const Key& key) {
   return filter.Insert(key);
-#endif
 }
 template <typename Key>
-[[gnu::always_inline]] inline bool MayContainKey(const BlockedFilter& filter, const Key& key) {
-#ifdef __AVX2__
-  return avx2::MayContain(filter, key);
-#else
+[[gnu::always_inline]] inline bool MayContain(const BlockedFilter& filter, const Key& key) {
   return filter.MayContain(key);
-#endif
 }
+}  // namespace calls
+#endif
 
 template <IntegerHash kIntegers>
 void BM_Insert(benchmark::State& state) {
@@ -57,7 +55,7 @@ void BM_Insert(benchmark::State& state) {
       BlockedFilter::Create(OptionsFor(static_cast<uint64_t>(state.range(0)), false, kIntegers)));
   FillOnce(state, filter, 0, [](BlockedFilter& f, std::span<const uint64_t> keys) {
     size_t added = 0;
-    for (uint64_t key : keys) added += InsertKey(f, key);
+    for (uint64_t key : keys) added += calls::Insert(f, key);
     return added;
   });
 }
@@ -73,9 +71,9 @@ void BM_MayContain(benchmark::State& state) {
     if constexpr (kCallerHashes) {
       static_assert(kIntegers == IntegerHash::kMix);
       const uint64_t seed = filter.hasher().seed;
-      for (uint64_t key : keys) found += MayContainKey(filter, MixKey(key, seed));
+      for (uint64_t key : keys) found += calls::MayContain(filter, MixKey(key, seed));
     } else {
-      for (uint64_t key : keys) found += MayContainKey(filter, key);
+      for (uint64_t key : keys) found += calls::MayContain(filter, key);
     }
     return found;
   });
