@@ -50,14 +50,14 @@ PyFilter<Filter>* Unwrap(PyObject* self) {
   return nullptr;
 }
 
-template <typename Filter>
-int ContainsSlot(PyObject* self, PyObject* key) {
-  PyFilter<Filter>* wrapper = Unwrap<Filter>(self);
-  if (wrapper == nullptr) return -1;
+// `call(filter, key)` for a key given as a Python object, on the filter as a single-key call
+// (PyFilter::Single): 1 if it answered true, 0 if false, -1 with the Python error set (a key that
+// is not one, or a call that raised). The one body of `in`, add and pybloom's add.
+template <typename Filter, typename Call>
+int CallWithKey(PyFilter<Filter>& wrapper, PyObject* key, Call call) {
   try {
     const Key k(key);
-    return wrapper->Single(
-               [&](Filter& f) { return k.Visit([&](auto v) { return f.MayContain(v); }); })
+    return wrapper.Single([&](Filter& f) { return k.Visit([&](auto v) { return call(f, v); }); })
                ? 1
                : 0;
   } catch (py::error_already_set& error) {
@@ -66,21 +66,18 @@ int ContainsSlot(PyObject* self, PyObject* key) {
   }
 }
 
-// Adds `key` (a Python object) to the filter: 1 if it was already present, 0 if it was new, -1
-// with the Python error set (a key that is not one). The one body of add and pybloom's add.
+template <typename Filter>
+int ContainsSlot(PyObject* self, PyObject* key) {
+  PyFilter<Filter>* wrapper = Unwrap<Filter>(self);
+  if (wrapper == nullptr) return -1;
+  return CallWithKey(*wrapper, key, [](const Filter& f, auto v) { return f.MayContain(v); });
+}
+
+// Adds `key` to the filter: 1 if it was already present, 0 if it was new, -1 with the Python
+// error set.
 template <typename Filter>
 int AddKey(PyFilter<Filter>& wrapper, PyObject* key) {
-  try {
-    const Key k(key);
-    return wrapper.Single([&](Filter& f) {
-      return AlreadyPresent(k.Visit([&](auto v) { return f.Insert(v); }));
-    })
-               ? 1
-               : 0;
-  } catch (py::error_already_set& error) {
-    error.restore();
-    return -1;
-  }
+  return CallWithKey(wrapper, key, [](Filter& f, auto v) { return AlreadyPresent(f.Insert(v)); });
 }
 
 template <typename Filter>
