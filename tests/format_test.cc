@@ -93,6 +93,13 @@ BlockedFilter SmallFilter(uint64_t keys, uint64_t bits = 1024, uint32_t hashes =
   return *std::move(f);
 }
 
+// Saves `f` at `path` and returns the file's bytes.
+template <typename Filter>
+std::vector<uint8_t> SaveAndRead(const Filter& f, const std::string& path) {
+  REQUIRE(f.Save(path).ok());
+  return ReadBytes(path);
+}
+
 bool SameBits(const BlockedFilter& a, const BlockedFilter& b) {
   return a.bytes().size() == b.bytes().size() &&
          std::equal(a.bytes().begin(), a.bytes().end(), b.bytes().begin());
@@ -391,8 +398,7 @@ TEST_CASE("golden: fixed keys and seed pin the filter bytes and the file bytes")
 template <typename Filter>
 std::pair<uint64_t, uint64_t> Digests(const Filter& f, const TempDir& dir) {
   const std::string path = dir.File("golden");
-  REQUIRE(f.Save(path).ok());
-  const std::vector<uint8_t> file = ReadBytes(path);
+  const std::vector<uint8_t> file = SaveAndRead(f, path);
   uint64_t filter_digest = 0;
   if constexpr (std::is_same_v<Filter, ScalableFilter>) {
     for (uint32_t i = 0; i < f.stage_count(); ++i) {
@@ -436,8 +442,7 @@ TEST_CASE("map read-only shares the file copy-on-write; read-write persists afte
   TempDir dir;
   const std::string path = dir.File("m");
   BlockedFilter original = SmallFilter(200, 1 << 16);
-  REQUIRE(original.Save(path).ok());
-  const std::vector<uint8_t> before = ReadBytes(path);
+  const std::vector<uint8_t> before = SaveAndRead(original, path);
   {
     absl::StatusOr<BlockedFilter> ro = BlockedFilter::Map(path, MapMode::kReadOnly);
     REQUIRE(ro.ok());
@@ -485,8 +490,7 @@ BlockedFilter LoadDirty(const std::string& path) {
 TEST_CASE("a read-write mapping: DIRTY until it ends unchanged since its last Flush") {
   TempDir dir;
   const std::string path = dir.File("rw");
-  REQUIRE(SmallFilter(200, 1 << 16).Save(path).ok());
-  const std::vector<uint8_t> saved = ReadBytes(path);
+  const std::vector<uint8_t> saved = SaveAndRead(SmallFilter(200, 1 << 16), path);
   // Mapped and unmapped with nothing written: clean, the same bytes.
   REQUIRE(BlockedFilter::Map(path, MapMode::kReadWrite).ok());
   CHECK(ReadBytes(path) == saved);
@@ -633,9 +637,7 @@ TEST_CASE("merging filters saved by several workers is the distributed de-dup") 
 TEST_CASE("every single-byte change and every truncation of a saved file is rejected") {
   TempDir dir;
   const std::string path = dir.File("c");
-  BlockedFilter f = SmallFilter(50);
-  REQUIRE(f.Save(path).ok());
-  const std::vector<uint8_t> good = ReadBytes(path);
+  const std::vector<uint8_t> good = SaveAndRead(SmallFilter(50), path);
   REQUIRE(good.size() == 4096 + 128);
   const std::string bad = dir.File("bad");
   LoadOptions unchecked;
@@ -1122,9 +1124,7 @@ TEST_CASE("LockForUpdate: a waiter ends up locking the file the holder's Save pu
 TEST_CASE("a failed save (file size limit: like a full disk) leaves the old file intact") {
   TempDir dir;
   const std::string path = dir.File("keep");
-  BlockedFilter small = SmallFilter(10);
-  REQUIRE(small.Save(path).ok());
-  const std::vector<uint8_t> before = ReadBytes(path);
+  const std::vector<uint8_t> before = SaveAndRead(SmallFilter(10), path);
   const pid_t child = fork();
   REQUIRE(child >= 0);
   if (child == 0) {
