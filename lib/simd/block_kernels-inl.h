@@ -324,18 +324,28 @@ void MakeMasks(const KeyHash* hashes, size_t n, uint32_t k, LineMask* masks) noe
   for (size_t i = 0; i < n; ++i) MakeMask(hashes[i], k, masks[i]);
 }
 
-bool TestLine(const uint64_t* line, const KeyHash& hash, uint32_t k, bool concurrent) noexcept {
+// The entry points' one run-time choice: `fn` called with (kConcurrent, kSlices64) as
+// std::bool_constant, so each of the four bodies is compiled without a branch on either.
+template <class Fn>
+HWY_INLINE auto WithVariant(bool concurrent, uint32_t k, const Fn& fn) {
   if (concurrent) {
-    return k <= 8 ? TestOne<true, true>(line, hash, k) : TestOne<true, false>(line, hash, k);
+    return k <= 8 ? fn(std::true_type{}, std::true_type{})
+                  : fn(std::true_type{}, std::false_type{});
   }
-  return k <= 8 ? TestOne<false, true>(line, hash, k) : TestOne<false, false>(line, hash, k);
+  return k <= 8 ? fn(std::false_type{}, std::true_type{})
+                : fn(std::false_type{}, std::false_type{});
+}
+
+bool TestLine(const uint64_t* line, const KeyHash& hash, uint32_t k, bool concurrent) noexcept {
+  return WithVariant(concurrent, k, [&](auto kConcurrent, auto kSlices64) {
+    return TestOne<kConcurrent, kSlices64>(line, hash, k);
+  });
 }
 
 bool SetLine(uint64_t* line, const KeyHash& hash, uint32_t k, bool concurrent) noexcept {
-  if (concurrent) {
-    return k <= 8 ? SetOne<true, true>(line, hash, k) : SetOne<true, false>(line, hash, k);
-  }
-  return k <= 8 ? SetOne<false, true>(line, hash, k) : SetOne<false, false>(line, hash, k);
+  return WithVariant(concurrent, k, [&](auto kConcurrent, auto kSlices64) {
+    return SetOne<kConcurrent, kSlices64>(line, hash, k);
+  });
 }
 
 template <bool kConcurrent, bool kSlices64>
@@ -376,31 +386,19 @@ HWY_INLINE size_t SetLinesImpl(uint64_t* words, const uint64_t* blocks, const Ke
 size_t TestLines(const uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
                  uint32_t k, bool concurrent, bool* results, const uint64_t* prefetch,
                  size_t prefetch_count) noexcept {
-  if (concurrent) {
-    return k <= 8 ? TestLinesImpl<true, true>(words, blocks, hashes, n, k, results, prefetch,
-                                              prefetch_count)
-                  : TestLinesImpl<true, false>(words, blocks, hashes, n, k, results, prefetch,
-                                               prefetch_count);
-  }
-  return k <= 8 ? TestLinesImpl<false, true>(words, blocks, hashes, n, k, results, prefetch,
-                                             prefetch_count)
-                : TestLinesImpl<false, false>(words, blocks, hashes, n, k, results, prefetch,
-                                              prefetch_count);
+  return WithVariant(concurrent, k, [&](auto kConcurrent, auto kSlices64) {
+    return TestLinesImpl<kConcurrent, kSlices64>(words, blocks, hashes, n, k, results, prefetch,
+                                                 prefetch_count);
+  });
 }
 
 size_t SetLines(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
                 uint32_t k, bool concurrent, bool* was_new, const uint64_t* prefetch,
                 size_t prefetch_count) noexcept {
-  if (concurrent) {
-    return k <= 8 ? SetLinesImpl<true, true>(words, blocks, hashes, n, k, was_new, prefetch,
-                                             prefetch_count)
-                  : SetLinesImpl<true, false>(words, blocks, hashes, n, k, was_new, prefetch,
-                                              prefetch_count);
-  }
-  return k <= 8 ? SetLinesImpl<false, true>(words, blocks, hashes, n, k, was_new, prefetch,
-                                            prefetch_count)
-                : SetLinesImpl<false, false>(words, blocks, hashes, n, k, was_new, prefetch,
-                                             prefetch_count);
+  return WithVariant(concurrent, k, [&](auto kConcurrent, auto kSlices64) {
+    return SetLinesImpl<kConcurrent, kSlices64>(words, blocks, hashes, n, k, was_new, prefetch,
+                                                prefetch_count);
+  });
 }
 
 }  // namespace bloomery::simd::HWY_NAMESPACE
