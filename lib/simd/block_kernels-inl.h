@@ -348,47 +348,37 @@ bool SetLine(uint64_t* line, const KeyHash& hash, uint32_t k, bool concurrent) n
   });
 }
 
-template <bool kConcurrent, bool kSlices64>
-HWY_INLINE size_t TestLinesImpl(const uint64_t* words, const uint64_t* blocks,
-                                const KeyHash* hashes, size_t n, uint32_t k, bool* results,
-                                const uint64_t* prefetch, size_t prefetch_count) {
-  size_t found = 0;
+// The batch loop of TestLines (kWrite false: `answers` are "present") and SetLines (kWrite:
+// "was new"): the key of line blocks[i] is probed while line prefetch[i] is on its way.
+template <bool kWrite, bool kConcurrent, bool kSlices64, class Word>
+HWY_INLINE size_t ProbeLines(Word* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
+                             uint32_t k, bool* answers, const uint64_t* prefetch,
+                             size_t prefetch_count) {
+  size_t count = 0;
   for (size_t i = 0; i < n; ++i) {
     if (i < prefetch_count) {
-      __builtin_prefetch(words + prefetch[i] * internal::kWordsPerBlock, 0, 3);
+      // With write intent the line arrives exclusive, so the store needs no second transaction.
+      __builtin_prefetch(words + prefetch[i] * internal::kWordsPerBlock, kWrite ? 1 : 0, 3);
     }
-    const bool hit =
-        TestOne<kConcurrent, kSlices64>(words + blocks[i] * internal::kWordsPerBlock, hashes[i], k);
-    found += hit;
-    if (results != nullptr) results[i] = hit;
-  }
-  return found;
-}
-
-template <bool kConcurrent, bool kSlices64>
-HWY_INLINE size_t SetLinesImpl(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes,
-                               size_t n, uint32_t k, bool* was_new, const uint64_t* prefetch,
-                               size_t prefetch_count) {
-  size_t added = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (i < prefetch_count) {
-      // Write intent: the line arrives exclusive, so the store needs no second transaction.
-      __builtin_prefetch(words + prefetch[i] * internal::kWordsPerBlock, 1, 3);
+    Word* const line = words + blocks[i] * internal::kWordsPerBlock;
+    bool answer;
+    if constexpr (kWrite) {
+      answer = SetOne<kConcurrent, kSlices64>(line, hashes[i], k);
+    } else {
+      answer = TestOne<kConcurrent, kSlices64>(line, hashes[i], k);
     }
-    const bool fresh =
-        SetOne<kConcurrent, kSlices64>(words + blocks[i] * internal::kWordsPerBlock, hashes[i], k);
-    added += fresh;
-    if (was_new != nullptr) was_new[i] = fresh;
+    count += answer;
+    if (answers != nullptr) answers[i] = answer;
   }
-  return added;
+  return count;
 }
 
 size_t TestLines(const uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
                  uint32_t k, bool concurrent, bool* results, const uint64_t* prefetch,
                  size_t prefetch_count) noexcept {
   return WithVariant(concurrent, k, [&](auto kConcurrent, auto kSlices64) {
-    return TestLinesImpl<kConcurrent, kSlices64>(words, blocks, hashes, n, k, results, prefetch,
-                                                 prefetch_count);
+    return ProbeLines<false, kConcurrent, kSlices64>(words, blocks, hashes, n, k, results, prefetch,
+                                                     prefetch_count);
   });
 }
 
@@ -396,8 +386,8 @@ size_t SetLines(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, 
                 uint32_t k, bool concurrent, bool* was_new, const uint64_t* prefetch,
                 size_t prefetch_count) noexcept {
   return WithVariant(concurrent, k, [&](auto kConcurrent, auto kSlices64) {
-    return SetLinesImpl<kConcurrent, kSlices64>(words, blocks, hashes, n, k, was_new, prefetch,
-                                                prefetch_count);
+    return ProbeLines<true, kConcurrent, kSlices64>(words, blocks, hashes, n, k, was_new, prefetch,
+                                                    prefetch_count);
   });
 }
 
