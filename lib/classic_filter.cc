@@ -47,6 +47,36 @@ struct LocateBits {
   }
 };
 
+// The batch loop of InsertKeys (kWrite: `answers` are "was new") and LookupKeys ("present"):
+// bursts of located keys (BurstEach), each key's k bits then set or tested in turn.
+template <bool kWrite, typename Key, typename Word>
+size_t ProbeKeys(std::span<const Key> keys, std::span<bool> answers, const KeyHasher& hasher,
+                 Word* words, uint64_t slice_bits, uint32_t k, bool concurrent) noexcept {
+  size_t count = 0;
+  BurstEach(keys, answers, hasher, LocateBits<kWrite>{words, slice_bits, k},
+            [&](const KeyHash&, const ProbeBits& probes) {
+              bool answer;
+              if constexpr (kWrite) {
+                uint64_t missing = 0;
+                for (uint32_t i = 0; i < k; ++i) {
+                  const uint64_t bit = probes.bit[i];
+                  missing |= SetBits(words + bit / 64, uint64_t{1} << (bit % 64), concurrent);
+                }
+                answer = missing != 0;
+              } else {
+                // The lines are already on their way: test every probe without a branch on each.
+                uint64_t all = 1;
+                for (uint32_t i = 0; i < k; ++i) {
+                  all &= LoadWord(words + probes.bit[i] / 64, concurrent) >> (probes.bit[i] % 64);
+                }
+                answer = (all & 1) != 0;
+              }
+              count += answer;
+              return answer;
+            });
+  return count;
+}
+
 }  // namespace
 
 absl::StatusOr<ClassicFilter> ClassicFilter::Create(const FilterOptions& options) {
@@ -82,41 +112,13 @@ bool ClassicFilter::MayContain(const KeyHash& hash) const noexcept {
 
 template <FilterKey Key>
 size_t ClassicFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept {
-  uint64_t* const words = words_;
-  const uint32_t k = hashes_;
-  const bool concurrent = concurrent_;
-  size_t added = 0;
-  BurstEach(keys, was_new, hasher_, LocateBits<true>{words, slice_bits_, k},
-            [&](const KeyHash&, const ProbeBits& probes) {
-              uint64_t missing = 0;
-              for (uint32_t i = 0; i < k; ++i) {
-                const uint64_t bit = probes.bit[i];
-                missing |= SetBits(words + bit / 64, uint64_t{1} << (bit % 64), concurrent);
-              }
-              added += missing != 0;
-              return missing != 0;
-            });
-  return added;
+  return ProbeKeys<true>(keys, was_new, hasher_, words_, slice_bits_, hashes_, concurrent_);
 }
 
 template <FilterKey Key>
 size_t ClassicFilter::LookupKeys(std::span<const Key> keys,
                                  std::span<bool> results) const noexcept {
-  const uint64_t* const words = words_;
-  const uint32_t k = hashes_;
-  const bool concurrent = concurrent_;
-  size_t found = 0;
-  BurstEach(keys, results, hasher_, LocateBits<false>{words, slice_bits_, k},
-            [&](const KeyHash&, const ProbeBits& probes) {
-              // The lines are already on their way: test every probe without a branch on each.
-              uint64_t all = 1;
-              for (uint32_t i = 0; i < k; ++i) {
-                all &= LoadWord(words + probes.bit[i] / 64, concurrent) >> (probes.bit[i] % 64);
-              }
-              found += all & 1;
-              return (all & 1) != 0;
-            });
-  return found;
+  return ProbeKeys<false>(keys, results, hasher_, words_, slice_bits_, hashes_, concurrent_);
 }
 
 BLOOMERY_INSTANTIATE_BATCH_FORMS(ClassicFilter)
