@@ -100,16 +100,7 @@ double BlockedFilter::EstimatedFpr() const noexcept {
 // Persistence (lib/internal/persistence.h): a one-stage file of kind "blocked" (docs/FORMAT.md).
 
 internal::KindFormat BlockedFilter::FileFormat() noexcept {
-  return {.check = &internal::CheckLayoutHeader<Layout::kBlocked>};
-}
-
-absl::StatusOr<std::string> BlockedFilter::Write(const std::string* path) const {
-  return internal::WriteLayout(path, FilterKind::kBlocked, plan_, hasher_, bytes());
-}
-
-absl::StatusOr<BlockedFilter> BlockedFilter::Open(internal::FilterFile& file,
-                                                  const LoadOptions& options) {
-  return internal::OpenLayout<BlockedFilter>(file, options, Layout::kBlocked);
+  return {.check = &internal::CheckLayoutHeader<kLayout>};
 }
 
 template class Persistent<BlockedFilter>;

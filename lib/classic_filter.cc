@@ -157,16 +157,7 @@ double ClassicFilter::EstimatedFpr() const noexcept {
 
 internal::KindFormat ClassicFilter::FileFormat() noexcept {
   return {.stage_bits_unit = 0,  // a stage is its hashes' slices
-          .check = &internal::CheckLayoutHeader<Layout::kPartitioned>};
-}
-
-absl::StatusOr<std::string> ClassicFilter::Write(const std::string* path) const {
-  return internal::WriteLayout(path, FilterKind::kClassic, plan_, hasher_, bytes());
-}
-
-absl::StatusOr<ClassicFilter> ClassicFilter::Open(internal::FilterFile& file,
-                                                  const LoadOptions& options) {
-  return internal::OpenLayout<ClassicFilter>(file, options, Layout::kPartitioned);
+          .check = &internal::CheckLayoutHeader<kLayout>};
 }
 
 template class Persistent<ClassicFilter>;

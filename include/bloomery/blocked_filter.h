@@ -117,12 +117,11 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
   // library reaches it through internal::FilterAccess.
   BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHasher& hasher,
                 bool concurrent) noexcept;
-  // Persistence's hooks (lib/internal/persistence.h).
+  // Persistence's hooks (lib/internal/persistence.h): a BitArray kind's Write and Open are
+  // persistence.h's, over the Plan of kLayout.
   friend class internal::FilterAccess;
+  static constexpr Layout kLayout = Layout::kBlocked;
   [[nodiscard]] static internal::KindFormat FileFormat() noexcept;
-  [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
-  [[nodiscard]] static absl::StatusOr<BlockedFilter> Open(internal::FilterFile& file,
-                                                          const LoadOptions& options);
 
   // The single-key calls through the SIMD kernels, dispatched at run time.
   // (By value: the callers then need not spill the hash for the call.)

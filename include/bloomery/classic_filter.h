@@ -104,12 +104,11 @@ class ClassicFilter : public BatchForms<ClassicFilter>,
  private:
   ClassicFilter(FilterMemory memory, const Plan& plan, const KeyHasher& hasher,
                 bool concurrent) noexcept;
-  // Persistence's hooks (lib/internal/persistence.h).
+  // Persistence's hooks (lib/internal/persistence.h): a BitArray kind's Write and Open are
+  // persistence.h's, over the Plan of kLayout.
   friend class internal::FilterAccess;
+  static constexpr Layout kLayout = Layout::kPartitioned;
   [[nodiscard]] static internal::KindFormat FileFormat() noexcept;
-  [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
-  [[nodiscard]] static absl::StatusOr<ClassicFilter> Open(internal::FilterFile& file,
-                                                          const LoadOptions& options);
 
   friend class BatchForms<ClassicFilter>;
   // The batch loops, instantiated in classic_filter.cc for every FilterKey.

@@ -14,6 +14,9 @@
 //   // The filter over a validated file's memory, loaded or (a Mappable kind) mapped.
 //   static absl::StatusOr<Kind> Open(internal::FilterFile& file, const LoadOptions& options);
 //
+// A kind that is a BitArray (filter.h: BlockedFilter, ClassicFilter) is one stage of bits that a
+// plan.h Plan of one layout describes whole, so it defines FileFormat only and names that layout,
+// `static constexpr Layout kLayout`; its Write and Open are the ones here (FilterAccess).
 // The kind befriends internal::FilterAccess, the one way in, and instantiates the template in its
 // .cc, a line per class: `template class Persistent<Kind>;` (and `template class Mappable<Kind>;`).
 // A kind whose loaders take more (WindowedFilter's clock) declares its own Load and Map and
@@ -21,6 +24,7 @@
 #ifndef BLOOMERY_LIB_INTERNAL_PERSISTENCE_H_
 #define BLOOMERY_LIB_INTERNAL_PERSISTENCE_H_
 
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -38,6 +42,9 @@
 
 namespace bloomery::internal {
 
+template <typename Kind, typename PlanOf>  // below
+absl::StatusOr<Kind> OpenSingleStage(FilterFile& file, const LoadOptions& options, PlanOf plan_of);
+
 // What the library may do with a kind that no caller may: reach its persistence hooks, and build
 // it around memory that already holds its bits (a file's, or a ScalableFilter stage's) with its
 // private constructor.
@@ -51,15 +58,31 @@ class FilterAccess {
   [[nodiscard]] static KindFormat FileFormat() noexcept {
     return Kind::FileFormat();
   }
+  // The kind's Write; a BitArray kind's (above) is its Plan's single-stage header, then its bits.
   template <typename Kind>
   [[nodiscard]] static absl::StatusOr<std::string> Write(const Kind& filter,
                                                          const std::string* path) {
-    return filter.Write(path);
+    if constexpr (std::derived_from<Kind, BitArray>) {
+      const std::span<const uint8_t> payload[] = {filter.bytes()};
+      return WriteFilter(path, SingleStageHeader(kKindOf<Kind>, filter.plan(), filter.hasher()),
+                         payload);
+    } else {
+      return filter.Write(path);
+    }
   }
+  // The kind's Open; a BitArray kind's is the Plan of its layout that the header states, over the
+  // stage's memory.
   template <typename Kind, typename... Extra>
   [[nodiscard]] static absl::StatusOr<Kind> Open(FilterFile& file, const LoadOptions& options,
                                                  Extra&&... extra) {
-    return Kind::Open(file, options, std::forward<Extra>(extra)...);
+    if constexpr (std::derived_from<Kind, BitArray>) {
+      static_assert(sizeof...(Extra) == 0);
+      return OpenSingleStage<Kind>(file, options, [](const FileHeader& header) {
+        return PlanFromHeader(header, Kind::kLayout);
+      });
+    } else {
+      return Kind::Open(file, options, std::forward<Extra>(extra)...);
+    }
   }
   template <typename Kind>
   [[nodiscard]] static const FilterMemory& Memory(const Kind& filter) noexcept {
@@ -92,22 +115,6 @@ absl::StatusOr<Kind> OpenSingleStage(FilterFile& file, const LoadOptions& option
   if (!plan.ok()) return plan.status();
   return FilterAccess::Construct<Kind>(Own(std::move(file.stages[0])), *plan, HasherOf(file.header),
                                        options.concurrent);
-}
-
-// The Open of a kind whose geometry is a plan.h Plan of `layout` (BlockedFilter, ClassicFilter).
-template <typename Kind>
-absl::StatusOr<Kind> OpenLayout(FilterFile& file, const LoadOptions& options, Layout layout) {
-  return OpenSingleStage<Kind>(
-      file, options, [layout](const FileHeader& header) { return PlanFromHeader(header, layout); });
-}
-
-// The single-stage file's header and payload of a kind whose geometry is a plan.h Plan
-// (BlockedFilter, ClassicFilter): its Write.
-inline absl::StatusOr<std::string> WriteLayout(const std::string* path, FilterKind kind,
-                                               const Plan& plan, const KeyHasher& hasher,
-                                               std::span<const uint8_t> bytes) {
-  const std::span<const uint8_t> payload[] = {bytes};
-  return WriteFilter(path, SingleStageHeader(kind, plan, hasher), payload);
 }
 
 }  // namespace bloomery::internal
