@@ -70,33 +70,25 @@ absl::StatusOr<typename F::Options> OptionsOf(const AnyOptions& any) {
   Options o{.capacity = any.capacity, .fpr = any.fpr};
   o.hashing = any.hashing;
   o.memory = any.memory;
-  // Each setter is callable only where Options has the field (its return type says so).
+  // Field `name` of `o` from `value`: its setter is callable only where Options has the field
+  // (the trailing return type says so), which is how Take tells a field the kind lacks.
+#define BLOOMERY_TAKE(name, value) \
+  Take(o, kind, #name, value,      \
+       [](auto& x, const auto& v) -> decltype(void(x.name = v)) { x.name = v; })
   const absl::Status taken[] = {
-      Take(o, kind, "bits", IfSet(any.bits),
-           [](auto& x, uint64_t v) -> decltype(void(x.bits = v)) { x.bits = v; }),
-      Take(o, kind, "hashes", IfSet(any.hashes),
-           [](auto& x, uint32_t v) -> decltype(void(x.hashes = v)) { x.hashes = v; }),
-      Take(o, kind, "counter_bits", any.counter_bits,
-           [](auto& x, uint32_t v) -> decltype(void(x.counter_bits = v)) { x.counter_bits = v; }),
-      Take(o, kind, "growth", any.growth,
-           [](auto& x, uint32_t v) -> decltype(void(x.growth = v)) { x.growth = v; }),
-      Take(o, kind, "tightening", any.tightening,
-           [](auto& x, double v) -> decltype(void(x.tightening = v)) { x.tightening = v; }),
-      Take(o, kind, "max_stages", any.max_stages,
-           [](auto& x, uint32_t v) -> decltype(void(x.max_stages = v)) { x.max_stages = v; }),
-      Take(o, kind, "scaling", any.scaling,
-           [](auto& x, bool v) -> decltype(void(x.scaling = v)) { x.scaling = v; }),
-      Take(o, kind, "window", any.window,
-           [](auto& x, std::chrono::nanoseconds v) -> decltype(void(x.window = v)) {
-             x.window = v;
-           }),
-      Take(o, kind, "generations", any.generations,
-           [](auto& x, uint32_t v) -> decltype(void(x.generations = v)) { x.generations = v; }),
-      Take(o, kind, "refresh", any.refresh,
-           [](auto& x, Refresh v) -> decltype(void(x.refresh = v)) { x.refresh = v; }),
-      Take(o, kind, "clock", any.clock ? std::optional<WindowClock>(any.clock) : std::nullopt,
-           [](auto& x, const WindowClock& v) -> decltype(void(x.clock = v)) { x.clock = v; }),
+      BLOOMERY_TAKE(bits, IfSet(any.bits)),
+      BLOOMERY_TAKE(hashes, IfSet(any.hashes)),
+      BLOOMERY_TAKE(counter_bits, any.counter_bits),
+      BLOOMERY_TAKE(growth, any.growth),
+      BLOOMERY_TAKE(tightening, any.tightening),
+      BLOOMERY_TAKE(max_stages, any.max_stages),
+      BLOOMERY_TAKE(scaling, any.scaling),
+      BLOOMERY_TAKE(window, any.window),
+      BLOOMERY_TAKE(generations, any.generations),
+      BLOOMERY_TAKE(refresh, any.refresh),
+      BLOOMERY_TAKE(clock, any.clock ? std::optional<WindowClock>(any.clock) : std::nullopt),
   };
+#undef BLOOMERY_TAKE
   for (const absl::Status& status : taken) {
     if (!status.ok()) return status;
   }
