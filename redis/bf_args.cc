@@ -147,15 +147,21 @@ absl::StatusOr<InsertArgs> ParseInsert(std::span<const std::string_view> args) {
   return insert;
 }
 
+MemoryOptions ModuleMemory(uint64_t max_bytes) {
+  MemoryOptions memory;
+  memory.max_memory_bytes = max_bytes;
+  // Redis runs commands on one thread; a forked child (SAVE, AOF rewrite) reads a frozen copy.
+  memory.concurrent = false;
+  return memory;
+}
+
 ScalableOptions ToScalableOptions(const FilterParams& params, uint64_t max_bytes) {
   ScalableOptions options;
   options.capacity = params.capacity;
   options.fpr = params.error_rate;
   options.growth = params.expansion;
   options.scaling = params.scaling;
-  options.memory.max_memory_bytes = max_bytes;
-  // Redis runs commands on one thread; a forked child (SAVE, AOF rewrite) reads a frozen copy.
-  options.memory.concurrent = false;
+  options.memory = ModuleMemory(max_bytes);
   return options;
 }
 

@@ -43,6 +43,10 @@ struct InsertArgs {
 //   BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...
 [[nodiscard]] absl::StatusOr<InsertArgs> ParseInsert(std::span<const std::string_view> args);
 
+// The memory options of every filter the module makes, under a cap of `max_bytes` (0: none): the
+// one place that says how the module's filters get their memory.
+[[nodiscard]] MemoryOptions ModuleMemory(uint64_t max_bytes);
+
 // The ScalableFilter options for `params` under a memory cap of `max_bytes` (0: none). A
 // non-scaling filter is one BlockedFilter stage planned at the full error rate, which refuses new
 // keys past its capacity.

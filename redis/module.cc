@@ -17,7 +17,7 @@
 // server's own data (RDB, full sync, AOF, its master's commands) loads over it with a warning
 // (Source, below), so that no restart or replica loses a key. Loading holds the image and
 // the filter at once, and saving copies the filter into one image: about twice the filter's bytes
-// for a moment (SaveFailed says what an allocation failure there does).
+// for a moment (SaveFailed, commands.h, says what an allocation failure there does).
 //
 // Redis runs module commands on its main thread, so filters are single-writer; the forked RDB and
 // AOF children read their own copy. Filter memory is mmap'ed by bloomery (huge pages when
@@ -41,6 +41,7 @@
 #include "bloomery/plan.h"
 #include "bloomery/scalable_filter.h"
 #include "chunks.h"
+#include "commands.h"
 #include "module_api.h"
 
 namespace bloomery::redis {
@@ -82,24 +83,6 @@ struct BloomValue {
   ChunkAssembler* pending() { return std::get_if<ChunkAssembler>(&state); }
 };
 
-// Where a write or a load comes from, which decides whether MAX_BYTES applies. MAX_BYTES bounds
-// what an untrusted payload (a client's BF.RESERVE, BF.LOADCHUNK, RESTORE, writes) makes the
-// server allocate. Data the server itself wrote or its master sent (the RDB at startup, a full
-// sync, AOF replay, DEBUG RELOAD, commands from the master, a RESTORE on a read-only replica,
-// which only its master can send) is already bounded by the image or by what the master applied:
-// refusing it would lose keys at a restart or make a replica diverge from its master (and a
-// replica that fails its full sync exits), so it loads over the cap, with a warning.
-enum class Source { kClient, kServer };
-
-Source SourceOf(RedisModuleCtx* ctx) {
-  const int flags = api::GetContextFlags(ctx);
-  const bool read_only_replica =
-      (flags & api::kContextFlagSlave) != 0 && (flags & api::kContextFlagReadOnly) != 0;
-  const bool server = (flags & (api::kContextFlagReplicated | api::kContextFlagLoading |
-                                api::kContextFlagAsyncLoading)) != 0;
-  return server || read_only_replica ? Source::kServer : Source::kClient;
-}
-
 LoadOptions FilterLoadOptions(uint64_t max_bytes) {
   LoadOptions options;
   options.max_bytes = max_bytes;
@@ -130,36 +113,6 @@ absl::StatusOr<ScalableFilter> LoadImage(std::string_view bytes, Source source, 
     *over_cap = filter.ok();
   }
   return filter;
-}
-
-std::string ErrorReply(const absl::Status& status) {
-  std::string message(status.message().data(), status.message().size());
-  // Our own parsers already speak in replies; library statuses get Redis's generic error code.
-  if (message.rfind("ERR ", 0) == 0) return message;
-  return "ERR " + message;
-}
-
-int ReplyError(RedisModuleCtx* ctx, const absl::Status& status) {
-  return api::ReplyWithError(ctx, ErrorReply(status).c_str());
-}
-
-// A ParseReserve/ParseInsert error: its message is the reply as RedisBloom sends it, some texts
-// without "ERR " ("Bad capacity", "Nonscaling filters cannot expand").
-int ReplyParseError(RedisModuleCtx* ctx, const absl::Status& status) {
-  return api::ReplyWithError(ctx, std::string(status.message()).c_str());
-}
-
-std::string_view Arg(RedisModuleString* arg) {
-  size_t length = 0;
-  const char* data = api::StringPtrLen(arg, &length);
-  return {data, length};
-}
-
-std::vector<std::string_view> Args(RedisModuleString** argv, int begin, int end) {
-  std::vector<std::string_view> args;
-  args.reserve(static_cast<size_t>(end - begin));
-  for (int i = begin; i < end; ++i) args.push_back(Arg(argv[i]));
-  return args;
 }
 
 // An open key and what it holds; closes the key when it goes out of scope.
@@ -276,13 +229,6 @@ bool NextStageOverCap(const ScalableFilter& filter) {
 
 // ---------------------------------------------------------------------------------------------
 // Commands.
-
-// Keyspace notifications (notify-keyspace-events with 'g' or 'A'): each write publishes its
-// command's name in lower case ("bf.reserve", "bf.add", ...) on the key it changed, as
-// RedisBloom does, on the generic class.
-void Notify(RedisModuleCtx* ctx, const char* event, RedisModuleString* key) {
-  api::NotifyKeyspaceEvent(ctx, api::kNotifyGeneric, event, key);
-}
 
 int ReserveCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 4) return api::WrongArity(ctx);
@@ -449,16 +395,6 @@ int Lookup(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool multi) 
   if (multi) api::ReplyWithArray(ctx, static_cast<long>(items.size()));
   for (const uint8_t answer : found) api::ReplyWithLongLong(ctx, answer);
   return api::kOk;
-}
-
-int ExistsCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc != 3) return api::WrongArity(ctx);
-  return Lookup(ctx, argv, argc, /*multi=*/false);
-}
-
-int MexistsCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  if (argc < 3) return api::WrongArity(ctx);
-  return Lookup(ctx, argv, argc, /*multi=*/true);
 }
 
 size_t FilterMemory(const ScalableFilter& filter) {
@@ -770,43 +706,6 @@ void* RdbLoad(RedisModuleIO* io, int encoding_version) {
   return value.release();
 }
 
-// A filter's image for rdb_save and aof_rewrite: a full copy of the filter (SaveToBytes), whose
-// allocation can fail. std::bad_alloc must not unwind into the server's C frames (it would end in
-// std::terminate), so it becomes a status here.
-absl::StatusOr<std::string> SaveImage(const ScalableFilter& filter) {
-  try {
-    return filter.SaveToBytes();
-  } catch (const std::bad_alloc&) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("no memory for a copy of its ", filter.memory_bytes(), " bytes"));
-  }
-}
-
-// A filter that rdb_save or aof_rewrite cannot serialize. Redis 7.0 gives a module no way to fail
-// a save from these callbacks (IsIOError only reads the flag a failed write sets), so the most
-// honest outcome depends on the process. In a forked child (BGSAVE, BGREWRITEAOF, a replica's full
-// sync) the child ends itself, so that save fails: the previous RDB or AOF stays, the server logs
-// it, and with stop-writes-on-bgsave-error refuses writes until a save succeeds. It ends by
-// SIGKILL rather than ExitFromChild(1) because Redis 7.0 deletes a failed BGSAVE's temp file only
-// for a child ended by a signal, and retries the save every few seconds. In the server's own
-// process (DUMP, MIGRATE, SAVE, SHUTDOWN's save, DEBUG RELOAD) nothing can fail the save alone, and
-// an image the loader refuses would be worse than a crash: SAVE or SHUTDOWN would rename an RDB
-// that no restart loads over the last good one, losing every key. So the server aborts, as Redis
-// does when its own allocations fail (zmalloc's out-of-memory handler), and the last good RDB
-// stays. Only an image streamed stage by stage (a library API the module does not have) avoids the
-// copy.
-[[noreturn]] void SaveFailed(RedisModuleIO* io, const absl::Status& status) {
-  const bool child =
-      (api::GetContextFlags(api::GetContextFromIO(io)) & api::kContextFlagIsChild) != 0;
-  api::LogIOError(io, "warning", "bloomery: cannot serialize a filter: %s; %s",
-                  std::string(status.message()).c_str(),
-                  child ? "failing this background save (the child ends by SIGKILL)"
-                        : "aborting, as for the server's own out-of-memory, so that no RDB that "
-                          "cannot be loaded replaces the last good one");
-  if (child) std::raise(SIGKILL);
-  std::abort();
-}
-
 void RdbSave(RedisModuleIO* io, void* opaque) {
   BloomValue& value = *static_cast<BloomValue*>(opaque);
   if (ChunkAssembler* pending = value.pending()) {
@@ -899,17 +798,6 @@ void* Copy(RedisModuleString*, RedisModuleString*, const void* opaque) {
   }
 }
 
-// Commands must not let an exception (std::bad_alloc from a vector or string) unwind into the
-// server's C frames: it becomes an error reply.
-template <api::CommandFunc kCommand>
-int Guarded(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
-  try {
-    return kCommand(ctx, argv, argc);
-  } catch (const std::exception& e) {
-    return api::ReplyWithError(ctx, absl::StrCat("ERR ", e.what()).c_str());
-  }
-}
-
 // Module arguments: pairs of NAME value.
 int ParseModuleArgs(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc % 2 != 0) {
@@ -940,36 +828,21 @@ int ParseModuleArgs(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   return api::kOk;
 }
 
-// What a command does to its keys (SetCommandInfo's key specs), which ACL key permissions check:
-// a reader's key is RO + ACCESS (needs %R~), a writer's RW + INSERT or UPDATE (needs %W~; a key is
-// read too, to answer "was it new", as SADD's is). Without them Redis 7.0 takes every key of a
-// module command as read-write, so a %R~ user could not run BF.EXISTS.
-struct KeySpec {
-  int first;  // argv index of the first key; 0: no spec
-  int last;   // relative to `first`: 0 the same one, -1 every argument to the end
-  uint64_t flags;
-};
-
-struct CommandSpec {
-  const char* name;
-  api::CommandFunc function;
-  const char* flags;
-  KeySpec keys[2];
-  // ACL categories, where the server lets a module set them (Redis 7.2+); on 7.0 a module command
-  // is in none, so `-@write` does not cover it: README.md's Redis section says what to write.
-  const char* acl_categories;
-};
-
-constexpr uint64_t kReader = api::kKeyRO | api::kKeyAccess;
-constexpr uint64_t kAdder = api::kKeyRW | api::kKeyInsert;
-
 constexpr CommandSpec kCommands[] = {
     {"bf.reserve", Guarded<ReserveCommand>, "write deny-oom", {{1, 0, kAdder}}, "write"},
     {"bf.add", Guarded<AddCommand>, "write deny-oom", {{1, 0, kAdder}}, "write"},
     {"bf.madd", Guarded<MaddCommand>, "write deny-oom", {{1, 0, kAdder}}, "write"},
     {"bf.insert", Guarded<InsertCommand>, "write deny-oom", {{1, 0, kAdder}}, "write"},
-    {"bf.exists", Guarded<ExistsCommand>, "readonly fast", {{1, 0, kReader}}, "read fast"},
-    {"bf.mexists", Guarded<MexistsCommand>, "readonly fast", {{1, 0, kReader}}, "read fast"},
+    {"bf.exists",
+     Guarded<LookupCommand<Lookup, false>>,
+     "readonly fast",
+     {{1, 0, kReader}},
+     "read fast"},
+    {"bf.mexists",
+     Guarded<LookupCommand<Lookup, true>>,
+     "readonly fast",
+     {{1, 0, kReader}},
+     "read fast"},
     {"bf.card", Guarded<CardCommand>, "readonly fast", {{1, 0, kReader}}, "read fast"},
     // Not "fast": the estimated FPR reads every bit.
     {"bf.info", Guarded<InfoCommand>, "readonly", {{1, 0, kReader}}, "read"},
@@ -990,39 +863,6 @@ constexpr CommandSpec kCommands[] = {
      {{1, 0, kAdder}, {2, -1, kReader}},
      "write"},
 };
-
-// Registers `command` with its key specs and ACL categories.
-int RegisterCommand(RedisModuleCtx* ctx, const CommandSpec& command) {
-  const int last_key = command.keys[1].first != 0 ? -1 : command.keys[0].first;
-  if (api::CreateCommand(ctx, command.name, command.function, command.flags, 1, last_key, 1) !=
-      api::kOk) {
-    return api::kErr;
-  }
-  RedisModuleCommand* registered = api::GetCommand(ctx, command.name);
-  if (registered == nullptr) return api::kErr;
-  api::CommandKeySpec specs[3] = {};  // ends with a zero spec
-  for (int i = 0; i < 2 && command.keys[i].first != 0; ++i) {
-    specs[i].flags = command.keys[i].flags;
-    specs[i].begin_search_type = api::kBeginSearchIndex;
-    specs[i].bs.index.pos = command.keys[i].first;
-    specs[i].find_keys_type = api::kFindKeysRange;
-    specs[i].fk.range.lastkey = command.keys[i].last;
-    specs[i].fk.range.keystep = 1;
-  }
-  api::CommandInfo info = {};
-  info.version = &api::kCommandInfoVersion;
-  info.key_specs = specs;
-  if (api::SetCommandInfo(registered, &info) != api::kOk) {
-    api::Log(ctx, "warning", "bloomery: the server refused the key specs of %s", command.name);
-    return api::kErr;
-  }
-  if (api::SetCommandACLCategories != nullptr &&
-      api::SetCommandACLCategories(registered, command.acl_categories) != api::kOk) {
-    api::Log(ctx, "warning", "bloomery: the server refused the ACL categories of %s", command.name);
-    return api::kErr;
-  }
-  return api::kOk;
-}
 
 }  // namespace
 }  // namespace bloomery::redis
