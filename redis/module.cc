@@ -3,6 +3,9 @@
 // bloomery_redis.so: a Redis module speaking RedisBloom's BF.* commands over bloomery filters.
 //
 //   redis-server --loadmodule /path/bloomery_redis.so [MAX_BYTES n] [SCANDUMP_CHUNK_BYTES n]
+//                [TESTING-CLOCK 1]
+//
+// The BFW.* commands, filters whose keys expire, are windowed.h's; TESTING-CLOCK is theirs.
 //
 // Every key holds a ScalableFilter: scaling filters grow by EXPANSION (2 or 4) at a total FPR
 // bounded by the error rate given (a promise: every stage is planned by the blocked formula);
@@ -43,6 +46,7 @@
 #include "chunks.h"
 #include "commands.h"
 #include "module_api.h"
+#include "windowed.h"
 
 namespace bloomery::redis {
 namespace {
@@ -67,6 +71,7 @@ constexpr uint64_t kImageOverheadBytes = uint64_t{1} << 20;
 RedisModuleType* g_type = nullptr;
 uint64_t g_max_bytes = uint64_t{4} << 30;
 uint64_t g_chunk_bytes = kDumpChunkBytes;
+bool g_testing_clock = false;
 
 // What a key of our type holds.
 struct BloomValue {
@@ -820,6 +825,8 @@ int ParseModuleArgs(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
         return api::kErr;
       }
       g_chunk_bytes = static_cast<uint64_t>(value);
+    } else if (EqualsIgnoreCase(name, "TESTING-CLOCK")) {
+      g_testing_clock = value != 0;  // windowed.h
     } else {
       api::Log(ctx, "warning", "bloomery: unknown module argument %s", std::string(name).c_str());
       return api::kErr;
@@ -893,5 +900,7 @@ extern "C" __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisMo
   for (const br::CommandSpec& command : br::kCommands) {
     if (br::RegisterCommand(ctx, command) != api::kOk) return api::kErr;
   }
-  return api::kOk;
+  // The BFW.* windowed family: its own data type and commands (windowed.h).
+  return br::RegisterWindowed(ctx,
+                              {.max_bytes = br::g_max_bytes, .testing_clock = br::g_testing_clock});
 }

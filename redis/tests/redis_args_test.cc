@@ -1,16 +1,21 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // The Redis module's server-free parts: BF.RESERVE / BF.INSERT argument parsing (RedisBloom's
-// syntax and replies) and SCANDUMP / LOADCHUNK chunking and reassembly.
+// syntax and replies), BFW.RESERVE / BFW.INSERT's, and SCANDUMP / LOADCHUNK chunking and
+// reassembly.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bf_args.h"
 #include "bloomery/scalable_filter.h"
 #include "chunks.h"
+#include "windowed_args.h"
 
 namespace bloomery::redis {
 namespace {
@@ -225,6 +230,65 @@ TEST_CASE("LOADCHUNK refuses a bad prefix, an oversized total, gaps, overlaps an
   // Complete yet pending: no LOADCHUNK could finish it.
   CHECK(absl::IsInvalidArgument(ChunkAssembler::Resume(4, "1234", 0).status()));
   CHECK(ChunkAssembler::Resume(4, "123", 0).ok());
+}
+
+TEST_CASE("a window is an integer with ms, s, m, h or d, or bare milliseconds") {
+  int64_t ms = 0;
+  const std::pair<std::string_view, int64_t> kGood[] = {
+      {"1500ms", 1500},    {"90s", 90'000}, {"30m", 1'800'000}, {"12h", 43'200'000},
+      {"7d", 604'800'000}, {"250", 250},    {"2MS", 2}};
+  for (const auto& good : kGood) {  // no structured binding: CAPTURE's lambda cannot name one
+    CAPTURE(good.first);
+    REQUIRE(ParseWindow(good.first, &ms));
+    CHECK(ms == good.second);
+  }
+  for (std::string_view text : {"", "ms", "s", "0s", "-5m", "7x", "1.5h", " 7d", "7 d", "07d",
+                                "36600000d", "9223372036854775807ms", "d7"}) {
+    CAPTURE(text);
+    CHECK_FALSE(ParseWindow(text, &ms));
+  }
+}
+
+TEST_CASE("BFW.RESERVE and BFW.INSERT: a window, KEYS n as the capacity, generations, refresh") {
+  absl::StatusOr<WindowedParams> params = ParseWindowedReserve(
+      Args{"0.001", "5000", "window", "7d", "GENERATIONS", "8", "REFRESH", "KEEP_FIRST_SEEN"});
+  REQUIRE(params.ok());
+  CHECK(params->capacity == 5000);
+  CHECK(params->error_rate == 0.001);
+  CHECK(params->window_ms == 604'800'000);
+  CHECK(params->generations == 8);
+  CHECK(params->refresh == Refresh::kKeepFirstSeen);
+  const WindowedOptions options = ToWindowedOptions(*params, 1 << 20);
+  CHECK(options.window == std::chrono::hours(24 * 7));
+  CHECK(options.memory.max_memory_bytes == 1 << 20);
+
+  params = ParseWindowedReserve(Args{"0.01", "100", "KEYS", "100"});
+  REQUIRE(params.ok());
+  CHECK(params->window_ms == 0);
+  CHECK(params->generations == 4);
+  CHECK(params->refresh == Refresh::kOnInsert);
+  CHECK(absl::IsFailedPrecondition(ParseWindowedReserve(Args{"0.01", "100", "KEYS"}).status()));
+  CHECK(ParseWindowedReserve(Args{"0.01", "100", "KEYS", "99"}).status().message() ==
+        "ERR a KEYS window holds its n keys: capacity must equal n");
+  CHECK(ParseWindowedReserve(Args{"0.01", "100", "NONSCALING", "x"}).status().message() ==
+        "ERR unknown argument");
+
+  absl::StatusOr<WindowedInsertArgs> insert =
+      ParseWindowedInsert(Args{"KEYS", "30", "NOCREATE", "ITEMS", "a", "KEYS"});
+  REQUIRE(insert.ok());
+  CHECK(insert->sized);
+  CHECK_FALSE(insert->create);
+  CHECK(insert->params.capacity == 30);
+  CHECK(insert->first_item == 4);
+  insert = ParseWindowedInsert(Args{"ITEMS", "a"});
+  REQUIRE(insert.ok());
+  CHECK_FALSE(insert->sized);
+  CHECK(ParseWindowedInsert(Args{"CAPACITY", "0", "ITEMS", "a"}).status().message() ==
+        "Bad capacity");
+  CHECK(
+      ParseWindowedInsert(Args{"CAPACITY", "10", "KEYS", "20", "ITEMS", "a"}).status().message() ==
+      "ERR a KEYS window holds its n keys: capacity must equal n");
+  CHECK(absl::IsFailedPrecondition(ParseWindowedInsert(Args{"WINDOW", "1h", "ITEMS"}).status()));
 }
 
 }  // namespace
