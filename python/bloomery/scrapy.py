@@ -29,8 +29,9 @@ saved earlier would hold requests that the resumed queue no longer has. A file
 ``JOBDIR/requests.seen.bloom.running``, present while a crawl runs, tells the two apart.
 ``BLOOMERY_DUPEFILTER_CHECKPOINT_EVERY`` (periodic saves) is ignored for that reason.
 
-``RedisBloomDupeFilter`` (a filter shared by many crawlers through Redis) is importable from here
-too; it needs the ``redis`` package only when used.
+``RedisBloomDupeFilter`` (a filter shared by many crawlers through Redis) and
+``RedisWindowedDupeFilter`` (the same, forgetting requests after a window) are importable from here
+too; they need the ``redis`` package only when used.
 """
 
 import contextlib
@@ -177,8 +178,8 @@ def _write_durably(path):
 
 def __getattr__(name):
     # Imported on first use, so that BloomDupeFilter never needs the redis package.
-    if name == "RedisBloomDupeFilter":
-        from bloomery.scrapy_redis import RedisBloomDupeFilter
+    if name in ("RedisBloomDupeFilter", "RedisWindowedDupeFilter"):
+        from bloomery import scrapy_redis
 
-        return RedisBloomDupeFilter
+        return getattr(scrapy_redis, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

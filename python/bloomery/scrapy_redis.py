@@ -29,6 +29,18 @@ a request instead (a key created ``NONSCALING`` by someone else, past its capaci
 memory limit) answers ``BF.ADD`` with an error, which ``request_seen`` raises as
 ``redis.ResponseError``: no request is dropped silently.
 
+Revisit crawls: ``DUPEFILTER_CLASS = "bloomery.scrapy.RedisWindowedDupeFilter"`` forgets a request
+a window after it was first seen, so a page is crawled again once per window, across machines::
+
+    BLOOMERY_REDIS_WINDOW = "7d"                 # 1500ms, 90s, 30m, 12h, 7d
+    BLOOMERY_REDIS_GENERATIONS = 4               # a request is forgotten between 3/4 and 1 window
+    BLOOMERY_REDIS_CAPACITY = 10_000_000         # requests in one window
+
+It is a ``BFW.*`` windowed filter (``BFW.RESERVE ... WINDOW 7d REFRESH KEEP_FIRST_SEEN``): seeing a
+request again within the window does not restart its age. The window runs on the Redis master's
+clock, so replicas and restarts forget exactly what the master forgot. Sharding works as above;
+``BLOOMERY_REDIS_EXPANSION`` does not apply (a windowed filter has a fixed size for its capacity).
+
 The filter lives in the server: this module calls no bloomery code of its own, but importing it
 imports the ``bloomery`` package (and so its extension) and needs the ``redis`` package (Debian:
 python3-redis).
@@ -39,6 +51,8 @@ from scrapy.dupefilters import RFPDupeFilter
 
 class RedisBloomDupeFilter(RFPDupeFilter):
     """A ``DUPEFILTER_CLASS`` whose memory of requests is a BF.* filter in Redis."""
+
+    add_command = "BF.ADD"
 
     def __init__(
         self,
@@ -83,8 +97,17 @@ class RedisBloomDupeFilter(RFPDupeFilter):
             ),
             capacity=settings.getint("BLOOMERY_REDIS_CAPACITY", 1_000_000),
             error_rate=settings.getfloat("BLOOMERY_REDIS_ERROR_RATE", 0.001),
-            expansion=settings.getint("BLOOMERY_REDIS_EXPANSION", 2),
             shards=settings.getint("BLOOMERY_REDIS_SHARDS", 1),
+            **cls._own_settings(settings),
+        )
+
+    @classmethod
+    def _own_settings(cls, settings):
+        return {"expansion": settings.getint("BLOOMERY_REDIS_EXPANSION", 2)}
+
+    def _reserve(self, key, capacity):
+        self.client.execute_command(
+            "BF.RESERVE", key, self.error_rate, capacity, "EXPANSION", self.expansion
         )
 
     def open(self):
@@ -97,9 +120,7 @@ class RedisBloomDupeFilter(RFPDupeFilter):
         per_shard = max(1, -(-self.capacity // self.shards))
         for shard_key in self.keys:
             try:
-                self.client.execute_command(
-                    "BF.RESERVE", shard_key, self.error_rate, per_shard, "EXPANSION", self.expansion
-                )
+                self._reserve(shard_key, per_shard)
             except redis.ResponseError as error:
                 if "item exists" not in str(error):
                     raise
@@ -114,7 +135,35 @@ class RedisBloomDupeFilter(RFPDupeFilter):
         if isinstance(fingerprint, str):
             fingerprint = fingerprint.encode()
         # 1: this call added it (new, crawl it); 0: some crawler added it before.
-        return self.client.execute_command("BF.ADD", self._key_for(fingerprint), fingerprint) == 0
+        key = self._key_for(fingerprint)
+        return self.client.execute_command(self.add_command, key, fingerprint) == 0
 
     def close(self, reason):
         self.client.close()
+
+
+class RedisWindowedDupeFilter(RedisBloomDupeFilter):
+    """A ``DUPEFILTER_CLASS`` that forgets a request a window after it was first seen: a BFW.*
+    windowed filter in Redis (``BLOOMERY_REDIS_WINDOW``, e.g. ``"7d"``)."""
+
+    add_command = "BFW.ADD"
+
+    def __init__(self, client, debug=False, *, window="7d", generations=4, **kwargs):
+        super().__init__(client, debug, **kwargs)
+        self.window = str(window)
+        self.generations = int(generations)
+
+    @classmethod
+    def _own_settings(cls, settings):
+        return {
+            "window": settings.get("BLOOMERY_REDIS_WINDOW", "7d"),
+            "generations": settings.getint("BLOOMERY_REDIS_GENERATIONS", 4),
+        }
+
+    def _reserve(self, key, capacity):
+        # KEEP_FIRST_SEEN: a request seen again within the window is not crawled, and its age
+        # does not restart, so the page is revisited once per window.
+        self.client.execute_command(
+            "BFW.RESERVE", key, self.error_rate, capacity, "WINDOW", self.window,
+            "GENERATIONS", self.generations, "REFRESH", "KEEP_FIRST_SEEN",
+        )

@@ -1,8 +1,9 @@
 # Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 """One Scrapy crawler process for test_scrapy.py: crawls http://127.0.0.1:<site_port>/ following
-every link, de-duplicating through RedisBloomDupeFilter on the Redis at <redis_port>.
+every link, de-duplicating through RedisBloomDupeFilter (or the class named, with a window of
+7 days) on the Redis at <redis_port>.
 
-    python3 scrapy_crawler.py <site_port> <redis_port> <shards>
+    python3 scrapy_crawler.py <site_port> <redis_port> <shards> [RedisWindowedDupeFilter]
 """
 import importlib.util
 import os
@@ -16,7 +17,7 @@ from scrapy.crawler import CrawlerProcess
 try:
     from bloomery.scrapy import RedisBloomDupeFilter  # noqa: F401
 
-    DUPEFILTER_CLASS = "bloomery.scrapy.RedisBloomDupeFilter"
+    PACKAGE = "bloomery.scrapy"
 except ImportError:
     HERE = os.path.dirname(os.path.abspath(__file__))
     PATH = os.path.join(HERE, "..", "..", "python", "bloomery", "scrapy_redis.py")
@@ -24,7 +25,7 @@ except ImportError:
     module = importlib.util.module_from_spec(spec)
     sys.modules["bloomery_scrapy_redis"] = module
     spec.loader.exec_module(module)
-    DUPEFILTER_CLASS = "bloomery_scrapy_redis.RedisBloomDupeFilter"
+    PACKAGE = "bloomery_scrapy_redis"
 
 
 class SiteSpider(scrapy.Spider):
@@ -45,8 +46,10 @@ class SiteSpider(scrapy.Spider):
 
 def main():
     site_port, redis_port, shards = sys.argv[1], sys.argv[2], sys.argv[3]
+    dupefilter_class = f"{PACKAGE}.{sys.argv[4] if len(sys.argv) > 4 else 'RedisBloomDupeFilter'}"
     process = CrawlerProcess(settings={
-        "DUPEFILTER_CLASS": DUPEFILTER_CLASS,
+        "DUPEFILTER_CLASS": dupefilter_class,
+        "BLOOMERY_REDIS_WINDOW": "7d",
         "BLOOMERY_REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
         "BLOOMERY_REDIS_CAPACITY": 1000,
         "BLOOMERY_REDIS_ERROR_RATE": 0.0001,
@@ -60,7 +63,7 @@ def main():
     })
     process.crawl(SiteSpider, site_port=site_port)
     process.start()
-    print(f"dupefilter: {DUPEFILTER_CLASS}")
+    print(f"dupefilter: {dupefilter_class}")
 
 
 if __name__ == "__main__":
