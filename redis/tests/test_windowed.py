@@ -130,6 +130,27 @@ def test_key_errors_and_types(make_server):
     assert r.execute_command("BFW.EXISTS", "w", "a") == 0
 
 
+def test_key_specs_and_flags(server):
+    """Cluster routing and ACL key permissions read these: readers RO, writers RW; BFW.AT's key is
+    its fourth argument."""
+    r = server.client()
+    r.set_response_callback("COMMAND", lambda response, **options: response)  # the raw reply
+
+    def keys_and_flags(*command):
+        return [(key, set(flags)) for key, flags in
+                r.execute_command("COMMAND", "GETKEYSANDFLAGS", *command)]
+
+    assert keys_and_flags("BFW.MEXISTS", "w", "a", "b") == [(b"w", {b"RO", b"access"})]
+    assert keys_and_flags("BFW.INFO", "w") == [(b"w", {b"RO", b"access"})]
+    assert keys_and_flags("BFW.MADD", "w", "a", "b") == [(b"w", {b"RW", b"insert"})]
+    assert keys_and_flags("BFW.AT", 5, "BFW.ADD", "w", "a") == [(b"w", {b"RW", b"update"})]
+    for command in ("bfw.reserve", "bfw.add", "bfw.madd", "bfw.insert", "bfw.at"):
+        flags = r.execute_command("COMMAND", "INFO", command)[0][2]
+        assert b"write" in flags and b"denyoom" in flags
+    for command in ("bfw.exists", "bfw.mexists", "bfw.info"):
+        assert b"readonly" in r.execute_command("COMMAND", "INFO", command)[0][2]
+
+
 def test_testing_clock_needs_the_module_argument(server):
     with pytest.raises(redis.ResponseError, match="unknown command"):
         server.client().execute_command("BFW.TESTING-CLOCK-OFFSET", 1000)
