@@ -310,8 +310,8 @@ absl::Status CheckStages(std::span<const uint8_t> table, const KindRow& row, Fil
   for (size_t i = 0; i < h.stages.size(); ++i) {
     const uint8_t* e = table.data() + kStageEntryBytes * i;
     StageInfo& s = h.stages[i];
-    s = {Get64(e), Get32(e + 8), Get64(e + 16), Get64(e + 24)};
-    if (Get32(e + 12) != 0) return Corrupt("reserved stage bytes are not zero");
+    s = {Get64(e), Get32(e + 8), Get64(e + 16), Get64(e + 24), Get32(e + 12)};
+    if (!row.stage_tags && s.tag != 0) return Corrupt("reserved stage bytes are not zero");
     if (s.bits == 0 || s.bits > kMaxBits * 8) return Corrupt("stage bits out of range");
     if (s.hashes < kMinHashes || s.hashes > kMaxHashes) return Corrupt("stage hashes out of range");
     if (s.bits % (row.stage_bits_unit != 0 ? row.stage_bits_unit : s.hashes) != 0) {
@@ -439,6 +439,7 @@ absl::StatusOr<std::vector<uint8_t>> EncodeHeader(FileHeader& h,
     uint8_t* e = p + kFixedHeaderBytes + kStageEntryBytes * i;
     Put64(e, h.stages[i].bits);
     Put32(e + 8, h.stages[i].hashes);
+    Put32(e + 12, h.stages[i].tag);
     Put64(e + 16, h.stages[i].capacity);
     Put64(e + 24, h.stages[i].insert_count);
   }

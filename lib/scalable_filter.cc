@@ -29,9 +29,13 @@ using internal::LoadRelaxed;
 using internal::PipelineEach;
 
 struct Stage {
-  Stage(BlockedFilter f, uint64_t cap) : filter(std::move(f)), capacity(cap) {}
+  Stage(BlockedFilter f, uint64_t cap, uint32_t lvl)
+      : filter(std::move(f)), capacity(cap), level(lvl) {}
   BlockedFilter filter;
   const uint64_t capacity;
+  // Which stage of the options' series this is (capacity C s^level, FPR share P (1-r) r^level):
+  // its index, except after a union that kept two stages of one level.
+  const uint32_t level;
   // Keys counted into this stage. In concurrent mode a slot is reserved (incremented) before the
   // key's bits are set, so the count never exceeds `capacity`.
   std::atomic<uint64_t> count{0};
@@ -56,13 +60,54 @@ bool Reserve(Stage& stage, bool concurrent) noexcept {
   return true;
 }
 
-// A merge is refused only when the union's fill puts a stage above its capacity by more than this
-// many standard errors of the count-from-fill estimate: a filter merged with itself, with an empty
-// filter or with another part of the same keys reads ~1% high half the time (the estimator's
-// noise), and must not be refused for it. Over 200 filters of 1,000 keys the estimate's spread
-// matched CountStandardError (7.4 vs 7.6 keys; estimate_test); 4 errors leave almost no false
-// refusal while a stage really 10% over is still refused.
+// How far the count-from-fill estimate of a union may read low: a union of two stages is taken to
+// hold its estimate plus this many standard errors of the estimator, so that a stage ORed from
+// two and then filled up to its capacity stays within it but for a 4-sigma error. Over 200
+// filters of 1,000 keys the estimate's spread matched CountStandardError (7.4 vs 7.6 keys;
+// estimate_test); 4 errors are ~3% of a stage's capacity at 10 bits/key.
 constexpr double kMergeStandardErrors = 4.0;
+
+// What ORing stage `b` into stage `a` (of the same level, so the same geometry) would make.
+struct StageUnion {
+  bool fits;        // the union surely holds at most a's capacity of keys
+  uint64_t count;   // the keys to count into the ORed stage, when it fits
+  double estimate;  // the union's keys as the fill of the ORed bits says (+inf when saturated)
+};
+
+StageUnion UniteStages(const Stage& a, const Stage& b) noexcept {
+  const auto* wa = reinterpret_cast<const uint64_t*>(a.filter.bytes().data());
+  const auto* wb = reinterpret_cast<const uint64_t*>(b.filter.bytes().data());
+  uint64_t set = 0;
+  bool a_holds_b = true;
+  bool b_holds_a = true;
+  for (uint64_t w = 0; w < a.filter.bytes().size() / 8; ++w) {
+    const uint64_t x = LoadRelaxed(wa + w);
+    const uint64_t y = LoadRelaxed(wb + w);
+    set += std::popcount(x | y);
+    a_holds_b &= (x | y) == x;
+    b_holds_a &= (x | y) == y;
+  }
+  const uint64_t my_keys = a.count.load(std::memory_order_relaxed);
+  const uint64_t their_keys = b.count.load(std::memory_order_relaxed);
+  // The union holds at least the larger stage's keys and at most both stages' keys.
+  const uint64_t lower = std::max(my_keys, their_keys);
+  const uint64_t upper = my_keys + their_keys;  // each <= capacity <= 2^48
+  const double estimate = internal::CountFromFill(set, a.filter.bits(), a.filter.hashes());
+  // One stage's bits already hold the other's (a copy, a part of the same keys, an empty stage):
+  // the union is that stage, with the bits its own count of keys set.
+  if (a_holds_b || b_holds_a) return {true, lower, estimate};
+  const double high = estimate + kMergeStandardErrors * internal::CountStandardError(
+                                                            static_cast<double>(a.capacity),
+                                                            a.filter.bits(), a.filter.hashes());
+  const uint64_t most = std::min(upper, a.capacity);
+  if (upper > a.capacity && !(high <= static_cast<double>(a.capacity))) {
+    return {false, 0, estimate};
+  }
+  const uint64_t counted = high < static_cast<double>(most)
+                               ? static_cast<uint64_t>(std::llround(std::max(high, 0.0)))
+                               : most;
+  return {true, std::clamp(counted, lower, most), estimate};
+}
 
 // A batch key's "where" (internal/batch_pipeline.h) is the stage count its lines were prefetched
 // for. Templates only because the Chain they read is private to ScalableFilter.
@@ -132,7 +177,7 @@ absl::StatusOr<ScalableFilter> ScalableFilter::Create(const ScalableOptions& opt
   absl::Status status;
   {
     absl::MutexLock lock(&filter.chain_->mutex);
-    status = filter.AddStage(0);
+    status = filter.AddStage(0, 0);
   }
   if (!status.ok()) return status;
   return filter;
@@ -145,7 +190,8 @@ ScalableFilter::ScalableFilter(ScalableFilter&&) noexcept = default;
 ScalableFilter& ScalableFilter::operator=(ScalableFilter&&) noexcept = default;
 ScalableFilter::~ScalableFilter() = default;
 
-absl::StatusOr<ScalableFilter::StagePlan> ScalableFilter::PlanStage(uint32_t index) const {
+absl::StatusOr<ScalableFilter::StagePlan> ScalableFilter::PlanStage(uint32_t index, uint32_t level,
+                                                                    uint64_t pending_bytes) const {
   const Chain& chain = *chain_;
   if (!options_.scaling && index >= 1) {
     return absl::ResourceExhaustedError(absl::StrFormat(
@@ -157,14 +203,14 @@ absl::StatusOr<ScalableFilter::StagePlan> ScalableFilter::PlanStage(uint32_t ind
                         options_.max_stages, chain.capacity.load(std::memory_order_relaxed)));
   }
   uint64_t capacity = options_.capacity;
-  for (uint32_t i = 0; i < index; ++i) {
+  for (uint32_t i = 0; i < level; ++i) {
     if (capacity > std::numeric_limits<uint64_t>::max() / options_.growth) {
       return absl::ResourceExhaustedError(
           absl::StrFormat("filter is full: stage %d's capacity would overflow 64 bits", index));
     }
     capacity *= options_.growth;
   }
-  const double fpr = StageFpr(options_, index);
+  const double fpr = StageFpr(options_, level);
   absl::StatusOr<Plan> plan = PlanFor(capacity, fpr, Layout::kBlocked);
   if (!plan.ok() && index == 0) {
     // At creation nothing is full: options whose first stage has no plan are bad options. The
@@ -183,9 +229,10 @@ absl::StatusOr<ScalableFilter::StagePlan> ScalableFilter::PlanStage(uint32_t ind
         absl::StrFormat("filter is full: stage %d (%d keys at fpr %g) cannot be planned: %s", index,
                         capacity, fpr, plan.status().message()));
   }
-  const uint64_t used = chain.memory_bytes.load(std::memory_order_relaxed);
+  const uint64_t used = chain.memory_bytes.load(std::memory_order_relaxed) + pending_bytes;
   if (options_.memory.max_memory_bytes != 0 &&
-      plan->bytes() > options_.memory.max_memory_bytes - used) {
+      (used > options_.memory.max_memory_bytes ||
+       plan->bytes() > options_.memory.max_memory_bytes - used)) {
     if (index == 0) {  // at creation: nothing is full, the first stage does not fit the cap
       return absl::ResourceExhaustedError(absl::StrFormat(
           "the filter's first stage (%d keys at fpr %g) needs %d bytes, over the memory cap of %d "
@@ -200,19 +247,21 @@ absl::StatusOr<ScalableFilter::StagePlan> ScalableFilter::PlanStage(uint32_t ind
   return StagePlan{capacity, fpr, *plan};
 }
 
-absl::Status ScalableFilter::AddStage(uint32_t index) {
-  absl::StatusOr<StagePlan> stage_plan = PlanStage(index);
-  if (!stage_plan.ok()) return stage_plan.status();
-  const uint64_t capacity = stage_plan->capacity;
+absl::StatusOr<BlockedFilter> ScalableFilter::BuildStage(const StagePlan& stage_plan) const {
   // The chain's settings, with the geometry PlanStage chose (not planned again). PlanStage
   // checked the caller's cap on the total; passing it on keeps a cap above this machine's memory
   // the caller's choice, as for the other kinds.
-  const FilterOptions stage_options{.capacity = capacity,
-                                    .bits = stage_plan->plan.bits,
-                                    .hashes = stage_plan->plan.hashes,
-                                    .hashing = options_.hashing,
-                                    .memory = options_.memory};
-  absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(stage_options);
+  return BlockedFilter::Create({.capacity = stage_plan.capacity,
+                                .bits = stage_plan.plan.bits,
+                                .hashes = stage_plan.plan.hashes,
+                                .hashing = options_.hashing,
+                                .memory = options_.memory});
+}
+
+absl::Status ScalableFilter::AddStage(uint32_t index, uint32_t level) {
+  absl::StatusOr<StagePlan> stage_plan = PlanStage(index, level);
+  if (!stage_plan.ok()) return stage_plan.status();
+  absl::StatusOr<BlockedFilter> filter = BuildStage(*stage_plan);
   if (!filter.ok() && index == 0) {  // at creation: the memory refused, nothing is full
     return absl::Status(
         filter.status().code(),
@@ -222,14 +271,14 @@ absl::Status ScalableFilter::AddStage(uint32_t index) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "filter is full: stage %d could not be created: %s", index, filter.status().message()));
   }
-  PublishStage(index, *std::move(filter), capacity, 0);
+  PublishStage(index, *std::move(filter), stage_plan->capacity, 0, level);
   return absl::OkStatus();
 }
 
 void ScalableFilter::PublishStage(uint32_t index, BlockedFilter filter, uint64_t capacity,
-                                  uint64_t count) {
+                                  uint64_t count, uint32_t level) {
   Chain& chain = *chain_;
-  chain.stages[index] = std::make_unique<Stage>(std::move(filter), capacity);
+  chain.stages[index] = std::make_unique<Stage>(std::move(filter), capacity, level);
   chain.stages[index]->count.store(count, std::memory_order_relaxed);
   chain.memory_bytes.fetch_add(chain.stages[index]->filter.memory_bytes(),
                                std::memory_order_relaxed);
@@ -250,7 +299,11 @@ bool ScalableFilter::Grow(uint32_t seen_count) noexcept {
   // A reservation may have been given back since the caller saw the stage full: retry there.
   if (newest.count.load(std::memory_order_relaxed) < newest.capacity) return true;
   if (chain.full.load(std::memory_order_relaxed)) return false;
-  if (absl::Status s = AddStage(count); !s.ok()) {
+  // Past the highest level held, so the stages' FPR shares keep shrinking (after a union the
+  // newest stage need not be the highest level).
+  uint32_t level = 0;
+  for (uint32_t i = 0; i < count; ++i) level = std::max(level, chain.stages[i]->level + 1);
+  if (absl::Status s = AddStage(count, level); !s.ok()) {
     chain.full_status = std::move(s);
     chain.full.store(true, std::memory_order_release);
     return false;
@@ -368,51 +421,78 @@ absl::Status ScalableFilter::UnionWith(const ScalableFilter& other) {
   absl::MutexLock lock(&chain.mutex);
   const uint32_t mine = chain.stage_count.load(std::memory_order_relaxed);
   const uint32_t their_count = theirs.stage_count.load(std::memory_order_acquire);
-  // First decide, without writing anything, what each merged stage would hold.
-  std::array<uint64_t, kMaxScalableStages> merged{};
-  for (uint32_t i = 0; i < their_count; ++i) {
-    const BlockedFilter& b = theirs.stages[i]->filter;
-    const uint64_t their_keys = theirs.stages[i]->count.load(std::memory_order_relaxed);
-    if (i >= mine) {
-      merged[i] = their_keys;
-      continue;
+  // First decide, writing nothing: each of their stages is ORed into a stage of ours of its level
+  // (one of theirs at most into each of ours) where the union surely fits that stage's capacity,
+  // and is otherwise copied as a stage of its own, after ours, in their order.
+  constexpr uint32_t kCopied = kMaxScalableStages;
+  std::array<uint32_t, kMaxScalableStages> into{};  // our stage, or kCopied
+  std::array<uint64_t, kMaxScalableStages> counts{};
+  std::array<bool, kMaxScalableStages> taken{};
+  uint32_t copies = 0;
+  for (uint32_t j = 0; j < their_count; ++j) {
+    const Stage& stage = *theirs.stages[j];
+    into[j] = kCopied;
+    double estimate = 0;
+    for (uint32_t i = 0; i < mine && into[j] == kCopied; ++i) {
+      if (taken[i] || chain.stages[i]->level != stage.level) continue;
+      const StageUnion merged = UniteStages(*chain.stages[i], stage);
+      estimate = merged.estimate;
+      if (merged.fits) {
+        into[j] = i;
+        counts[j] = merged.count;
+        taken[i] = true;
+      }
     }
-    const BlockedFilter& a = chain.stages[i]->filter;
-    const auto* wa = reinterpret_cast<const uint64_t*>(a.bytes().data());
-    const auto* wb = reinterpret_cast<const uint64_t*>(b.bytes().data());
-    uint64_t set = 0;
-    for (uint64_t w = 0; w < a.bytes().size() / 8; ++w) {
-      set += std::popcount(LoadRelaxed(wa + w) | LoadRelaxed(wb + w));
-    }
-    // The union holds at least the larger stage's keys and at most both stages' keys; the fill of
-    // the OR'ed bits says where in between.
-    const uint64_t capacity = chain.stages[i]->capacity;
-    const uint64_t my_keys = chain.stages[i]->count.load(std::memory_order_relaxed);
-    const uint64_t lower = std::max(my_keys, their_keys);
-    const uint64_t upper = my_keys + their_keys;  // each <= capacity <= 2^48
-    const double estimate = internal::CountFromFill(set, a.bits(), a.hashes());
-    const double margin =
-        kMergeStandardErrors *
-        internal::CountStandardError(static_cast<double>(capacity), a.bits(), a.hashes());
-    if (upper > capacity && !(estimate <= static_cast<double>(capacity) + margin)) {
+    if (into[j] != kCopied) continue;
+    if (!options_.scaling) {  // its one stage is all a non-scaling filter may have
       return absl::FailedPreconditionError(absl::StrFormat(
-          "union refused: stage %d would hold ~%.0f keys, over its capacity of %d by more than "
-          "the estimate's error (%.0f), and the FPR bound would no longer hold",
-          i, estimate, capacity, margin));
+          "union refused: the non-scaling filter's stage would hold ~%.0f keys, over its capacity "
+          "of %d, and it cannot add a stage for the rest",
+          estimate, stage.capacity));
     }
-    if (!(estimate < static_cast<double>(upper))) {
-      merged[i] = upper;
-    } else {
-      merged[i] = std::max(lower, static_cast<uint64_t>(std::llround(std::max(estimate, 0.0))));
+    ++copies;
+  }
+  // The copies, built aside: an allocation or a limit that fails leaves this filter as it was.
+  struct Copy {
+    BlockedFilter filter;
+    uint64_t capacity;
+    uint64_t count;
+    uint32_t level;
+  };
+  std::vector<Copy> built;
+  built.reserve(copies);
+  uint64_t pending_bytes = 0;
+  for (uint32_t j = 0; j < their_count; ++j) {
+    if (into[j] != kCopied) continue;
+    const Stage& stage = *theirs.stages[j];
+    const uint32_t index = mine + static_cast<uint32_t>(built.size());
+    absl::StatusOr<StagePlan> plan = PlanStage(index, stage.level, pending_bytes);
+    absl::StatusOr<BlockedFilter> copy =
+        plan.ok() ? BuildStage(*plan) : absl::StatusOr<BlockedFilter>(plan.status());
+    if (copy.ok()) {
+      if (absl::Status s = copy->UnionWith(stage.filter); !s.ok()) copy = s;
     }
+    if (!copy.ok()) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "union refused: it needs %d stages (%d of this filter's and %d of the other's that do "
+          "not fit into one of them): %s",
+          mine + copies, mine, copies, copy.status().message()));
+    }
+    pending_bytes += copy->memory_bytes();
+    built.push_back({*std::move(copy), stage.capacity, stage.count.load(std::memory_order_relaxed),
+                     stage.level});
   }
-  for (uint32_t i = mine; i < their_count; ++i) {
-    if (absl::Status s = AddStage(i); !s.ok()) return s;
+  // Then write: bits are only ever set in place (lookups may run meanwhile) and each copy is
+  // published whole.
+  for (uint32_t j = 0; j < their_count; ++j) {
+    if (into[j] == kCopied) continue;
+    Stage& stage = *chain.stages[into[j]];
+    if (absl::Status s = stage.filter.UnionWith(theirs.stages[j]->filter); !s.ok()) return s;
+    stage.count.store(counts[j], std::memory_order_relaxed);
   }
-  for (uint32_t i = 0; i < their_count; ++i) {
-    Stage& stage = *chain.stages[i];
-    if (absl::Status s = stage.filter.UnionWith(theirs.stages[i]->filter); !s.ok()) return s;
-    stage.count.store(std::min(merged[i], stage.capacity), std::memory_order_relaxed);
+  for (Copy& copy : built) {
+    PublishStage(chain.stage_count.load(std::memory_order_relaxed), std::move(copy.filter),
+                 copy.capacity, copy.count, copy.level);
   }
   return absl::OkStatus();
 }
@@ -446,6 +526,22 @@ double ScalableFilter::EstimatedCount() const noexcept {
   return total;
 }
 
+double ScalableFilter::planned_fpr() const noexcept {
+  // A chain whose levels each have one stage keeps P: the stages' shares and those of the stages
+  // it may still grow sum to it. Each further stage of a level (a union's copy) adds its share.
+  const uint32_t count = stage_count();
+  // The levels seen: each is below kMaxScalableStages, as every level up to the highest has a
+  // stage.
+  uint64_t levels = 0;
+  double extra = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint64_t bit = uint64_t{1} << chain_->stages[i]->level;
+    if ((levels & bit) != 0) extra += StageFpr(options_, chain_->stages[i]->level);
+    levels |= bit;
+  }
+  return options_.fpr + extra;
+}
+
 double ScalableFilter::EstimatedFpr() const noexcept {
   const uint32_t count = stage_count();
   double none = 1.0;  // probability that no stage answers "maybe"
@@ -460,6 +556,8 @@ uint32_t ScalableFilter::stage_count() const noexcept {
 const BlockedFilter& ScalableFilter::stage(uint32_t i) const noexcept {
   return chain_->stages[i]->filter;
 }
+
+uint32_t ScalableFilter::stage_level(uint32_t i) const noexcept { return chain_->stages[i]->level; }
 
 uint64_t ScalableFilter::stage_keys(uint32_t i) const noexcept {
   return chain_->stages[i]->count.load(std::memory_order_relaxed);
@@ -501,12 +599,19 @@ struct ScalableChainCheck {
     return internal::Corrupt(absl::StrCat("scalable filter ", what));
   }
 
-  // Stage `i` as `filter`'s options grow it (under its memory cap, given the stages published
-  // before it), which must be the saved one.
+  // Stage `i`'s level: its index, unless its tag says otherwise (tag = level + 1, written only
+  // where the level is not the index).
+  static uint32_t LevelOf(const internal::FileHeader& header, uint32_t i) {
+    const uint32_t tag = header.stages[i].tag;
+    return tag == 0 ? i : tag - 1;
+  }
+
+  // Stage `i` as `filter`'s options grow it at its level (under its memory cap, given the stages
+  // published before it), which must be the saved one.
   static absl::StatusOr<ScalableFilter::StagePlan> PlanSaved(const ScalableFilter& filter,
                                                              const internal::FileHeader& header,
                                                              uint32_t i) {
-    absl::StatusOr<ScalableFilter::StagePlan> plan = filter.PlanStage(i);
+    absl::StatusOr<ScalableFilter::StagePlan> plan = filter.PlanStage(i, LevelOf(header, i));
     const internal::StageInfo& saved = header.stages[i];
     if (!plan.ok() || plan->capacity != saved.capacity || plan->plan.bits != saved.bits ||
         plan->plan.hashes != saved.hashes) {
@@ -523,7 +628,16 @@ struct ScalableChainCheck {
       return Corrupt(s.message());
     }
     const ScalableFilter chain(options);
+    uint32_t next_level = 0;  // one past the highest level so far
     for (uint32_t i = 0; i < header.stages.size(); ++i) {
+      // Levels first appear in order (a chain and a union of chains hold every level up to their
+      // highest), and a tag is written only where it differs from the index: one file per chain.
+      const uint32_t level = LevelOf(header, i);
+      if (header.stages[i].tag == i + 1 || level > next_level) {
+        return Corrupt(
+            absl::StrFormat("stage %d has a level (tag %d) no chain has", i, header.stages[i].tag));
+      }
+      next_level = std::max(next_level, level + 1);
       if (absl::StatusOr<ScalableFilter::StagePlan> plan = PlanSaved(chain, header, i);
           !plan.ok()) {
         return plan.status();
@@ -537,6 +651,7 @@ internal::KindFormat ScalableFilter::FileFormat() noexcept {
   return {.max_stages = kMaxScalableStages,
           .params = 3,
           .counts_inserts = true,
+          .stage_tags = true,
           .check = &ScalableChainCheck::Check};
 }
 
@@ -555,7 +670,9 @@ absl::StatusOr<std::string> ScalableFilter::Write(const std::string* path) const
     const BlockedFilter& filter = stage(i);
     const uint64_t keys = stage_keys(i);
     // A stage is planned for exactly its capacity (AddStage), so its plan carries it.
-    header.stages.push_back({filter.bits(), filter.hashes(), filter.plan().capacity, keys});
+    const uint32_t level = stage_level(i);
+    header.stages.push_back(
+        {filter.bits(), filter.hashes(), filter.plan().capacity, keys, level == i ? 0 : level + 1});
     header.bits += filter.bits();
     header.insert_count += keys;
     payloads.push_back(filter.bytes());
@@ -577,7 +694,8 @@ absl::StatusOr<ScalableFilter> ScalableFilter::Open(internal::FilterFile& file,
                         internal::FilterAccess::Construct<BlockedFilter>(
                             internal::Own(std::move(file.stages[i])), plan->plan, options.hasher(),
                             options.memory.concurrent),
-                        saved.capacity, saved.insert_count);
+                        saved.capacity, saved.insert_count,
+                        ScalableChainCheck::LevelOf(file.header, i));
   }
   return filter;
 }

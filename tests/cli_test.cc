@@ -1012,6 +1012,31 @@ TEST_CASE("merge writes the union of compatible files and refuses incompatible o
   CHECK_FALSE(std::filesystem::exists(not_written));
 }
 
+TEST_CASE("merge unites scalable files that both grew, reporting the bound the union keeps") {
+  const std::vector<std::string> a = NumberedLines("worker-a-", 0, 1200);
+  const std::vector<std::string> b = NumberedLines("worker-b-", 0, 1200);
+  const std::vector<std::string> flags = {"--kind", "scalable", "--capacity",
+                                          "100",    "--fpr",    "0.01"};
+  Build(flags, Scratch().File("wa.bloom"), WriteLines("wa.txt", a));
+  Build(flags, Scratch().File("wb.bloom"), WriteLines("wb.txt", b));
+  const std::string out = Scratch().File("workers.bloom");
+  RunResult merged =
+      Run({"merge", "-o", out, Scratch().File("wa.bloom"), Scratch().File("wb.bloom"), "--json"});
+  REQUIRE_MESSAGE(merged.exit_code == 0, merged.err);
+  const Json report = ParseJson(merged.out);
+  // Each grew 4 stages (100 + 200 + 400 + 800); full disjoint stages are kept side by side.
+  CHECK(report["stages"].U64() > 4);
+  CHECK(report["planned_fpr"].number > 0.01);
+  CHECK(report["planned_fpr"].number < 0.02);
+  std::vector<std::string> all = a;
+  all.insert(all.end(), b.begin(), b.end());
+  RunResult query = Run({"query", out}, JoinLines(all));
+  REQUIRE(query.exit_code == 0);
+  CHECK(query.out == JoinLines(all));
+  const Json info = ParseJson(Run({"info", out, "--json"}).out);
+  CHECK(info["stages"].U64() == report["stages"].U64());
+}
+
 TEST_CASE("info describes a file (text and JSON), and reports corruption and missing files") {
   const std::string file = Scratch().File("info.bloom");
   Build({"--kind", "counting", "--capacity", "2000", "--fpr", "0.001"}, file,

@@ -169,17 +169,28 @@ TEST_CASE("a grown scalable filter merges with an empty one, with a copy, and fr
   }
 }
 
-TEST_CASE("a merge that really overfills a stage is still refused, and changes nothing") {
-  const ScalableOptions o = Chain(1000, 3);
+TEST_CASE("a merge that really overfills a stage keeps both stages; a non-scaling one refuses it") {
+  ScalableOptions o = Chain(1000, 3);
   // 1,000 + 100 distinct keys for a 1,000-key stage: 10% over, far past the estimator's error.
   ScalableFilter a = Filled(o, DistinctInts(1000, 0));
   ScalableFilter b = Filled(o, std::span<const uint64_t>(DistinctInts(100, 1)));
   const std::vector<uint8_t> before(a.stage(0).bytes().begin(), a.stage(0).bytes().end());
-  const absl::Status s = a.UnionWith(b);
+  REQUIRE(a.UnionWith(b).ok());
+  CHECK(a.stage_count() == 2);
+  CHECK(a.stage_level(1) == 0);  // b's first stage, beside a's
+  CHECK(std::equal(before.begin(), before.end(), a.stage(0).bytes().begin()));
+  CHECK(a.EstimatedCount() == 1000 + b.EstimatedCount());
+
+  o.scaling = false;  // one stage only: refused, nothing changed
+  ScalableFilter c = Filled(o, DistinctInts(1000, 0));
+  ScalableFilter d = Filled(o, std::span<const uint64_t>(DistinctInts(100, 1)));
+  const std::vector<uint8_t> c_before(c.stage(0).bytes().begin(), c.stage(0).bytes().end());
+  const double c_count = c.EstimatedCount();
+  const absl::Status s = c.UnionWith(d);
   CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
   CHECK(s.message().find("capacity") != std::string_view::npos);
-  CHECK(std::equal(before.begin(), before.end(), a.stage(0).bytes().begin()));
-  CHECK(a.EstimatedCount() == 1000);
+  CHECK(std::equal(c_before.begin(), c_before.end(), c.stage(0).bytes().begin()));
+  CHECK(c.EstimatedCount() == c_count);
 }
 
 }  // namespace

@@ -839,6 +839,16 @@ TEST_CASE(
   CheckRefusedEverywhere<ScalableFilter>(
       Resealed(scalable, [](FileHeader& h) { h.param2 |= uint64_t{1} << 40; }), dir,
       "unknown option bits");
+  // Stage tags: only a scalable stage has one (its level, after a union), and only a level that
+  // its place in the chain allows, written only where it is not the stage's index.
+  const auto tag_stage_0 = [](uint32_t tag) {
+    return [tag](FileHeader& h) { h.stages[0].tag = tag; };
+  };
+  CheckRefusedEverywhere<BlockedFilter>(Resealed(blocked, tag_stage_0(1)), dir, "reserved stage");
+  CheckRefusedEverywhere<ClassicFilter>(Resealed(classic, tag_stage_0(1)), dir, "reserved stage");
+  CheckRefusedEverywhere<CountingFilter>(Resealed(counting, tag_stage_0(1)), dir, "reserved stage");
+  CheckRefusedEverywhere<ScalableFilter>(Resealed(scalable, tag_stage_0(1)), dir, "level");
+  CheckRefusedEverywhere<ScalableFilter>(Resealed(scalable, tag_stage_0(2)), dir, "level");
 }
 
 TEST_CASE("hash_id: 1 and 2 are read with their integer hash; any other is DataLoss everywhere") {

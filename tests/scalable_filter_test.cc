@@ -4,10 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bloomery/blocked_filter.h"
@@ -353,7 +355,7 @@ TEST_CASE("bad options: InvalidArgument with a message naming the option") {
         std::string::npos);
 }
 
-TEST_CASE("UnionWith merges stage by stage, refuses what would break the FPR bound") {
+TEST_CASE("UnionWith ORs stages where the union fits, keeps both where it does not") {
   const ScalableOptions o = K::Sized(10'000, 0.01);
   ScalableFilter a = K::Make(o);
   ScalableFilter b = K::Make(o);
@@ -364,7 +366,9 @@ TEST_CASE("UnionWith merges stage by stage, refuses what would break the FPR bou
   REQUIRE(a.UnionWith(b).ok());
   for (uint64_t key : evens) REQUIRE(a.MayContain(key));
   for (uint64_t key : odds) REQUIRE(a.MayContain(key));
+  CHECK(a.stage_count() == 1);
   CHECK(a.EstimatedCount() == doctest::Approx(7000).epsilon(0.03));
+  CHECK(a.planned_fpr() == o.fpr);
 
   // A fresh filter takes over a grown one's stages.
   ScalableFilter grown = K::Make(o);
@@ -375,15 +379,35 @@ TEST_CASE("UnionWith merges stage by stage, refuses what would break the FPR bou
   REQUIRE(fresh.UnionWith(grown).ok());
   CHECK(fresh.stage_count() == 2);
   for (uint64_t key : many) REQUIRE(fresh.MayContain(key));
+  CHECK(fresh.planned_fpr() == o.fpr);
 
-  // Two full first stages would overfill the merged one: refused, nothing changed.
+  // Two first stages that together overfill one: c's is kept beside a's, at its level, and the
+  // bound says what the chain now promises.
   ScalableFilter c = K::Make(o);
-  c.InsertMany(std::span<const uint64_t>(DistinctInts(8000, 1)));
+  const std::vector<uint64_t> c_keys = DistinctInts(8000, 1);  // 4,000 of them new to a
+  c.InsertMany(std::span<const uint64_t>(c_keys));
   const std::vector<uint8_t> before(a.stage(0).bytes().begin(), a.stage(0).bytes().end());
-  const absl::Status s = a.UnionWith(c);
-  CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
-  CHECK(s.message().find("capacity") != std::string_view::npos);
+  const uint64_t a_keys = a.stage_keys(0);
+  REQUIRE(a.UnionWith(c).ok());
+  REQUIRE(a.stage_count() == 2);
+  CHECK(a.stage_level(0) == 0);
+  CHECK(a.stage_level(1) == 0);
+  CHECK(a.stage_keys(0) == a_keys);
+  CHECK(a.stage_keys(1) == c.stage_keys(0));
   CHECK(std::equal(before.begin(), before.end(), a.stage(0).bytes().begin()));
+  CHECK(a.planned_fpr() == doctest::Approx(o.fpr + ScalableFilter::StageFpr(o, 0)));
+  for (uint64_t key : c_keys) REQUIRE(a.MayContain(key));
+  for (uint64_t key : evens) REQUIRE(a.MayContain(key));
+
+  // A copy of itself, or a part of the same keys, ORs in place whatever the counts.
+  ScalableFilter full = K::Make(o);
+  full.InsertMany(std::span<const uint64_t>(DistinctInts(10'000, 0)));
+  ScalableFilter part = K::Make(o);
+  part.InsertMany(std::span<const uint64_t>(DistinctInts(6000, 0)));
+  REQUIRE(full.stage_count() == 1);
+  REQUIRE(full.UnionWith(part).ok());
+  CHECK(full.stage_count() == 1);
+  CHECK(full.stage_keys(0) == 10'000);
 
   ScalableOptions other = o;
   other.hashing.seed = 7;
@@ -392,6 +416,181 @@ TEST_CASE("UnionWith merges stage by stage, refuses what would break the FPR bou
   other = o;
   other.growth = 4;
   CHECK(a.CheckCompatible(K::Make(other)).code() == absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_CASE("the union of two per-worker chains that both grew keeps every key and its bound") {
+  // The issue's case: capacity 10, each worker grew past stage 0 ("stage 0 would hold ~20 keys,
+  // over its capacity of 10" before).
+  {
+    const ScalableOptions o = K::Sized(10, 0.01);
+    ScalableFilter a = K::Make(o);
+    ScalableFilter b = K::Make(o);
+    a.InsertMany(std::span<const uint64_t>(DistinctInts(30, 0)));
+    b.InsertMany(std::span<const uint64_t>(DistinctInts(30, 1)));
+    REQUIRE(a.stage_count() == 2);
+    REQUIRE(a.UnionWith(b).ok());
+    for (uint64_t key = 0; key < 60; ++key) REQUIRE(a.MayContain(key));
+  }
+  const ScalableOptions o = K::Sized(1000, 0.01);
+  ScalableFilter a = K::Make(o);
+  ScalableFilter b = K::Make(o);
+  const std::vector<uint64_t> a_keys = DistinctInts(5000, 0);  // 1000 + 2000 + 2000 of 4000
+  const std::vector<uint64_t> b_keys = DistinctInts(2500, 1);  // 1000 + 1500 of 2000
+  a.InsertMany(std::span<const uint64_t>(a_keys));
+  b.InsertMany(std::span<const uint64_t>(b_keys));
+  REQUIRE(a.stage_count() == 3);
+  REQUIRE(b.stage_count() == 2);
+  const double both = a.EstimatedCount() + b.EstimatedCount();  // 7,500 less false positives
+  REQUIRE(a.UnionWith(b).ok());
+  // Disjoint full stages cannot share one: b's two are kept after a's three, at their levels.
+  REQUIRE(a.stage_count() == 5);
+  const std::vector<uint32_t> levels = {0, 1, 2, 0, 1};
+  double bound = 0;
+  for (uint32_t i = 0; i < a.stage_count(); ++i) {
+    CAPTURE(i);
+    CHECK(a.stage_level(i) == levels[i]);
+    CHECK(a.stage(i).plan().capacity == o.capacity << levels[i]);
+    CHECK(a.stage(i).plan().expected_fpr <= ScalableFilter::StageFpr(o, levels[i]));
+    CHECK(a.stage_keys(i) <= a.stage(i).plan().capacity);
+    bound += ScalableFilter::StageFpr(o, levels[i]);
+  }
+  // P plus the shares of the two levels held twice; the three stages a may still grow (levels
+  // 3, 4, ...) stay within P's remainder.
+  const double expected_bound =
+      o.fpr + ScalableFilter::StageFpr(o, 0) + ScalableFilter::StageFpr(o, 1);
+  CHECK(a.planned_fpr() == doctest::Approx(expected_bound));
+  CHECK(bound < a.planned_fpr());
+  CHECK(a.EstimatedCount() == both);
+
+  const auto check_keys = [](const ScalableFilter& f, const std::vector<uint64_t>& keys) {
+    CHECK(f.MayContainMany(std::span<const uint64_t>(keys)) == keys.size());
+  };
+  const auto check_fpr = [](const ScalableFilter& f) {
+    constexpr uint64_t kQueries = 400'000;
+    const uint64_t hits = f.MayContainMany(
+        std::span<const uint64_t>(DistinctInts(kQueries, (uint64_t{1} << 40) + 1)));
+    const double measured = static_cast<double>(hits) / kQueries;
+    MESSAGE(f.stage_count() << " stages: measured FPR " << measured << ", exact now "
+                            << f.EstimatedFpr() << ", bound " << f.planned_fpr());
+    CHECK(measured <= f.planned_fpr());
+    CHECK(f.EstimatedFpr() <= f.planned_fpr());
+    CHECK(WithinBinomialBound(hits, kQueries, f.EstimatedFpr()));
+  };
+  check_keys(a, a_keys);
+  check_keys(a, b_keys);
+  check_fpr(a);
+
+  // Inserts go on: into the newest stage (b's level 1, 500 free), then past the highest level.
+  const std::vector<uint64_t> later = DistinctInts(20'000, uint64_t{1} << 32);
+  const InsertCounts counts = a.InsertMany(std::span<const uint64_t>(later));
+  CHECK(counts.refused == 0);
+  REQUIRE(a.stage_count() == 7);  // 500 + 8000 + 16000 >= 20000
+  CHECK(a.stage_keys(4) == 2000);
+  CHECK(a.stage_level(5) == 3);
+  CHECK(a.stage_level(6) == 4);
+  CHECK(a.planned_fpr() == doctest::Approx(expected_bound));
+  check_keys(a, a_keys);
+  check_keys(a, b_keys);
+  check_keys(a, later);
+  check_fpr(a);
+
+  // Saved and loaded: the same stages, levels, keys and bound; saved again, the same bytes.
+  const absl::StatusOr<std::string> bytes = a.SaveToBytes();
+  REQUIRE(bytes.ok());
+  const absl::StatusOr<ScalableFilter> loaded = ScalableFilter::LoadFromBytes(*bytes);
+  REQUIRE(loaded.ok());
+  REQUIRE(loaded->stage_count() == a.stage_count());
+  for (uint32_t i = 0; i < a.stage_count(); ++i) {
+    CHECK(loaded->stage_level(i) == a.stage_level(i));
+    CHECK(loaded->stage_keys(i) == a.stage_keys(i));
+  }
+  CHECK(loaded->planned_fpr() == a.planned_fpr());
+  check_keys(*loaded, a_keys);
+  check_keys(*loaded, b_keys);
+  check_keys(*loaded, later);
+  CHECK(loaded->SaveToBytes().value() == *bytes);
+  // A fresh filter merged with the union is the union, byte for byte (how Redis copies one).
+  ScalableFilter copy = K::Make(o);
+  REQUIRE(copy.UnionWith(a).ok());
+  CHECK(copy.SaveToBytes().value() == *bytes);
+}
+
+TEST_CASE("a union past max_stages or the memory cap is refused and changes nothing") {
+  ScalableOptions o = K::Sized(1000, 0.01);
+  o.max_stages = 4;
+  ScalableFilter a = K::Make(o);
+  ScalableFilter b = K::Make(o);
+  a.InsertMany(std::span<const uint64_t>(DistinctInts(2500, 0)));
+  b.InsertMany(std::span<const uint64_t>(DistinctInts(2500, 1)));
+  REQUIRE(a.stage_count() == 2);
+  const std::string before = a.SaveToBytes().value();
+  absl::Status s = a.UnionWith(b);  // 2 + 2 stages: fits max_stages 4
+  REQUIRE(s.ok());
+  ScalableFilter c = K::Make(o);
+  c.InsertMany(std::span<const uint64_t>(DistinctInts(1500, uint64_t{1} << 32)));
+  const std::string merged = a.SaveToBytes().value();
+  s = a.UnionWith(c);  // c's full stage 0 and its level 1 need a fifth and a sixth
+  CHECK(s.code() == absl::StatusCode::kResourceExhausted);
+  CHECK(s.message().find("max_stages") != std::string_view::npos);
+  CHECK(a.SaveToBytes().value() == merged);
+  CHECK(before != merged);
+
+  o.max_stages = kMaxScalableStages;
+  ScalableFilter one = K::Make(o);
+  o.memory.max_memory_bytes = 2 * one.memory_bytes() + one.memory_bytes() / 2;
+  ScalableFilter capped = K::Make(o);
+  capped.InsertMany(std::span<const uint64_t>(DistinctInts(1000, 0)));
+  ScalableFilter full = K::Make(o);
+  full.InsertMany(std::span<const uint64_t>(DistinctInts(1000, 1)));
+  const std::string capped_before = capped.SaveToBytes().value();
+  REQUIRE(capped.UnionWith(full).ok());  // two first stages: within the cap
+  CHECK(capped.stage_count() == 2);
+  s = capped.UnionWith(K::Make(o));  // an empty one: ORs in, no copy, nothing to cap
+  CHECK(s.ok());
+  ScalableFilter third = K::Make(o);
+  third.InsertMany(std::span<const uint64_t>(DistinctInts(1000, uint64_t{1} << 33)));
+  const std::string two = capped.SaveToBytes().value();
+  s = capped.UnionWith(third);
+  CHECK(s.code() == absl::StatusCode::kResourceExhausted);
+  CHECK(s.message().find("memory cap") != std::string_view::npos);
+  CHECK(capped.SaveToBytes().value() == two);
+  CHECK(capped_before != two);
+
+  // A non-scaling filter has its one stage: a union that overfills it is still refused.
+  o = K::Sized(1000, 0.01);
+  o.scaling = false;
+  ScalableFilter x = K::Make(o);
+  ScalableFilter y = K::Make(o);
+  x.InsertMany(std::span<const uint64_t>(DistinctInts(800, 0)));
+  y.InsertMany(std::span<const uint64_t>(DistinctInts(800, 1)));
+  s = x.UnionWith(y);
+  CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(s.message().find("capacity") != std::string_view::npos);
+  CHECK(x.stage_count() == 1);
+  CHECK(x.stage_keys(0) == 800);
+}
+
+TEST_CASE("in concurrent mode a union overlaps lookups, which never miss a key") {
+  ScalableOptions o = K::Sized(1000, 0.01);
+  o.memory.concurrent = true;
+  ScalableFilter a = K::Make(o);
+  ScalableFilter b = K::Make(o);
+  const std::vector<uint64_t> a_keys = DistinctInts(5000, 0);
+  a.InsertMany(std::span<const uint64_t>(a_keys));
+  b.InsertMany(std::span<const uint64_t>(DistinctInts(5000, 1)));
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> missed{0};
+  std::thread reader([&] {
+    do {
+      missed += a_keys.size() - a.MayContainMany(std::span<const uint64_t>(a_keys));
+    } while (!done.load());
+  });
+  const absl::Status s = a.UnionWith(b);
+  done = true;
+  reader.join();
+  REQUIRE(s.ok());
+  CHECK(missed == 0);
+  CHECK(a.MayContainMany(std::span<const uint64_t>(DistinctInts(5000, 1))) == 5000);
 }
 
 TEST_CASE("Clear goes back to one empty stage") {

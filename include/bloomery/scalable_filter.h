@@ -10,7 +10,8 @@
 // created. A lookup asks every stage, so the chain's FPR is at most the sum of the stages' FPRs:
 //   sum_i P (1 - r) r^i = P (1 - r^N) < P      however many (N) stages it grows to.
 // Every stage is planned by the blocked formula (plan.h), so each stage's share is a promise, not
-// an approximation, and so is the total.
+// an approximation, and so is the total. (A union may keep two stages of one level, each with
+// that level's share: planned_fpr() then says the larger total; see UnionWith.)
 //
 // Choosing r (default kDefaultTightening = 0.9). Stage i costs ~1.44 * (log2(1/P) + log2(1/(1-r))
 // + i * log2(1/r)) bits per key: small r tightens later stages fast, large r makes every stage pay
@@ -171,17 +172,24 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult>,
   // results) for a contiguous run of any key type, from BatchForms; each key's line in every
   // stage is prefetched before it is tested.
 
-  // this |= other, stage by stage: grows this chain to at least other's stage count, then ORs
-  // stage i into stage i. A merged stage holds between max and the sum of the two stages' key
-  // counts; the fill of the ORed bits estimates where (its count is set to that estimate, clamped
-  // to the range and to the capacity). Refused, leaving this filter's keys unchanged, only when
-  // both counts together exceed a stage's capacity and the estimate exceeds it by more than four
-  // standard errors of the estimator (~3% at 10 bits/key): the FPR bound would no longer hold.
-  // Merging with an empty filter, with a copy of itself or with another part of the same keys
-  // always succeeds. O(bytes).
+  // this |= other: afterwards every key of either answers present. Each of other's stages is ORed
+  // into a stage of this chain of the same level (each stage of the options' series, C s^i keys at
+  // P (1 - r) r^i, is a level; stage i is level i until a union) where the union surely fits that
+  // stage's capacity: the key counts together fit it, or one stage's bits hold the other's (a
+  // copy, an empty stage, a part of the same keys), or the fill of the ORed bits estimates at
+  // most the capacity even when read four standard errors low (~3% at 10 bits/key); the stage
+  // then counts that high reading, so later inserts cannot overfill it. A stage that does not
+  // fit is copied as a stage of its own after this chain's, in other's order, with its level and
+  // count. So two per-worker chains that both grew merge, and nothing holds more keys than it
+  // was planned for; each copied stage adds its level's share to the bound, which planned_fpr()
+  // reports (e.g. two full first stages kept: P + P (1 - r)). Inserts go on into the newest
+  // stage, and growth continues past the highest level. O(bytes of both).
+  // All or nothing: the stages to copy are built aside before this filter is written, so an
+  // error leaves it unchanged. Lookups may overlap (bits are only set, copies published whole);
+  // inserts may not.
   // Errors: FailedPrecondition if the options differ (initial capacity, fpr, growth, tightening,
-  // seed, scaling) or a stage would overfill; ResourceExhausted if growing hits a limit (the empty
-  // stages already added stay).
+  // seed, scaling) or a non-scaling filter's one stage would overfill; ResourceExhausted if the
+  // copies would exceed max_stages or max_memory_bytes or cannot be allocated.
   absl::Status UnionWith(const ScalableFilter& other);
   // Whether UnionWith's option check would accept `other`.
   [[nodiscard]] absl::Status CheckCompatible(const ScalableFilter& other) const;
@@ -212,13 +220,17 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult>,
   [[nodiscard]] const BlockedFilter& stage(uint32_t i) const noexcept;
   // Keys counted into stage i < stage_count().
   [[nodiscard]] uint64_t stage_keys(uint32_t i) const noexcept;
+  // Stage i's level (UnionWith): its capacity is C s^level and its FPR share StageFpr(level).
+  [[nodiscard]] uint32_t stage_level(uint32_t i) const noexcept;
   // Keys the allocated stages are planned for in total.
   [[nodiscard]] uint64_t capacity() const noexcept;
   // Total bytes of all stages.
   [[nodiscard]] uint64_t memory_bytes() const noexcept;
   [[nodiscard]] const ScalableOptions& options() const noexcept { return options_; }
-  // The bound P on the whole chain's FPR, however far it grows (options().fpr).
-  [[nodiscard]] double planned_fpr() const noexcept { return options_.fpr; }
+  // The bound on the whole chain's FPR, however far it grows: P (options().fpr), plus the share
+  // of each stage a union kept beside another of its level (UnionWith). O(stages).
+  [[nodiscard]] double planned_fpr() const noexcept;
+  // The bound asked for, P (options().fpr).
   [[nodiscard]] double fpr() const noexcept { return options_.fpr; }
   [[nodiscard]] uint64_t seed() const noexcept { return options_.hashing.seed; }
   [[nodiscard]] IntegerHash integer_hash() const noexcept { return options_.hashing.integer_hash; }
@@ -243,12 +255,18 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult>,
                                                            const LoadOptions& options);
   // InvalidArgument for options Create refuses.
   static absl::Status CheckOptions(const ScalableOptions& options);
-  // Capacity, FPR budget and geometry of stage `index`, or why it cannot be added.
-  absl::StatusOr<StagePlan> PlanStage(uint32_t index) const;
+  // Capacity, FPR budget and geometry of a stage at `level` placed at `index`, or why it cannot
+  // be added (`pending_bytes`: stages being built that the memory cap must also count).
+  absl::StatusOr<StagePlan> PlanStage(uint32_t index, uint32_t level,
+                                      uint64_t pending_bytes = 0) const;
+  // An empty stage of that plan (not published).
+  absl::StatusOr<BlockedFilter> BuildStage(const StagePlan& stage_plan) const;
   // Installs stage `index` holding `count` keys and publishes it to readers.
-  void PublishStage(uint32_t index, BlockedFilter filter, uint64_t capacity, uint64_t count);
-  // Plans, allocates and publishes stage `index`; the caller holds the growth mutex or is Create.
-  absl::Status AddStage(uint32_t index);
+  void PublishStage(uint32_t index, BlockedFilter filter, uint64_t capacity, uint64_t count,
+                    uint32_t level);
+  // Plans, allocates and publishes stage `index` at `level`; the caller holds the growth mutex or
+  // is Create.
+  absl::Status AddStage(uint32_t index, uint32_t level);
   // Called when stage `seen_count - 1` is full: true if the caller should retry (a stage was added
   // by it or another thread), false if the filter is full.
   bool Grow(uint32_t seen_count) noexcept;

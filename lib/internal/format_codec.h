@@ -40,6 +40,9 @@ struct StageInfo {
   uint32_t hashes = 0;
   uint64_t capacity = 0;
   uint64_t insert_count = 0;
+  // The entry's u32 at offset 12: 0 unless the kind's row has stage_tags (scalable: the stage's
+  // level + 1 where it differs from the stage's index, after a union).
+  uint32_t tag = 0;
   friend bool operator==(const StageInfo&, const StageInfo&) = default;
 };
 
@@ -84,6 +87,8 @@ struct KindFormat {
   // Whether insert_count is kept (per stage, the header holding their sum); when not, every
   // insert_count is 0.
   bool counts_inserts = false;
+  // Whether each stage entry's tag (StageInfo::tag) is the kind's to check; when not, it is 0.
+  bool stage_tags = false;
   // The kind's own rules, applied to a header whose every generic rule holds (stage table read):
   // DataLoss unless it is a header the kind's writer could have produced (its planner's geometry,
   // its options). The same rules for InspectFile, Load and Map: one verdict.
