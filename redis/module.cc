@@ -224,10 +224,15 @@ absl::StatusOr<ScalableFilter> CloneFilter(const ScalableFilter& filter, uint64_
 // or grown over the cap from the server's own data).
 bool NextStageOverCap(const ScalableFilter& filter) {
   if (g_max_bytes == 0 || !filter.options().scaling) return false;
-  const uint32_t count = filter.stage_count();
-  const uint64_t capacity = filter.stage(count - 1).plan().capacity * filter.options().growth;
+  // The next stage is one level past the highest (after BF.MERGE, not always the newest's).
+  uint32_t top = 0;
+  for (uint32_t i = 1; i < filter.stage_count(); ++i) {
+    if (filter.stage_level(i) > filter.stage_level(top)) top = i;
+  }
+  const uint64_t capacity = filter.stage(top).plan().capacity * filter.options().growth;
   absl::StatusOr<Plan> next =
-      PlanFor(capacity, ScalableFilter::StageFpr(filter.options(), count), Layout::kBlocked);
+      PlanFor(capacity, ScalableFilter::StageFpr(filter.options(), filter.stage_level(top) + 1),
+              Layout::kBlocked);
   return !next.ok() || filter.memory_bytes() > g_max_bytes ||
          next->bytes() > g_max_bytes - filter.memory_bytes();
 }
@@ -499,7 +504,8 @@ int DebugCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     reply_line(
         absl::StrFormat("bytes:%d bits:%d hashes:%d hashwidth:64 capacity:%d size:%d ratio:%g",
                         stage.memory_bytes(), stage.bits(), stage.hashes(), stage.plan().capacity,
-                        filter->stage_keys(i), ScalableFilter::StageFpr(filter->options(), i)));
+                        filter->stage_keys(i),
+                        ScalableFilter::StageFpr(filter->options(), filter->stage_level(i))));
   }
   return api::kOk;
 }
@@ -582,26 +588,31 @@ int LoadChunkCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   return api::ReplyWithSimpleString(ctx, "OK");
 }
 
-// A refused union's reply, with what to do about it: BF.MERGE ORs stage i into stage i, so it
-// cannot spread the sources' keys over new stages.
+// A refused union's reply, with what to do about it: a NONSCALING filter cannot keep a source's
+// stage beside its own (compatibility is checked before, so that is the only refusal left).
 absl::Status MergeRefused(const absl::Status& status) {
   if (!absl::IsFailedPrecondition(status)) return status;
   return absl::FailedPreconditionError(
       absl::StrCat(status.message(),
-                   ". BF.MERGE ORs stage i into stage i, so the sources' keys together must fit "
-                   "each stage: reserve every source (BF.RESERVE) with the capacity of the union"));
+                   ". A NONSCALING filter has one stage, so the sources' keys together must fit "
+                   "it: reserve every source (BF.RESERVE) with the capacity of the union"));
 }
 
 // BF.MERGE dest src [src ...]: dest |= every src (compatible filters: same capacity, error
 // rate, expansion, seed and integer hash). A missing dest starts as a copy of the first src. All
 // keys must hash to one slot in a cluster (use a hash tag: {crawl}:worker1).
 //
+// Stages are ORed where the union fits them and kept side by side where it does not
+// (ScalableFilter::UnionWith), so scaling workers that grew merge; BF.INFO's error rate stays the
+// one reserved, BF.DEBUG's ratios show each stage's share.
+//
 // All or nothing: an error leaves dest as it was (not created, not partly merged) and is not
 // replicated. Every source's options are checked before anything is written; the unions, which
-// may be refused for a stage's capacity only once the bits are ORed, go into a scratch filter
-// (a copy of dest, or of the first source) that replaces dest when all succeeded. So a merge
-// briefly holds one more copy of dest, except for the common case of one source that has no
-// more stages than dest: UnionWith decides before it writes and adds no stage, so it runs in place.
+// may be refused (a NONSCALING stage's capacity, MAX_BYTES) only once the bits are read, go into
+// a scratch filter (a copy of dest, or of the first source) that replaces dest when all
+// succeeded. So a merge briefly holds one more copy of dest, except for the common case of one
+// source whose stages, all copied, keep dest under MAX_BYTES: UnionWith writes nothing when it
+// fails, so it runs in place, and only a refusal for memory (dest's own cap) tries the copy.
 int MergeCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 3) return api::WrongArity(ctx);
   const Source source = SourceOf(ctx);
@@ -625,13 +636,18 @@ int MergeCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     // Merging dest into itself, or the first source into its copy, changes nothing.
     if (&filter != &base) merging.push_back(&filter);
   }
+  bool merged_in_place = false;
   if (target != nullptr && merging.size() == 1 &&
-      merging.front()->stage_count() <= target->stage_count()) {
-    if (absl::Status merged = target->UnionWith(*merging.front()); !merged.ok()) {
+      (g_max_bytes == 0 ||
+       target->memory_bytes() + merging.front()->memory_bytes() <= g_max_bytes)) {
+    const absl::Status merged = target->UnionWith(*merging.front());
+    if (!merged.ok() && !absl::IsResourceExhausted(merged)) {
       return ReplyError(ctx, MergeRefused(merged));
     }
-    dest.Modified();
-  } else if (target == nullptr || !merging.empty()) {
+    merged_in_place = merged.ok();
+    if (merged_in_place) dest.Modified();
+  }
+  if (!merged_in_place && (target == nullptr || !merging.empty())) {
     // A client's merge stays under MAX_BYTES; one from the master or the AOF did not exceed the
     // cap of the server that first ran it, which may be larger.
     absl::StatusOr<ScalableFilter> scratch;

@@ -257,6 +257,34 @@ def test_merge_combines_per_worker_filters(r):
         r.execute_command("BF.MERGE", "{crawl}:all", "{crawl}:other")
 
 
+def test_merge_unites_scaling_workers_that_both_grew(r):
+    # Issue 28 item 6: each worker grew past stage 0; the merge keeps every key of every worker,
+    # BF.DEBUG shows each kept stage's share and BF.INFO the error rate reserved.
+    bf = r.bf()
+    for worker in range(3):
+        bf.create(f"{{g}}:w{worker}", 0.01, 1000)
+        bf.madd(f"{{g}}:w{worker}", *urls(2500, f"w{worker}"))
+        assert bf.info(f"{{g}}:w{worker}").filterNum == 2
+    keys = [u for worker in range(3) for u in urls(2500, f"w{worker}")]
+    assert r.execute_command("BF.MERGE", "{g}:all", "{g}:w0", "{g}:w1", "{g}:w2") == b"OK"
+    assert all(bf.mexists("{g}:all", *keys))
+    assert bf.info("{g}:all").filterNum == 6  # no two full stages of a level fit in one
+    ratios = [float(line.split(b"ratio:")[1])
+              for line in r.execute_command("BF.DEBUG", "{g}:all")[1:]]
+    assert len(ratios) == 6 and sum(ratios) < 0.02
+    card = r.execute_command("BF.CARD", "{g}:all")
+    assert abs(card - 7500) < 7500 * 0.03
+    absent = urls(100_000, "absent")
+    hits = sum(bf.mexists("{g}:all", *absent))
+    assert hits / len(absent) < sum(ratios)
+    # Into an existing dest, in place; and the result survives a reload.
+    assert r.execute_command("BF.MERGE", "{g}:w0", "{g}:w1") == b"OK"
+    assert all(bf.mexists("{g}:w0", *urls(2500, "w0"), *urls(2500, "w1")))
+    assert bf.add("{g}:w0", "after the merge") == 1
+    r.restore("{g}:copy", 0, r.dump("{g}:w0"))
+    assert all(bf.mexists("{g}:copy", "after the merge", *urls(2500, "w0"), *urls(2500, "w1")))
+
+
 def test_wrongtype_everywhere(r):
     r.set("string", "v")
     bf = r.bf()
