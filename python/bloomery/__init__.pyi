@@ -140,6 +140,10 @@ class ScalableFilter(_Persistent):
     @property
     def max_memory(self) -> int:
         """The cap on all stages' bytes (0: this machine's memory); copies and pickles keep it."""
+    @property
+    def planned_error_rate(self) -> float:
+        """The bound kept: error_rate, plus the share of each stage a union kept beside another of
+        its level."""
 
 class WindowedFilter(_Mappable):
     """Keys that expire after a window of `capacity` adds (window=0) or of `window` seconds
@@ -194,6 +198,11 @@ class ScalableBloomFilter(ScalableFilter):
     @property
     def scale(self) -> int:
         """The growth factor (pybloom-live's name for mode)."""
+    @property
+    def filters(self) -> list[object]:
+        """Read-only views of the stages that hold keys (capacity, count, error_rate, num_bits,
+        num_slices), oldest first, as pybloom-live lists its filters."""
+    def union(self, other: ScalableFilter) -> ScalableFilter: ...
 
 def info(path: Path) -> dict[str, object]:
     """The validated header of a filter file: kind, version, bits, hashes, seed..."""

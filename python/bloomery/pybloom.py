@@ -9,7 +9,9 @@ What pybloom-live (https://github.com/joseph-fox/python-bloomfilter) does and th
 - ``count`` and ``len()`` are the keys added that were new (``add(key, skip_check=True)`` counts its
   key without looking); ``error_rate`` is the rate asked for (``predicted_error_rate`` is what the
   geometry predicts at ``capacity``, at most that); a bad capacity or rate is ``ValueError``.
-- ``ScalableBloomFilter`` grows x4 by default (``mode=LARGE_SET_GROWTH``) and names it ``scale``.
+- ``ScalableBloomFilter`` grows x4 by default (``mode=LARGE_SET_GROWTH``) and names it ``scale``;
+  ``filters`` lists its stages that hold keys (read-only views); a union of another mode, initial
+  capacity or rate is ``ValueError`` with pybloom-live's message, and two that both grew unite.
 
 Everything else is the C++ kind's (``BlockedFilter``, ``ScalableFilter``): their keys, batches,
 files and options. The differences that remain are listed in the README's Python section.
@@ -24,11 +26,36 @@ _AT_CAPACITY = "BloomFilter is at capacity"
 _CHUNK = 1 << 16
 
 
-class BloomFilter(BlockedFilter):
+class _LoadsAsThisClass:
+    """``load``, ``frombytes`` and ``fromfile`` of the C++ kind (the class's ``_cpp_kind``),
+    answering the filter as this class (``_from_native``), as pybloom-live's answer its own."""
+
+    @classmethod
+    def load(cls, path, **options):
+        """The C++ kind's ``load``, as this class (a ``BloomFilter``'s ``count`` is estimated from
+        the bits: see ``fromfile``)."""
+        return cls._from_native(cls._cpp_kind.load(path, **options))
+
+    @classmethod
+    def frombytes(cls, data, **options):
+        """The C++ kind's ``frombytes``, as this class (see ``fromfile``)."""
+        return cls._from_native(cls._cpp_kind.frombytes(data, **options))
+
+    @classmethod
+    def fromfile(cls, f, n=-1):
+        """The C++ kind's ``fromfile``, as this class. The file keeps neither a ``BloomFilter``'s
+        ``count`` nor the rate asked for: ``count`` is the keys estimated from the bits (at most
+        ``capacity``) and ``error_rate`` the predicted one."""
+        return cls._from_native(cls._cpp_kind.fromfile(f, n))
+
+
+class BloomFilter(_LoadsAsThisClass, BlockedFilter):
     """pybloom-live's fixed-capacity filter: a ``BlockedFilter`` that refuses key ``capacity + 1``.
 
     ``BloomFilter(capacity, error_rate=0.001, **options)``; options as ``BlockedFilter``'s.
     """
+
+    _cpp_kind = BlockedFilter
 
     def __init__(self, capacity, error_rate=0.001, **options):
         # pybloom-live's checks and messages, before pybind11 turns a negative int into TypeError.
@@ -155,23 +182,6 @@ class BloomFilter(BlockedFilter):
         result._error_rate = BlockedFilter.error_rate.__get__(native)
         return result
 
-    @classmethod
-    def load(cls, path, **options):
-        """``BlockedFilter.load``; ``count`` is estimated from the bits (see ``fromfile``)."""
-        return cls._from_native(BlockedFilter.load(path, **options))
-
-    @classmethod
-    def frombytes(cls, data, **options):
-        """``BlockedFilter.frombytes``; ``count`` is estimated from the bits (see ``fromfile``)."""
-        return cls._from_native(BlockedFilter.frombytes(data, **options))
-
-    @classmethod
-    def fromfile(cls, f, n=-1):
-        """``BlockedFilter.fromfile``. The file keeps neither ``count`` nor the rate asked for:
-        ``count`` is the keys estimated from the bits (at most ``capacity``) and ``error_rate`` the
-        predicted one."""
-        return cls._from_native(BlockedFilter.fromfile(f, n))
-
     def __repr__(self):
         return (f"<bloomery.BloomFilter capacity={self.capacity} error_rate={self._error_rate} "
                 f"count={self.count}>")
@@ -205,12 +215,14 @@ def _pieces(keys):
     return take_list
 
 
-class ScalableBloomFilter(ScalableFilter):
+class ScalableBloomFilter(_LoadsAsThisClass, ScalableFilter):
     """pybloom-live's growing filter: a ``ScalableFilter`` that grows x4 by default.
 
     ``ScalableBloomFilter(initial_capacity=100, error_rate=0.001, mode=LARGE_SET_GROWTH,
     **options)``; options as ``ScalableFilter``'s.
     """
+
+    _cpp_kind = ScalableFilter
 
     def __init__(self, initial_capacity=100, error_rate=0.001,
                  mode=ScalableFilter.LARGE_SET_GROWTH, **options):
@@ -220,3 +232,66 @@ class ScalableBloomFilter(ScalableFilter):
     def scale(self):
         """The growth factor (pybloom-live's name for ``mode``)."""
         return self.mode
+
+    @property
+    def filters(self):
+        """pybloom-live's list of the chain's filters, oldest first: a read-only view of each stage
+        that holds keys (pybloom-live makes its first filter at the first add, so a new filter
+        lists none). Each has ``capacity``, ``count`` (= ``len()``), ``error_rate`` (its share of
+        the chain's), ``num_bits`` and ``num_slices`` (its hashes); keys go in through this
+        filter."""
+        stages = (_Stage(*self._stage(i)) for i in range(self.stages))
+        return [stage for stage in stages if stage.count]
+
+    def union(self, other):
+        """A new filter of the keys of either (``|``). Stages are ORed where the union fits them and
+        kept side by side where it does not, so two filters that both grew unite; the bound the
+        result keeps is its ``planned_error_rate``. ValueError, with pybloom-live's message, for
+        another mode, initial capacity or error rate."""
+        if isinstance(other, ScalableFilter) and (self.mode != other.mode
+                                                  or self.initial_capacity != other.initial_capacity
+                                                  or self.error_rate != other.error_rate):
+            raise ValueError("Unioning two scalable bloom filters requires both filters to have "
+                             "both the same mode, initial capacity and error rate")
+        return self._from_native(ScalableFilter.union(self, other))
+
+    def __or__(self, other):
+        return self.union(other)
+
+    def copy(self):
+        """An independent copy."""
+        return self._from_native(ScalableFilter.copy(self))
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    @classmethod
+    def _from_native(cls, native):
+        # The C++ calls answer ScalableFilters: the same chain, as this class (pybloom-live's
+        # union, copy and fromfile answer its own class, which users go on calling filters on).
+        result = cls.__new__(cls)
+        ScalableFilter.__setstate__(result, ScalableFilter.__getstate__(native))
+        return result
+
+
+class _Stage:
+    """One stage of a ScalableBloomFilter as pybloom-live's ``filters`` lists it (read-only)."""
+
+    __slots__ = ("capacity", "count", "num_bits", "num_slices", "error_rate")
+
+    def __init__(self, capacity, count, num_bits, num_slices, error_rate):
+        self.capacity = capacity
+        self.count = count
+        self.num_bits = num_bits
+        self.num_slices = num_slices
+        self.error_rate = error_rate
+
+    def __len__(self):
+        return self.count
+
+    def __repr__(self):
+        return (f"<bloomery stage capacity={self.capacity} count={self.count} "
+                f"error_rate={self.error_rate:g}>")

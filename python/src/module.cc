@@ -224,6 +224,27 @@ void BindModule(py::module_& m) {
           "capacity", [](Scalable& self) { return self.filter().capacity(); },
           "Keys the allocated stages are planned for.")
       .def_property_readonly("error_rate", [](Scalable& self) { return self.filter().fpr(); })
+      .def_property_readonly(
+          "planned_error_rate",
+          [](Scalable& self) {
+            return self.Exclusive([](ScalableFilter& f) { return f.planned_fpr(); });
+          },
+          "The bound the chain promises on its FPR, however far it grows: error_rate, plus the "
+          "share of each stage a union kept beside another of its level.")
+      .def(
+          "_stage",
+          [](Scalable& self, uint32_t i) {
+            return self.Exclusive([i](ScalableFilter& f) {
+              if (i >= f.stage_count()) throw py::index_error("stage index out of range");
+              const BlockedFilter& stage = f.stage(i);
+              return py::make_tuple(stage.plan().capacity, f.stage_keys(i), stage.bits(),
+                                    stage.hashes(),
+                                    ScalableFilter::StageFpr(f.options(), f.stage_level(i)));
+            });
+          },
+          py::arg("i"),
+          "(capacity, keys, bits, hashes, its share of the error rate) of stage i, oldest first "
+          "(pybloom.py's filters).")
       .def_property_readonly("mode", [](Scalable& self) { return self.filter().options().growth; })
       .def_property_readonly("stages", [](Scalable& self) { return self.filter().stage_count(); })
       .def_property_readonly("full", [](Scalable& self) { return self.filter().full(); })

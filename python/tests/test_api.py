@@ -275,6 +275,35 @@ def test_union_and_intersection(kind):
                                  {"capacity": 77})))
 
 
+@pytest.mark.parametrize("cls", [bloomery.ScalableFilter, bloomery.ScalableBloomFilter])
+def test_scalable_union_of_workers_that_both_grew(cls):
+    # Issue 28 item 6: per-worker filters that each grew past their first stage unite (stages
+    # ORed where the union fits, kept side by side where it does not), with the bound they keep.
+    a, b = cls(100, 0.01), cls(100, 0.01)
+    a.update(urls("a", 3_000))
+    b.update(urls("b", 2_000))
+    assert a.stages > 2 and b.stages > 2
+    assert a.planned_error_rate == 0.01
+    both = urls("a", 3_000) + urls("b", 2_000)
+    absent = urls("absent", 200_000)
+    for u in (a | b, a.union(b), b.union(a)):
+        assert u.contains_many(both).all()
+        assert u.stages > max(a.stages, b.stages)
+        assert u.error_rate == 0.01  # the rate asked for
+        assert 0.01 < u.planned_error_rate < 0.02  # what the kept stages add
+        hits = int(u.contains_many(absent).sum())
+        assert hits / len(absent) <= u.planned_error_rate
+        assert within_binomial_bound(hits, len(absent), u.estimated_fpr())
+    u = a | b
+    a |= b
+    assert a.contains_many(both).all() and a.tobytes() == u.tobytes()
+    a.update(urls("later", 10_000))
+    assert a.contains_many(both + urls("later", 10_000)).all()
+    again = pickle.loads(pickle.dumps(a))
+    assert again.stages == a.stages and again.planned_error_rate == a.planned_error_rate
+    assert again.contains_many(both + urls("later", 10_000)).all()
+
+
 def test_pickle_copy_and_bytes_round_trip(kind):
     f = KINDS[kind]()
     keys = urls("pickle", 2_000)
@@ -1013,6 +1042,51 @@ def test_scalable_bloomfilter_grows_x4_by_default_and_names_it_scale():
     s.update(range(50))  # 10 + 40: two stages x4, three x2
     assert s.stages == 2 and s.capacity == 50
     assert isinstance(s, bloomery.ScalableFilter) and all(i in s for i in range(50))
+
+
+def test_scalable_bloomfilter_lists_its_filters_like_pybloom():
+    s = bloomery.ScalableBloomFilter(initial_capacity=10, error_rate=0.01)
+    assert s.filters == []  # pybloom-live makes its first filter at the first add
+    s.add("first")
+    assert [(f.capacity, f.count, len(f)) for f in s.filters] == [(10, 1, 1)]
+    s.update(range(100))  # 10 + 40 + 160
+    assert [f.capacity for f in s.filters] == [10, 40, 160]
+    assert sum(f.count for f in s.filters) == len(s) > 95  # 101 less false positives
+    assert s.capacity == sum(f.capacity for f in s.filters)
+    assert [f.count for f in s.filters][:2] == [10, 40]
+    shares = [f.error_rate for f in s.filters]
+    assert shares == sorted(shares, reverse=True) and sum(shares) < s.error_rate
+    assert all(f.num_bits % 512 == 0 and f.num_slices > 0 for f in s.filters)
+    s.clear()
+    assert s.filters == []
+
+
+def test_scalable_bloomfilter_union_like_pybloom():
+    a = bloomery.ScalableBloomFilter(10, 0.01, mode=bloomery.ScalableBloomFilter.SMALL_SET_GROWTH)
+    b = bloomery.ScalableBloomFilter(10, 0.01, mode=bloomery.ScalableBloomFilter.SMALL_SET_GROWTH)
+    a.update(range(50))
+    b.update(range(50, 100))
+    for u in (a | b, a.union(b)):  # both grew past their first stage: refused before
+        assert type(u) is bloomery.ScalableBloomFilter and u.scale == 2
+        assert all(i in u for i in range(100))
+        assert len(u.filters) > len(a.filters)
+    # Copies and loads are of pybloom's class too, with its filters.
+    buffer = io.BytesIO()
+    a.tofile(buffer)
+    buffer.seek(0)
+    for c in (a.copy(), copy.copy(a), copy.deepcopy(a), pickle.loads(pickle.dumps(a)),
+              bloomery.ScalableBloomFilter.fromfile(buffer),
+              bloomery.ScalableBloomFilter.frombytes(a.tobytes())):
+        assert type(c) is bloomery.ScalableBloomFilter
+        assert [(f.capacity, f.count) for f in c.filters] == [(f.capacity, f.count)
+                                                               for f in a.filters]
+    for other in (bloomery.ScalableBloomFilter(20, 0.01, mode=2),
+                  bloomery.ScalableBloomFilter(10, 0.001, mode=2),
+                  bloomery.ScalableBloomFilter(10, 0.01, mode=4)):
+        with pytest.raises(ValueError, match="same mode, initial capacity and error rate"):
+            a.union(other)
+        with pytest.raises(ValueError, match="same mode, initial capacity and error rate"):
+            a | other
 
 
 def test_bloomfilter_union_of_another_capacity_or_rate_says_so_like_pybloom():
