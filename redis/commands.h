@@ -89,6 +89,16 @@ struct CommandSpec {
 inline constexpr uint64_t kReader = api::kKeyRO | api::kKeyAccess;
 inline constexpr uint64_t kAdder = api::kKeyRW | api::kKeyInsert;
 
+// The rows most commands are: a write that may add to its first key (it allocates, so deny-oom),
+// or a read of its first key ("fast" unless it reads the whole filter).
+constexpr CommandSpec AddingCommand(const char* name, api::CommandFunc function) {
+  return {name, function, "write deny-oom", {{1, 0, kAdder}}, "write"};
+}
+constexpr CommandSpec ReadingCommand(const char* name, api::CommandFunc function, bool fast) {
+  return fast ? CommandSpec{name, function, "readonly fast", {{1, 0, kReader}}, "read fast"}
+              : CommandSpec{name, function, "readonly", {{1, 0, kReader}}, "read"};
+}
+
 // A filter's image for rdb_save and aof_rewrite: a full copy of the filter (SaveToBytes), whose
 // allocation can fail. std::bad_alloc must not unwind into the server's C frames (it would end in
 // std::terminate), so it becomes a status here.

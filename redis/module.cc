@@ -852,24 +852,16 @@ int ParseModuleArgs(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
 }
 
 constexpr CommandSpec kCommands[] = {
-    {"bf.reserve", Guarded<ReserveCommand>, "write deny-oom", {{1, 0, kAdder}}, "write"},
-    {"bf.add", Guarded<AddCommand>, "write deny-oom", {{1, 0, kAdder}}, "write"},
-    {"bf.madd", Guarded<MaddCommand>, "write deny-oom", {{1, 0, kAdder}}, "write"},
-    {"bf.insert", Guarded<InsertCommand>, "write deny-oom", {{1, 0, kAdder}}, "write"},
-    {"bf.exists",
-     Guarded<LookupCommand<Lookup, false>>,
-     "readonly fast",
-     {{1, 0, kReader}},
-     "read fast"},
-    {"bf.mexists",
-     Guarded<LookupCommand<Lookup, true>>,
-     "readonly fast",
-     {{1, 0, kReader}},
-     "read fast"},
-    {"bf.card", Guarded<CardCommand>, "readonly fast", {{1, 0, kReader}}, "read fast"},
+    AddingCommand("bf.reserve", Guarded<ReserveCommand>),
+    AddingCommand("bf.add", Guarded<AddCommand>),
+    AddingCommand("bf.madd", Guarded<MaddCommand>),
+    AddingCommand("bf.insert", Guarded<InsertCommand>),
+    ReadingCommand("bf.exists", Guarded<LookupCommand<Lookup, false>>, /*fast=*/true),
+    ReadingCommand("bf.mexists", Guarded<LookupCommand<Lookup, true>>, /*fast=*/true),
+    ReadingCommand("bf.card", Guarded<CardCommand>, /*fast=*/true),
     // Not "fast": the estimated FPR reads every bit.
-    {"bf.info", Guarded<InfoCommand>, "readonly", {{1, 0, kReader}}, "read"},
-    {"bf.debug", Guarded<DebugCommand>, "readonly", {{1, 0, kReader}}, "read"},
+    ReadingCommand("bf.info", Guarded<InfoCommand>, /*fast=*/false),
+    ReadingCommand("bf.debug", Guarded<DebugCommand>, /*fast=*/false),
     // deny-oom: its first call copies the whole filter (BloomValue::dump). That copy is a cache
     // of the value, never seen by another command, replicated or saved: a read, not a write.
     {"bf.scandump", Guarded<ScanDumpCommand>, "readonly deny-oom", {{1, 0, kReader}}, "read"},

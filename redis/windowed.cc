@@ -433,22 +433,14 @@ void* Copy(RedisModuleString*, RedisModuleString*, const void* opaque) {
 }
 
 constexpr CommandSpec kCommands[] = {
-    {"bfw.reserve", Guarded<ClientWrite<Reserve>>, "write deny-oom", {{1, 0, kAdder}}, "write"},
-    {"bfw.add", Guarded<ClientWrite<Add>>, "write deny-oom", {{1, 0, kAdder}}, "write"},
-    {"bfw.madd", Guarded<ClientWrite<Madd>>, "write deny-oom", {{1, 0, kAdder}}, "write"},
-    {"bfw.insert", Guarded<ClientWrite<Insert>>, "write deny-oom", {{1, 0, kAdder}}, "write"},
-    {"bfw.exists",
-     Guarded<LookupCommand<Lookup, false>>,
-     "readonly fast",
-     {{1, 0, kReader}},
-     "read fast"},
-    {"bfw.mexists",
-     Guarded<LookupCommand<Lookup, true>>,
-     "readonly fast",
-     {{1, 0, kReader}},
-     "read fast"},
+    AddingCommand("bfw.reserve", Guarded<ClientWrite<Reserve>>),
+    AddingCommand("bfw.add", Guarded<ClientWrite<Add>>),
+    AddingCommand("bfw.madd", Guarded<ClientWrite<Madd>>),
+    AddingCommand("bfw.insert", Guarded<ClientWrite<Insert>>),
+    ReadingCommand("bfw.exists", Guarded<LookupCommand<Lookup, false>>, /*fast=*/true),
+    ReadingCommand("bfw.mexists", Guarded<LookupCommand<Lookup, true>>, /*fast=*/true),
     // Not "fast": the estimated count and FPR read every bit.
-    {"bfw.info", Guarded<InfoCommand>, "readonly", {{1, 0, kReader}}, "read"},
+    ReadingCommand("bfw.info", Guarded<InfoCommand>, /*fast=*/false),
     // BFW.AT ms command key ...: the key is argv[3]. BFW.IMAGE replaces the key.
     {"bfw.at",
      Guarded<AtCommand>,
