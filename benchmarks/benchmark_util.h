@@ -138,14 +138,18 @@ inline void FillSequential(uint64_t first, std::span<uint64_t> out) {
   for (size_t i = 0; i < out.size(); ++i) out[i] = first + i;
 }
 
-// A filter for n keys holding keys 0 .. n-1, built once (per integer hash and concurrency mode);
-// single-writer unless `concurrent`.
+// A filter for n keys holding keys 0 .. n-1, built once (per integer hash, concurrency mode and
+// layout); single-writer unless `concurrent`.
 inline const BlockedFilter& FilledFilter(uint64_t n, IntegerHash integers = IntegerHash::kXxh3,
-                                         bool concurrent = false) {
+                                         bool concurrent = false,
+                                         Layout layout = Layout::kBlocked) {
   const uint64_t id = n | (integers == IntegerHash::kMix ? uint64_t{1} << 63 : 0) |
-                      (concurrent ? uint64_t{1} << 62 : 0);
-  return Cached<BlockedFilter>(id, [n, integers, concurrent] {
-    BlockedFilter filter = ValueOrDie(BlockedFilter::Create(OptionsFor(n, concurrent, integers)));
+                      (concurrent ? uint64_t{1} << 62 : 0) |
+                      uint64_t{static_cast<uint8_t>(layout)} << 56;
+  return Cached<BlockedFilter>(id, [n, integers, concurrent, layout] {
+    FilterOptions options = OptionsFor(n, concurrent, integers);
+    options.layout = layout;
+    BlockedFilter filter = ValueOrDie(BlockedFilter::Create(options));
     std::vector<uint64_t> keys(kChunk);
     for (uint64_t first = 0; first < n; first += kChunk) {
       FillSequential(first, keys);

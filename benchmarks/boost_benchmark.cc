@@ -9,6 +9,7 @@
 // Each Boost filter gets the same memory footing as ours: its array is 2 MiB-aligned, advised for
 // transparent huge pages and faulted in before it is measured (HugePageAllocator,
 // benchmark_util.h), so neither side pays TLB misses the other does not.
+#include <boost/bloom/block.hpp>
 #include <boost/bloom/fast_multiblock32.hpp>
 #include <boost/bloom/fast_multiblock64.hpp>
 #include <boost/bloom/filter.hpp>
@@ -30,6 +31,11 @@ using BoostFilter = boost::bloom::filter<Key, 1, Subfilter, kStride, boost::hash
 using Fast32 = boost::bloom::fast_multiblock32<7>;
 using Fast64 = boost::bloom::fast_multiblock64<6>;
 using Multi64 = boost::bloom::multiblock<uint64_t, 6>;
+// The shapes of our layouts (layout_benchmark.cc), K = our planner's k at 10 bits/key: word64
+// (k = 5) against block<uint64_t, 5>, block256 (k = 6) against fast_multiblock32<6>; the line
+// (k = 6) against Fast64 and Multi64 above.
+using Block64 = boost::bloom::block<uint64_t, 5>;
+using Fast32k6 = boost::bloom::fast_multiblock32<6>;
 
 template <typename Subfilter, size_t kStride, typename Key = uint64_t>
 BoostFilter<Key, Subfilter, kStride> MakeBoost(uint64_t n) {
@@ -155,6 +161,13 @@ void RegisterConfig(const std::string& name, int64_t n) {
 }
 
 void Register() {
+  // The layouts' peers at layout_benchmark.cc's sizes (2^20 is in kSizes too).
+  for (int64_t n : {int64_t{1} << 20, int64_t{1} << 26}) {
+    RegisterConfig<Block64, 0>("block<uint64_t,5>", n);
+    RegisterConfig<Fast32k6, 0>("fast_multiblock32<6>", n);
+  }
+  RegisterConfig<Fast64, 0>("fast_multiblock64<6>", int64_t{1} << 26);
+  RegisterConfig<Multi64, 1>("multiblock<uint64_t,6>,stride1", int64_t{1} << 26);
   for (int64_t n : kSizes) {
     RegisterConfig<Fast32, 0>("fast_multiblock32<7>", n);
     RegisterConfig<Fast64, 0>("fast_multiblock64<6>", n);

@@ -1,7 +1,7 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// ops_fuzzer: the differential fuzzer for the SIMD kernels. The input chooses a filter (k, size,
-// concurrency mode, integer hash) and a sequence of operations (single and batch inserts and
+// ops_fuzzer: the differential fuzzer for the SIMD kernels. The input chooses a filter (layout, k,
+// size, concurrency mode, integer hash) and a sequence of operations (single and batch inserts and
 // lookups of string, integer and pre-hashed keys, of any batch length); the same sequence runs once
 // per SIMD target this CPU supports, and every answer and the final filter bytes must equal those
 // of the scalar reference. Any difference aborts.
@@ -45,9 +45,15 @@ class Reader {
 std::vector<uint8_t> Run(const uint8_t* data, size_t size) {
   Reader in(data, size);
   bloomery::FilterOptions options;
-  options.hashes = 1 + in.Byte() % 16;
-  options.bits = (1 + in.Byte() % 64 + (in.Byte() % 4 == 0 ? 997 : 0)) * bloomery::kBlockBits;
+  const uint8_t probes = in.Byte();
+  const uint8_t blocks = in.Byte();
+  const uint8_t big = in.Byte();
   const uint8_t mode = in.Byte();
+  // Mode bits 2-3: the line (0 or 3), block256 (1) or word64 (2).
+  const bloomery::BlockShape& shape = bloomery::kBlockShapes[(mode >> 2 & 3) % 3];
+  options.layout = shape.layout;
+  options.hashes = 1 + probes % shape.max_hashes;
+  options.bits = (1 + blocks % 64 + (big % 4 == 0 ? 997 : 0)) * shape.block_bits;
   options.memory.concurrent = mode % 2 == 1;
   options.hashing.integer_hash =
       mode & 2 ? bloomery::IntegerHash::kMix : bloomery::IntegerHash::kXxh3;

@@ -83,6 +83,13 @@ absl::StatusOr<typename F::Options> OptionsOf(const AnyOptions& any) {
       BLOOMERY_TAKE(tightening, any.tightening),
       BLOOMERY_TAKE(max_stages, any.max_stages),
       BLOOMERY_TAKE(scaling, any.scaling),
+      // Only the kinds that tell a layout take one: ClassicFilter's options share BlockedFilter's
+      // struct, but a classic filter is always partitioned.
+      Take(
+          o, kind, "layout", any.layout,
+          [](auto& x, Layout v) -> decltype(void(x.layout = v)) requires requires(const F& f) {
+            f.layout();
+          } { x.layout = v; }),
       BLOOMERY_TAKE(window, any.window),
       BLOOMERY_TAKE(generations, any.generations),
       BLOOMERY_TAKE(refresh, any.refresh),
@@ -152,6 +159,18 @@ absl::Status AnyFilter::UnionWith(const AnyFilter& other) {
   }
   return Visit(
       [&](auto& f) { return f.UnionWith(std::get<std::decay_t<decltype(f)>>(other.filter_)); });
+}
+
+Layout AnyFilter::layout() const noexcept {
+  return Visit([](const auto& f) -> Layout {
+    if constexpr (requires { f.layout(); }) {
+      return f.layout();
+    } else if constexpr (requires { f.plan().layout; }) {
+      return f.plan().layout;
+    } else {
+      return Layout::kLine512;
+    }
+  });
 }
 
 uint32_t AnyFilter::stage_count() const noexcept {

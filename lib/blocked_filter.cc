@@ -8,12 +8,15 @@
 #include <limits>
 #include <utility>
 
+#include "absl/strings/str_format.h"
 #include "internal/batch_pipeline.h"
+#include "internal/block256_layout.h"
 #include "internal/block_layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/line_ops.h"
 #include "internal/persistence.h"
 #include "internal/storage.h"
+#include "internal/word64_layout.h"
 #include "simd/block_kernels.h"
 
 namespace bloomery {
@@ -25,13 +28,12 @@ using internal::kWordsPerBlock;
 using internal::LineOf;
 using internal::LoadRelaxed;
 using internal::Pipeline;
-using internal::PrefetchLine;
 
 }  // namespace
 
 absl::StatusOr<BlockedFilter> BlockedFilter::Create(const FilterOptions& options) {
   return internal::CreateArrayFilter(
-      PlanFilter(options, Layout::kBlocked), options, [&](FilterMemory memory, const Plan& plan) {
+      PlanFilter(options, options.layout), options, [&](FilterMemory memory, const Plan& plan) {
         return BlockedFilter(std::move(memory), plan, options.hasher(), options.memory.concurrent);
       });
 }
@@ -41,49 +43,71 @@ BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHas
     : BitArray(std::move(memory), plan, hasher, concurrent),
       blocks_(plan.blocks()),
       hashes_(plan.hashes),
+      block_shift_(
+          static_cast<uint32_t>(std::countr_zero(FindBlockShape(plan.layout)->block_bits / 64))),
+      shape_(simd::ShapeIndex(plan.layout)),
       inline_test_(plan.hashes <= 8 ? &blocked_line::kUnusedProbes[plan.hashes] : nullptr),
-      inline_set_(concurrent ? nullptr : inline_test_) {}
+      inline_set_(concurrent && plan.layout != Layout::kWord64 ? nullptr : inline_test_) {}
 
+uint64_t* BlockedFilter::block(const KeyHash& hash) const noexcept {
+  return block_at(BlockIndex(hash, blocks_));
+}
+
+// The layout's kernels are chosen by index (shape_), with no branch on the layout.
 bool BlockedFilter::InsertOutOfLine(KeyHash hash) noexcept {
-  return simd::ActiveKernels().set_line(line(BlockIndex(hash, blocks_)), hash, hashes_,
-                                        concurrent_);
+  return simd::ActiveKernels().shapes[shape_].set_block(block(hash), hash, hashes_, concurrent_);
 }
 
 bool BlockedFilter::MayContainOutOfLine(KeyHash hash) const noexcept {
-  return simd::ActiveKernels().test_line(line(BlockIndex(hash, blocks_)), hash, hashes_,
-                                         concurrent_);
+  return simd::ActiveKernels().shapes[shape_].test_block(block(hash), hash, hashes_, concurrent_);
 }
 
 template <bool kWrite, typename Key, typename Kernel>
 size_t BlockedFilter::RunKernel(std::span<const Key> keys, std::span<bool> results,
                                 Kernel kernel) const noexcept {
   size_t count = 0;
-  Pipeline(keys, results, hasher_, LineOf{blocks_}, PrefetchLine<kWrite>{words_},
-           [&](const Batch<uint64_t>& batch, bool* out, const Batch<uint64_t>* next) {
-             count += kernel(words_, batch.where, batch.hashes, batch.size, hashes_, concurrent_,
-                             out, next ? next->where : nullptr, next ? next->size : 0);
-           });
+  Pipeline(
+      keys, results, hasher_, LineOf{blocks_},
+      [&](const KeyHash& /*hash*/, uint64_t block) {
+        __builtin_prefetch(words_ + (block << block_shift_), kWrite ? 1 : 0, 3);
+      },
+      [&](const Batch<uint64_t>& batch, bool* out, const Batch<uint64_t>* next) {
+        count += kernel(words_, batch.where, batch.hashes, batch.size, hashes_, concurrent_, out,
+                        next ? next->where : nullptr, next ? next->size : 0);
+      });
   return count;
 }
 
 template <FilterKey Key>
 size_t BlockedFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept {
-  return RunKernel<true>(keys, was_new, simd::ActiveKernels().set_lines);
+  return RunKernel<true>(keys, was_new, simd::ActiveKernels().shapes[shape_].set_blocks);
 }
 
 template <FilterKey Key>
 size_t BlockedFilter::LookupKeys(std::span<const Key> keys,
                                  std::span<bool> results) const noexcept {
-  return RunKernel<false>(keys, results, simd::ActiveKernels().test_lines);
+  return RunKernel<false>(keys, results, simd::ActiveKernels().shapes[shape_].test_blocks);
 }
 
 BLOOMERY_INSTANTIATE_BATCH_FORMS(BlockedFilter)
 
+absl::Status BlockedFilter::CheckSameLayout(const BlockedFilter& other) const {
+  if (layout() == other.layout()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrFormat("filters have different layouts (%s and %s): a key's bits are not in the "
+                      "same places",
+                      LayoutName(layout()), LayoutName(other.layout())));
+}
+
 absl::Status BlockedFilter::CheckCompatible(const BlockedFilter& other) const {
+  if (absl::Status s = CheckSameLayout(other); !s.ok()) return s;
   return CheckSameBits(other);
 }
 
-absl::Status BlockedFilter::UnionWith(const BlockedFilter& other) { return UniteBits(other); }
+absl::Status BlockedFilter::UnionWith(const BlockedFilter& other) {
+  if (absl::Status s = CheckSameLayout(other); !s.ok()) return s;
+  return UniteBits(other);
+}
 
 absl::Status BlockedFilter::IntersectWith(const BlockedFilter& other) {
   if (absl::Status s = CheckCompatible(other); !s.ok()) return s;
@@ -93,14 +117,28 @@ absl::Status BlockedFilter::IntersectWith(const BlockedFilter& other) {
 
 double BlockedFilter::EstimatedFpr() const noexcept {
   double total = 0;
-  for (uint64_t b = 0; b < blocks_; ++b) total += internal::LineFpr(line(b), hashes_);
+  const uint64_t* const words = words_;
+  for (uint64_t b = 0; b < blocks_; ++b) {
+    const uint64_t* at = words + (b << block_shift_);
+    switch (plan_.layout) {
+      case Layout::kWord64:
+        total += internal::Word64Fpr(at, hashes_);
+        break;
+      case Layout::kBlock256:
+        total += internal::Block256Fpr(at, hashes_);
+        break;
+      default:
+        total += internal::LineFpr(at, hashes_);
+    }
+  }
   return blocks_ ? total / static_cast<double>(blocks_) : 0.0;
 }
 
 // Persistence (lib/internal/persistence.h): a one-stage file of kind "blocked" (docs/FORMAT.md).
 
 internal::KindFormat BlockedFilter::FileFormat() noexcept {
-  return {.check = &internal::CheckLayoutHeader<kLayout>};
+  // The header's layout field picks the shape (PlanFromHeader).
+  return {.layouts = true, .check = &internal::CheckLayoutHeader<kLayout>};
 }
 
 template class Persistent<BlockedFilter>;

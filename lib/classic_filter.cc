@@ -80,6 +80,12 @@ size_t ProbeKeys(std::span<const Key> keys, std::span<bool> answers, const KeyHa
 }  // namespace
 
 absl::StatusOr<ClassicFilter> ClassicFilter::Create(const FilterOptions& options) {
+  // FilterOptions::layout shapes BlockedFilter; a classic filter is partitioned.
+  if (options.layout != FilterOptions{}.layout) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("a classic filter is partitioned: layout %s is for blocked filters",
+                        LayoutName(options.layout)));
+  }
   return internal::CreateArrayFilter(
       PlanFilter(options, Layout::kPartitioned), options,
       [&](FilterMemory memory, const Plan& plan) {

@@ -32,7 +32,7 @@ namespace {
 constexpr char kMagic[8] = {'B', 'L', 'O', 'O', 'M', 'E', 'R', 'Y'};
 constexpr uint64_t kHeaderChecksumOffset = 248;
 constexpr uint64_t kPayloadChecksumOffset = 240;
-constexpr uint64_t kReservedBegin = 128;
+constexpr uint64_t kReservedBegin = 132;
 constexpr uint32_t kMinChunkShift = 12;
 constexpr uint32_t kMaxChunkShift = 30;
 
@@ -57,6 +57,7 @@ enum Offset : uint64_t {
   kParam1 = 104,
   kParam2 = 112,
   kParam3 = 120,
+  kLayout = 128,
 };
 
 // The fixed header's fields stored as they are, one list for the reader and the writer.
@@ -65,7 +66,8 @@ constexpr std::pair<uint64_t, uint32_t FileHeader::*> kFields32[] = {
     {kHashId, &FileHeader::hash_id},
     {kHashes, &FileHeader::hashes},
     {kCounterBits, &FileHeader::counter_bits},
-    {kChunkShift, &FileHeader::chunk_shift}};
+    {kChunkShift, &FileHeader::chunk_shift},
+    {kLayout, &FileHeader::layout}};
 constexpr std::pair<uint64_t, uint64_t FileHeader::*> kFields64[] = {
     {kSeed, &FileHeader::seed},
     {kBits, &FileHeader::bits},
@@ -197,11 +199,15 @@ FileHeader SingleStageHeader(FilterKind kind, const Plan& plan, const KeyHasher&
   header.bits = plan.bits;
   header.capacity = plan.capacity;
   header.fpr = plan.expected_fpr;
+  if (const BlockShape* shape = FindBlockShape(plan.layout)) header.layout = shape->file_code;
   header.stages.push_back({plan.bits, plan.hashes, plan.capacity, 0});
   return header;
 }
 
 absl::StatusOr<Plan> PlanFromHeader(const FileHeader& header, Layout layout) {
+  // A blocked kind's shape is the header's layout field (0, the line, in every file written
+  // before layouts; the validator has refused unknown codes and codes where the row has none).
+  if (layout == Layout::kLine512) layout = FindBlockShapeByFileCode(header.layout)->layout;
   absl::StatusOr<Plan> plan = PlanForSize(header.bits, header.hashes, header.capacity, layout);
   if (!plan.ok() || plan->bits != header.bits) {
     return Corrupt(absl::StrFormat("bits %d with %d hashes is not a valid %s geometry", header.bits,
@@ -283,6 +289,13 @@ absl::StatusOr<FixedHeader> ReadFixed(const ByteSource& source) {
           absl::StrFormat("param%d is set, but a %s filter does not use it", i, row->name));
     }
   }
+  if (FindBlockShapeByFileCode(h.layout) == nullptr) {
+    return Corrupt(absl::StrFormat("unknown layout %d", h.layout));
+  }
+  if (h.layout != 0 && !row->layouts) {
+    return Corrupt(
+        absl::StrFormat("layout %d set, but a %s filter has one layout", h.layout, row->name));
+  }
   for (uint64_t i = kReservedBegin; i < kPayloadChecksumOffset; ++i) {
     if (p[i] != 0) return Corrupt("reserved header bytes are not zero");
   }
@@ -314,7 +327,10 @@ absl::Status CheckStages(std::span<const uint8_t> table, const KindRow& row, Fil
     if (!row.stage_tags && s.tag != 0) return Corrupt("reserved stage bytes are not zero");
     if (s.bits == 0 || s.bits > kMaxBits * 8) return Corrupt("stage bits out of range");
     if (s.hashes < kMinHashes || s.hashes > kMaxHashes) return Corrupt("stage hashes out of range");
-    if (s.bits % (row.stage_bits_unit != 0 ? row.stage_bits_unit : s.hashes) != 0) {
+    const uint64_t unit = row.layouts ? FindBlockShapeByFileCode(h.layout)->block_bits
+                          : row.stage_bits_unit != 0 ? row.stage_bits_unit
+                                                     : s.hashes;
+    if (s.bits % unit != 0) {
       return Corrupt("stage bits do not fit the filter's layout");
     }
     if (s.insert_count > s.capacity) {

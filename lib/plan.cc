@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "internal/memory_limit.h"
 #include "internal/sliced_fpr.h"
 
 namespace bloomery {
@@ -14,37 +16,44 @@ namespace {
 
 // The one sliced-layout model behind every kind's sizing. A key's k probes land in k distinct
 // slices, one cell (a bit, or a counter of `cell_bits`) in each. Blocked and counting filters
-// slice each 512-bit line into SlicesPerBlock(k) slices of kBlockBits / slices / cell_bits cells
-// and use k consecutive slices from a hash-chosen start: the exact sliced formula
-// (internal/sliced_fpr.h). A partitioned filter is one "line" of exactly k slices spanning the
-// array, whose FPR has the closed form PartitionedFpr. The planner sizes in whole units: a line,
-// or (partitioned) one more cell in each of the k slices.
+// slice each block (layout.h: a 512-bit line, a 256-bit block or a 64-bit word) into
+// SlicesOf(layout, k) slices of block_bits / slices / cell_bits cells and use k consecutive slices
+// from a hash-chosen start: the exact sliced formula (internal/sliced_fpr.h). A partitioned filter
+// is one "line" of exactly k slices spanning the array, whose FPR has the closed form
+// PartitionedFpr. The planner sizes in whole units: a block, or (partitioned) one more cell in
+// each of the k slices.
 struct SlicedModel {
   Layout layout = Layout::kBlocked;
   uint32_t cell_bits = 1;
 
+  [[nodiscard]] uint32_t block_bits() const {
+    const BlockShape* shape = FindBlockShape(layout);
+    return shape != nullptr ? shape->block_bits : kBlockBits;
+  }
   [[nodiscard]] uint32_t max_hashes() const {
-    return cell_bits == 1 ? kMaxHashes : kMaxCountingHashes;
+    if (cell_bits != 1) return kMaxCountingHashes;
+    const BlockShape* shape = FindBlockShape(layout);
+    return shape != nullptr ? shape->max_hashes : kMaxHashes;
   }
   [[nodiscard]] uint64_t unit_bits(uint32_t k) const {
-    return layout == Layout::kPartitioned ? k : kBlockBits;
+    return layout == Layout::kPartitioned ? k : block_bits();
   }
   [[nodiscard]] uint32_t cells_per_slice(uint32_t k) const {
-    return kBlockBits / SlicesPerBlock(k) / cell_bits;
+    return block_bits() / SlicesOf(layout, k) / cell_bits;
   }
   [[nodiscard]] double LineFpr(double keys, uint64_t blocks, uint32_t k) const {
     if (k < kMinHashes || k > max_hashes()) return 1.0;
-    return internal::SlicedFpr(keys, blocks, k, SlicesPerBlock(k), cells_per_slice(k));
+    return internal::SlicedFpr(keys, blocks, k, SlicesOf(layout, k), cells_per_slice(k));
   }
   // Predicted FPR with `keys` keys in `bits` bits (a whole number of units).
   [[nodiscard]] double Fpr(double keys, uint64_t bits, uint32_t k) const {
     if (layout == Layout::kPartitioned) return PartitionedFpr(keys, static_cast<double>(bits), k);
-    return LineFpr(keys, bits / kBlockBits, k);
+    return LineFpr(keys, bits / block_bits(), k);
   }
   // Fpr(keys, bits, k) <= target, decided cheaply where the sliced formula's bound allows.
   [[nodiscard]] bool FprAtMost(double target, double keys, uint64_t bits, uint32_t k) const {
     if (layout == Layout::kPartitioned) return Fpr(keys, bits, k) <= target;
-    return internal::SlicedFprAtMost(target, keys, bits / kBlockBits, k, SlicesPerBlock(k),
+    return internal::SlicedFprAtMost(target, keys, bits / block_bits(), k, SlicesOf(layout, k),
                                      cells_per_slice(k));
   }
 };
@@ -187,7 +196,10 @@ double CountingFpr(double keys, uint64_t blocks, uint32_t hashes, uint32_t count
 double OptimalHashes(double bits_per_key) { return bits_per_key * std::numbers::ln2; }
 
 double PredictedFpr(Layout layout, double keys, uint64_t bits, uint32_t hashes) {
-  return SlicedModel{layout, 1}.Fpr(keys, bits, hashes);
+  if (layout == Layout::kAuto) return 1.0;
+  const SlicedModel model{layout, 1};
+  if (hashes < kMinHashes || hashes > model.max_hashes()) return 1.0;
+  return model.Fpr(keys, bits, hashes);
 }
 
 uint64_t PlannedCapacity(uint64_t capacity, uint64_t cells, uint32_t hashes) noexcept {
@@ -201,7 +213,9 @@ absl::Status CheckSizing(const Sizing& options, uint32_t max_hashes) {
   return CheckPromise(options.capacity, options.fpr);
 }
 
-absl::StatusOr<Plan> PlanFilter(const FilterOptions& options, Layout layout) {
+namespace {
+
+absl::StatusOr<Plan> PlanShape(const FilterOptions& options, Layout layout) {
   const SlicedModel model{layout, 1};
   const Sizing sizing{options.capacity, options.fpr, options.bits, options.hashes};
   if (absl::Status s = CheckSizing(sizing, model.max_hashes()); !s.ok()) return s;
@@ -216,6 +230,42 @@ absl::StatusOr<Plan> PlanFilter(const FilterOptions& options, Layout layout) {
       options.capacity ? static_cast<double>(g->bits) / static_cast<double>(options.capacity) : 0;
   plan.expected_fpr = model.Fpr(static_cast<double>(options.capacity), g->bits, g->hashes);
   return plan;
+}
+
+// Layout::kAuto (PlanFilter's contract).
+absl::StatusOr<Plan> PlanAuto(const FilterOptions& options) {
+  std::vector<absl::StatusOr<Plan>> plans = PlanEachLayout(options);
+  const Plan* chosen = nullptr;
+  for (const absl::StatusOr<Plan>& plan : plans) {  // fewest bits first: ties go to the later
+    if (!plan.ok()) continue;
+    if (chosen == nullptr || (options.bits != 0 ? plan->expected_fpr < chosen->expected_fpr
+                                                : plan->bits <= chosen->bits)) {
+      chosen = &*plan;
+    }
+  }
+  if (chosen == nullptr) return plans.front().status();
+  if (options.layout_choice == LayoutChoice::kFastest) {
+    for (auto plan = plans.rbegin(); plan != plans.rend(); ++plan) {
+      if (plan->ok() &&
+          internal::CheckMemoryCap(WholeLineBytes((*plan)->bits), options.memory.max_memory_bytes)
+              .ok()) {
+        return **plan;
+      }
+    }
+  }
+  return *chosen;
+}
+
+}  // namespace
+
+absl::StatusOr<Plan> PlanFilter(const FilterOptions& options, Layout layout) {
+  return layout == Layout::kAuto ? PlanAuto(options) : PlanShape(options, layout);
+}
+
+std::vector<absl::StatusOr<Plan>> PlanEachLayout(const FilterOptions& options) {
+  std::vector<absl::StatusOr<Plan>> plans;
+  for (const BlockShape& shape : kBlockShapes) plans.push_back(PlanShape(options, shape.layout));
+  return plans;
 }
 
 absl::StatusOr<Plan> PlanFor(uint64_t capacity, double fpr, Layout layout, uint32_t hashes) {

@@ -42,8 +42,16 @@ struct Stage {
 };
 
 void PrefetchLine(const BlockedFilter& filter, const KeyHash& hash) noexcept {
-  __builtin_prefetch(
-      filter.bytes().data() + internal::BlockIndex(hash, filter.blocks()) * kBlockBytes, 0, 3);
+  // blocks() of the stage's shape, bits() / blocks() bits each (512, 256 or 64).
+  __builtin_prefetch(filter.bytes().data() + internal::BlockIndex(hash, filter.blocks()) *
+                                                 (filter.bits() / filter.blocks() / 8),
+                     0, 3);
+}
+
+// ", layout word64" in a message, where the layout is not the default line.
+std::string LayoutSuffix(Layout layout) {
+  return layout == Layout::kLine512 ? ""
+                                    : absl::StrCat(", layout ", std::string(LayoutName(layout)));
 }
 
 // Takes one slot of `stage`'s capacity; false if it is full.
@@ -163,6 +171,12 @@ absl::Status ScalableFilter::CheckOptions(const ScalableOptions& options) {
     return absl::InvalidArgumentError(absl::StrFormat("max_stages must be in [1, %d], got %d",
                                                       kMaxScalableStages, options.max_stages));
   }
+  if (FindBlockShape(options.layout) == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("a scalable filter's stages are blocked: layout must be line512, block256 "
+                        "or word64, got %s",
+                        LayoutName(options.layout)));
+  }
   return absl::OkStatus();
 }
 
@@ -211,7 +225,7 @@ absl::StatusOr<ScalableFilter::StagePlan> ScalableFilter::PlanStage(uint32_t ind
     capacity *= options_.growth;
   }
   const double fpr = StageFpr(options_, level);
-  absl::StatusOr<Plan> plan = PlanFor(capacity, fpr, Layout::kBlocked);
+  absl::StatusOr<Plan> plan = PlanFor(capacity, fpr, options_.layout);
   if (!plan.ok() && index == 0) {
     // At creation nothing is full: options whose first stage has no plan are bad options. The
     // planner names the keys and fpr when they need more than 2^48 bits; when it refuses the fpr
@@ -254,6 +268,7 @@ absl::StatusOr<BlockedFilter> ScalableFilter::BuildStage(const StagePlan& stage_
   return BlockedFilter::Create({.capacity = stage_plan.capacity,
                                 .bits = stage_plan.plan.bits,
                                 .hashes = stage_plan.plan.hashes,
+                                .layout = options_.layout,
                                 .hashing = options_.hashing,
                                 .memory = options_.memory});
 }
@@ -401,14 +416,15 @@ absl::Status ScalableFilter::CheckCompatible(const ScalableFilter& other) const 
   const ScalableOptions& a = options_;
   const ScalableOptions& b = other.options_;
   if (a.capacity != b.capacity || a.fpr != b.fpr || a.growth != b.growth ||
-      a.tightening != b.tightening || a.hasher() != b.hasher() || a.scaling != b.scaling) {
+      a.tightening != b.tightening || a.hasher() != b.hasher() || a.scaling != b.scaling ||
+      a.layout != b.layout) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "incompatible scalable filters: (initial capacity %d, fpr %g, growth %d, tightening %g, "
-        "%s, scaling %s) vs (initial capacity %d, fpr %g, growth %d, tightening %g, %s, "
-        "scaling %s)",
+        "%s, scaling %s%s) vs (initial capacity %d, fpr %g, growth %d, tightening %g, %s, "
+        "scaling %s%s)",
         a.capacity, a.fpr, a.growth, a.tightening, internal::HasherName(a.hasher()),
-        a.scaling ? "on" : "off", b.capacity, b.fpr, b.growth, b.tightening,
-        internal::HasherName(b.hasher()), b.scaling ? "on" : "off"));
+        a.scaling ? "on" : "off", LayoutSuffix(a.layout), b.capacity, b.fpr, b.growth, b.tightening,
+        internal::HasherName(b.hasher()), b.scaling ? "on" : "off", LayoutSuffix(b.layout)));
   }
   return absl::OkStatus();
 }
@@ -589,6 +605,7 @@ struct ScalableChainCheck {
     options.scaling = (header.param2 >> 32) == 0;
     options.hashing.seed = header.seed;
     options.hashing.integer_hash = static_cast<IntegerHash>(header.hash_id);
+    options.layout = FindBlockShapeByFileCode(header.layout)->layout;
     options.memory.concurrent = load.concurrent;
     options.memory.max_memory_bytes = load.max_bytes;
     options.memory.huge_pages = load.huge_pages;
@@ -652,6 +669,7 @@ internal::KindFormat ScalableFilter::FileFormat() noexcept {
           .params = 3,
           .counts_inserts = true,
           .stage_tags = true,
+          .layouts = true,
           .check = &ScalableChainCheck::Check};
 }
 
@@ -664,6 +682,7 @@ absl::StatusOr<std::string> ScalableFilter::Write(const std::string* path) const
   header.param0 = options_.growth;
   header.param1 = std::bit_cast<uint64_t>(options_.tightening);
   header.param2 = options_.max_stages | (options_.scaling ? 0 : uint64_t{1} << 32);
+  header.layout = FindBlockShape(options_.layout)->file_code;
   std::vector<std::span<const uint8_t>> payloads;
   const uint32_t count = stage_count();
   for (uint32_t i = 0; i < count; ++i) {

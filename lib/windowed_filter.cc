@@ -203,7 +203,7 @@ bool WindowedFilter::TestLive(const KeyHash& hash, uint64_t block, uint64_t now)
   const auto& kernels = simd::ActiveKernels();
   for (uint32_t slot = 0; slot < generations_; ++slot) {
     if (SlotLive(slot, now) &&
-        kernels.test_line(line(block, slot), hash, plan_.hashes, concurrent_)) {
+        kernels.line().test_block(line(block, slot), hash, plan_.hashes, concurrent_)) {
       return true;
     }
   }
@@ -234,14 +234,14 @@ bool WindowedFilter::Insert(const KeyHash& hash) noexcept {
     if (window_ns_ == 0) {
       // Key-count mode counts the inserts that add a key to the newest generation; a generation
       // whose share is 0 (W < G) is passed over without counting.
-      if (kernels.test_line(newest, hash, plan_.hashes, concurrent_)) return !seen;
+      if (kernels.line().test_block(newest, hash, plan_.hashes, concurrent_)) return !seen;
       const uint64_t share = KeysIn(slot);
       if (share == 0 || state_->counted.fetch_add(1, std::memory_order_relaxed) >= share) {
         RotateTo(e + 1);
         continue;
       }
     }
-    (void)kernels.set_line(newest, hash, plan_.hashes, concurrent_);
+    (void)kernels.line().set_block(newest, hash, plan_.hashes, concurrent_);
     return !seen;
   }
 }

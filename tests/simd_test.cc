@@ -1,9 +1,10 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// Every SIMD target this build compiled and this CPU supports, held to the scalar reference
-// (internal/block_layout.h, internal/line_ops.h): identical masks, identical answers, and
-// bit-identical filter bytes, for single and batch calls, in both concurrency modes, for k = 1..16,
-// block counts that are not powers of two and batches that are not multiples of any vector width.
+// Every SIMD target this build compiled and this CPU supports, held to the scalar reference of
+// every layout (internal/block_layout.h, internal/line_ops.h; internal/block256_layout.h,
+// internal/word64_layout.h): identical masks, identical answers, and bit-identical filter bytes,
+// for single and batch calls, in both concurrency modes, for every k the layout takes, block
+// counts that are not powers of two and batches that are not multiples of any vector width.
 #include "bloomery/simd.h"
 
 #include <doctest/doctest.h>
@@ -23,8 +24,10 @@
 #include "bloomery/blocked_filter_avx2.h"
 #endif
 #include "hwy/targets.h"
+#include "internal/block256_layout.h"
 #include "internal/block_layout.h"
 #include "internal/line_ops.h"
+#include "internal/word64_layout.h"
 #include "simd/block_kernels.h"
 #include "test_util.h"
 
@@ -104,6 +107,52 @@ TEST_CASE("supported targets match the CPU; ForceSimdTarget validates its argume
   CHECK(ActiveSimdTarget() == supported.front());
 }
 
+// `layout`'s scalar reference on the key's block of `words` (`blocks` blocks of the layout):
+// sets the key's bits and answers whether one was missing (kSet), or answers whether all are set.
+template <bool kSet>
+bool ReferenceOp(Layout layout, uint64_t* words, const KeyHash& hash, uint64_t blocks, uint32_t k) {
+  uint64_t* block = words + BlockIndex(hash, blocks) * (FindBlockShape(layout)->block_bits / 64);
+  if (layout == Layout::kWord64) {
+    return kSet ? internal::SetWord64Scalar(block, hash, k, false)
+                : internal::TestWord64Scalar(block, hash, k, false);
+  }
+  if (layout == Layout::kBlock256) {
+    return kSet ? internal::SetBlock256Scalar(block, hash, k, false)
+                : internal::TestBlock256Scalar(block, hash, k, false);
+  }
+  LineMask mask;
+  MakeMaskScalar(hash, k, mask);
+  return kSet ? internal::SetLineScalar(block, mask, false)
+              : internal::TestLineScalar(block, mask, false);
+}
+bool ReferenceSet(Layout layout, uint64_t* words, const KeyHash& hash, uint64_t blocks,
+                  uint32_t k) {
+  return ReferenceOp<true>(layout, words, hash, blocks, k);
+}
+bool ReferenceTest(Layout layout, const uint64_t* words, const KeyHash& hash, uint64_t blocks,
+                   uint32_t k) {
+  // Testing only reads the words.
+  return ReferenceOp<false>(layout, const_cast<uint64_t*>(words), hash, blocks, k);
+}
+
+// CheckLineOps for a block256 or word64 block: `test` and `set` (bound to `hash` and `k`) against
+// `layout`'s reference on a random block from empty to nearly full.
+template <typename Test, typename Set>
+void CheckBlockOps(SplitMix64& rng, Layout layout, const KeyHash& hash, uint32_t k, Test test,
+                   Set set) {
+  alignas(64) uint64_t block[4] = {};
+  const uint32_t density = static_cast<uint32_t>(rng.Below(5));
+  for (uint32_t w = 0; w < FindBlockShape(layout)->block_bits / 64; ++w) {
+    for (uint32_t d = 0; d < density; ++d) block[w] |= rng.Next();
+  }
+  alignas(64) uint64_t reference[4];
+  std::memcpy(reference, block, sizeof(block));
+  REQUIRE(test(block) == ReferenceTest(layout, reference, hash, 1, k));
+  REQUIRE(set(block) == ReferenceSet(layout, reference, hash, 1, k));
+  REQUIRE(std::memcmp(block, reference, sizeof(block)) == 0);
+  REQUIRE(test(block));
+}
+
 TEST_CASE("every target builds the reference masks") {
   const std::vector<KeyHash> hashes = TestHashes(3000);
   std::vector<LineMask> masks(hashes.size());
@@ -112,7 +161,8 @@ TEST_CASE("every target builds the reference masks") {
       CAPTURE(kernels->name);
       CAPTURE(k);
       std::fill(masks.begin(), masks.end(), LineMask{{1, 2, 3, 4, 5, 6, 7, 8}});
-      kernels->make_masks(hashes.data(), hashes.size(), k, masks.data());
+      kernels->line().make_masks(hashes.data(), hashes.size(), k,
+                                 reinterpret_cast<uint64_t*>(masks.data()));
       for (size_t i = 0; i < hashes.size(); ++i) {
         LineMask expected;
         MakeMaskScalar(hashes[i], k, expected);
@@ -155,8 +205,10 @@ TEST_CASE("every target tests and sets lines like the reference, in both modes")
         for (const KeyHash& hash : hashes) {
           CheckLineOps(
               rng, hash, k,
-              [&](const uint64_t* line) { return kernels->test_line(line, hash, k, concurrent); },
-              [&](uint64_t* line) { return kernels->set_line(line, hash, k, concurrent); });
+              [&](const uint64_t* line) {
+                return kernels->line().test_block(line, hash, k, concurrent);
+              },
+              [&](uint64_t* line) { return kernels->line().set_block(line, hash, k, concurrent); });
         }
       }
     }
@@ -183,6 +235,35 @@ TEST_CASE("the inline single-key probe (k <= 8) tests and sets lines like the re
     }
   }
 }
+
+TEST_CASE("the inline block256 and word64 probes test and set blocks like the reference") {
+  const std::vector<KeyHash> hashes = TestHashes(2000);
+  SplitMix64 rng(10);
+  for (Layout layout : {Layout::kBlock256, Layout::kWord64}) {
+    for (bool concurrent : {false, true}) {
+      for (uint32_t k = kMinHashes; k <= 8; ++k) {
+        CAPTURE(LayoutName(layout));
+        CAPTURE(concurrent);
+        CAPTURE(k);
+        const blocked_line::UnusedProbes& unused = blocked_line::kUnusedProbes[k];
+        const bool word = layout == Layout::kWord64;
+        for (const KeyHash& hash : hashes) {
+          CheckBlockOps(
+              rng, layout, hash, k,
+              [&](const uint64_t* block) {
+                return word ? blocked_line::TestWord64(block, hash, unused)
+                            : blocked_line::TestBlock256(block, hash, unused);
+              },
+              [&](uint64_t* block) {
+                // The inline block256 insert is single-writer only (BlockedFilter's contract).
+                return word ? blocked_line::SetWord64(block, hash, unused, concurrent)
+                            : blocked_line::SetBlock256(block, hash, unused);
+              });
+        }
+      }
+    }
+  }
+}
 #endif
 
 // The filter's single-key calls; in the build for x86-64-v3 (simd_test_v3) every other one goes
@@ -202,22 +283,53 @@ struct Reference {
   std::vector<bool> was_new;
 };
 
-Reference BuildReference(const std::vector<KeyHash>& hashes, uint64_t blocks, uint32_t k) {
-  Reference ref{std::vector<uint64_t>(blocks * kWordsPerBlock), {}};
+Reference BuildReference(Layout layout, const std::vector<KeyHash>& hashes, uint64_t blocks,
+                         uint32_t k) {
+  const uint64_t bits = blocks * FindBlockShape(layout)->block_bits;
+  Reference ref{std::vector<uint64_t>(WholeLineBytes(bits) / 8), {}};
   for (const KeyHash& hash : hashes) {
-    LineMask mask;
-    MakeMaskScalar(hash, k, mask);
-    ref.was_new.push_back(internal::SetLineScalar(
-        ref.words.data() + BlockIndex(hash, blocks) * kWordsPerBlock, mask, false));
+    ref.was_new.push_back(ReferenceSet(layout, ref.words.data(), hash, blocks, k));
   }
   return ref;
 }
 
-bool ReferenceMayContain(const Reference& ref, const KeyHash& hash, uint64_t blocks, uint32_t k) {
-  LineMask mask;
-  MakeMaskScalar(hash, k, mask);
-  return internal::TestLineScalar(ref.words.data() + BlockIndex(hash, blocks) * kWordsPerBlock,
-                                  mask, false);
+bool ReferenceMayContain(Layout layout, const Reference& ref, const KeyHash& hash, uint64_t blocks,
+                         uint32_t k) {
+  return ReferenceTest(layout, ref.words.data(), hash, blocks, k);
+}
+
+// Each shape's kernels (block_kernels.h ShapeKernels) against its scalar reference: masks, and
+// test then set on random blocks from empty to nearly full, in both modes.
+TEST_CASE("every target makes, tests and sets block256 and word64 blocks like the reference") {
+  const std::vector<KeyHash> hashes = TestHashes(1000);
+  SplitMix64 rng(9);
+  for (const simd::BlockKernels* kernels : simd::SupportedKernels()) {
+    for (Layout layout : {Layout::kBlock256, Layout::kWord64}) {
+      const simd::ShapeKernels& shape = kernels->shapes[simd::ShapeIndex(layout)];
+      const uint32_t words = FindBlockShape(layout)->block_bits / 64;
+      for (bool concurrent : {false, true}) {
+        for (uint32_t k = kMinHashes; k <= 8; ++k) {
+          CAPTURE(kernels->name);
+          CAPTURE(LayoutName(layout));
+          CAPTURE(concurrent);
+          CAPTURE(k);
+          std::vector<uint64_t> masks(hashes.size() * words, 0x5A5A);
+          shape.make_masks(hashes.data(), hashes.size(), k, masks.data());
+          for (size_t i = 0; i < hashes.size(); ++i) {
+            uint64_t expected[4] = {};
+            (void)ReferenceSet(layout, expected, hashes[i], 1, k);
+            REQUIRE(std::memcmp(&masks[i * words], expected, words * 8) == 0);
+            CheckBlockOps(
+                rng, layout, hashes[i], k,
+                [&](const uint64_t* block) {
+                  return shape.test_block(block, hashes[i], k, concurrent);
+                },
+                [&](uint64_t* block) { return shape.set_block(block, hashes[i], k, concurrent); });
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("every target builds bit-identical filters and gives the reference's answers") {
@@ -229,92 +341,96 @@ TEST_CASE("every target builds bit-identical filters and gives the reference's a
   constexpr uint64_t kSeed = 0x5EED;
   for (std::string_view target : SupportedSimdTargets()) {
     REQUIRE(ForceSimdTarget(target).ok());
-    for (bool concurrent : {false, true}) {
-      for (uint64_t blocks : kBlockCounts) {
-        for (uint32_t k = kMinHashes; k <= kMaxHashes; ++k) {
-          CAPTURE(target);
-          CAPTURE(concurrent);
-          CAPTURE(blocks);
-          CAPTURE(k);
-          FilterOptions o;
-          o.bits = blocks * kBlockBits;
-          o.hashes = k;
-          o.hashing.seed = kSeed;
-          o.memory.concurrent = concurrent;
-          absl::StatusOr<BlockedFilter> made = BlockedFilter::Create(o);
-          REQUIRE(made.ok());
-          BlockedFilter& f = *made;
-          REQUIRE(f.blocks() == blocks);
+    for (const BlockShape& shape : kBlockShapes) {
+      for (bool concurrent : {false, true}) {
+        for (uint64_t blocks : kBlockCounts) {
+          for (uint32_t k = kMinHashes; k <= shape.max_hashes; ++k) {
+            CAPTURE(target);
+            CAPTURE(shape.name);
+            CAPTURE(concurrent);
+            CAPTURE(blocks);
+            CAPTURE(k);
+            FilterOptions o;
+            o.bits = blocks * shape.block_bits;
+            o.hashes = k;
+            o.layout = shape.layout;
+            o.hashing.seed = kSeed;
+            o.memory.concurrent = concurrent;
+            absl::StatusOr<BlockedFilter> made = BlockedFilter::Create(o);
+            REQUIRE(made.ok());
+            BlockedFilter& f = *made;
+            REQUIRE(f.blocks() == blocks);
 
-          // Insert keys 0..n-1 (with some repeated) alternating single calls and batches of
-          // varying length, as integers and as strings.
-          const size_t n = std::min<size_t>(blocks * 40, 6000);
-          std::vector<uint64_t> ints(n);
-          SplitMix64 rng(blocks * 100 + k);
-          for (size_t i = 0; i < n; ++i) ints[i] = i % 7 == 6 ? ints[rng.Below(i)] : rng.Next();
-          std::vector<std::string> strings;
-          for (size_t i = 0; i < n / 4; ++i) strings.push_back(std::to_string(ints[i]) + "s");
-          std::vector<KeyHash> order;  // every insert's hash, in insertion order
-          std::vector<bool> was_new;
-          size_t pos = 0;
-          for (size_t round = 0; pos < n; ++round) {
-            const size_t len = std::min(kBatchLengths[round % 5], n - pos);
-            if (round % 2 == 0) {
-              for (size_t i = pos; i < pos + len; ++i) {
-                order.push_back(HashKey(ints[i], kSeed));
-                was_new.push_back(InsertOne(f, ints[i], i));
+            // Insert keys 0..n-1 (with some repeated) alternating single calls and batches of
+            // varying length, as integers and as strings.
+            const size_t n = std::min<size_t>(blocks * 40, 6000);
+            std::vector<uint64_t> ints(n);
+            SplitMix64 rng(blocks * 100 + k);
+            for (size_t i = 0; i < n; ++i) ints[i] = i % 7 == 6 ? ints[rng.Below(i)] : rng.Next();
+            std::vector<std::string> strings;
+            for (size_t i = 0; i < n / 4; ++i) strings.push_back(std::to_string(ints[i]) + "s");
+            std::vector<KeyHash> order;  // every insert's hash, in insertion order
+            std::vector<bool> was_new;
+            size_t pos = 0;
+            for (size_t round = 0; pos < n; ++round) {
+              const size_t len = std::min(kBatchLengths[round % 5], n - pos);
+              if (round % 2 == 0) {
+                for (size_t i = pos; i < pos + len; ++i) {
+                  order.push_back(HashKey(ints[i], kSeed));
+                  was_new.push_back(InsertOne(f, ints[i], i));
+                }
+              } else {
+                std::unique_ptr<bool[]> fresh(new bool[len]);
+                const size_t added = f.InsertMany(std::span<const uint64_t>(ints.data() + pos, len),
+                                                  std::span<bool>(fresh.get(), len));
+                REQUIRE(added ==
+                        static_cast<size_t>(std::count(fresh.get(), fresh.get() + len, true)));
+                for (size_t i = 0; i < len; ++i) {
+                  order.push_back(HashKey(ints[pos + i], kSeed));
+                  was_new.push_back(fresh[i]);
+                }
               }
-            } else {
-              std::unique_ptr<bool[]> fresh(new bool[len]);
-              const size_t added = f.InsertMany(std::span<const uint64_t>(ints.data() + pos, len),
-                                                std::span<bool>(fresh.get(), len));
-              REQUIRE(added ==
-                      static_cast<size_t>(std::count(fresh.get(), fresh.get() + len, true)));
-              for (size_t i = 0; i < len; ++i) {
-                order.push_back(HashKey(ints[pos + i], kSeed));
-                was_new.push_back(fresh[i]);
-              }
+              pos += len;
             }
-            pos += len;
-          }
-          std::vector<std::string_view> views(strings.begin(), strings.end());
-          std::unique_ptr<bool[]> fresh(new bool[views.size()]);
-          f.InsertMany(std::span<const std::string_view>(views),
-                       std::span<bool>(fresh.get(), views.size()));
-          for (size_t i = 0; i < views.size(); ++i) {
-            order.push_back(HashKey(views[i], kSeed));
-            was_new.push_back(fresh[i]);
-          }
+            std::vector<std::string_view> views(strings.begin(), strings.end());
+            std::unique_ptr<bool[]> fresh(new bool[views.size()]);
+            f.InsertMany(std::span<const std::string_view>(views),
+                         std::span<bool>(fresh.get(), views.size()));
+            for (size_t i = 0; i < views.size(); ++i) {
+              order.push_back(HashKey(views[i], kSeed));
+              was_new.push_back(fresh[i]);
+            }
 
-          const Reference ref = BuildReference(order, blocks, k);
-          REQUIRE(was_new == ref.was_new);
-          REQUIRE(f.bytes().size() == ref.words.size() * 8);
-          REQUIRE(std::memcmp(f.bytes().data(), ref.words.data(), f.bytes().size()) == 0);
+            const Reference ref = BuildReference(shape.layout, order, blocks, k);
+            REQUIRE(was_new == ref.was_new);
+            REQUIRE(f.bytes().size() == ref.words.size() * 8);
+            REQUIRE(std::memcmp(f.bytes().data(), ref.words.data(), f.bytes().size()) == 0);
 
-          // Lookups of inserted and fresh keys, single and batch, against the reference.
-          std::vector<KeyHash> probes(order.begin(), order.begin() + std::min<size_t>(500, n));
-          for (size_t i = 0; i < 1500; ++i) probes.push_back({rng.Next(), rng.Next()});
-          std::unique_ptr<bool[]> hits(new bool[probes.size()]);
-          const size_t found = f.MayContainMany(std::span<const KeyHash>(probes),
-                                                std::span<bool>(hits.get(), probes.size()));
-          size_t expected_found = 0;
-          for (size_t i = 0; i < probes.size(); ++i) {
-            const bool expected = ReferenceMayContain(ref, probes[i], blocks, k);
-            expected_found += expected;
-            REQUIRE(f.MayContain(probes[i]) == expected);
+            // Lookups of inserted and fresh keys, single and batch, against the reference.
+            std::vector<KeyHash> probes(order.begin(), order.begin() + std::min<size_t>(500, n));
+            for (size_t i = 0; i < 1500; ++i) probes.push_back({rng.Next(), rng.Next()});
+            std::unique_ptr<bool[]> hits(new bool[probes.size()]);
+            const size_t found = f.MayContainMany(std::span<const KeyHash>(probes),
+                                                  std::span<bool>(hits.get(), probes.size()));
+            size_t expected_found = 0;
+            for (size_t i = 0; i < probes.size(); ++i) {
+              const bool expected = ReferenceMayContain(shape.layout, ref, probes[i], blocks, k);
+              expected_found += expected;
+              REQUIRE(f.MayContain(probes[i]) == expected);
 #if defined(__AVX2__)
-            REQUIRE(avx2::MayContain(f, probes[i]) == expected);
+              REQUIRE(avx2::MayContain(f, probes[i]) == expected);
 #endif
-            REQUIRE(hits[i] == expected);
-          }
-          CHECK(found == expected_found);
+              REQUIRE(hits[i] == expected);
+            }
+            CHECK(found == expected_found);
 #if defined(__AVX2__)
-          // The key forms hash as the filter does: every inserted key is found.
-          for (size_t i = 0; i < std::min<size_t>(n, 200); ++i) {
-            REQUIRE(avx2::MayContain(f, ints[i]));
-          }
-          for (std::string_view view : views) REQUIRE(avx2::MayContain(f, view));
+            // The key forms hash as the filter does: every inserted key is found.
+            for (size_t i = 0; i < std::min<size_t>(n, 200); ++i) {
+              REQUIRE(avx2::MayContain(f, ints[i]));
+            }
+            for (std::string_view view : views) REQUIRE(avx2::MayContain(f, view));
 #endif
+          }
         }
       }
     }

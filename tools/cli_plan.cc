@@ -171,7 +171,9 @@ absl::StatusOr<Table> BuildTable(Layout layout, uint64_t keys) {
   return table;
 }
 
-std::string LayoutName(Layout layout) { return layout == Layout::kBlocked ? "blocked" : "classic"; }
+std::string TableLayoutName(Layout layout) {
+  return layout == Layout::kBlocked ? "blocked" : "classic";
+}
 
 double MeasuredFpr(const Cell& cell, uint64_t queries) {
   return static_cast<double>(cell.false_positives) / static_cast<double>(queries);
@@ -213,9 +215,9 @@ std::string RenderCsv(const Table& table) {
       "layout,keys,bits_per_key,best_k,k,bits,predicted_fpr,measured_fpr,false_positives,queries\n";
   for (const Row& row : table.rows) {
     for (const Cell& cell : row.cells) {
-      absl::StrAppendFormat(&out, "%s,%d,%d,%d,%d,%d,%.6g,", LayoutName(table.layout), table.keys,
-                            row.bits_per_key, row.optimal_hashes, cell.hashes, cell.bits,
-                            cell.predicted_fpr);
+      absl::StrAppendFormat(&out, "%s,%d,%d,%d,%d,%d,%.6g,", TableLayoutName(table.layout),
+                            table.keys, row.bits_per_key, row.optimal_hashes, cell.hashes,
+                            cell.bits, cell.predicted_fpr);
       absl::StrAppendFormat(&out, "%.6g,%d,%d\n", MeasuredFpr(cell, table.keys),
                             cell.false_positives, table.keys);
     }
@@ -239,7 +241,7 @@ Json TableJson(const Table& table) {
                     {"optimal_k_standard", OptimalHashes(row.bits_per_key)},
                     {"cells", std::move(cells)}});
   }
-  return {{"layout", LayoutName(table.layout)},
+  return {{"layout", TableLayoutName(table.layout)},
           {"keys", table.keys},
           {"queries", table.keys},
           {"rows", std::move(rows)}};
@@ -309,7 +311,7 @@ absl::StatusOr<std::string> RenderSvg(const Table& table) {
   const double middle = (svg::kLeft + svg::kRight) / 2;
   out += svg::Text(
       middle, 32, R"(text-anchor="middle" font-size="20" font-weight="bold")",
-      absl::StrCat("Bloom filter false-positive rate: ", LayoutName(table.layout), " layout"));
+      absl::StrCat("Bloom filter false-positive rate: ", TableLayoutName(table.layout), " layout"));
   out += svg::Text(middle, 56, R"(text-anchor="middle" font-size="14" fill="#444")",
                    absl::StrFormat("lines: exact formula; dots: measured with %s keys inserted "
                                    "and %s absent keys queried",

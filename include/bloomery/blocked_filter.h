@@ -15,6 +15,12 @@
 // At 10 bits/key the planner picks k = 6 and predicts 0.97%; a classic partitioned filter would
 // give 0.82% but needs 6 cache misses per key.
 //
+// Layouts (FilterOptions::layout, layout.h): the line above is the default; Layout::kBlock256
+// keeps a key in a 32-byte block of 8 x 32-bit slices (k <= 8; 1.11% at 10 bits/key, k = 6) and
+// Layout::kWord64 in one 64-bit word of 8 x 8-bit slices (k <= 8; 1.90% at 10 bits/key, k = 5),
+// fewer instructions per key for a higher FPR; Layout::kAuto lets the planner choose. Every
+// layout is planned exactly, saved in the file, and merges only with its own.
+//
 // Example:
 //   absl::StatusOr<bloomery::BlockedFilter> f =
 //       bloomery::BlockedFilter::Create({.capacity = 1'000'000, .fpr = 0.01});
@@ -32,7 +38,9 @@
 // lookup (in any thread that synchronises with it, or simply after it in time) answers true.
 // When several threads insert the same new key at once, at least one of them is told it was new
 // (each missing bit is set by exactly one fetch_or, and that thread reports "new"); more than one
-// may be told so. Clear and IntersectWith are not atomic with respect to concurrent inserts.
+// may be told so, except with Layout::kWord64, whose key is one word set by one fetch_or:
+// exactly one is told so. Clear and IntersectWith are not atomic with respect to concurrent
+// inserts.
 //
 // Keys: std::string_view (bytes), uint64_t (its 8 little-endian bytes), or a KeyHash (key.h).
 // Hot-path calls are noexcept, allocate nothing and cannot fail.
@@ -91,7 +99,8 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
 
   // this |= other: afterwards this filter contains every key of both. Merging per-worker filters
   // is how a distributed de-duplication combines its state.
-  // Errors: FailedPrecondition unless both have the same bits, hashes, seed and integer hash.
+  // Errors: FailedPrecondition unless both have the same layout, bits, hashes, seed and integer
+  // hash.
   absl::Status UnionWith(const BlockedFilter& other);
   // this &= other: keeps keys that may be in both (the FPR of the result is at most that of
   // either; a key in both is never lost). Same compatibility rule as UnionWith.
@@ -107,7 +116,10 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
   // slice, each slice's fill). O(bytes).
   [[nodiscard]] double EstimatedFpr() const noexcept;
 
+  // Blocks of the layout's shape (512-bit lines, 256-bit blocks or 64-bit words).
   [[nodiscard]] uint64_t blocks() const noexcept { return blocks_; }
+  // The block shape (never kAuto: the planner's choice once created).
+  [[nodiscard]] Layout layout() const noexcept { return plan_.layout; }
   // plan(), bits(), hashes(), Clear, PopCount, FillRatio and EstimatedCount come from BitArray;
   // seed(), integer_hash(), hasher(), concurrent(), memory_bytes(), huge_page_bytes(), mapped() and
   // bytes() (the bits, bytes().size() == bits() / 8) from WordArray (filter.h).
@@ -118,10 +130,14 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
   BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHasher& hasher,
                 bool concurrent) noexcept;
   // Persistence's hooks (lib/internal/persistence.h): a BitArray kind's Write and Open are
-  // persistence.h's, over the Plan of kLayout.
+  // persistence.h's, over the Plan of kLayout (here: of the blocked shape the file's layout field
+  // names, PlanFromHeader).
   friend class internal::FilterAccess;
   static constexpr Layout kLayout = Layout::kBlocked;
   [[nodiscard]] static internal::KindFormat FileFormat() noexcept;
+
+  // FailedPrecondition unless `other` has this filter's layout (CheckCompatible, UnionWith).
+  [[nodiscard]] absl::Status CheckSameLayout(const BlockedFilter& other) const;
 
   // The single-key calls through the SIMD kernels, dispatched at run time.
   // (By value: the callers then need not spill the hash for the call.)
@@ -134,19 +150,30 @@ class BlockedFilter : public BatchForms<BlockedFilter>,
   size_t InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept;
   template <FilterKey Key>
   size_t LookupKeys(std::span<const Key> keys, std::span<bool> results) const noexcept;
-  // Their one loop: `kernel` (set_lines or test_lines) on every batch of lines, in order.
+  // Their one loop: `kernel` (set_blocks or test_blocks) on every batch of blocks, in order.
   template <bool kWrite, typename Key, typename Kernel>
   size_t RunKernel(std::span<const Key> keys, std::span<bool> results,
                    Kernel kernel) const noexcept;
-  [[nodiscard]] uint64_t* line(uint64_t block) const noexcept { return words_ + block * 8; }
+  // Block `index` of the layout's shape.
+  [[nodiscard]] uint64_t* block_at(uint64_t index) const noexcept {
+    return words_ + (index << block_shift_);
+  }
+  // The block of a key of a block256 or word64 filter.
+  [[nodiscard]] uint64_t* block(const KeyHash& hash) const noexcept;
 
   // plan_'s, read by the hot path without reaching into the plan.
   uint64_t blocks_ = 0;
   uint32_t hashes_ = 0;
-  // bloomery/blocked_filter_avx2.h's inline probe reads line(), blocks_ and these two.
+  // log2 of the words of a block: 3 (line), 2 (block256), 0 (word64).
+  uint32_t block_shift_ = 3;
+  // The layout's place in kBlockShapes (layout.h): which of the kernels' shapes serves it.
+  uint32_t shape_ = 0;
+  // bloomery/blocked_filter_avx2.h's inline probe reads block_at(), blocks_, block_shift_ and
+  // these two.
   friend struct avx2::FilterAccess;
   // &blocked_line::kUnusedProbes[hashes_] where the inline probe may run, else null: one test per
-  // call picks the path. Lookups: k <= 8. Inserts: k <= 8 and single writer (Set64 stores).
+  // call picks the path. Lookups: k <= 8. Inserts: k <= 8 and single writer (Set64 stores), or
+  // word64 in either mode.
   const blocked_line::UnusedProbes* inline_test_ = nullptr;
   const blocked_line::UnusedProbes* inline_set_ = nullptr;
 };

@@ -28,9 +28,13 @@
 //   size_t found = 0;
 //   for (uint64_t key : keys) found += bloomery::avx2::MayContain(filter, key);
 //
-// Filters with k > 8, and inserts into a concurrent filter, take the filter's own call (the
-// kernel); lookups are inline in either concurrency mode (detail::LoadShared). Held bit-identical
-// to the scalar reference by tests/simd_test.cc, built a second time for x86-64-v3.
+// Every layout (layout.h) has its inline probe: the line (k <= 8), block256 (one 256-bit load and
+// mask) and word64 (the mask's eight bytes computed in one vector, then one 64-bit test or or).
+// Filters with k > 8, and inserts into a concurrent line or block256 filter, take the filter's
+// own call (the kernel); a concurrent word64 insert is inline too (its one fetch_or, the
+// reference's); lookups are inline in either concurrency mode (detail::LoadShared). Held
+// bit-identical to each layout's scalar reference by tests/simd_test.cc, built a second time for
+// x86-64-v3.
 #ifndef BLOOMERY_BLOCKED_FILTER_AVX2_H_
 #define BLOOMERY_BLOCKED_FILTER_AVX2_H_
 
@@ -52,13 +56,16 @@ namespace bloomery {
 namespace blocked_line {
 namespace detail {
 
-// The key's line mask for k <= 8: words 0..3 in `lo`, 4..7 in `hi`. The eight probe bits are
-// computed in probe order (lane i: probe i, with its own salt; probes i >= k get a shift of 64 or
-// more, which vpsllvq turns into 0), then one lane permute moves probe i to its slice,
-// (start + i) mod 8 (vpermd reads only the low 3 bits of each index). No branch; the only tables
-// are a constant vector per k and the salts, read as memory operands.
-[[gnu::always_inline]] inline void LineMask64(const KeyHash& hash, const UnusedProbes& unused,
-                                              __m256i& lo, __m256i& hi) noexcept {
+// The shift of each slice's bit for k <= 8 slices, lane j for slice j: the eight probe bits
+// are computed in probe order (lane i: probe i, with its own salt, its top 32 - kBitsShift bits;
+// probes i >= k get a shift of 64 or more, which vpsllvq and vpsllvd turn into 0), then one lane
+// permute moves probe i to its slice, (start + i) mod 8 (vpermd reads only the low 3 bits of each
+// index). No branch; the only tables are a constant vector per k and the salts, read as memory
+// operands. kBitsShift: 26 for the line's 64-bit slices, 27 for block256's 32-bit ones, 29 for
+// word64's bytes.
+template <int kBitsShift>
+[[nodiscard, gnu::always_inline]] inline __m256i SliceShifts(const KeyHash& hash,
+                                                             const UnusedProbes& unused) noexcept {
   const __m256i probe = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i g = _mm256_add_epi32(
       _mm256_set1_epi32(static_cast<int>(hash.lo)),
@@ -66,14 +73,40 @@ namespace detail {
   const __m256i salted =
       _mm256_mullo_epi32(g, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kProbeSalt)));
   const __m256i bit =
-      _mm256_or_si256(_mm256_srli_epi32(salted, 26),
+      _mm256_or_si256(_mm256_srli_epi32(salted, kBitsShift),
                       _mm256_load_si256(reinterpret_cast<const __m256i*>(unused.lane)));
   // Slice j takes probe (j - start) mod 8, start = hash.hi mod 8.
-  const __m256i shift = _mm256_permutevar8x32_epi32(
+  return _mm256_permutevar8x32_epi32(
       bit, _mm256_sub_epi32(probe, _mm256_set1_epi32(static_cast<int>(hash.hi))));
+}
+
+// The key's line mask for k <= 8: words 0..3 in `lo`, 4..7 in `hi`.
+[[gnu::always_inline]] inline void LineMask64(const KeyHash& hash, const UnusedProbes& unused,
+                                              __m256i& lo, __m256i& hi) noexcept {
+  const __m256i shift = SliceShifts<26>(hash, unused);
   const __m256i one = _mm256_set1_epi64x(1);
   lo = _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_castsi256_si128(shift)));
   hi = _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_extracti128_si256(shift, 1)));
+}
+
+// The 8 slices' `1 << bit` of a block256 (kBitsShift 27) or word64 (29) key in u32 lanes, lane
+// j for slice j.
+template <int kBitsShift>
+[[nodiscard, gnu::always_inline]] inline __m256i SliceMask8(const KeyHash& hash,
+                                                            const UnusedProbes& unused) noexcept {
+  return _mm256_sllv_epi32(_mm256_set1_epi32(1), SliceShifts<kBitsShift>(hash, unused));
+}
+
+// A word64 key's mask: byte j of the word is lane j of SliceMask8<29> (below 256).
+[[nodiscard, gnu::always_inline]] inline uint64_t Word64Mask(const KeyHash& hash,
+                                                             const UnusedProbes& unused) noexcept {
+  const __m256i lanes = SliceMask8<29>(hash, unused);
+  // Byte 0 of each u32 to the low 4 bytes of each 128-bit half; then the halves side by side.
+  const __m256i packed = _mm256_shuffle_epi8(
+      lanes, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8,
+                              12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1));
+  return static_cast<uint64_t>(_mm_cvtsi128_si64(
+      _mm_unpacklo_epi32(_mm256_castsi256_si128(packed), _mm256_extracti128_si256(packed, 1))));
 }
 
 // 32 bytes of a line, by one load in inline assembly: a read outside the C++ memory model, so
@@ -115,24 +148,81 @@ namespace detail {
   return _mm256_testz_si256(missing, missing) == 0;
 }
 
+// block256, k <= 8 (`unused` = kUnusedProbes[k]): whether every bit of the key is set in `block`
+// (32-byte aligned). Either concurrency mode.
+[[nodiscard, gnu::always_inline]] inline bool TestBlock256(const uint64_t* block,
+                                                           const KeyHash& hash,
+                                                           const UnusedProbes& unused) noexcept {
+  const __m256i mask = detail::SliceMask8<27>(hash, unused);
+  const __m256i missing = _mm256_andnot_si256(detail::LoadShared(block), mask);
+  return _mm256_testz_si256(missing, missing) != 0;
+}
+
+// block256, single writer: sets the key's bits in `block`; whether any was 0 before.
+[[gnu::always_inline]] inline bool SetBlock256(uint64_t* block, const KeyHash& hash,
+                                               const UnusedProbes& unused) noexcept {
+  const __m256i mask = detail::SliceMask8<27>(hash, unused);
+  auto* words = reinterpret_cast<__m256i*>(block);
+  const __m256i old = _mm256_load_si256(words);
+  _mm256_store_si256(words, _mm256_or_si256(old, mask));
+  const __m256i missing = _mm256_andnot_si256(old, mask);
+  return _mm256_testz_si256(missing, missing) == 0;
+}
+
+// word64, k <= 8: whether every bit of the key is set in `*word`. Either concurrency mode (one
+// relaxed 64-bit load).
+[[nodiscard, gnu::always_inline]] inline bool TestWord64(const uint64_t* word, const KeyHash& hash,
+                                                         const UnusedProbes& unused) noexcept {
+  return (detail::Word64Mask(hash, unused) & ~__atomic_load_n(word, __ATOMIC_RELAXED)) == 0;
+}
+
+// word64: sets the key's bits in `*word`; whether one was 0 before. Concurrent: a relaxed load,
+// then one fetch_or only if a bit is missing (the reference's SetBits), so exactly one of several
+// racing inserters of a new key is told "new".
+[[gnu::always_inline]] inline bool SetWord64(uint64_t* word, const KeyHash& hash,
+                                             const UnusedProbes& unused, bool concurrent) noexcept {
+  const uint64_t mask = detail::Word64Mask(hash, unused);
+  if (!concurrent) {
+    const uint64_t old = *word;
+    *word = old | mask;
+    return (mask & ~old) != 0;
+  }
+  if ((mask & ~__atomic_load_n(word, __ATOMIC_RELAXED)) == 0) return false;
+  return (mask & ~__atomic_fetch_or(word, mask, __ATOMIC_RELAXED)) != 0;
+}
+
 }  // namespace blocked_line
 
 namespace avx2 {
 
 // The filter's fields the probe reads (BlockedFilter befriends it).
 struct FilterAccess {
+  // One test of the block's size per call (block_shift_: 3 the line, 2 block256, 0 word64),
+  // predictable in any loop over one filter.
   [[gnu::always_inline]] static bool Insert(BlockedFilter& filter, const KeyHash& hash) noexcept {
     if (filter.inline_set_ != nullptr) {
-      return blocked_line::Set64(filter.line(blocked_line::LineIndex(hash, filter.blocks_)), hash,
-                                 *filter.inline_set_);
+      uint64_t* block = filter.block_at(blocked_line::LineIndex(hash, filter.blocks_));
+      if (filter.block_shift_ == 3) [[likely]] {
+        return blocked_line::Set64(block, hash, *filter.inline_set_);
+      }
+      if (filter.block_shift_ == 2) {
+        return blocked_line::SetBlock256(block, hash, *filter.inline_set_);
+      }
+      return blocked_line::SetWord64(block, hash, *filter.inline_set_, filter.concurrent());
     }
     return filter.InsertOutOfLine(hash);
   }
   [[nodiscard, gnu::always_inline]] static bool MayContain(const BlockedFilter& filter,
                                                            const KeyHash& hash) noexcept {
     if (filter.inline_test_ != nullptr) {
-      return blocked_line::Test64(filter.line(blocked_line::LineIndex(hash, filter.blocks_)), hash,
-                                  *filter.inline_test_);
+      const uint64_t* block = filter.block_at(blocked_line::LineIndex(hash, filter.blocks_));
+      if (filter.block_shift_ == 3) [[likely]] {
+        return blocked_line::Test64(block, hash, *filter.inline_test_);
+      }
+      if (filter.block_shift_ == 2) {
+        return blocked_line::TestBlock256(block, hash, *filter.inline_test_);
+      }
+      return blocked_line::TestWord64(block, hash, *filter.inline_test_);
     }
     return filter.MayContainOutOfLine(hash);
   }

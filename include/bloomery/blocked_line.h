@@ -35,7 +35,8 @@ inline constexpr uint32_t kProbeSalt[16] = {0xE220A839u, 0x6E789E6Bu, 0x06C45D19
 }
 
 // The inline probe's constant for k <= 8 probes: lane i holds 64 where probe i is unused
-// (i >= k), else 0. Or-ed into a shift count, 64 makes vpsllvq yield 0. BlockedFilter keeps a
+// (i >= k), else 0. Or-ed into a shift count, 64 makes vpsllvq (and block256's and word64's
+// vpsllvd) yield 0. BlockedFilter keeps a
 // pointer to its k's row, null where the inline probe must take the kernel (k > 8, or inserts
 // on a concurrent filter).
 struct alignas(32) UnusedProbes {

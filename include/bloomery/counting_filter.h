@@ -11,7 +11,9 @@
 // four-bit counters (or 8 eight-bit counters), one slice per 64-bit word, and the key's k <= 8
 // counters lie in k consecutive slices from a hash-chosen start (block index, start slice and the
 // salted double hashing are BlockedFilter's; see lib/internal/counting_layout.h). Insert, Erase,
-// Count and MayContain touch exactly one cache line.
+// Count and MayContain touch exactly one cache line. A counting filter stays on the line: it has
+// no FilterOptions::layout (layout.h), since a 64-bit word or 32-byte block holds too few
+// counters for k of them to give a useful FPR at its 4x memory.
 //
 // Sizing. A counter is "set" when non-zero, so the FPR is the blocked formula with slices of 16
 // (or 8) counters instead of 64 bits; CountingFpr (plan.h) computes it exactly and the planner

@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "bloomery/key.h"
+#include "bloomery/layout.h"
 
 namespace bloomery {
 
@@ -73,6 +74,11 @@ struct FilterOptions {
   uint64_t bits = 0;
   // Explicit number of probes per key, 1..16 (0: chosen by the planner).
   uint32_t hashes = 0;
+  // BlockedFilter's block shape (layout.h): the 64-byte line by default, kBlock256, kWord64, or
+  // kAuto for the planner's choice by `layout_choice`. ClassicFilter is always partitioned and
+  // refuses any other value than the default.
+  Layout layout = Layout::kBlocked;
+  LayoutChoice layout_choice = LayoutChoice::kSmallest;
   HashOptions hashing;
   MemoryOptions memory;
 

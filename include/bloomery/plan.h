@@ -18,6 +18,9 @@
 //    and for the heavy lines that dominate the FPR of large ones. The evaluation is right to a few
 //    ulps (relative) at every rate, 1e-20 and far below included: where the alternating sum would
 //    cancel, a sum of non-negative terms takes over (lib/sliced_fpr.cc).
+//    The other blocked shapes (layout.h: block256, 8 x 32-bit slices in 32 bytes; word64, 8 x 8-bit
+//    slices in one 64-bit word; k <= 8 for both) are the same model with their own slices, and
+//    just as exact; PlanEachLayout plans them all, Layout::kAuto chooses among them.
 //  - the counting filter (CountingFilter) is the blocked layout with counters for bits: k <= 8,
 //    8 slices of 64 / counter_bits counters per line, a counter "set" when non-zero.
 //
@@ -35,9 +38,11 @@
 #define BLOOMERY_PLAN_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "bloomery/layout.h"
 #include "bloomery/options.h"
 
 namespace bloomery {
@@ -57,11 +62,6 @@ inline constexpr uint32_t kMaxCountingHashes = 8;
 // 2^48 bits (32 TiB) is far past any machine this runs on; the limit keeps every size computation
 // (bytes, words, blocks times 512) inside 64 bits with room to spare.
 inline constexpr uint64_t kMaxBits = uint64_t{1} << 48;
-
-enum class Layout : uint8_t {
-  kBlocked = 1,      // BlockedFilter: one cache line per key.
-  kPartitioned = 2,  // ClassicFilter: k slices over the whole array, k cache lines per key.
-};
 
 // Slices of a 512-bit block for a filter with `hashes` probes: 8 (64-bit slices) or 16 (32-bit).
 [[nodiscard]] constexpr uint32_t SlicesPerBlock(uint32_t hashes) { return hashes <= 8 ? 8 : 16; }
@@ -87,20 +87,26 @@ enum class Layout : uint8_t {
 // The k that minimises the standard filter's FPR at a given bits/key: bits_per_key * ln 2.
 [[nodiscard]] double OptimalHashes(double bits_per_key);
 
-// The FPR `layout` predicts for `keys` keys in `bits` bits with `hashes` probes.
+// The FPR `layout` predicts for `keys` keys in `bits` bits with `hashes` probes: exact (ideal
+// hashing) for the blocked shapes (`bits` a whole number of the layout's blocks), the closed form
+// for kPartitioned. 1 for hashes outside the layout's range, or kAuto.
 [[nodiscard]] double PredictedFpr(Layout layout, double keys, uint64_t bits, uint32_t hashes);
 
 // A filter's geometry and what it promises.
 struct Plan {
   Layout layout = Layout::kBlocked;
   uint64_t capacity = 0;    // keys the promise is made for
-  uint64_t bits = 0;        // total bits (a multiple of 512 for blocked filters)
+  uint64_t bits = 0;        // total bits (a multiple of the block's bits for blocked layouts)
   uint32_t hashes = 0;      // probes per key, k
   double bits_per_key = 0;  // bits / capacity
   double expected_fpr = 0;  // predicted FPR once `capacity` keys are in
 
   [[nodiscard]] uint64_t bytes() const { return (bits + 7) / 8; }
-  [[nodiscard]] uint64_t blocks() const { return bits / kBlockBits; }
+  // Blocks of the layout's shape (layout.h); 512-bit lines for kPartitioned.
+  [[nodiscard]] uint64_t blocks() const {
+    const BlockShape* shape = FindBlockShape(layout);
+    return bits / (shape != nullptr ? shape->block_bits : kBlockBits);
+  }
 };
 
 // A counting filter's geometry and what it promises.
@@ -143,8 +149,18 @@ struct Sizing {
 }
 
 // The plan a filter of `layout` is created with from `options`: PlanForSize when `bits` is set,
-// PlanFor otherwise. Errors: those of CheckSizing and of the two planners below.
+// PlanFor otherwise. Layout::kAuto plans every blocked shape and takes one by
+// options.layout_choice (layout.h): kSmallest, the fewest bits (by geometry, where the bits are
+// given: the lowest predicted FPR), ties to the faster shape; kFastest, the fastest shape whose
+// memory fits options.memory.max_memory_bytes (0: this machine's), else the smallest. Shapes that
+// cannot take options.hashes are skipped. Errors: those of CheckSizing and of the two planners
+// below (for kAuto, the line's when no shape can be planned).
 [[nodiscard]] absl::StatusOr<Plan> PlanFilter(const FilterOptions& options, Layout layout);
+
+// One plan per blocked shape (kBlockShapes' order) for `options` (its layout ignored): what
+// `bloomery plan` prints a row of. A shape that cannot be planned (hashes above its maximum)
+// has its error in its place.
+[[nodiscard]] std::vector<absl::StatusOr<Plan>> PlanEachLayout(const FilterOptions& options);
 
 // Smallest filter of `layout` whose predicted FPR at `capacity` is <= `fpr`. With hashes == 0
 // the planner chooses k (the one that needs the fewest bits; ties go to the smaller k, which is

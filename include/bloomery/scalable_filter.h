@@ -115,6 +115,8 @@ struct ScalableOptions {
   // false: one stage planned for `capacity` keys at `fpr`, never grown; keys past the
   // capacity are refused.
   bool scaling = true;
+  // Every stage's block shape (layout.h): line512 (the default), block256 or word64.
+  Layout layout = Layout::kBlocked;
   HashOptions hashing;
   MemoryOptions memory;
 
@@ -227,6 +229,8 @@ class ScalableFilter : public BatchForms<ScalableFilter, InsertResult>,
   // Total bytes of all stages.
   [[nodiscard]] uint64_t memory_bytes() const noexcept;
   [[nodiscard]] const ScalableOptions& options() const noexcept { return options_; }
+  // Every stage's block shape (options().layout).
+  [[nodiscard]] Layout layout() const noexcept { return options_.layout; }
   // The bound on the whole chain's FPR, however far it grows: P (options().fpr), plus the share
   // of each stage a union kept beside another of its level (UnionWith). O(stages).
   [[nodiscard]] double planned_fpr() const noexcept;

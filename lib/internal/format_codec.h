@@ -63,6 +63,9 @@ struct FileHeader {
   uint64_t param1 = 0;
   uint64_t param2 = 0;
   uint64_t param3 = 0;
+  // The blocked shape's file code (layout.h BlockShape::file_code): 0, the line, for every kind
+  // without layouts and for every file written before layouts.
+  uint32_t layout = 0;
   std::vector<StageInfo> stages;
   uint32_t chunk_shift = kDefaultChunkShift;
   uint64_t payload_offset = 0;
@@ -89,6 +92,9 @@ struct KindFormat {
   bool counts_inserts = false;
   // Whether each stage entry's tag (StageInfo::tag) is the kind's to check; when not, it is 0.
   bool stage_tags = false;
+  // Whether the header's layout field may name a blocked shape other than the line; a stage's
+  // bits are then a whole number of that shape's blocks (in place of stage_bits_unit).
+  bool layouts = false;
   // The kind's own rules, applied to a header whose every generic rule holds (stage table read):
   // DataLoss unless it is a header the kind's writer could have produced (its planner's geometry,
   // its options). The same rules for InspectFile, Load and Map: one verdict.
@@ -120,8 +126,9 @@ inline void PutHasher(FileHeader& header, const KeyHasher& hasher) noexcept {
   header.hash_id = static_cast<uint32_t>(hasher.integers);
 }
 
-// A one-stage header's geometry as a Plan of `layout`: DataLoss unless the planner accepts it
-// unchanged (so a loaded filter is one Create could have made).
+// A one-stage header's geometry as a Plan of `layout` (for Layout::kLine512, of the blocked shape
+// the header's layout field names): DataLoss unless the planner accepts it unchanged (so a loaded
+// filter is one Create could have made).
 [[nodiscard]] absl::StatusOr<Plan> PlanFromHeader(const FileHeader& header, Layout layout);
 
 // The check of a row whose header is its plan's: DataLoss unless `plan` (the kind's plan of

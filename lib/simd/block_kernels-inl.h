@@ -17,11 +17,14 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "bloomery/key.h"
+#include "internal/block256_layout.h"
 #include "internal/block_layout.h"
 #include "internal/line_ops.h"
+#include "internal/word64_layout.h"
 
 namespace bloomery::simd::detail {
 
@@ -84,6 +87,26 @@ HWY_INLINE void ProbeBits(D32 d32, V32 h1, V32 h2, V32 k, const uint32_t* probe,
   one = hn::ShiftRight<31>(i - k);
 }
 
+// Calls per_vector(j, bit, one) (ProbeBits, its top 32 - kBitsShift bits) for each vector of
+// d32's lanes over a key's kSlices (8 or 16) slices, lane j for the probe that lands in slice j.
+template <uint32_t kSlices, int kBitsShift, class D32, class PerVector>
+HWY_INLINE void ForEachProbeVector(D32 d32, const KeyHash& hash, uint32_t k,
+                                   const PerVector& per_vector) {
+  const auto start = static_cast<uint32_t>(hash.hi & (kSlices - 1));
+  const uint32_t* probe =
+      kSlices == 8 ? detail::kSliceTables8.probe[start] : detail::kSliceTables16.probe[start];
+  const uint32_t* salt =
+      kSlices == 8 ? detail::kSliceTables8.salt[start] : detail::kSliceTables16.salt[start];
+  const auto h1 = hn::Set(d32, static_cast<uint32_t>(hash.lo));
+  const auto h2 = hn::Set(d32, static_cast<uint32_t>(hash.lo >> 32));
+  const auto vk = hn::Set(d32, k);
+  for (size_t j = 0; j < kSlices; j += hn::Lanes(d32)) {
+    hn::Vec<D32> bit, one;
+    ProbeBits<kBitsShift>(d32, h1, h2, vk, probe + j, salt + j, bit, one);
+    per_vector(j, bit, one);
+  }
+}
+
 // k <= 8: calls visit(lane, words) for each u64 vector of the key's line mask; `lane` is the
 // vector's first word in the line. The eight 32-bit products are computed in as few vectors as
 // the target allows (one on AVX2 and AVX-512) and widened to 64-bit lanes for the shifts.
@@ -93,16 +116,7 @@ template <class Visit, class D64 = hn::ScalableTag<uint64_t>,
           class D32 = hn::CappedTag<uint32_t, 8>>
 HWY_INLINE void ForEachMaskVector64(const KeyHash& hash, uint32_t k, const Visit& visit) {
   const D64 d64;
-  const D32 d32;
-  const auto start = static_cast<uint32_t>(hash.hi & 7);
-  const uint32_t* probe = detail::kSliceTables8.probe[start];
-  const uint32_t* salt = detail::kSliceTables8.salt[start];
-  const auto h1 = hn::Set(d32, static_cast<uint32_t>(hash.lo));
-  const auto h2 = hn::Set(d32, static_cast<uint32_t>(hash.lo >> 32));
-  const auto vk = hn::Set(d32, k);
-  for (size_t j = 0; j < 8; j += hn::Lanes(d32)) {
-    hn::Vec<D32> bit, one;
-    ProbeBits<26>(d32, h1, h2, vk, probe + j, salt + j, bit, one);
+  ForEachProbeVector<8, 26>(D32(), hash, k, [&](size_t j, auto bit, auto one) {
     if constexpr (std::is_same_v<D32, hn::Rebind<uint32_t, D64>>) {
       // As many u32 as u64 lanes (AVX-512, scalar).
       visit(j, hn::PromoteTo(d64, one) << hn::PromoteTo(d64, bit));
@@ -115,24 +129,14 @@ HWY_INLINE void ForEachMaskVector64(const KeyHash& hash, uint32_t k, const Visit
       visit(j + hn::Lanes(d64), hn::PromoteTo(d64, UpperHalf(dh, one))
                                     << hn::PromoteTo(d64, UpperHalf(dh, bit)));
     }
-  }
+  });
 }
 
 // k >= 9: the same for u32 vectors over the line's 16 32-bit slices.
 template <class Visit>
 HWY_INLINE void ForEachMaskVector32(const KeyHash& hash, uint32_t k, const Visit& visit) {
-  const hn::ScalableTag<uint32_t> d32;
-  const auto start = static_cast<uint32_t>(hash.hi & 15);
-  const uint32_t* probe = detail::kSliceTables16.probe[start];
-  const uint32_t* salt = detail::kSliceTables16.salt[start];
-  const auto h1 = hn::Set(d32, static_cast<uint32_t>(hash.lo));
-  const auto h2 = hn::Set(d32, static_cast<uint32_t>(hash.lo >> 32));
-  const auto vk = hn::Set(d32, k);
-  for (size_t j = 0; j < 16; j += hn::Lanes(d32)) {
-    hn::Vec<decltype(d32)> bit, one;
-    ProbeBits<27>(d32, h1, h2, vk, probe + j, salt + j, bit, one);
-    visit(j, one << bit);
-  }
+  ForEachProbeVector<16, 27>(hn::ScalableTag<uint32_t>(), hash, k,
+                             [&](size_t j, auto bit, auto one) { visit(j, one << bit); });
 }
 
 HWY_INLINE void MakeMask(const KeyHash& hash, uint32_t k, LineMask& mask) {
@@ -320,8 +324,10 @@ HWY_INLINE bool SetOne(uint64_t* line, const KeyHash& hash, uint32_t k) {
   }
 }
 
-void MakeMasks(const KeyHash* hashes, size_t n, uint32_t k, LineMask* masks) noexcept {
-  for (size_t i = 0; i < n; ++i) MakeMask(hashes[i], k, masks[i]);
+void MakeMasks(const KeyHash* hashes, size_t n, uint32_t k, uint64_t* masks) noexcept {
+  for (size_t i = 0; i < n; ++i) {
+    MakeMask(hashes[i], k, *reinterpret_cast<LineMask*>(masks + i * internal::kWordsPerBlock));
+  }
 }
 
 // The entry points' one run-time choice: `fn` called with (kConcurrent, kSlices64) as
@@ -348,29 +354,42 @@ bool SetLine(uint64_t* line, const KeyHash& hash, uint32_t k, bool concurrent) n
   });
 }
 
-// The batch loop of TestLines (kWrite false: `answers` are "present") and SetLines (kWrite:
-// "was new"): the key of line blocks[i] is probed while line prefetch[i] is on its way.
-template <bool kWrite, bool kConcurrent, bool kSlices64, class Word>
-HWY_INLINE size_t ProbeLines(Word* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
-                             uint32_t k, bool* answers, const uint64_t* prefetch,
-                             size_t prefetch_count) {
+// The batch loop of every shape: `probe(block, hash)` on key i's block (kBlockWords words at
+// words + blocks[i] * kBlockWords), in order, while block prefetch[i] (the next batch's) is on its
+// way. kWrite: inserts ("was new"), whose prefetch has write intent, so the block arrives
+// exclusive and the store needs no second transaction. Answers in answers[i] unless null;
+// returns how many were true.
+template <bool kWrite, uint32_t kBlockWords, class Word, class Probe>
+HWY_INLINE size_t ProbeBlocks(Word* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
+                              bool* answers, const uint64_t* prefetch, size_t prefetch_count,
+                              const Probe& probe) {
   size_t count = 0;
   for (size_t i = 0; i < n; ++i) {
     if (i < prefetch_count) {
-      // With write intent the line arrives exclusive, so the store needs no second transaction.
-      __builtin_prefetch(words + prefetch[i] * internal::kWordsPerBlock, kWrite ? 1 : 0, 3);
+      __builtin_prefetch(words + prefetch[i] * kBlockWords, kWrite ? 1 : 0, 3);
     }
-    Word* const line = words + blocks[i] * internal::kWordsPerBlock;
-    bool answer;
-    if constexpr (kWrite) {
-      answer = SetOne<kConcurrent, kSlices64>(line, hashes[i], k);
-    } else {
-      answer = TestOne<kConcurrent, kSlices64>(line, hashes[i], k);
-    }
+    const bool answer = probe(words + blocks[i] * kBlockWords, hashes[i]);
     count += answer;
     if (answers != nullptr) answers[i] = answer;
   }
   return count;
+}
+
+// The batch loop of TestLines (kWrite false: `answers` are "present") and SetLines (kWrite:
+// "was new").
+template <bool kWrite, bool kConcurrent, bool kSlices64, class Word>
+HWY_INLINE size_t ProbeLines(Word* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
+                             uint32_t k, bool* answers, const uint64_t* prefetch,
+                             size_t prefetch_count) {
+  return ProbeBlocks<kWrite, internal::kWordsPerBlock>(
+      words, blocks, hashes, n, answers, prefetch, prefetch_count,
+      [k](Word* line, const KeyHash& hash) {
+        if constexpr (kWrite) {
+          return SetOne<kConcurrent, kSlices64>(line, hash, k);
+        } else {
+          return TestOne<kConcurrent, kSlices64>(line, hash, k);
+        }
+      });
 }
 
 size_t TestLines(const uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
@@ -389,6 +408,161 @@ size_t SetLines(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, 
     return ProbeLines<true, kConcurrent, kSlices64>(words, blocks, hashes, n, k, was_new, prefetch,
                                                     prefetch_count);
   });
+}
+
+// Block256 and word64 (layout.h; internal/block256_layout.h, internal/word64_layout.h). Both have
+// 8 slices, so lane j computes the probe i = (j - start) mod 8 that lands in slice j from the
+// per-start tables (kSliceTables8), as the line's k <= 8 mask does; only a slice's width
+// differs:
+//  - block256: 8 x 32-bit slices, lane j of a u32 vector is slice j, `one << bit` with bit the
+//    top 5 bits of the salted probe. One 256-bit vector on AVX2 and AVX-512, two on SSE4. Test
+//    and set as the line's 32-bit slices (and-not, load/or/store; concurrent: fetch_or on the
+//    words missing bits, MissingWords/OrMissingWords).
+//  - word64: 8 x 8-bit slices, lane j computes byte j of the word, `one << bit` with bit the top
+//    3 bits, and the eight u32 lanes are truncated to the word's eight bytes. Test is one and-not,
+//    set one or (concurrent: SetBits, one fetch_or).
+
+// The vectors of 8 u32 lanes the two shapes compute in (one on AVX2 and AVX-512).
+using D8x32 = hn::CappedTag<uint32_t, 8>;
+
+// Calls visit(lane, slices) for each u32 vector of the key's 8 slices, lane j holding
+// `one << bit` for the probe that lands in slice j (0 where that probe is unused, i >= k).
+// kBitsShift: 27 for 32-bit slices, 29 for 8-bit ones.
+template <int kBitsShift, class Visit>
+HWY_INLINE void ForEachSliceVector8(const KeyHash& hash, uint32_t k, const Visit& visit) {
+  ForEachProbeVector<8, kBitsShift>(D8x32(), hash, k,
+                                    [&](size_t j, auto bit, auto one) { visit(j, one << bit); });
+}
+
+// block256 --------------------------------------------------------------------------------------
+
+HWY_INLINE void ForEachMaskVector256(const KeyHash& hash, uint32_t k, const auto& visit) {
+  ForEachSliceVector8<27>(hash, k, visit);
+}
+
+struct Block256Slices {
+  void operator()(const KeyHash& hash, uint32_t k, const auto& visit) const {
+    ForEachMaskVector256(hash, k, visit);
+  }
+};
+
+template <bool kConcurrent>
+HWY_INLINE bool TestBlock256One(const uint64_t* block, const KeyHash& hash, uint32_t k) {
+  return TestLineVector<kConcurrent>(D8x32(), block, hash, k, Block256Slices());
+}
+
+template <bool kConcurrent>
+HWY_INLINE bool SetBlock256One(uint64_t* block, const KeyHash& hash, uint32_t k) {
+  if constexpr (kConcurrent) {
+    LineMask missing;
+    const uint32_t todo = MissingWords(D8x32(), block, hash, k, Block256Slices(), missing);
+    return OrMissingWords<false>(block, missing, todo);
+  } else {
+    return SetLineVector(D8x32(), block, hash, k, Block256Slices());
+  }
+}
+
+void MakeBlock256Masks(const KeyHash* hashes, size_t n, uint32_t k, uint64_t* masks) noexcept {
+  const D8x32 d;
+  for (size_t i = 0; i < n; ++i) {
+    auto* out = reinterpret_cast<uint32_t*>(masks + i * internal::kWordsPerBlock256);
+    ForEachMaskVector256(hashes[i], k, [&](size_t lane, auto v) { hn::StoreU(v, d, out + lane); });
+  }
+}
+
+// word64 ----------------------------------------------------------------------------------------
+
+// The key's word mask: byte j is lane j's `one << bit` (below 256, so truncation keeps it).
+HWY_INLINE uint64_t Word64Mask(const KeyHash& hash, uint32_t k) {
+  const hn::Rebind<uint8_t, D8x32> d8;
+  alignas(8) uint8_t bytes[8];
+  ForEachSliceVector8<29>(
+      hash, k, [&](size_t lane, auto v) { hn::StoreU(hn::TruncateTo(d8, v), d8, bytes + lane); });
+  uint64_t mask;
+  std::memcpy(&mask, bytes, 8);
+  return mask;
+}
+
+template <bool kConcurrent>
+HWY_INLINE bool TestWord64One(const uint64_t* word, const KeyHash& hash, uint32_t k) {
+  return (Word64Mask(hash, k) & ~internal::LoadWord(word, kConcurrent)) == 0;
+}
+
+template <bool kConcurrent>
+HWY_INLINE bool SetWord64One(uint64_t* word, const KeyHash& hash, uint32_t k) {
+  return internal::SetBits(word, Word64Mask(hash, k), kConcurrent) != 0;
+}
+
+void MakeWord64Masks(const KeyHash* hashes, size_t n, uint32_t k, uint64_t* masks) noexcept {
+  for (size_t i = 0; i < n; ++i) masks[i] = Word64Mask(hashes[i], k);
+}
+
+// Both shapes' entry points, by the words per block and the probe of one key ---------------------
+
+template <uint32_t kBlockWords, bool kConcurrent>
+HWY_INLINE bool TestShapeOne(const uint64_t* block, const KeyHash& hash, uint32_t k) {
+  if constexpr (kBlockWords == 1) {
+    return TestWord64One<kConcurrent>(block, hash, k);
+  } else {
+    return TestBlock256One<kConcurrent>(block, hash, k);
+  }
+}
+
+template <uint32_t kBlockWords, bool kConcurrent>
+HWY_INLINE bool SetShapeOne(uint64_t* block, const KeyHash& hash, uint32_t k) {
+  if constexpr (kBlockWords == 1) {
+    return SetWord64One<kConcurrent>(block, hash, k);
+  } else {
+    return SetBlock256One<kConcurrent>(block, hash, k);
+  }
+}
+
+template <uint32_t kBlockWords>
+bool TestShapeBlock(const uint64_t* block, const KeyHash& hash, uint32_t k,
+                    bool concurrent) noexcept {
+  return concurrent ? TestShapeOne<kBlockWords, true>(block, hash, k)
+                    : TestShapeOne<kBlockWords, false>(block, hash, k);
+}
+
+template <uint32_t kBlockWords>
+bool SetShapeBlock(uint64_t* block, const KeyHash& hash, uint32_t k, bool concurrent) noexcept {
+  return concurrent ? SetShapeOne<kBlockWords, true>(block, hash, k)
+                    : SetShapeOne<kBlockWords, false>(block, hash, k);
+}
+
+// The batch calls of block256 (kBlockWords 4) and word64 (1), in either concurrency mode.
+template <bool kWrite, uint32_t kBlockWords, class Word>
+HWY_INLINE size_t ProbeShapeBlocks(Word* words, const uint64_t* blocks, const KeyHash* hashes,
+                                   size_t n, uint32_t k, bool concurrent, bool* answers,
+                                   const uint64_t* prefetch, size_t prefetch_count) {
+  const auto run = [&](auto mode) {
+    return ProbeBlocks<kWrite, kBlockWords>(
+        words, blocks, hashes, n, answers, prefetch, prefetch_count,
+        [k](Word* block, const KeyHash& hash) {
+          if constexpr (kWrite) {
+            return SetShapeOne<kBlockWords, decltype(mode)::value>(block, hash, k);
+          } else {
+            return TestShapeOne<kBlockWords, decltype(mode)::value>(block, hash, k);
+          }
+        });
+  };
+  return concurrent ? run(std::true_type()) : run(std::false_type());
+}
+
+template <uint32_t kBlockWords>
+size_t TestShapeBlocks(const uint64_t* words, const uint64_t* blocks, const KeyHash* hashes,
+                       size_t n, uint32_t k, bool concurrent, bool* results,
+                       const uint64_t* prefetch, size_t prefetch_count) noexcept {
+  return ProbeShapeBlocks<false, kBlockWords>(words, blocks, hashes, n, k, concurrent, results,
+                                              prefetch, prefetch_count);
+}
+
+template <uint32_t kBlockWords>
+size_t SetShapeBlocks(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
+                      uint32_t k, bool concurrent, bool* was_new, const uint64_t* prefetch,
+                      size_t prefetch_count) noexcept {
+  return ProbeShapeBlocks<true, kBlockWords>(words, blocks, hashes, n, k, concurrent, was_new,
+                                             prefetch, prefetch_count);
 }
 
 }  // namespace bloomery::simd::HWY_NAMESPACE

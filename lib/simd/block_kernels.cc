@@ -34,11 +34,13 @@ const BlockKernels* GetKernels() {
       : HWY_TARGET == HWY_SSE4                                 ? "sse4"
       : (HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128) ? "scalar"
                                                                : "other",
-      &MakeMasks,
-      &TestLine,
-      &SetLine,
-      &TestLines,
-      &SetLines,
+      {
+          {&MakeMasks, &TestLine, &SetLine, &TestLines, &SetLines},
+          {&MakeBlock256Masks, &TestShapeBlock<4>, &SetShapeBlock<4>, &TestShapeBlocks<4>,
+           &SetShapeBlocks<4>},
+          {&MakeWord64Masks, &TestShapeBlock<1>, &SetShapeBlock<1>, &TestShapeBlocks<1>,
+           &SetShapeBlocks<1>},
+      },
   };
   return &kKernels;
 }

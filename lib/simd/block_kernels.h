@@ -4,12 +4,14 @@
 // (block_kernels-inl.h) and dispatched at run time to the best target the CPU supports: AVX-512
 // (AVX3), AVX2, SSE4 or Highway's scalar target. No Highway type appears here.
 //
-// Every kernel is bit-identical to the scalar reference (internal/block_layout.h MakeMaskScalar,
-// internal/line_ops.h SetLineScalar/TestLineScalar); tests/simd_test.cc holds every compiled target
-// the machine supports to that.
+// Every kernel is bit-identical to its block shape's scalar reference (the line's:
+// internal/block_layout.h MakeMaskScalar, internal/line_ops.h SetLineScalar/TestLineScalar;
+// block256's and word64's: internal/block256_layout.h, internal/word64_layout.h);
+// tests/simd_test.cc holds every compiled target the machine supports to that.
 //
-// How a key's mask is built: one key per call, its 8 (k <= 8) or 16 (k >= 9) slices spread over
-// SIMD lanes. Lane j computes the probe i = (j - start) mod slices that lands in slice j,
+// How a key's mask is built (the line; block256 and word64 the same with 8 u32 lanes of 32- or
+// 8-bit slices): one key per call, its 8 (k <= 8) or 16 (k >= 9) slices spread over SIMD lanes.
+// Lane j computes the probe i = (j - start) mod slices that lands in slice j,
 // ((h1 + i*h2) * salt_i) >> (32 - log2(slice bits)), and shifts a 1 (or 0 when i >= k) left by it
 // with a variable shift: the whole line mask takes 1 (AVX-512), 2 (AVX2) or 4 (SSE4) vectors and no
 // branch. Single-writer filters then test with and-not over vector loads and set with
@@ -29,41 +31,56 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <span>
 #include <string_view>
 
 #include "bloomery/key.h"
+#include "bloomery/layout.h"
 #include "internal/block_layout.h"
 
 namespace bloomery::simd {
 
-// One target's kernels. `blocks` arrays hold the block index of each key (BlockIndex), `hashes`
-// the keys' hashes, `k` the number of probes (1..16). `results`, when not null, receives one
-// answer per key.
+// One block shape's kernels (layout.h: the line, block256, word64). `blocks` arrays hold the
+// block index of each key (BlockIndex over the shape's block count), `hashes` the keys' hashes,
+// `k` the number of probes (1..16 for the line, 1..8 for the others); a block is the shape's
+// words (8, 4 or 1) at words + index * those. `results`, when not null, receives one answer per
+// key.
+struct ShapeKernels {
+  // masks[i * words per block ..] = the scalar reference's mask of hashes[i].
+  void (*make_masks)(const KeyHash* hashes, size_t n, uint32_t k, uint64_t* masks) noexcept;
+  // Whether all of the key's bits are set in `block` (its block).
+  bool (*test_block)(const uint64_t* block, const KeyHash& hash, uint32_t k,
+                     bool concurrent) noexcept;
+  // Sets the key's bits in `block`; whether any was 0 before.
+  bool (*set_block)(uint64_t* block, const KeyHash& hash, uint32_t k, bool concurrent) noexcept;
+  // test_block for key i against block blocks[i] of `words`; returns how many answered true.
+  // While it works on key i it prefetches block prefetch[i] (i < prefetch_count): the next
+  // batch's, so the misses in flight stay at about one batch instead of coming in bursts.
+  size_t (*test_blocks)(const uint64_t* words, const uint64_t* blocks, const KeyHash* hashes,
+                        size_t n, uint32_t k, bool concurrent, bool* results,
+                        const uint64_t* prefetch, size_t prefetch_count) noexcept;
+  // set_block for key i on block blocks[i] of `words`, in order (a key repeated in the batch is
+  // new only the first time); returns how many were new. Prefetches like test_blocks, for writing.
+  size_t (*set_blocks)(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
+                       uint32_t k, bool concurrent, bool* was_new, const uint64_t* prefetch,
+                       size_t prefetch_count) noexcept;
+};
+
+// One target's kernels.
 struct BlockKernels {
   int64_t hwy_target;     // HWY_AVX3, HWY_AVX2, ... (hwy/detect_targets.h)
   std::string_view name;  // "avx3", "avx2", "sse4", "scalar"
+  // Each block shape's, in kBlockShapes' order (layout.h): the line, block256, word64.
+  ShapeKernels shapes[std::size(kBlockShapes)];
 
-  // masks[i] = MakeMaskScalar(hashes[i], k).
-  void (*make_masks)(const KeyHash* hashes, size_t n, uint32_t k,
-                     internal::LineMask* masks) noexcept;
-  // Whether all of the key's bits are set in `line` (its 64-byte line).
-  bool (*test_line)(const uint64_t* line, const KeyHash& hash, uint32_t k,
-                    bool concurrent) noexcept;
-  // Sets the key's bits in `line`; whether any was 0 before.
-  bool (*set_line)(uint64_t* line, const KeyHash& hash, uint32_t k, bool concurrent) noexcept;
-  // test_line for key i against line blocks[i] of `words`; returns how many answered true.
-  // While it works on key i it prefetches line prefetch[i] (i < prefetch_count): the next batch's
-  // lines, so the misses in flight stay at about one batch instead of coming in bursts.
-  size_t (*test_lines)(const uint64_t* words, const uint64_t* blocks, const KeyHash* hashes,
-                       size_t n, uint32_t k, bool concurrent, bool* results,
-                       const uint64_t* prefetch, size_t prefetch_count) noexcept;
-  // set_line for key i on line blocks[i] of `words`, in order (a key repeated in the batch is new
-  // only the first time); returns how many were new. Prefetches like test_lines, for writing.
-  size_t (*set_lines)(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
-                      uint32_t k, bool concurrent, bool* was_new, const uint64_t* prefetch,
-                      size_t prefetch_count) noexcept;
+  [[nodiscard]] const ShapeKernels& line() const noexcept { return shapes[0]; }
 };
+
+// The place of a blocked `layout` in kBlockShapes, which indexes BlockKernels::shapes.
+[[nodiscard]] constexpr uint32_t ShapeIndex(Layout layout) noexcept {
+  return static_cast<uint32_t>(FindBlockShape(layout) - kBlockShapes);
+}
 
 // The kernels of every compiled target this CPU supports, best first.
 [[nodiscard]] std::span<const BlockKernels* const> SupportedKernels() noexcept;

@@ -1,0 +1,66 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// word64_layout.h (internal): Layout::kWord64, all k bits of a key in one 64-bit word, as plain
+// scalar code: the reference every kernel and the inline probe are held to, bit for bit (the
+// file format: a change here changes every saved word64 filter).
+//
+// The word (a block of 64 bits, chosen by 64-bit fastrange of hash.hi over bits / 64 words) is 8
+// slices of 8 bits, slice j being bits 8j..8j+7. Probe i (0 <= i < k <= 8) goes to slice
+// (start + i) mod 8, start = hash.hi mod 8, at bit ProbeBit(h1, h2, i, 3): the line's salted
+// double hashing (block_layout.h says why the salts), its top 3 bits. Why 8 x 8: the exact sliced
+// model (plan.cc) gives 1.90% at 10 bits/key (k = 5) against 1.95% for 4 x 16 and 3.00% for
+// 16 x 4, and 8 x 8 stays best from 9 bits/key up (benchmarks/README.md has the table).
+//
+// Concurrent Insert is exact: the key's bits are one word, set by one fetch_or after a relaxed
+// load saw some missing (SetBits), so of several threads inserting the same new key exactly one
+// finds a bit missing in the old value its fetch_or returns.
+#ifndef BLOOMERY_LIB_INTERNAL_WORD64_LAYOUT_H_
+#define BLOOMERY_LIB_INTERNAL_WORD64_LAYOUT_H_
+
+#include <bit>
+#include <cstdint>
+
+#include "bloomery/blocked_line.h"
+#include "bloomery/key.h"
+#include "internal/fill_estimate.h"
+#include "internal/filter_ops.h"
+
+namespace bloomery::internal {
+
+// The key's k bits in its word.
+[[nodiscard]] inline uint64_t Word64MaskScalar(const KeyHash& hash, uint32_t hashes) noexcept {
+  const auto h1 = static_cast<uint32_t>(hash.lo);
+  const auto h2 = static_cast<uint32_t>(hash.lo >> 32);
+  const auto start = static_cast<uint32_t>(hash.hi);
+  uint64_t mask = 0;
+  for (uint32_t i = 0; i < hashes; ++i) {
+    mask |= uint64_t{1} << (8 * ((start + i) & 7) + blocked_line::ProbeBit(h1, h2, i, 3));
+  }
+  return mask;
+}
+
+// Sets the key's bits in `word`; whether one was 0 before (exactly one racing inserter of a new
+// key sees that in concurrent mode).
+inline bool SetWord64Scalar(uint64_t* word, const KeyHash& hash, uint32_t hashes,
+                            bool concurrent) noexcept {
+  return SetBits(word, Word64MaskScalar(hash, hashes), concurrent) != 0;
+}
+
+[[nodiscard]] inline bool TestWord64Scalar(const uint64_t* word, const KeyHash& hash,
+                                           uint32_t hashes, bool concurrent) noexcept {
+  const uint64_t mask = Word64MaskScalar(hash, hashes);
+  return (mask & ~LoadWord(word, concurrent)) == 0;
+}
+
+// The exact FPR term of one word from its bits: a random absent key's chance that all its k bits
+// are set (the mean over start slices of the product of the slices' fills).
+[[nodiscard]] inline double Word64Fpr(const uint64_t* word, uint32_t hashes) noexcept {
+  const uint64_t bits = LoadRelaxed(word);
+  double fill[8];
+  for (uint32_t j = 0; j < 8; ++j) fill[j] = std::popcount((bits >> (8 * j)) & 0xFFu) / 8.0;
+  return SlicedLineFprFromFill(fill, 8, hashes);
+}
+
+}  // namespace bloomery::internal
+
+#endif  // BLOOMERY_LIB_INTERNAL_WORD64_LAYOUT_H_

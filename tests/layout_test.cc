@@ -1,0 +1,424 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// The blocked shapes (layout.h): names, the planner's promise and choice, each shape's measured FPR
+// against its exact prediction, the exact "new" of a concurrent word64 insert, merges across
+// shapes, and the file's layout field.
+#include "bloomery/layout.h"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bloomery/any_filter.h"
+#include "bloomery/blocked_filter.h"
+#include "bloomery/classic_filter.h"
+#include "bloomery/file.h"
+#include "bloomery/plan.h"
+#include "bloomery/scalable_filter.h"
+#include "internal/format_codec.h"
+#include "test_util.h"
+#include "xxhash.h"
+
+namespace bloomery {
+namespace {
+
+using testing::DistinctInts;
+using testing::WithinBinomialBound;
+
+constexpr Layout kShapes[] = {Layout::kLine512, Layout::kBlock256, Layout::kWord64};
+
+BlockedFilter Make(const FilterOptions& options) {
+  absl::StatusOr<BlockedFilter> f = BlockedFilter::Create(options);
+  REQUIRE(f.ok());
+  return *std::move(f);
+}
+
+TEST_CASE("layout names: one spelling each, and the line's old name") {
+  CHECK(Layout::kLine512 == Layout::kBlocked);
+  for (Layout layout : {Layout::kLine512, Layout::kBlock256, Layout::kWord64, Layout::kPartitioned,
+                        Layout::kAuto}) {
+    CAPTURE(LayoutName(layout));
+    CHECK(ParseLayout(LayoutName(layout)) == layout);
+  }
+  CHECK(LayoutName(Layout::kLine512) == "line512");
+  CHECK(LayoutName(Layout::kBlock256) == "block256");
+  CHECK(LayoutName(Layout::kWord64) == "word64");
+  CHECK(LayoutName(Layout::kPartitioned) == "partitioned");
+  CHECK(ParseLayout("blocked") == Layout::kLine512);
+  CHECK_FALSE(ParseLayout("word32").has_value());
+  CHECK_FALSE(ParseLayout("").has_value());
+  for (const BlockShape& shape : kBlockShapes) {
+    CHECK(FindBlockShapeByFileCode(shape.file_code) == &shape);
+  }
+  CHECK(FindBlockShapeByFileCode(0)->layout == Layout::kLine512);  // every v1 file is a line
+}
+
+TEST_CASE("the planner's promise holds for every layout down to 1e-12, with the fewest blocks") {
+  const uint64_t n = 1'000'000;
+  for (Layout layout : kShapes) {
+    const BlockShape& shape = *FindBlockShape(layout);
+    for (double p : {0.1, 0.01, 1e-3, 1e-4, 1e-6, 1e-9, 1e-12}) {
+      CAPTURE(shape.name);
+      CAPTURE(p);
+      absl::StatusOr<Plan> plan = PlanFor(n, p, layout);
+      REQUIRE(plan.ok());
+      CHECK(plan->layout == layout);
+      CHECK(plan->bits % shape.block_bits == 0);
+      CHECK(plan->blocks() == plan->bits / shape.block_bits);
+      CHECK(plan->hashes <= shape.max_hashes);
+      CHECK(plan->expected_fpr <= p);
+      CHECK(plan->expected_fpr == PredictedFpr(layout, n, plan->bits, plan->hashes));
+      // One block fewer breaks the promise at every k the layout allows.
+      for (uint32_t k = 1; k <= shape.max_hashes; ++k) {
+        CHECK(PredictedFpr(layout, n, plan->bits - shape.block_bits, k) > p);
+      }
+    }
+  }
+}
+
+TEST_CASE("at 10 bits/key: each layout's k and exact FPR") {
+  const uint64_t n = 1'000'000;
+  struct Expected {
+    Layout layout;
+    uint32_t hashes;
+    double fpr;
+  };
+  for (const Expected& e :
+       {Expected{Layout::kLine512, 6, 0.009727}, Expected{Layout::kBlock256, 6, 0.01106},
+        Expected{Layout::kWord64, 5, 0.01903}}) {
+    absl::StatusOr<Plan> plan = PlanForSize(10 * n, 0, n, e.layout);
+    REQUIRE(plan.ok());
+    MESSAGE(LayoutName(e.layout) << ": k=" << plan->hashes << " fpr=" << plan->expected_fpr);
+    CHECK(plan->hashes == e.hashes);
+    CHECK(plan->expected_fpr == doctest::Approx(e.fpr).epsilon(1e-3));
+  }
+}
+
+TEST_CASE("the planner chooses: smallest, or fastest within the memory cap") {
+  const uint64_t n = 1'000'000;
+  std::vector<absl::StatusOr<Plan>> plans = PlanEachLayout({.capacity = n, .fpr = 0.01});
+  REQUIRE(plans.size() == std::size(kBlockShapes));
+  for (size_t i = 0; i < plans.size(); ++i) {
+    REQUIRE(plans[i].ok());
+    CHECK(plans[i]->layout == kBlockShapes[i].layout);
+  }
+  // Fewer bits for the same promise the bigger the block.
+  CHECK(plans[0]->bits < plans[1]->bits);
+  CHECK(plans[1]->bits < plans[2]->bits);
+
+  absl::StatusOr<Plan> smallest = PlanFilter({.capacity = n, .fpr = 0.01}, Layout::kAuto);
+  REQUIRE(smallest.ok());
+  CHECK(smallest->layout == Layout::kLine512);
+  CHECK(smallest->bits == plans[0]->bits);
+
+  FilterOptions fastest{.capacity = n, .fpr = 0.01, .layout_choice = LayoutChoice::kFastest};
+  absl::StatusOr<Plan> plan = PlanFilter(fastest, Layout::kAuto);
+  REQUIRE(plan.ok());
+  CHECK(plan->layout == Layout::kWord64);
+  // A cap that holds block256's plan but not word64's.
+  fastest.memory.max_memory_bytes = WholeLineBytes(plans[1]->bits);
+  plan = PlanFilter(fastest, Layout::kAuto);
+  REQUIRE(plan.ok());
+  CHECK(plan->layout == Layout::kBlock256);
+  // Below every plan: the smallest, which Create then refuses with the usual memory message.
+  fastest.memory.max_memory_bytes = 4096;
+  plan = PlanFilter(fastest, Layout::kAuto);
+  REQUIRE(plan.ok());
+  CHECK(plan->layout == Layout::kLine512);
+  CHECK(BlockedFilter::Create({.capacity = n,
+                               .fpr = 0.01,
+                               .layout = Layout::kAuto,
+                               .layout_choice = LayoutChoice::kFastest,
+                               .memory = {.max_memory_bytes = 4096}})
+            .status()
+            .code() == absl::StatusCode::kResourceExhausted);
+
+  // k above 8 only the line takes: the others say so, and kAuto takes the line.
+  plans = PlanEachLayout({.capacity = n, .fpr = 0.01, .hashes = 12});
+  CHECK(plans[0].ok());
+  CHECK(plans[1].status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(plans[2].status().code() == absl::StatusCode::kInvalidArgument);
+  plan = PlanFilter(
+      {.capacity = n, .fpr = 0.01, .hashes = 12, .layout_choice = LayoutChoice::kFastest},
+      Layout::kAuto);
+  REQUIRE(plan.ok());
+  CHECK(plan->layout == Layout::kLine512);
+
+  // A filter created with kAuto tells the layout chosen.
+  BlockedFilter f = Make({.capacity = 1000,
+                          .fpr = 0.01,
+                          .layout = Layout::kAuto,
+                          .layout_choice = LayoutChoice::kFastest});
+  CHECK(f.layout() == Layout::kWord64);
+}
+
+// The measured FPR over absent keys against the exact FPR of the filter's bits (EstimatedFpr)
+// and the planner's prediction, within 4 sigma.
+void CheckFpr(Layout layout, uint64_t n, double fpr, bool concurrent) {
+  BlockedFilter f =
+      Make({.capacity = n, .fpr = fpr, .layout = layout, .memory = {.concurrent = concurrent}});
+  REQUIRE(f.layout() == layout);
+  const uint64_t queries = std::max<uint64_t>(2'000'000, static_cast<uint64_t>(400 / fpr));
+  const uint64_t hits = testing::FillAndCountFalsePositives(f, n, queries);
+  const double measured = static_cast<double>(hits) / static_cast<double>(queries);
+  const double actual = f.EstimatedFpr();
+  MESSAGE(LayoutName(layout) << " n=" << n << " p=" << fpr << " bits/key=" << f.plan().bits_per_key
+                             << " k=" << f.hashes() << " planned=" << f.plan().expected_fpr
+                             << " exact-now=" << actual << " measured=" << measured);
+  CHECK(WithinBinomialBound(hits, queries, actual, 4.0));
+  CHECK(actual == doctest::Approx(f.plan().expected_fpr).epsilon(0.05));
+  CHECK(WithinBinomialBound(hits, queries, f.plan().expected_fpr, 4.0));
+  CHECK(f.plan().expected_fpr <= fpr);
+}
+
+TEST_CASE("each layout's measured FPR is within 4 sigma of its exact prediction") {
+  for (Layout layout : {Layout::kBlock256, Layout::kWord64}) {
+    CheckFpr(layout, 200'000, 0.1, false);
+    CheckFpr(layout, 200'000, 0.02, true);
+    CheckFpr(layout, 100'000, 0.001, false);
+  }
+}
+
+TEST_CASE("at 10 bits/key, one line per layout of the table: exact against measured") {
+  const uint64_t n = 1'000'000;
+  const uint64_t queries = 10'000'000;
+  for (Layout layout : kShapes) {
+    BlockedFilter f = Make({.capacity = n, .bits = 10 * n, .layout = layout});
+    const uint64_t hits = testing::FillAndCountFalsePositives(f, n, queries);
+    MESSAGE(LayoutName(layout) << " k=" << f.hashes() << ": exact " << f.plan().expected_fpr * 100
+                               << "%, measured " << static_cast<double>(hits) / queries * 100
+                               << "%");
+    CHECK(WithinBinomialBound(hits, queries, f.plan().expected_fpr, 4.0));
+  }
+}
+
+TEST_CASE("no false negatives at every k, both modes; batches set the bits single keys set") {
+  const std::vector<uint64_t> ints = DistinctInts(5000, 0);
+  for (Layout layout : {Layout::kBlock256, Layout::kWord64}) {
+    for (bool concurrent : {false, true}) {
+      for (uint32_t k = 1; k <= 8; ++k) {
+        CAPTURE(LayoutName(layout));
+        CAPTURE(concurrent);
+        CAPTURE(k);
+        const FilterOptions o{
+            .bits = 1 << 16, .hashes = k, .layout = layout, .memory = {.concurrent = concurrent}};
+        BlockedFilter one = Make(o);
+        BlockedFilter many = Make(o);
+        size_t fresh = 0;
+        for (uint64_t key : ints) fresh += one.Insert(key);
+        auto was_new = std::make_unique<bool[]>(ints.size());
+        CHECK(many.InsertMany(ints, std::span<bool>(was_new.get(), ints.size())) == fresh);
+        CHECK(testing::Bytes(one) == testing::Bytes(many));
+        for (uint64_t key : ints) REQUIRE(one.MayContain(key));
+        CHECK(one.MayContainMany(ints) == ints.size());
+        const std::vector<uint64_t> absent = DistinctInts(5000, 1);
+        size_t single = 0;
+        for (uint64_t key : absent) single += one.MayContain(key);
+        CHECK(one.MayContainMany(absent) == single);
+      }
+    }
+  }
+  CHECK(BlockedFilter::Create({.capacity = 100, .hashes = 9, .layout = Layout::kWord64})
+            .status()
+            .code() == absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("word64, concurrent: of two threads inserting the same new keys, one is told new" *
+          doctest::test_suite("concurrency")) {
+  const uint64_t n = uint64_t{1} << 20;
+  BlockedFilter f =
+      Make({.capacity = n, .fpr = 0.01, .layout = Layout::kWord64, .memory = {.concurrent = true}});
+  const std::vector<uint64_t> keys = DistinctInts(n, 0);
+  std::vector<std::unique_ptr<bool[]>> was_new;
+  for (int t = 0; t < 2; ++t) was_new.push_back(std::make_unique<bool[]>(n));
+  std::atomic<int> ready{0};
+  auto insert = [&](int t) {
+    ready.fetch_add(1);
+    while (ready.load() < 2) {
+    }
+    for (uint64_t i = 0; i < n; ++i) was_new[t][i] = f.Insert(keys[i]);
+  };
+  std::thread a(insert, 0);
+  std::thread b(insert, 1);
+  a.join();
+  b.join();
+  uint64_t twice = 0;
+  uint64_t never = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    twice += was_new[0][i] && was_new[1][i];
+    never += !was_new[0][i] && !was_new[1][i];
+  }
+  MESSAGE("keys told new twice: " << twice << "; by neither (false positives): " << never);
+  CHECK(twice == 0);
+  // Never told new only where the key was already a false positive when first inserted.
+  CHECK(static_cast<double>(never) <= 0.01 * static_cast<double>(n));
+  CHECK(f.MayContainMany(keys) == n);
+}
+
+TEST_CASE("filters of different layouts do not merge: a clear message") {
+  BlockedFilter line = Make({.capacity = 1000, .bits = 1 << 14, .hashes = 4});
+  BlockedFilter word =
+      Make({.capacity = 1000, .bits = 1 << 14, .hashes = 4, .layout = Layout::kWord64});
+  BlockedFilter block =
+      Make({.capacity = 1000, .bits = 1 << 14, .hashes = 4, .layout = Layout::kBlock256});
+  for (const absl::Status& s : {line.CheckCompatible(word), word.UnionWith(block),
+                                block.IntersectWith(line), line.UnionWith(block)}) {
+    CAPTURE(s);
+    CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
+    CHECK(s.message().find("different layouts") != absl::string_view::npos);
+  }
+  BlockedFilter other =
+      Make({.capacity = 1000, .bits = 1 << 14, .hashes = 4, .layout = Layout::kWord64});
+  (void)other.Insert(uint64_t{7});
+  CHECK(word.UnionWith(other).ok());
+  CHECK(word.MayContain(uint64_t{7}));
+}
+
+TEST_CASE("a classic filter refuses a layout") {
+  absl::StatusOr<ClassicFilter> f =
+      ClassicFilter::Create({.capacity = 1000, .fpr = 0.01, .layout = Layout::kWord64});
+  CHECK(f.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(f.status().message().find("partitioned") != absl::string_view::npos);
+}
+
+uint32_t LayoutField(const std::string& file) {
+  uint32_t code;
+  std::memcpy(&code, file.data() + 128, 4);
+  return code;
+}
+
+TEST_CASE("the file records the layout; a v1 line file is unchanged and loads as the line") {
+  for (Layout layout : kShapes) {
+    CAPTURE(LayoutName(layout));
+    BlockedFilter f = Make({.capacity = 3000, .fpr = 0.01, .layout = layout});
+    f.InsertMany(DistinctInts(3000, 0));
+    absl::StatusOr<std::string> file = f.SaveToBytes();
+    REQUIRE(file.ok());
+    CHECK(LayoutField(*file) == FindBlockShape(layout)->file_code);
+    absl::StatusOr<BlockedFilter> loaded = BlockedFilter::LoadFromBytes(*file);
+    REQUIRE(loaded.ok());
+    CHECK(loaded->layout() == layout);
+    CHECK(loaded->plan().bits == f.plan().bits);
+    CHECK(testing::Bytes(*loaded) == testing::Bytes(f));
+    CHECK(loaded->MayContainMany(DistinctInts(3000, 0)) == 3000);
+    absl::StatusOr<AnyFilter> any = AnyFilter::LoadFromBytes(*file);
+    REQUIRE(any.ok());
+    CHECK(any->get_if<BlockedFilter>()->layout() == layout);
+    absl::StatusOr<FileInfo> info = InspectBytes(*file);
+    REQUIRE(info.ok());
+  }
+}
+
+// The file with the layout field set to `code` and its checksums made valid again.
+std::string WithLayoutField(std::string file, uint32_t code) {
+  std::memcpy(file.data() + 128, &code, 4);
+  std::vector<uint8_t> bytes(file.begin(), file.end());
+  REQUIRE(internal::RecomputeChecksums(bytes));
+  return std::string(bytes.begin(), bytes.end());
+}
+
+TEST_CASE("the validator holds the layout field to the kind and the geometry") {
+  const std::string line = *Make({.capacity = 1000, .fpr = 0.01}).SaveToBytes();
+  const std::string word =
+      *Make({.capacity = 1000, .fpr = 0.01, .layout = Layout::kWord64}).SaveToBytes();
+  const std::string classic = *ClassicFilter::Create({.capacity = 1000}).value().SaveToBytes();
+  auto refused = [](const std::string& file, std::string_view why) {
+    absl::Status s = BlockedFilter::LoadFromBytes(file).status();
+    if (s.ok()) s = InspectBytes(file).status();
+    CAPTURE(s);
+    CHECK(s.code() == absl::StatusCode::kDataLoss);
+    CHECK(s.message().find(absl::string_view(why.data(), why.size())) != absl::string_view::npos);
+  };
+  refused(WithLayoutField(line, 7), "unknown layout 7");
+  // A word64 geometry read as block256: bits not a whole number of 256-bit blocks, or (when they
+  // are) a planned fpr the block256 geometry does not predict.
+  refused(WithLayoutField(word, FindBlockShape(Layout::kBlock256)->file_code), "");
+  // The line's geometry read as word64: k = 7 is more than word64 takes, or the fpr disagrees.
+  refused(WithLayoutField(line, FindBlockShape(Layout::kWord64)->file_code), "");
+  absl::Status s = InspectBytes(WithLayoutField(classic, 1)).status();
+  CHECK(s.code() == absl::StatusCode::kDataLoss);
+  CHECK(s.message().find("has one layout") != absl::string_view::npos);
+}
+
+TEST_CASE(
+    "a scalable filter's stages take its layout; the file keeps it; mixed chains do not merge") {
+  for (Layout layout : kShapes) {
+    CAPTURE(LayoutName(layout));
+    absl::StatusOr<ScalableFilter> made =
+        ScalableFilter::Create({.capacity = 2000, .fpr = 0.01, .layout = layout});
+    REQUIRE(made.ok());
+    ScalableFilter& f = *made;
+    const std::vector<uint64_t> keys = DistinctInts(20'000, 0);
+    REQUIRE(f.InsertMany(keys).refused == 0);
+    REQUIRE(f.stage_count() > 1);
+    for (uint32_t i = 0; i < f.stage_count(); ++i) CHECK(f.stage(i).layout() == layout);
+    CHECK(f.MayContainMany(keys) == keys.size());
+    const uint64_t queries = 1'000'000;
+    const size_t hits = f.MayContainMany(DistinctInts(queries, 1));
+    CHECK(static_cast<double>(hits) / queries <= 0.01);
+    absl::StatusOr<std::string> file = f.SaveToBytes();
+    REQUIRE(file.ok());
+    CHECK(LayoutField(*file) == FindBlockShape(layout)->file_code);
+    absl::StatusOr<ScalableFilter> loaded = ScalableFilter::LoadFromBytes(*file);
+    REQUIRE(loaded.ok());
+    CHECK(loaded->options().layout == layout);
+    CHECK(testing::Bytes(*loaded) == testing::Bytes(f));
+  }
+  ScalableFilter line = ScalableFilter::Create({.capacity = 2000, .fpr = 0.01}).value();
+  ScalableFilter word =
+      ScalableFilter::Create({.capacity = 2000, .fpr = 0.01, .layout = Layout::kWord64}).value();
+  const absl::Status s = line.UnionWith(word);
+  CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(s.message().find("layout word64") != absl::string_view::npos);
+  CHECK(ScalableFilter::Create({.capacity = 2000, .fpr = 0.01, .layout = Layout::kPartitioned})
+            .status()
+            .code() == absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("AnyFilter: blocked and scalable filters take a layout; classic and counting refuse it") {
+  for (FilterKind kind : {FilterKind::kBlocked, FilterKind::kScalable}) {
+    absl::StatusOr<AnyFilter> f =
+        AnyFilter::Create(kind, {.capacity = 1000, .fpr = 0.01, .layout = Layout::kWord64});
+    REQUIRE(f.ok());
+    CHECK(f->layout() == Layout::kWord64);
+    absl::StatusOr<AnyFilter> loaded = AnyFilter::LoadFromBytes(*f->SaveToBytes());
+    REQUIRE(loaded.ok());
+    CHECK(loaded->layout() == Layout::kWord64);
+  }
+  for (FilterKind kind : {FilterKind::kClassic, FilterKind::kCounting}) {
+    const absl::Status s =
+        AnyFilter::Create(kind, {.capacity = 1000, .fpr = 0.01, .layout = Layout::kWord64})
+            .status();
+    CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+    CHECK(s.message().find("takes no layout") != absl::string_view::npos);
+  }
+  CHECK(AnyFilter::Create(FilterKind::kClassic, {.capacity = 1000}).value().layout() ==
+        Layout::kPartitioned);
+  CHECK(AnyFilter::Create(FilterKind::kBlocked, {.capacity = 1000}).value().layout() ==
+        Layout::kLine512);
+}
+
+TEST_CASE("golden: fixed keys and seed pin each new layout's bytes") {
+  // A change to a layout's probe changes these digests: that must be a deliberate format change.
+  struct Golden {
+    Layout layout;
+    uint64_t digest;
+  };
+  for (const Golden& g : {Golden{Layout::kBlock256, 0xa89df2a1df76844full},
+                          Golden{Layout::kWord64, 0xb830ea41f27cb3dfull}}) {
+    BlockedFilter f = Make({.bits = 4096, .hashes = 6, .layout = g.layout});
+    for (uint64_t i = 0; i < 100; ++i) (void)f.Insert(i);
+    const uint64_t digest = XXH3_64bits(f.bytes().data(), f.bytes().size());
+    MESSAGE(LayoutName(g.layout) << " digest " << std::hex << digest);
+    CHECK(digest == g.digest);
+  }
+}
+
+}  // namespace
+}  // namespace bloomery
