@@ -1,11 +1,12 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // layout_benchmark.cc: every BlockedFilter layout (layout.h) at 10 bits/key, the four operations
-// (Insert, InsertMany, MayContain, MayContainMany) and for word64 ConcurrentInsertMany, at 2^20
-// and 2^26 keys: BM_Layout_<op><line512|block256|word64>/n. Compiled for x86-64-v3, as the
-// Boost.Bloom families it is compared with (boost_benchmark.cc registers their shapes at the
-// same sizes): the single-key rows call avx2::Insert / avx2::MayContain, the probe inlined into
-// the loop, as a user's file built with those flags may.
+// (Insert, InsertMany, MayContain, MayContainMany) and ConcurrentInsertMany, at 2^20 and 2^26
+// keys: BM_Layout_<op><line512|block256|word64>/n, and word64 once more with IntegerHash::kMix,
+// BM_Layout_<op><word64,mix>/n. Compiled for x86-64-v3, as the Boost.Bloom families it is
+// compared with (boost_benchmark.cc registers their shapes at the same sizes): the single-key
+// rows call avx2::Insert / avx2::MayContain, the probe inlined into the loop, as a user's file
+// built with those flags may.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -45,39 +46,45 @@ uint64_t Apply(Filter& filter, std::span<const uint64_t> keys) {
 }
 
 // Fills a fresh filter; kConcurrent: a concurrent one (one thread: what the atomics cost).
-template <Layout kLayout, bool kBulk, bool kConcurrent = false>
+template <Layout kLayout, bool kBulk, bool kConcurrent = false,
+          IntegerHash kIntegers = IntegerHash::kXxh3>
 void BM_LayoutInsert(benchmark::State& state) {
-  FilterOptions options = OptionsFor(static_cast<uint64_t>(state.range(0)), kConcurrent);
+  FilterOptions options = OptionsFor(static_cast<uint64_t>(state.range(0)), kConcurrent, kIntegers);
   options.layout = kLayout;
   BlockedFilter filter = ValueOrDie(BlockedFilter::Create(options));
   FillOnce(state, filter, 0,
            [](BlockedFilter& f, std::span<const uint64_t> keys) { return Apply<kBulk>(f, keys); });
 }
 
-template <Layout kLayout, bool kBulk>
+template <Layout kLayout, bool kBulk, IntegerHash kIntegers = IntegerHash::kXxh3>
 void BM_LayoutMayContain(benchmark::State& state) {
   const auto n = static_cast<uint64_t>(state.range(0));
-  const BlockedFilter& filter = FilledFilter(n, IntegerHash::kXxh3, false, kLayout);
+  const BlockedFilter& filter = FilledFilter(n, kIntegers, false, kLayout);
   TimeLookups(state, StreamCursor(AbsentKeys(), state),
               [&filter](std::span<const uint64_t> keys) { return Apply<kBulk>(filter, keys); });
   ReportBitsPerKey(state, static_cast<double>(filter.bits()), n);
 }
 
-template <Layout kLayout>
+// kIntegers kMix: the rows named <layout,mix>, the filter hashing integers by MixKey (key.h).
+template <Layout kLayout, IntegerHash kIntegers = IntegerHash::kXxh3>
 void RegisterLayout(int64_t n) {
   // Names built by appending: GCC 12 warns (-Wrestrict, a false positive) on literal + string.
   const std::string prefix = "BM_Layout_";
-  const std::string name = std::string("<").append(LayoutName(kLayout)).append(">");
+  const std::string name = std::string("<")
+                               .append(LayoutName(kLayout))
+                               .append(kIntegers == IntegerHash::kMix ? ",mix>" : ">");
   benchmark::RegisterBenchmark((prefix + "MayContain" + name).c_str(),
-                               BM_LayoutMayContain<kLayout, false>)
+                               BM_LayoutMayContain<kLayout, false, kIntegers>)
       ->Arg(n);
   benchmark::RegisterBenchmark((prefix + "MayContainMany" + name).c_str(),
-                               BM_LayoutMayContain<kLayout, true>)
+                               BM_LayoutMayContain<kLayout, true, kIntegers>)
       ->Arg(n);
-  RegisterFill((prefix + "Insert" + name).c_str(), BM_LayoutInsert<kLayout, false>, n);
-  RegisterFill((prefix + "InsertMany" + name).c_str(), BM_LayoutInsert<kLayout, true>, n);
+  RegisterFill((prefix + "Insert" + name).c_str(),
+               BM_LayoutInsert<kLayout, false, false, kIntegers>, n);
+  RegisterFill((prefix + "InsertMany" + name).c_str(),
+               BM_LayoutInsert<kLayout, true, false, kIntegers>, n);
   RegisterFill((prefix + "ConcurrentInsertMany" + name).c_str(),
-               BM_LayoutInsert<kLayout, true, true>, n);
+               BM_LayoutInsert<kLayout, true, true, kIntegers>, n);
 }
 
 void Register() {
@@ -85,6 +92,7 @@ void Register() {
     RegisterLayout<Layout::kLine512>(n);
     RegisterLayout<Layout::kBlock256>(n);
     RegisterLayout<Layout::kWord64>(n);
+    RegisterLayout<Layout::kWord64, IntegerHash::kMix>(n);
   }
 }
 
