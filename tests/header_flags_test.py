@@ -10,6 +10,7 @@ flag-dependent code is theirs), and fails on any difference.
 
 Usage: header_flags_test.py INCLUDE_DIR COMPILER... -- HEADER...
 """
+import concurrent.futures
 import os
 import subprocess
 import sys
@@ -39,15 +40,21 @@ def main():
     args = sys.argv[1:]
     split = args.index("--")
     include_dir, compiler, headers = args[0], args[1:split], args[split + 1:]
+    # 3 preprocessor runs a header, each a second or so of Abseil and the standard library: run
+    # them side by side (they are independent processes).
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        runs = {(header, i): pool.submit(own_lines, compiler, include_dir, header, flags)
+                for header in headers for i, flags in enumerate(FLAG_SETS)}
+        lines = {key: run.result() for key, run in runs.items()}
     failures = 0
     for header in headers:
-        base = own_lines(compiler, include_dir, header, FLAG_SETS[0])
+        base = lines[(header, 0)]
         if not base:
             print(f"{header}: no lines of bloomery's headers found (linemarkers changed?)")
             failures += 1
             continue
-        for flags in FLAG_SETS[1:]:
-            other = own_lines(compiler, include_dir, header, flags)
+        for i, flags in enumerate(FLAG_SETS[1:], start=1):
+            other = lines[(header, i)]
             if other != base:
                 diff = next(((a, b) for a, b in zip(base, other) if a != b), None)
                 print(f"{header}: differs under {' '.join(flags)} ({len(base)} vs {len(other)} "
