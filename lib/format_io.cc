@@ -392,6 +392,7 @@ absl::StatusOr<FilterFile> LoadFrom(const ByteSource& source, FilterKind expecte
   StorageOptions storage_options;
   storage_options.huge_pages = options.huge_pages;
   storage_options.max_bytes = options.max_bytes;  // a caller's cap above the machine's is honoured
+  storage_options.allocator = options.allocator;
   uint64_t offset = header->payload_offset;
   std::vector<std::span<const uint8_t>> parts;
   for (const StageInfo& stage : header->stages) {

@@ -609,6 +609,7 @@ struct ScalableChainCheck {
     options.memory.concurrent = load.concurrent;
     options.memory.max_memory_bytes = load.max_bytes;
     options.memory.huge_pages = load.huge_pages;
+    options.memory.allocator = load.allocator;  // later stages grow through it too
     return options;
   }
 

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -102,6 +103,7 @@ absl::Status CheckMemoryCap(uint64_t bytes, uint64_t cap) {
 absl::StatusOr<Storage> Storage::Allocate(uint64_t bytes, const StorageOptions& options) {
   if (absl::Status s = internal::CheckMemoryCap(bytes, options.max_bytes); !s.ok()) return s;
   if (bytes == 0) return Storage();
+  if (options.allocator.set()) return AllocateFrom(bytes, options);
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   const bool huge = options.huge_pages == HugePages::kAuto && bytes >= kHugePageBytes;
   const uint64_t align = huge ? kHugePageBytes : page;
@@ -148,6 +150,37 @@ absl::StatusOr<Storage> Storage::Allocate(uint64_t bytes, const StorageOptions& 
                  /*file_shared=*/false);
 }
 
+// The embedder's block lies where its allocator puts it, 64-byte aligned (a filter's line), so
+// only the whole pages inside it are this filter's alone to advise. Zero-filling it touches every
+// page: `populate` is then implied.
+absl::StatusOr<Storage> Storage::AllocateFrom(uint64_t bytes, const StorageOptions& options) {
+  if (bytes > (uint64_t{1} << 56)) {
+    return absl::ResourceExhaustedError(absl::StrFormat("%d bytes cannot be allocated", bytes));
+  }
+  auto* data = static_cast<uint8_t*>(options.allocator.allocate(bytes, kBlockBytes));
+  if (data == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("the memory allocator refused %d bytes", bytes));
+  }
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const bool huge = options.huge_pages == HugePages::kAuto && bytes >= kHugePageBytes;
+  const uint64_t unit = huge ? kHugePageBytes : page;
+  const auto begin = reinterpret_cast<uintptr_t>(data);
+  const uintptr_t first = RoundUp(begin, unit);
+  const uintptr_t last = (begin + bytes) / unit * unit;
+  bool advised = false;
+  if (first < last) {
+    auto* interior = reinterpret_cast<void*>(first);
+    if (huge) advised = madvise(interior, last - first, MADV_HUGEPAGE) == 0;
+    if (options.huge_pages == HugePages::kNever) madvise(interior, last - first, MADV_NOHUGEPAGE);
+  }
+  // After the advice, so that the first touch of each 2 MiB page can get a huge one: a block
+  // written before it (calloc's) keeps its small pages until khugepaged collapses them, if ever.
+  std::memset(data, 0, bytes);
+  return Storage(data, bytes, data, bytes, advised, /*from_file=*/false, /*file_shared=*/false,
+                 options.allocator);
+}
+
 absl::StatusOr<Storage> Storage::MapFile(int fd, uint64_t file_bytes, uint64_t data_offset,
                                          uint64_t data_bytes, bool shared_write) {
   if (data_offset > file_bytes || data_bytes > file_bytes - data_offset) {
@@ -181,6 +214,7 @@ Storage::Storage(Storage&& other) noexcept
       huge_pages_requested_(std::exchange(other.huge_pages_requested_, false)),
       from_file_(std::exchange(other.from_file_, false)),
       file_shared_(std::exchange(other.file_shared_, false)),
+      allocator_(std::exchange(other.allocator_, {})),
       close_hook_(std::exchange(other.close_hook_, nullptr)),
       lock_fd_(std::exchange(other.lock_fd_, -1)),
       path_(std::move(other.path_)) {}
@@ -195,6 +229,7 @@ Storage& Storage::operator=(Storage&& other) noexcept {
     mapped_ = std::exchange(other.mapped_, 0);
     huge_pages_requested_ = std::exchange(other.huge_pages_requested_, false);
     from_file_ = std::exchange(other.from_file_, false);
+    allocator_ = std::exchange(other.allocator_, {});
     close_hook_ = std::exchange(other.close_hook_, nullptr);
     lock_fd_ = std::exchange(other.lock_fd_, -1);
     path_ = std::move(other.path_);
@@ -206,7 +241,12 @@ Storage::~Storage() { Release(); }
 
 void Storage::Release() noexcept {
   if (base_ != nullptr && close_hook_ != nullptr) std::exchange(close_hook_, nullptr)(*this);
-  if (base_ != nullptr) munmap(base_, mapped_);
+  if (base_ != nullptr && allocator_.set()) {
+    allocator_.release(base_, mapped_);
+  } else if (base_ != nullptr) {
+    munmap(base_, mapped_);
+  }
+  allocator_ = {};
   if (lock_fd_ >= 0) close(std::exchange(lock_fd_, -1));
   path_.clear();
   base_ = data_ = nullptr;
@@ -235,7 +275,8 @@ uint64_t Storage::HugePageBytes() const {
     if (inside && std::sscanf(line, "AnonHugePages: %llu kB", &kib) == 1) total += kib * 1024;
   }
   std::fclose(smaps);
-  return total;
+  // An allocator's block may share its mappings with other memory.
+  return allocator_.set() ? std::min(total, size_) : total;
 }
 
 absl::StatusOr<FilterMemory> AllocateFilterMemory(uint64_t bytes, const StorageOptions& options) {
@@ -247,7 +288,8 @@ absl::StatusOr<FilterMemory> AllocateFilterMemory(uint64_t bytes, const StorageO
 absl::StatusOr<FilterMemory> AllocateFilterMemory(uint64_t bytes, const MemoryOptions& memory) {
   return AllocateFilterMemory(bytes, StorageOptions{.huge_pages = memory.huge_pages,
                                                     .populate = memory.populate,
-                                                    .max_bytes = memory.max_memory_bytes});
+                                                    .max_bytes = memory.max_memory_bytes,
+                                                    .allocator = memory.allocator});
 }
 
 FilterMemory Own(Storage storage) {

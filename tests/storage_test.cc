@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -12,6 +13,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "bloomery/blocked_filter.h"
+#include "bloomery/counting_filter.h"
+#include "bloomery/scalable_filter.h"
+#include "bloomery/windowed_filter.h"
 
 namespace bloomery {
 namespace {
@@ -99,6 +103,165 @@ TEST_CASE("a filter says whether its bits are its own memory or a mapped file") 
   BlockedFilter moved = *std::move(mapped);
   CHECK(moved.mapped());
   CHECK(moved.MayContain(uint64_t{999}));
+}
+
+// An embedder's allocator that counts what it hands out and gets back, and refuses past a budget.
+struct CountingAllocator {
+  static inline uint64_t allocated = 0;  // bytes handed out, ever
+  static inline uint64_t released = 0;   // bytes given back, ever
+  static inline uint64_t blocks = 0;     // blocks outstanding
+  static inline uint64_t budget = 0;     // refuse a block that would take outstanding bytes past it
+  static inline bool misaligned = false;
+
+  static void Reset(uint64_t new_budget = ~uint64_t{0}) {
+    allocated = released = blocks = 0;
+    budget = new_budget;
+    misaligned = false;
+  }
+  static uint64_t outstanding() { return allocated - released; }
+
+  static void* Allocate(uint64_t bytes, uint64_t alignment) noexcept {
+    misaligned |= alignment < 64 || (alignment & (alignment - 1)) != 0;
+    if (bytes > budget - outstanding()) return nullptr;
+    void* block = std::aligned_alloc(alignment, internal::RoundUp(bytes, alignment));
+    if (block == nullptr) return nullptr;
+    // An allocator's block holds anything: its first and last bytes dirty, so that a Storage that
+    // does not zero it fails, and the pages between untouched, so that huge pages can back them.
+    static_cast<uint8_t*>(block)[0] = 0xA5;
+    static_cast<uint8_t*>(block)[bytes - 1] = 0xA5;
+    allocated += bytes;
+    ++blocks;
+    return block;
+  }
+  static void Release(void* block, uint64_t bytes) noexcept {
+    released += bytes;
+    --blocks;
+    std::free(block);
+  }
+  static constexpr MemoryAllocator kAllocator{.allocate = &Allocate, .release = &Release};
+};
+
+TEST_CASE("an embedder's allocator supplies the memory, 64-byte aligned, and gets all of it back") {
+  CountingAllocator::Reset();
+  {
+    StorageOptions options;
+    options.allocator = CountingAllocator::kAllocator;
+    for (uint64_t bytes : {uint64_t{64}, uint64_t{4096 * 3 + 64}, uint64_t{9} << 20}) {
+      absl::StatusOr<Storage> s = Storage::Allocate(bytes, options);
+      REQUIRE(s.ok());
+      CHECK(s->size() == bytes);
+      CHECK(reinterpret_cast<uintptr_t>(s->data()) % 64 == 0);
+      CHECK(CountingAllocator::outstanding() == bytes);
+      uint64_t nonzero = 0;
+      for (uint64_t i = 0; i < bytes; ++i) nonzero += s->data()[i] != 0;
+      CHECK(nonzero == 0);
+      CHECK(s->HugePageBytes() <= bytes);
+      if (bytes >= Storage::kHugePageBytes) {
+        MESSAGE("allocator's block: huge pages requested " << s->huge_pages_requested()
+                                                           << ", obtained " << s->HugePageBytes());
+      }
+      Storage moved = *std::move(s);  // the block moves with its owner, released once
+      CHECK(CountingAllocator::blocks == 1);
+    }
+    CHECK(CountingAllocator::blocks == 0);
+    CHECK(CountingAllocator::released == CountingAllocator::allocated);
+  }
+  CHECK_FALSE(CountingAllocator::misaligned);
+}
+
+TEST_CASE("every kind creates, grows and loads through the allocator; the default never calls it") {
+  CountingAllocator::Reset();
+  const MemoryOptions memory{.allocator = CountingAllocator::kAllocator};
+  {
+    absl::StatusOr<BlockedFilter> blocked =
+        BlockedFilter::Create({.capacity = 10'000, .memory = memory});
+    REQUIRE(blocked.ok());
+    CHECK(CountingAllocator::outstanding() == blocked->memory_bytes());
+  }
+  CHECK(CountingAllocator::outstanding() == 0);
+  {
+    absl::StatusOr<CountingFilter> counting =
+        CountingFilter::Create({.capacity = 10'000, .memory = memory});
+    REQUIRE(counting.ok());
+    CHECK(CountingAllocator::outstanding() == counting->memory_bytes());
+    absl::StatusOr<WindowedFilter> windowed =
+        WindowedFilter::Create({.capacity = 10'000, .memory = memory});
+    REQUIRE(windowed.ok());
+    CHECK(CountingAllocator::outstanding() == counting->memory_bytes() + windowed->memory_bytes());
+  }
+  CHECK(CountingAllocator::outstanding() == 0);
+  {
+    absl::StatusOr<ScalableFilter> scalable =
+        ScalableFilter::Create({.capacity = 1000, .memory = memory});
+    REQUIRE(scalable.ok());
+    for (uint64_t key = 0; key < 10'000; ++key) (void)scalable->Insert(key);
+    REQUIRE(scalable->stage_count() >= 3);
+    CHECK(CountingAllocator::outstanding() == scalable->memory_bytes());
+    CHECK(CountingAllocator::blocks == scalable->stage_count());
+    absl::StatusOr<std::string> image = scalable->SaveToBytes();
+    REQUIRE(image.ok());
+    // A load (Redis's RDB load) and the stages it grows later use the loader's allocator.
+    LoadOptions load;
+    load.allocator = CountingAllocator::kAllocator;
+    absl::StatusOr<ScalableFilter> loaded = ScalableFilter::LoadFromBytes(*image, load);
+    REQUIRE(loaded.ok());
+    CHECK(CountingAllocator::outstanding() == 2 * scalable->memory_bytes());
+    for (uint64_t key = 10'000; key < 100'000; ++key) (void)loaded->Insert(key);
+    CHECK(loaded->stage_count() > scalable->stage_count());
+    CHECK(CountingAllocator::outstanding() == scalable->memory_bytes() + loaded->memory_bytes());
+    CHECK(CountingAllocator::blocks == scalable->stage_count() + loaded->stage_count());
+  }
+  CHECK(CountingAllocator::outstanding() == 0);
+  CHECK(CountingAllocator::blocks == 0);
+  const uint64_t before = CountingAllocator::allocated;
+  absl::StatusOr<ScalableFilter> mapped = ScalableFilter::Create({.capacity = 1000});
+  REQUIRE(mapped.ok());
+  for (uint64_t key = 0; key < 10'000; ++key) (void)mapped->Insert(key);
+  CHECK(CountingAllocator::allocated == before);
+}
+
+TEST_CASE("an allocator's refusal is ResourceExhausted and leaks nothing") {
+  const MemoryOptions memory{.allocator = CountingAllocator::kAllocator};
+  CountingAllocator::Reset(/*budget=*/4096);
+  absl::StatusOr<BlockedFilter> blocked =
+      BlockedFilter::Create({.capacity = 100'000, .memory = memory});
+  CHECK(blocked.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK(blocked.status().message().find("allocator refused") != std::string_view::npos);
+  CHECK(CountingAllocator::blocks == 0);
+
+  // A scalable filter that grows until the allocator refuses: the insert is refused, what was
+  // allocated stays counted, and the filter's end gives back every block.
+  CountingAllocator::Reset();
+  absl::StatusOr<ScalableFilter> scalable =
+      ScalableFilter::Create({.capacity = 1000, .memory = memory});
+  REQUIRE(scalable.ok());
+  for (uint64_t key = 0; key < 10'000; ++key) (void)scalable->Insert(key);
+  const uint32_t stages = scalable->stage_count();
+  REQUIRE(stages >= 3);
+  absl::StatusOr<std::string> image = scalable->SaveToBytes();
+  REQUIRE(image.ok());
+  CountingAllocator::budget = CountingAllocator::outstanding();
+  uint64_t refused = 0;
+  for (uint64_t key = 10'000; key < 100'000; ++key) {
+    refused += scalable->Insert(key) == InsertResult::kRefused;
+  }
+  CHECK(refused > 0);
+  CHECK(scalable->stage_count() == stages);
+  CHECK(scalable->FullStatus().code() == absl::StatusCode::kResourceExhausted);
+  CHECK(scalable->FullStatus().message().find("allocator refused") != std::string_view::npos);
+  CHECK(CountingAllocator::outstanding() == scalable->memory_bytes());
+
+  // A load refused at its last stage gives back the stages it had.
+  CountingAllocator::budget = CountingAllocator::outstanding() + scalable->memory_bytes() - 64;
+  LoadOptions load;
+  load.allocator = CountingAllocator::kAllocator;
+  absl::StatusOr<ScalableFilter> loaded = ScalableFilter::LoadFromBytes(*image, load);
+  CHECK(loaded.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK(CountingAllocator::outstanding() == scalable->memory_bytes());
+  CHECK(CountingAllocator::blocks == stages);
+  *scalable = ScalableFilter::Create({.capacity = 1}).value();
+  CHECK(CountingAllocator::outstanding() == 0);
+  CHECK(CountingAllocator::blocks == 0);
 }
 
 }  // namespace

@@ -48,6 +48,22 @@ struct HashOptions {
   [[nodiscard]] KeyHasher hasher() const noexcept { return KeyHasher{seed, integer_hash}; }
 };
 
+// Memory an embedder supplies in place of bloomery's own anonymous mmap: a Redis module passes
+// Redis's allocator, so that its filters count in used_memory, maxmemory and eviction as any other
+// key does. Set both functions or neither; with neither (the default) memory is mmap'ed, 2 MiB
+// aligned when large, and faulted in on first use. An allocator's block is advised for huge pages
+// on its 2 MiB-aligned interior (as huge_pages says), then zero-filled, which faults it all in at
+// once: the memory the embedder counts is memory the process holds.
+struct MemoryAllocator {
+  // `bytes` (> 0) aligned to `alignment` (a power of two, at least 64), its contents anything, or
+  // null to refuse, which the filter's Create, Load or growth reports as ResourceExhausted.
+  void* (*allocate)(uint64_t bytes, uint64_t alignment) noexcept = nullptr;
+  // Gives back a block `allocate` returned, with the byte count it was asked for.
+  void (*release)(void* block, uint64_t bytes) noexcept = nullptr;
+
+  [[nodiscard]] bool set() const noexcept { return allocate != nullptr; }
+};
+
 // Where and how a filter's memory lives; not part of its file.
 struct MemoryOptions {
   // false: single writer (plain stores; the fastest; the caller serialises writers).
@@ -62,6 +78,9 @@ struct MemoryOptions {
   HugePages huge_pages = HugePages::kAuto;
   // Fault all memory in at creation (no page faults on the hot path later).
   bool populate = false;
+  // Where the memory comes from (default: bloomery's own mmap). Plain function pointers, copied
+  // with the options: each block goes back through `release` when the filter holding it ends.
+  MemoryAllocator allocator;
 };
 
 // The options of BlockedFilter and ClassicFilter (BlockedOptions, ClassicOptions).
@@ -119,6 +138,9 @@ struct LoadOptions {
   // Mode of the loaded filter (see MemoryOptions::concurrent).
   bool concurrent = false;
   HugePages huge_pages = HugePages::kAuto;
+  // Where the loaded filter's memory comes from (see MemoryOptions::allocator); a scalable
+  // filter's later stages grow through it too.
+  MemoryAllocator allocator;
 };
 
 enum class MapMode : uint8_t {

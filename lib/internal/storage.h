@@ -3,8 +3,10 @@
 // storage.h (internal): the one owner of a filter's memory.
 //
 // Storage is a move-only owner of zero-filled memory, aligned to 2 MiB when it is at least that
-// large, obtained with an anonymous mmap. With HugePages::kAuto (the default) it asks the kernel
-// for transparent huge pages with madvise(MADV_HUGEPAGE): a random probe over a large filter then
+// large, obtained with an anonymous mmap; or from the embedder's MemoryAllocator (options.h) when
+// one is given, then 64-byte aligned, huge pages asked for its 2 MiB-aligned interior, and zeroed
+// here (so all faulted in at once). With HugePages::kAuto (the default) it asks the kernel for
+// transparent huge pages with madvise(MADV_HUGEPAGE): a random probe over a large filter then
 // costs one cache miss and almost never a TLB miss. If the kernel refuses (THP disabled, no huge
 // pages free), the memory is still valid, on normal 4 KiB pages; HugePageBytes() says what was
 // obtained.
@@ -14,7 +16,7 @@
 // Memory is never copied implicitly. Allocation is the only thing that can fail:
 // ResourceExhausted when the size exceeds the caller's cap (or, with none, this machine's memory:
 // the mapping is MAP_NORESERVE, so the kernel alone would grant far more than it can back) or the
-// kernel refuses the mapping.
+// kernel (or the embedder's allocator) refuses the memory.
 #ifndef BLOOMERY_LIB_INTERNAL_STORAGE_H_
 #define BLOOMERY_LIB_INTERNAL_STORAGE_H_
 
@@ -45,14 +47,17 @@ struct StorageOptions {
   // process's cgroup memory limit when lower). The message names the size, the limit and its
   // source.
   uint64_t max_bytes = 0;
+  // The embedder's allocator, used instead of mmap when set.
+  MemoryAllocator allocator;
 };
 
 class Storage {
  public:
   static constexpr size_t kHugePageBytes = size_t{2} << 20;
 
-  // `bytes` of zero-filled memory, 64-byte aligned always and 2 MiB aligned when bytes >= 2 MiB.
-  // bytes == 0 gives an empty Storage.
+  // `bytes` of zero-filled memory, 64-byte aligned always and, when mmap'ed, 2 MiB aligned when
+  // bytes >= 2 MiB. bytes == 0 gives an empty Storage. ResourceExhausted when an allocator
+  // refuses.
   [[nodiscard]] static absl::StatusOr<Storage> Allocate(uint64_t bytes,
                                                         const StorageOptions& options = {});
 
@@ -76,7 +81,8 @@ class Storage {
   // Whether madvise(MADV_HUGEPAGE) was asked for and accepted.
   [[nodiscard]] bool huge_pages_requested() const noexcept { return huge_pages_requested_; }
   // Bytes of this mapping currently backed by transparent huge pages, read from /proc/self/smaps
-  // (0 if unavailable). Pages are backed on first touch, so ask after the filter has been filled.
+  // (0 if unavailable; for an allocator's block, the smaps figure of the mappings it lies in, at
+  // most its size). Pages are backed on first touch, so ask after the filter has been filled.
   // Cost: one read of /proc/self/smaps, O(number of mappings in the process).
   [[nodiscard]] uint64_t HugePageBytes() const;
 
@@ -104,23 +110,26 @@ class Storage {
 
  private:
   Storage(uint8_t* base, uint64_t mapped, uint8_t* data, uint64_t size, bool huge, bool from_file,
-          bool file_shared) noexcept
+          bool file_shared, MemoryAllocator allocator = {}) noexcept
       : base_(base),
         data_(data),
         size_(size),
         mapped_(mapped),
         huge_pages_requested_(huge),
         from_file_(from_file),
-        file_shared_(file_shared) {}
+        file_shared_(file_shared),
+        allocator_(allocator) {}
+  static absl::StatusOr<Storage> AllocateFrom(uint64_t bytes, const StorageOptions& options);
   void Release() noexcept;
 
-  uint8_t* base_ = nullptr;  // what munmap releases
+  uint8_t* base_ = nullptr;  // what munmap (or allocator_.release) releases
   uint8_t* data_ = nullptr;
   uint64_t size_ = 0;    // bytes the caller asked for
   uint64_t mapped_ = 0;  // bytes mapped from base_
   bool huge_pages_requested_ = false;
   bool from_file_ = false;
   bool file_shared_ = false;
+  MemoryAllocator allocator_;  // set: base_ is its block, of mapped_ bytes
   CloseHook close_hook_ = nullptr;
   int lock_fd_ = -1;
   std::string path_;
