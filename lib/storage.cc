@@ -330,4 +330,8 @@ uint64_t FilterMemory::HugePageBytes() const { return internal::StorageOf(*this)
 
 bool FilterMemory::mapped() const noexcept { return internal::StorageOf(*this).from_file(); }
 
+MemoryAllocator FilterMemory::allocator() const noexcept {
+  return internal::StorageOf(*this).allocator();
+}
+
 }  // namespace bloomery

@@ -147,12 +147,28 @@ absl::StatusOr<InsertArgs> ParseInsert(std::span<const std::string_view> args) {
   return insert;
 }
 
+namespace {
+MemoryAllocator g_module_allocator;
+}  // namespace
+
+void SetModuleAllocator(const MemoryAllocator& allocator) { g_module_allocator = allocator; }
+
 MemoryOptions ModuleMemory(uint64_t max_bytes) {
   MemoryOptions memory;
   memory.max_memory_bytes = max_bytes;
   // Redis runs commands on one thread; a forked child (SAVE, AOF rewrite) reads a frozen copy.
   memory.concurrent = false;
+  memory.allocator = g_module_allocator;
   return memory;
+}
+
+LoadOptions ModuleLoadOptions(uint64_t max_bytes) {
+  const MemoryOptions memory = ModuleMemory(max_bytes);
+  LoadOptions options;
+  options.max_bytes = memory.max_memory_bytes;
+  options.concurrent = memory.concurrent;
+  options.allocator = memory.allocator;
+  return options;
 }
 
 ScalableOptions ToScalableOptions(const FilterParams& params, uint64_t max_bytes) {

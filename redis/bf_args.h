@@ -44,8 +44,14 @@ struct InsertArgs {
 [[nodiscard]] absl::StatusOr<InsertArgs> ParseInsert(std::span<const std::string_view> args);
 
 // The memory options of every filter the module makes, under a cap of `max_bytes` (0: none): the
-// one place that says how the module's filters get their memory.
+// one place that says how the module's filters get their memory, from the allocator
+// SetModuleAllocator installed (RedisModule_OnLoad installs the server's, server_memory.h; before
+// that, as in unit tests, bloomery's own mmap).
 [[nodiscard]] MemoryOptions ModuleMemory(uint64_t max_bytes);
+// How the module loads every filter image (RDB, RESTORE, LOADCHUNK): under `max_bytes` (0: none),
+// into ModuleMemory's memory.
+[[nodiscard]] LoadOptions ModuleLoadOptions(uint64_t max_bytes);
+void SetModuleAllocator(const MemoryAllocator& allocator);
 
 // The ScalableFilter options for `params` under a memory cap of `max_bytes` (0: none). A
 // non-scaling filter is one BlockedFilter stage planned at the full error rate, which refuses new

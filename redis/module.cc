@@ -23,9 +23,10 @@
 // for a moment (SaveFailed, commands.h, says what an allocation failure there does).
 //
 // Redis runs module commands on its main thread, so filters are single-writer; the forked RDB and
-// AOF children read their own copy. Filter memory is mmap'ed by bloomery (huge pages when
-// available), so it shows in MEMORY USAGE (mem_usage) but not in Redis's used_memory, which is
-// what maxmemory and deny-oom look at.
+// AOF children read their own copy. Filter memory comes from the server's allocator
+// (server_memory.h; huge pages asked for where a block is large), so it counts in used_memory,
+// maxmemory, eviction and deny-oom like any other key's, and MEMORY USAGE (mem_usage) answers
+// what the allocator holds for it.
 #include <csignal>
 #include <cstdlib>
 #include <exception>
@@ -46,6 +47,7 @@
 #include "chunks.h"
 #include "commands.h"
 #include "module_api.h"
+#include "server_memory.h"
 #include "windowed.h"
 
 namespace bloomery::redis {
@@ -88,12 +90,6 @@ struct BloomValue {
   ChunkAssembler* pending() { return std::get_if<ChunkAssembler>(&state); }
 };
 
-LoadOptions FilterLoadOptions(uint64_t max_bytes) {
-  LoadOptions options;
-  options.max_bytes = max_bytes;
-  return options;
-}
-
 uint64_t MaxImageBytes(Source source) {
   return g_max_bytes == 0 || source == Source::kServer ? 0 : g_max_bytes + kImageOverheadBytes;
 }
@@ -111,10 +107,10 @@ std::string OverCapWarning(std::string_view key, const ScalableFilter& filter) {
 absl::StatusOr<ScalableFilter> LoadImage(std::string_view bytes, Source source, bool* over_cap) {
   *over_cap = false;
   absl::StatusOr<ScalableFilter> filter =
-      ScalableFilter::LoadFromBytes(bytes, FilterLoadOptions(g_max_bytes));
+      ScalableFilter::LoadFromBytes(bytes, ModuleLoadOptions(g_max_bytes));
   if (source == Source::kServer && g_max_bytes != 0 && absl::IsResourceExhausted(filter.status())) {
     // Refused by the header's size, before anything was allocated: load it without the cap.
-    filter = ScalableFilter::LoadFromBytes(bytes, FilterLoadOptions(0));
+    filter = ScalableFilter::LoadFromBytes(bytes, ModuleLoadOptions(0));
     *over_cap = filter.ok();
   }
   return filter;
@@ -407,8 +403,21 @@ int Lookup(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool multi) 
   return api::kOk;
 }
 
+// BF.INFO's Size: the filter's own bytes, as RedisBloom counts them.
 size_t FilterMemory(const ScalableFilter& filter) {
   return sizeof(BloomValue) + filter.memory_bytes();
+}
+
+// MEMORY USAGE: what the server's allocator holds for the key, its stages' blocks as allocated.
+// Above FilterMemory by the allocator's size classes (jemalloc rounds a large block up to one of
+// four sizes per power of two: up to 25% more, untouched pages that used_memory counts and RSS
+// does not).
+size_t ServerMemory(const ScalableFilter& filter) {
+  size_t bytes = sizeof(BloomValue);
+  for (uint32_t i = 0; i < filter.stage_count(); ++i) {
+    bytes += ServerBytes(filter.stage(i));
+  }
+  return bytes;
 }
 
 uint64_t TotalBits(const ScalableFilter& filter) {
@@ -774,7 +783,7 @@ void AofRewrite(RedisModuleIO* aof, RedisModuleString* key, void* opaque) {
 size_t MemUsage(const void* opaque) {
   auto& value = *const_cast<BloomValue*>(static_cast<const BloomValue*>(opaque));
   if (const ScalableFilter* filter = value.filter()) {
-    return FilterMemory(*filter) + value.dump.capacity();
+    return ServerMemory(*filter) + value.dump.capacity();
   }
   return sizeof(BloomValue) + value.pending()->received().size();
 }
@@ -888,6 +897,7 @@ extern "C" __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisMo
   namespace br = bloomery::redis;
   namespace api = bloomery::redis::api;
   if (api::Bind(ctx, br::kModuleName, br::kModuleVersion) != api::kOk) return api::kErr;
+  br::SetModuleAllocator(br::ServerAllocator());
   if (br::ParseModuleArgs(ctx, argv, argc) != api::kOk) return api::kErr;
   // rdb_load checks IsIOError after every read, so a truncated RDB or RESTORE payload is
   // reported instead of ending the server.

@@ -185,6 +185,8 @@ inline constexpr CommandInfoVersion kCommandInfoVersion = {1, sizeof(CommandHist
   X(GetContextFlags, int, (RedisModuleCtx*))                                                   \
   X(EmitAOF, void, (RedisModuleIO*, const char* command, const char* format, ...))             \
   X(Free, void, (void* pointer))                                                               \
+  X(TryAlloc, void*, (size_t bytes))                                                           \
+  X(MallocSize, size_t, (void* pointer))                                                       \
   X(Replicate, int, (RedisModuleCtx*, const char* command, const char* format, ...))           \
   X(NotifyKeyspaceEvent, int,                                                                  \
     (RedisModuleCtx*, int type, const char* event, RedisModuleString* key))                    \

@@ -22,6 +22,7 @@
 #include "bf_args.h"
 #include "bloomery/windowed_filter.h"
 #include "commands.h"
+#include "server_memory.h"
 #include "windowed_args.h"
 
 namespace bloomery::redis {
@@ -134,10 +135,8 @@ absl::StatusOr<std::unique_ptr<WindowedValue>> NewValue(const WindowedParams& pa
 }
 
 absl::StatusOr<WindowedFilter> LoadImage(std::string_view bytes, Source source, int64_t time_ms) {
-  LoadOptions options;
-  options.max_bytes = MaxBytesFor(source);
   RunAt(time_ms);
-  return WindowedFilter::LoadFromBytes(bytes, options, LogicalClock);
+  return WindowedFilter::LoadFromBytes(bytes, ModuleLoadOptions(MaxBytesFor(source)), LogicalClock);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -397,8 +396,10 @@ void AofRewrite(RedisModuleIO* aof, RedisModuleString* key, void* opaque) {
                image->data(), image->size());
 }
 
+// What the server's allocator holds for the key (BFW.INFO's Size is the filter's own bytes).
 size_t MemUsage(const void* opaque) {
-  return ValueMemory(*static_cast<const WindowedValue*>(opaque));
+  const auto& value = *static_cast<const WindowedValue*>(opaque);
+  return sizeof(WindowedValue) + ServerBytes(value.filter);
 }
 
 // DEBUG DIGEST(-VALUE): the time and the image, so two servers agree exactly when their filters

@@ -71,6 +71,9 @@ class FilterMemory {
   [[nodiscard]] uint64_t HugePageBytes() const;
   // Whether the bits are a mapped file rather than the filter's own memory.
   [[nodiscard]] bool mapped() const noexcept;
+  // The embedder's allocator the memory came from (MemoryOptions::allocator); unset for
+  // bloomery's own mmap and for mapped files.
+  [[nodiscard]] MemoryAllocator allocator() const noexcept;
   [[nodiscard]] const Owner* owner() const noexcept { return owner_.get(); }
 
  private:
@@ -225,6 +228,8 @@ class WordArray {
   [[nodiscard]] uint64_t huge_page_bytes() const { return memory_.HugePageBytes(); }
   // Whether the words are a mapped file (Map) rather than the filter's own memory.
   [[nodiscard]] bool mapped() const noexcept { return memory_.mapped(); }
+  // The embedder's allocator the words came from (MemoryOptions::allocator); unset otherwise.
+  [[nodiscard]] MemoryAllocator memory_allocator() const noexcept { return memory_.allocator(); }
   // The words, little-endian, in whole 64-byte lines (the kind's header says what they hold;
   // padding past its bits is 0). Reading them while another thread writes is a data race; take
   // them when writers are quiet.

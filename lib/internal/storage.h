@@ -91,6 +91,8 @@ class Storage {
   [[nodiscard]] uint64_t mapping_size() const noexcept { return mapped_; }
   [[nodiscard]] bool file_shared() const noexcept { return file_shared_; }
   [[nodiscard]] bool from_file() const noexcept { return from_file_; }
+  // The allocator whose block this is (unset: mmap'ed).
+  [[nodiscard]] const MemoryAllocator& allocator() const noexcept { return allocator_; }
   // msync(MS_SYNC) of the whole mapping; a no-op for anonymous memory.
   [[nodiscard]] absl::Status Sync() const;
   // What runs just before a shared writable file mapping is unmapped (the format layer's
