@@ -475,16 +475,23 @@ int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     }
   };
   constexpr size_t kCount = sizeof(kFields) / sizeof(kFields[0]);
+  // A map, as RedisBloom answers: RESP3 clients (redis-py's RESP3 BF.INFO) read a dict, and in
+  // RESP2 a map is the flat array of its pairs. One field: a one-pair map, or in RESP2 [value].
   if (argc == 3) {
     for (size_t i = 0; i < kCount; ++i) {
       if (EqualsIgnoreCase(Arg(argv[2]), kFields[i].option)) {
-        api::ReplyWithArray(ctx, 1);
+        if ((api::GetContextFlags(ctx) & api::kContextFlagResp3) != 0) {
+          api::ReplyWithMap(ctx, 1);
+          api::ReplyWithSimpleString(ctx, kFields[i].name);
+        } else {
+          api::ReplyWithArray(ctx, 1);
+        }
         return reply_field(i);
       }
     }
     return api::ReplyWithError(ctx, "ERR Invalid information value");
   }
-  api::ReplyWithArray(ctx, 2 * kCount);
+  api::ReplyWithMap(ctx, kCount);
   for (size_t i = 0; i < kCount; ++i) {
     api::ReplyWithSimpleString(ctx, kFields[i].name);
     reply_field(i);

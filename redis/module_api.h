@@ -52,6 +52,7 @@ inline constexpr int kContextFlagReadOnly = 1 << 4;       // ... that refuses cl
 inline constexpr int kContextFlagReplicated = 1 << 12;    // the command came from the master
 inline constexpr int kContextFlagLoading = 1 << 13;       // loading an RDB, a full sync or the AOF
 inline constexpr int kContextFlagIsChild = 1 << 20;       // a forked child (BGSAVE, BGREWRITEAOF)
+inline constexpr int kContextFlagResp3 = 1 << 22;         // the client speaks RESP3 (HELLO 3)
 inline constexpr int kContextFlagAsyncLoading = 1 << 23;  // repl-diskless-load swapdb
 // NotifyKeyspaceEvent's class for events that belong to no built-in type ('g').
 inline constexpr int kNotifyGeneric = 1 << 2;
@@ -163,6 +164,7 @@ inline constexpr CommandInfoVersion kCommandInfoVersion = {1, sizeof(CommandHist
   X(ReplyWithDouble, int, (RedisModuleCtx*, double value))                                     \
   X(ReplyWithNull, int, (RedisModuleCtx*))                                                     \
   X(ReplyWithArray, int, (RedisModuleCtx*, long length))                                       \
+  X(ReplyWithMap, int, (RedisModuleCtx*, long pairs))                                          \
   X(ReplySetArrayLength, void, (RedisModuleCtx*, long length))                                 \
   X(ReplyWithStringBuffer, int, (RedisModuleCtx*, const char* buffer, size_t length))          \
   X(StringPtrLen, const char*, (const RedisModuleString*, size_t* length))                     \
