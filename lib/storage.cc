@@ -151,8 +151,7 @@ absl::StatusOr<Storage> Storage::Allocate(uint64_t bytes, const StorageOptions& 
 }
 
 // The embedder's block lies where its allocator puts it, 64-byte aligned (a filter's line), so
-// only the whole pages inside it are this filter's alone to advise. Zero-filling it touches every
-// page: `populate` is then implied.
+// only the whole pages inside it are this filter's alone to advise.
 absl::StatusOr<Storage> Storage::AllocateFrom(uint64_t bytes, const StorageOptions& options) {
   if (bytes > (uint64_t{1} << 56)) {
     return absl::ResourceExhaustedError(absl::StrFormat("%d bytes cannot be allocated", bytes));
@@ -174,9 +173,15 @@ absl::StatusOr<Storage> Storage::AllocateFrom(uint64_t bytes, const StorageOptio
     if (huge) advised = madvise(interior, last - first, MADV_HUGEPAGE) == 0;
     if (options.huge_pages == HugePages::kNever) madvise(interior, last - first, MADV_NOHUGEPAGE);
   }
-  // After the advice, so that the first touch of each 2 MiB page can get a huge one: a block
-  // written before it (calloc's) keeps its small pages until khugepaged collapses them, if ever.
-  std::memset(data, 0, bytes);
+  // After the advice, so that the first touch of each 2 MiB page can get a huge one: a page
+  // touched before it keeps its small pages until khugepaged collapses them, if ever.
+  if (!options.allocator.zero_filled) {
+    std::memset(data, 0, bytes);
+  } else if (options.populate) {
+    for (uint64_t off = 0; off < bytes; off += page) {
+      reinterpret_cast<volatile uint8_t*>(data)[off] = 0;
+    }
+  }
   return Storage(data, bytes, data, bytes, advised, /*from_file=*/false, /*file_shared=*/false,
                  options.allocator);
 }

@@ -1,8 +1,12 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 #include "server_memory.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "module_api.h"
@@ -15,6 +19,24 @@ namespace {
 // what RedisModule_Free and RedisModule_MallocSize take.
 void*& ServerPointerOf(void* block) noexcept { return static_cast<void**>(block)[-1]; }
 
+// Zeroes `block` without writing its whole pages: the server's allocator (jemalloc) hands out
+// private anonymous memory, whose pages MADV_DONTNEED gives back so that the next touch of each
+// reads zeros (a huge page, where the library advised one). A large BF.RESERVE then takes no
+// longer than with the library's mmap (benchmarks/README.md), and memory is faulted in as it is
+// used. Only the partial pages at either end are written.
+void ZeroFill(uint8_t* block, size_t bytes) noexcept {
+  static const uintptr_t kPage = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(block);
+  const uintptr_t first = (begin + kPage - 1) / kPage * kPage;
+  const uintptr_t last = (begin + bytes) / kPage * kPage;
+  if (first >= last || madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) != 0) {
+    std::memset(block, 0, bytes);
+    return;
+  }
+  std::memset(block, 0, first - begin);
+  std::memset(reinterpret_cast<void*>(last), 0, begin + bytes - last);
+}
+
 void* Allocate(uint64_t bytes, uint64_t alignment) noexcept {
   constexpr uint64_t kRoom = sizeof(void*);
   if (bytes > std::numeric_limits<size_t>::max() - alignment - kRoom) return nullptr;
@@ -23,6 +45,7 @@ void* Allocate(uint64_t bytes, uint64_t alignment) noexcept {
   const uintptr_t first = reinterpret_cast<uintptr_t>(server) + kRoom;
   void* block = reinterpret_cast<void*>((first + alignment - 1) & ~uintptr_t{alignment - 1});
   ServerPointerOf(block) = server;
+  ZeroFill(static_cast<uint8_t*>(block), bytes);
   return block;
 }
 
@@ -30,7 +53,9 @@ void Release(void* block, uint64_t /*bytes*/) noexcept { api::Free(ServerPointer
 
 }  // namespace
 
-MemoryAllocator ServerAllocator() noexcept { return {.allocate = &Allocate, .release = &Release}; }
+MemoryAllocator ServerAllocator() noexcept {
+  return {.allocate = &Allocate, .release = &Release, .zero_filled = true};
+}
 
 uint64_t ServerBytes(const WordArray& words) noexcept {
   if (words.memory_allocator().allocate != &Allocate || words.memory_bytes() == 0) {

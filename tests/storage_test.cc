@@ -169,6 +169,16 @@ TEST_CASE("an embedder's allocator supplies the memory, 64-byte aligned, and get
   CHECK_FALSE(CountingAllocator::misaligned);
 }
 
+TEST_CASE("a block the allocator says comes zero-filled is left untouched until used") {
+  CountingAllocator::Reset();
+  MemoryAllocator zeroed = CountingAllocator::kAllocator;
+  zeroed.zero_filled = true;  // a lie here (the block is dirty), to see that nothing writes it
+  absl::StatusOr<Storage> s = Storage::Allocate(uint64_t{3} << 20, {.allocator = zeroed});
+  REQUIRE(s.ok());
+  CHECK(s->data()[0] == 0xA5);
+  CHECK(s->data()[s->size() - 1] == 0xA5);
+}
+
 TEST_CASE("every kind creates, grows and loads through the allocator; the default never calls it") {
   CountingAllocator::Reset();
   const MemoryOptions memory{.allocator = CountingAllocator::kAllocator};

@@ -52,14 +52,18 @@ struct HashOptions {
 // Redis's allocator, so that its filters count in used_memory, maxmemory and eviction as any other
 // key does. Set both functions or neither; with neither (the default) memory is mmap'ed, 2 MiB
 // aligned when large, and faulted in on first use. An allocator's block is advised for huge pages
-// on its 2 MiB-aligned interior (as huge_pages says), then zero-filled, which faults it all in at
-// once: the memory the embedder counts is memory the process holds.
+// on its 2 MiB-aligned interior (as huge_pages says), then zero-filled unless it comes so.
 struct MemoryAllocator {
-  // `bytes` (> 0) aligned to `alignment` (a power of two, at least 64), its contents anything, or
-  // null to refuse, which the filter's Create, Load or growth reports as ResourceExhausted.
+  // `bytes` (> 0) aligned to `alignment` (a power of two, at least 64), or null to refuse, which
+  // the filter's Create, Load or growth reports as ResourceExhausted.
   void* (*allocate)(uint64_t bytes, uint64_t alignment) noexcept = nullptr;
   // Gives back a block `allocate` returned, with the byte count it was asked for.
   void (*release)(void* block, uint64_t bytes) noexcept = nullptr;
+  // Whether allocate's blocks come zero-filled (calloc's fresh pages, or pages it gave back with
+  // MADV_DONTNEED): bloomery then never writes them before use, so they are faulted in on first
+  // touch, as mmap'ed memory is. Otherwise bloomery zero-fills each block, touching all of it at
+  // once: about a second per GiB, more with huge pages (benchmarks/README.md).
+  bool zero_filled = false;
 
   [[nodiscard]] bool set() const noexcept { return allocate != nullptr; }
 };

@@ -5,10 +5,10 @@
 // Storage is a move-only owner of zero-filled memory, aligned to 2 MiB when it is at least that
 // large, obtained with an anonymous mmap; or from the embedder's MemoryAllocator (options.h) when
 // one is given, then 64-byte aligned, huge pages asked for its 2 MiB-aligned interior, and zeroed
-// here (so all faulted in at once). With HugePages::kAuto (the default) it asks the kernel for
-// transparent huge pages with madvise(MADV_HUGEPAGE): a random probe over a large filter then
-// costs one cache miss and almost never a TLB miss. If the kernel refuses (THP disabled, no huge
-// pages free), the memory is still valid, on normal 4 KiB pages; HugePageBytes() says what was
+// here unless the allocator says it comes zeroed. With HugePages::kAuto (the default) it asks the
+// kernel for transparent huge pages with madvise(MADV_HUGEPAGE): a random probe over a large filter
+// then costs one cache miss and almost never a TLB miss. If the kernel refuses (THP disabled, no
+// huge pages free), the memory is still valid, on normal 4 KiB pages; HugePageBytes() says what was
 // obtained.
 // Filters hold it through the opaque FilterMemory (filter.h), which users see; how the memory was
 // obtained (an fd, the mapping's base) stays here.

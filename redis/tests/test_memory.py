@@ -120,3 +120,24 @@ def test_noeviction_refuses_what_allocates_once_over_the_limit(make_server):
     r.delete("f")
     assert r.execute_command("BF.RESERVE", "g", "0.01", "100") == b"OK"
     assert r.execute_command("BF.ADD", "small", "b") == 1
+
+
+def madd(r, key, keys, command="BF.MADD"):
+    pipe = r.pipeline(transaction=False)
+    for start in range(0, len(keys), 10000):
+        pipe.execute_command(command, key, *keys[start:start + 10000])
+    return [answer for reply in pipe.execute() for answer in reply]
+
+
+@pytest.mark.parametrize("capacity", [50, 1_000_000])
+def test_a_new_filter_in_reused_memory_is_empty(r, capacity):
+    """The allocator hands a new filter memory a deleted one filled (jemalloc reuses it), which
+    the module zeroes without writing it page by page: every bit must start clear."""
+    keys = [f"old {i}" for i in range(capacity)]
+    for _ in range(2):
+        r.execute_command("BF.RESERVE", "f", "0.01", capacity, "NONSCALING")
+        assert sum(madd(r, "f", keys)) > 0.9 * capacity
+        r.delete("f")
+    r.execute_command("BF.RESERVE", "f", "0.01", capacity, "NONSCALING")
+    assert float(r.execute_command("BF.INFO", "f", "FPR")[0]) == 0
+    assert sum(madd(r, "f", keys, "BF.MEXISTS")) == 0
