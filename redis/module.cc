@@ -44,6 +44,7 @@
 #include "bf_args.h"
 #include "bloomery/plan.h"
 #include "bloomery/scalable_filter.h"
+#include "bloomery/version.h"
 #include "chunks.h"
 #include "commands.h"
 #include "module_api.h"
@@ -64,6 +65,12 @@ constexpr int kEncodingVersion = 1;
 // is what RDB files hold, so renaming the module changes nothing for them.
 constexpr const char* kModuleName = "bf";
 constexpr int kModuleVersion = 20404;
+// bloomery's own version (VERSION) is in the module's INFO section instead: `INFO bf` answers
+// bf_bloomery_version (fields take the module's name as prefix).
+void AddInfo(RedisModuleInfoCtx* ctx, int /*for_crash_report*/) {
+  api::InfoAddSection(ctx, "");
+  api::InfoAddFieldCString(ctx, "bloomery_version", BLOOMERY_VERSION_STRING);
+}
 // rdb_save's first word: what follows.
 constexpr uint64_t kSavedFilter = 0;
 constexpr uint64_t kSavedPendingLoad = 1;
@@ -906,6 +913,7 @@ extern "C" __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisMo
   if (api::Bind(ctx, br::kModuleName, br::kModuleVersion) != api::kOk) return api::kErr;
   br::SetModuleAllocator(br::ServerAllocator());
   if (br::ParseModuleArgs(ctx, argv, argc) != api::kOk) return api::kErr;
+  if (api::RegisterInfoFunc(ctx, br::AddInfo) != api::kOk) return api::kErr;
   // rdb_load checks IsIOError after every read, so a truncated RDB or RESTORE payload is
   // reported instead of ending the server.
   api::SetModuleOptions(ctx, api::kOptionHandleIoErrors);

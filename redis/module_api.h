@@ -28,6 +28,7 @@ struct RedisModuleType;
 struct RedisModuleDigest;
 struct RedisModuleDefragCtx;
 struct RedisModuleCommand;
+struct RedisModuleInfoCtx;
 }
 
 namespace bloomery::redis::api {
@@ -60,6 +61,8 @@ inline constexpr const char* kWrongTypeError =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
 
 using CommandFunc = int (*)(RedisModuleCtx* ctx, RedisModuleString** argv, int argc);
+// Fills the module's INFO section (RegisterInfoFunc).
+using InfoFunc = void (*)(RedisModuleInfoCtx* ctx, int for_crash_report);
 
 // The data type's callbacks, in the server's order. Version 3 (Redis 6.2+) is the first with
 // `copy`; later fields that a newer server knows about are absent, which `version` tells it.
@@ -196,7 +199,10 @@ inline constexpr CommandInfoVersion kCommandInfoVersion = {1, sizeof(CommandHist
   X(DigestAddStringBuffer, void, (RedisModuleDigest*, const char* buffer, size_t length))      \
   X(DigestEndSequence, void, (RedisModuleDigest*))                                             \
   X(GetCommand, RedisModuleCommand*, (RedisModuleCtx*, const char* name))                      \
-  X(SetCommandInfo, int, (RedisModuleCommand*, const CommandInfo* info))
+  X(SetCommandInfo, int, (RedisModuleCommand*, const CommandInfo* info))                       \
+  X(RegisterInfoFunc, int, (RedisModuleCtx*, InfoFunc))                                        \
+  X(InfoAddSection, int, (RedisModuleInfoCtx*, const char* name))                              \
+  X(InfoAddFieldCString, int, (RedisModuleInfoCtx*, const char* field, const char* value))
 
 // Functions of newer servers, bound when the server has them and left null otherwise (GetApi
 // answers an error for a name it does not know): callers check for null.

@@ -30,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/bloomery.h"
+#include "bloomery/version.h"
 #include "test_util.h"
 
 extern char** environ;
@@ -257,6 +258,16 @@ TEST_CASE("no command, an unknown command or an unknown flag is a usage error (e
                               "remove", "query", "info", "merge"}) {
     CHECK(Contains(help.out, command));
   }
+}
+
+// The version is the library's (VERSION, through bloomery/version.h): what help2man and packagers
+// read.
+TEST_CASE("--version prints the library's version on stdout, exit 0, and --help lists it") {
+  RunResult version = Run({"--version"});
+  CHECK(version.exit_code == 0);
+  CHECK(version.out == std::string("bloomery ") + BLOOMERY_VERSION_STRING + "\n");
+  CHECK(version.err.empty());
+  CHECK(Contains(Run({"--help"}).out, "--version"));
 }
 
 TEST_CASE("every subcommand has --help on stdout, exit 0") {

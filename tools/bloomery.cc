@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bloomery/version.h"
 #include "cli_common.h"
 
 namespace {
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
                 "bloomery");
   root.footer("Exit codes: 0 success, 1 bad input or file, 2 bad usage.");
   root.get_formatter()->label("Usage", "usage");
+  root.set_version_flag("--version", "bloomery " BLOOMERY_VERSION_STRING,
+                        "Print the version (the library's) and exit");
   root.require_subcommand(1);
   bloomery::cli::Commands registry(root);
   for (auto add : {bloomery::cli::AddPlanCommands, bloomery::cli::AddBenchCommands,
@@ -52,6 +55,10 @@ int main(int argc, char** argv) {
   if (name == "--help" || name == "-h" || name == "help") {
     std::cout << root.help();
     return CheckStdout(bloomery::cli::kExitOk, "--help");
+  }
+  if (name == "--version") {  // as --help: before the check that a subcommand comes first
+    std::cout << root.version() << "\n";
+    return CheckStdout(bloomery::cli::kExitOk, "--version");
   }
   if (std::none_of(commands.begin(), commands.end(),
                    [&](const Command& c) { return c.app->get_name() == name; })) {

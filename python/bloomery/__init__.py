@@ -43,6 +43,7 @@ from ._native import (  # noqa: E402
     FormatError,
     ScalableFilter,
     WindowedFilter,
+    __version__,
     hash_key,
     info,
     info_bytes,

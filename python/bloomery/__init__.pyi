@@ -18,6 +18,9 @@ Path = Union[str, bytes, os.PathLike[str], os.PathLike[bytes]]
 
 _F = TypeVar("_F", bound="_Filter")
 
+__version__: str
+"""The C++ library's version (its VERSION file), as `bloomery --version` prints it."""
+
 class FormatError(ValueError):
     """A file or byte string that is not a valid bloomery filter (of the expected kind)."""
 

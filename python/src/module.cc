@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "bloomery/bloomery.h"
+#include "bloomery/version.h"
 #include "common.h"
 #include "filter_class.h"
 #include "keys.h"
@@ -108,6 +109,7 @@ void BindFixedSize(py::module_& m, const char* name, const char* doc) {
 
 void BindModule(py::module_& m) {
   m.doc() = "bloomery's C++ filters (see the bloomery package for the documented API).";
+  m.attr("__version__") = BLOOMERY_VERSION_STRING;  // the library's, from VERSION
   format_error = PyErr_NewExceptionWithDoc(
       "bloomery.FormatError",
       "A file or byte string that is not a valid bloomery filter (of the expected kind).",

@@ -47,6 +47,14 @@ def kind(request):
     return request.param
 
 
+def test_version_is_the_repositorys():
+    # VERSION is the one version source: the wheel's metadata, the C++ library and this attribute.
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    with open(os.path.join(root, "VERSION")) as f:
+        assert bloomery.__version__ == f.read().strip()
+    assert re.fullmatch(r"\d+\.\d+\.\d+", bloomery.__version__)
+
+
 def test_add_returns_already_present_like_pybloom(kind):
     f = KINDS[kind]()
     assert f.add("https://a.example/") is False  # new

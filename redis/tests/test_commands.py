@@ -2,6 +2,7 @@
 """Every BF.* command through redis-py's bf() client, replies and errors as redis-py parses them,
 and a 886k-URL list through BF.MADD: no false negatives, FPR within the plan."""
 import math
+import os
 import socket
 
 import pytest
@@ -48,6 +49,13 @@ def test_module_list_names_it_as_redisbloom(r):
     assert modules[b"bf"] >= 20400
     r.bf().add("k", "x")
     assert r.type("k") == b"bloomeryf"
+
+
+def test_info_section_has_bloomerys_version(r):
+    # MODULE LIST keeps RedisBloom's version for clients; bloomery's own (VERSION) is in INFO.
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "VERSION")) as f:
+        version = f.read().strip()
+    assert r.info("bf")["bf_bloomery_version"] == version
 
 
 def test_add_creates_with_redisbloom_defaults(r):
