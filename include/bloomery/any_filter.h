@@ -31,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "bloomery/export.h"
 #include "bloomery/filter.h"
 #include "bloomery/filter_kind.h"  // the kinds, and their headers
 #include "bloomery/options.h"
@@ -75,7 +76,7 @@ struct VariantOf<std::tuple<F...>> {
 };
 }  // namespace kinds_detail
 
-class AnyFilter {
+class BLOOMERY_EXPORT AnyFilter {
  public:
   // Every kind of the list (filter_kind.h), in FilterKind's order from 1.
   using Variant = typename kinds_detail::VariantOf<FilterKinds>::type;

@@ -56,6 +56,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "bloomery/blocked_line.h"
+#include "bloomery/export.h"
 #include "bloomery/filter.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
@@ -66,9 +67,9 @@ namespace avx2 {
 struct FilterAccess;  // bloomery/blocked_filter_avx2.h
 }  // namespace avx2
 
-class BlockedFilter : public BatchForms<BlockedFilter>,
-                      public Mappable<BlockedFilter>,
-                      public BitArray {
+class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
+                                      public Mappable<BlockedFilter>,
+                                      public BitArray {
  public:
   using Options = FilterOptions;
 

@@ -44,6 +44,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "bloomery/export.h"
 #include "bloomery/filter.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
@@ -51,9 +52,9 @@
 
 namespace bloomery {
 
-class ClassicFilter : public BatchForms<ClassicFilter>,
-                      public Mappable<ClassicFilter>,
-                      public BitArray {
+class BLOOMERY_EXPORT ClassicFilter : public BatchForms<ClassicFilter>,
+                                      public Mappable<ClassicFilter>,
+                                      public BitArray {
  public:
   using Options = FilterOptions;
 

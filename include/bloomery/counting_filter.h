@@ -71,6 +71,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "bloomery/export.h"
 #include "bloomery/filter.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
@@ -83,9 +84,9 @@ enum class EraseResult : uint8_t {
   kNotFound = 1,  // some counter was 0: the key is certainly absent; nothing changed
 };
 
-class CountingFilter : public BatchForms<CountingFilter>,
-                       public Mappable<CountingFilter>,
-                       public WordArray {
+class BLOOMERY_EXPORT CountingFilter : public BatchForms<CountingFilter>,
+                                       public Mappable<CountingFilter>,
+                                       public WordArray {
  public:
   using Options = CountingOptions;
 

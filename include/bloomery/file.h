@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "bloomery/export.h"
 #include "bloomery/filter_kind.h"
 #include "bloomery/key.h"
 
@@ -48,13 +49,13 @@ struct FileInfo {
 // checksums (skipped for a DIRTY file, whose checksums are stale by definition).
 // Errors: as BlockedFilter::Load (NotFound, InvalidArgument for a non-bloomery file,
 // Unimplemented for a newer version, DataLoss for corruption).
-[[nodiscard]] absl::StatusOr<FileInfo> InspectFile(const std::string& path,
-                                                   bool verify_checksums = true);
+[[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<FileInfo> InspectFile(const std::string& path,
+                                                                   bool verify_checksums = true);
 
 // The same for a file's bytes held in memory (what a filter's SaveToBytes returns): the same
 // validator, the same verdicts and errors.
-[[nodiscard]] absl::StatusOr<FileInfo> InspectBytes(std::string_view bytes,
-                                                    bool verify_checksums = true);
+[[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<FileInfo> InspectBytes(std::string_view bytes,
+                                                                    bool verify_checksums = true);
 
 // Read-modify-write of a filter file by several processes. Load, insert, Save is a race: two
 // processes that load the same file and each save lose one's keys (the later rename wins), and
@@ -83,7 +84,7 @@ enum class LockWait : uint8_t {
   kFailFast,  // Unavailable at once if someone holds it
 };
 
-class FileLock {
+class BLOOMERY_EXPORT FileLock {
  public:
   FileLock() = default;
   FileLock(FileLock&& other) noexcept;
@@ -109,8 +110,8 @@ class FileLock {
 // "PATH is locked by pid N", N read from /proc/locks (Linux; "by another process" where it cannot
 // be read); FailedPrecondition if `path` names something other than a regular file; the open and
 // flock errors otherwise.
-[[nodiscard]] absl::StatusOr<FileLock> LockForUpdate(const std::string& path,
-                                                     LockWait wait = LockWait::kWait);
+[[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<FileLock> LockForUpdate(
+    const std::string& path, LockWait wait = LockWait::kWait);
 
 // Opt-in, for programs that save filters: SIGINT and SIGTERM first remove the temp file of every
 // save in progress (`.NAME.tmp.PID.*` beside the target; the target itself is untouched), then do
@@ -118,7 +119,7 @@ class FileLock {
 // signal as the default action would. A signal the program ignores stays ignored. Call it once,
 // early (before starting threads); calling it again does nothing. Errors: Internal if sigaction
 // fails. (Without it, a later save of the same name removes temp files that dead processes left.)
-[[nodiscard]] absl::Status InstallSaveCleanupOnSignals();
+[[nodiscard]] BLOOMERY_EXPORT absl::Status InstallSaveCleanupOnSignals();
 
 }  // namespace bloomery
 

@@ -33,6 +33,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "bloomery/export.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
@@ -51,7 +52,7 @@ struct KindFormat;
 // kernel grants them) or a mapped file (Map), released with the filter. Opaque and move-only: how
 // the memory was obtained stays inside the library. The filter keeps the data pointer beside the
 // owner, so the hot path never reaches through it.
-class FilterMemory {
+class BLOOMERY_EXPORT FilterMemory {
  public:
   struct Owner;  // defined by the library
 
@@ -179,7 +180,7 @@ class BatchForms {
 // the bytes Save writes to a file; LoadFromBytes reads them (or a file's contents) with the same
 // validator, errors and options.max_bytes cap as Load, copying them into fresh memory.
 template <typename Kind>
-class Persistent {
+class BLOOMERY_EXPORT Persistent {
  public:
   [[nodiscard]] absl::Status Save(const std::string& path) const;
   [[nodiscard]] absl::StatusOr<std::string> SaveToBytes() const;
@@ -206,7 +207,7 @@ class Persistent {
 // with inserts. Ending a mapping costs one pass over its payload to compare it with the checksums,
 // as Flush does.
 template <typename Kind>
-class Mappable : public Persistent<Kind> {
+class BLOOMERY_EXPORT Mappable : public Persistent<Kind> {
  public:
   [[nodiscard]] static absl::StatusOr<Kind> Map(const std::string& path, MapMode mode,
                                                 const LoadOptions& options = {});
@@ -217,7 +218,7 @@ class Mappable : public Persistent<Kind> {
 // file), a cached pointer to its words (the hot path reads it from the filter object, never
 // through the owner), the key hashing (seed and integer hash) and the concurrency mode, and their
 // accessors. Move-only.
-class WordArray {
+class BLOOMERY_EXPORT WordArray {
  public:
   [[nodiscard]] uint64_t seed() const noexcept { return hasher_.seed; }
   [[nodiscard]] IntegerHash integer_hash() const noexcept { return hasher_.integers; }
@@ -253,7 +254,7 @@ class WordArray {
 // What the kinds that keep one array of bits laid out by a Plan (plan.h) share beyond WordArray
 // (BlockedFilter, ClassicFilter): their geometry, and the operations that read or write every
 // word alike. Move-only.
-class BitArray : public WordArray {
+class BLOOMERY_EXPORT BitArray : public WordArray {
  public:
   [[nodiscard]] const Plan& plan() const noexcept { return plan_; }
   [[nodiscard]] uint64_t bits() const noexcept { return plan_.bits; }

@@ -26,6 +26,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "bloomery/export.h"
+
 namespace bloomery {
 
 // Seed used when FilterOptions leaves it unset: the first 64 bits of pi's fractional part.
@@ -39,7 +41,7 @@ struct KeyHash {
 
 // XXH3-128 of `key` with `seed`. Thread-safe, allocation-free (its cost: BM_Hash,
 // benchmarks/README.md).
-[[nodiscard]] KeyHash HashKey(std::string_view key, uint64_t seed) noexcept;
+[[nodiscard]] BLOOMERY_EXPORT KeyHash HashKey(std::string_view key, uint64_t seed) noexcept;
 // XXH3-128 of the 8 little-endian bytes of `key`: xxHash 0.8's path for 4..8-byte inputs,
 // written out inline (one 64x64->128 multiply and two xorshift-multiply rounds) so that a filter's
 // single-key call on an integer hashes in the caller's loop. tests/key_test.cc holds it
@@ -123,9 +125,12 @@ struct KeyHasher {
 };
 
 // Batch forms: out[i] = HashKey(keys[i], seed), or hasher(keys[i]), for i < count.
-void HashKeys(const std::string_view* keys, size_t count, uint64_t seed, KeyHash* out) noexcept;
-void HashKeys(const uint64_t* keys, size_t count, uint64_t seed, KeyHash* out) noexcept;
-void HashKeys(const uint64_t* keys, size_t count, const KeyHasher& hasher, KeyHash* out) noexcept;
+BLOOMERY_EXPORT void HashKeys(const std::string_view* keys, size_t count, uint64_t seed,
+                              KeyHash* out) noexcept;
+BLOOMERY_EXPORT void HashKeys(const uint64_t* keys, size_t count, uint64_t seed,
+                              KeyHash* out) noexcept;
+BLOOMERY_EXPORT void HashKeys(const uint64_t* keys, size_t count, const KeyHasher& hasher,
+                              KeyHash* out) noexcept;
 
 }  // namespace bloomery
 

@@ -42,6 +42,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "bloomery/export.h"
 #include "bloomery/layout.h"
 #include "bloomery/options.h"
 
@@ -67,30 +68,31 @@ inline constexpr uint64_t kMaxBits = uint64_t{1} << 48;
 [[nodiscard]] constexpr uint32_t SlicesPerBlock(uint32_t hashes) { return hashes <= 8 ? 8 : 16; }
 
 // FPR of a standard Bloom filter of `bits` bits holding `keys` keys with `hashes` probes.
-[[nodiscard]] double StandardFpr(double keys, double bits, uint32_t hashes);
+[[nodiscard]] BLOOMERY_EXPORT double StandardFpr(double keys, double bits, uint32_t hashes);
 
 // FPR of a partitioned filter: `hashes` slices of bits/hashes bits each.
-[[nodiscard]] double PartitionedFpr(double keys, double bits, uint32_t hashes);
+[[nodiscard]] BLOOMERY_EXPORT double PartitionedFpr(double keys, double bits, uint32_t hashes);
 
 // Exact FPR (ideal hashing) of a blocked filter of `blocks` 512-bit blocks holding `keys` keys.
-[[nodiscard]] double BlockedFpr(double keys, uint64_t blocks, uint32_t hashes);
+[[nodiscard]] BLOOMERY_EXPORT double BlockedFpr(double keys, uint64_t blocks, uint32_t hashes);
 
 // Exact FPR (ideal hashing) of a counting filter of `blocks` lines holding `keys` distinct keys
 // (and no saturated counter of an erased key): the blocked formula with slices of 64 /
 // counter_bits counters. Returns 1 for hashes outside 1..8 or counter_bits not 4 or 8.
-[[nodiscard]] double CountingFpr(double keys, uint64_t blocks, uint32_t hashes,
-                                 uint32_t counter_bits);
+[[nodiscard]] BLOOMERY_EXPORT double CountingFpr(double keys, uint64_t blocks, uint32_t hashes,
+                                                 uint32_t counter_bits);
 
 // FPR of a single block that holds exactly `load` keys.
-[[nodiscard]] double BlockedFprAtLoad(double load, uint32_t hashes);
+[[nodiscard]] BLOOMERY_EXPORT double BlockedFprAtLoad(double load, uint32_t hashes);
 
 // The k that minimises the standard filter's FPR at a given bits/key: bits_per_key * ln 2.
-[[nodiscard]] double OptimalHashes(double bits_per_key);
+[[nodiscard]] BLOOMERY_EXPORT double OptimalHashes(double bits_per_key);
 
 // The FPR `layout` predicts for `keys` keys in `bits` bits with `hashes` probes: exact (ideal
 // hashing) for the blocked shapes (`bits` a whole number of the layout's blocks), the closed form
 // for kPartitioned. 1 for hashes outside the layout's range, or kAuto.
-[[nodiscard]] double PredictedFpr(Layout layout, double keys, uint64_t bits, uint32_t hashes);
+[[nodiscard]] BLOOMERY_EXPORT double PredictedFpr(Layout layout, double keys, uint64_t bits,
+                                                  uint32_t hashes);
 
 // A filter's geometry and what it promises.
 struct Plan {
@@ -126,7 +128,8 @@ struct CountingPlan {
 // The keys a plan of `cells` cells (bits, or counters) and `hashes` probes is for: its `capacity`;
 // for one sized by bits and hashes alone (capacity 0), the count at which those hashes are the
 // best choice, cells * ln 2 / k, past which its FPR climbs fast. What every kind's capacity() says.
-[[nodiscard]] uint64_t PlannedCapacity(uint64_t capacity, uint64_t cells, uint32_t hashes) noexcept;
+[[nodiscard]] BLOOMERY_EXPORT uint64_t PlannedCapacity(uint64_t capacity, uint64_t cells,
+                                                       uint32_t hashes) noexcept;
 
 // The sizing fields of any kind's options (options.h): a kind that takes no `bits` or `hashes`
 // passes 0 for them.
@@ -141,7 +144,8 @@ struct Sizing {
 // applies, with the same messages: hashes in [1, max_hashes]; by geometry (bits != 0) bits at
 // most 2^48 and hashes or a capacity to choose them for; by promise capacity >= 1 and fpr in
 // (0, 1) (NaN refused). InvalidArgument naming the option, or Ok.
-[[nodiscard]] absl::Status CheckSizing(const Sizing& sizing, uint32_t max_hashes = kMaxHashes);
+[[nodiscard]] BLOOMERY_EXPORT absl::Status CheckSizing(const Sizing& sizing,
+                                                       uint32_t max_hashes = kMaxHashes);
 [[nodiscard]] inline absl::Status CheckSizing(const FilterOptions& options,
                                               uint32_t max_hashes = kMaxHashes) {
   return CheckSizing(Sizing{options.capacity, options.fpr, options.bits, options.hashes},
@@ -155,20 +159,23 @@ struct Sizing {
 // memory fits options.memory.max_memory_bytes (0: this machine's), else the smallest. Shapes that
 // cannot take options.hashes are skipped. Errors: those of CheckSizing and of the two planners
 // below (for kAuto, the line's when no shape can be planned).
-[[nodiscard]] absl::StatusOr<Plan> PlanFilter(const FilterOptions& options, Layout layout);
+[[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<Plan> PlanFilter(const FilterOptions& options,
+                                                              Layout layout);
 
 // One plan per blocked shape (kBlockShapes' order) for `options` (its layout ignored): what
 // `bloomery plan` prints a row of. A shape that cannot be planned (hashes above its maximum)
 // has its error in its place.
-[[nodiscard]] std::vector<absl::StatusOr<Plan>> PlanEachLayout(const FilterOptions& options);
+[[nodiscard]] BLOOMERY_EXPORT std::vector<absl::StatusOr<Plan>> PlanEachLayout(
+    const FilterOptions& options);
 
 // Smallest filter of `layout` whose predicted FPR at `capacity` is <= `fpr`. With hashes == 0
 // the planner chooses k (the one that needs the fewest bits; ties go to the smaller k, which is
 // faster); otherwise k is fixed to `hashes`.
 // Errors: InvalidArgument for capacity 0, fpr not in (0, 1) (NaN included), hashes above
 // kMaxHashes; ResourceExhausted if the filter would need more than kMaxBits.
-[[nodiscard]] absl::StatusOr<Plan> PlanFor(uint64_t capacity, double fpr,
-                                           Layout layout = Layout::kBlocked, uint32_t hashes = 0);
+[[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<Plan> PlanFor(uint64_t capacity, double fpr,
+                                                           Layout layout = Layout::kBlocked,
+                                                           uint32_t hashes = 0);
 
 // The geometry "`bits` bits, `hashes` probes" (e.g. 2^30 bits, 6 hashes) and what it gives at
 // `capacity` keys. Blocked filters round bits up to whole blocks, partitioned ones to k equal
@@ -176,15 +183,17 @@ struct Sizing {
 // must then be > 0). capacity == 0 is allowed with explicit hashes: expected_fpr is then 0.
 // Errors: InvalidArgument for bits == 0 or > kMaxBits, hashes > kMaxHashes, or hashes == 0 with
 // capacity == 0.
-[[nodiscard]] absl::StatusOr<Plan> PlanForSize(uint64_t bits, uint32_t hashes, uint64_t capacity,
-                                               Layout layout = Layout::kBlocked);
+[[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<Plan> PlanForSize(uint64_t bits, uint32_t hashes,
+                                                               uint64_t capacity,
+                                                               Layout layout = Layout::kBlocked);
 
 // Sizes a counting filter from `options`, as CountingFilter::Create does, with the same rules as
 // PlanFilter (whole lines; k at most kMaxCountingHashes). Pure, thread-safe; O(k * log(lines))
 // evaluations of CountingFpr.
 // Errors: InvalidArgument for counter_bits not 4 or 8, and those of CheckSizing;
 // ResourceExhausted if the promise needs more than 2^48 bits.
-[[nodiscard]] absl::StatusOr<CountingPlan> PlanCountingFilter(const CountingOptions& options);
+[[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<CountingPlan> PlanCountingFilter(
+    const CountingOptions& options);
 
 }  // namespace bloomery
 

@@ -75,6 +75,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "bloomery/blocked_filter.h"
+#include "bloomery/export.h"
 #include "bloomery/filter.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
@@ -125,8 +126,8 @@ struct ScalableOptions {
 
 // Insert answers an InsertResult, not a bool: InsertAnswer (filter.h) says why.
 
-class ScalableFilter : public BatchForms<ScalableFilter, InsertResult>,
-                       public Persistent<ScalableFilter> {
+class BLOOMERY_EXPORT ScalableFilter : public BatchForms<ScalableFilter, InsertResult>,
+                                       public Persistent<ScalableFilter> {
  public:
   using Options = ScalableOptions;
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "bloomery/export.h"
 
 namespace bloomery {
 
@@ -29,13 +30,13 @@ namespace bloomery {
 // Thread-safe: operations already running finish on the target they began with.
 // Errors: InvalidArgument for an unknown name; FailedPrecondition for a target this CPU does not
 // support (or that this build did not compile).
-absl::Status ForceSimdTarget(std::string_view target);
+BLOOMERY_EXPORT absl::Status ForceSimdTarget(std::string_view target);
 
 // The target in use: "avx3", "avx2", "sse4" or "scalar".
-[[nodiscard]] std::string_view ActiveSimdTarget() noexcept;
+[[nodiscard]] BLOOMERY_EXPORT std::string_view ActiveSimdTarget() noexcept;
 
 // The targets this build compiled and this CPU supports, best first; the first is the default.
-[[nodiscard]] std::vector<std::string_view> SupportedSimdTargets();
+[[nodiscard]] BLOOMERY_EXPORT std::vector<std::string_view> SupportedSimdTargets();
 
 }  // namespace bloomery
 

@@ -97,6 +97,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "bloomery/export.h"
 #include "bloomery/filter.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
@@ -132,7 +133,7 @@ struct WindowedOptions {
   [[nodiscard]] KeyHasher hasher() const noexcept { return hashing.hasher(); }
 };
 
-class WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
+class BLOOMERY_EXPORT WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {
  public:
   using Options = WindowedOptions;
 
