@@ -1652,5 +1652,154 @@ TEST_CASE("input conventions: --strip-cr, non-UTF-8 file names in JSON, --max-me
   CHECK(Run({"query", big, keys, "--max-memory", "1M"}).exit_code == 0);
 }
 
+// ---------------------------------------------------------------------------------------------
+// layouts (#26): --layout on what makes a blocked or scalable filter, plan's row per layout
+
+TEST_CASE("plan prints one plan per layout, each the library's, and --measure times each") {
+  RunResult r = Run({"plan", "--capacity", "1e6", "--fpr", "0.01", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const Json json = ParseJson(r.out);
+  const Json& layouts = json["layouts"];
+  REQUIRE(layouts.items.size() == std::size(kBlockShapes));
+  for (size_t i = 0; i < std::size(kBlockShapes); ++i) {
+    const Layout layout = kBlockShapes[i].layout;
+    CAPTURE(LayoutName(layout));
+    CHECK(layouts[i]["layout"].string == LayoutName(layout));
+    absl::StatusOr<Plan> plan = PlanFor(1'000'000, 0.01, layout);
+    REQUIRE(plan.ok());
+    CHECK(layouts[i]["bits"].U64() == plan->bits);
+    CHECK(layouts[i]["hashes"].U64() == plan->hashes);
+    CHECK(layouts[i]["expected_fpr"].Num() == doctest::Approx(plan->expected_fpr).epsilon(1e-6));
+    CHECK(layouts[i]["expected_fpr"].Num() <= 0.01);
+  }
+  CHECK(layouts[0]["bits"].U64() == json["blocked"]["bits"].U64());
+
+  RunResult text = Run({"plan", "--capacity", "1e6", "--fpr", "0.01"});
+  REQUIRE(text.exit_code == 0);
+  for (const BlockShape& shape : kBlockShapes) CHECK(Contains(text.out, std::string(shape.name)));
+  CHECK_FALSE(Contains(text.out, "ns/key"));
+
+  // k = 12 is the line's alone: the other shapes show no plan.
+  RunResult wide = Run({"plan", "--bits", "2^20", "--hashes", "12", "--capacity", "1e5", "--json"});
+  REQUIRE(wide.exit_code == 0);
+  const Json wide_json = ParseJson(wide.out);
+  REQUIRE(wide_json["layouts"].items.size() == 1);
+  CHECK(wide_json["layouts"][0]["layout"].string == "line512");
+
+  RunResult measured = Run({"plan", "--capacity", "1e4", "--fpr", "0.01", "--measure", "--json"});
+  REQUIRE_MESSAGE(measured.exit_code == 0, measured.err);
+  const Json measured_json = ParseJson(measured.out);
+  for (const Json& row : measured_json["layouts"].items) {
+    CHECK(row["insert_ns_per_key"].Num() > 0);
+    CHECK(row["may_contain_ns_per_key"].Num() > 0);
+    // The timed lookups are of absent keys: their FPR is the plan's.
+    const auto false_positives = static_cast<uint64_t>(row["measured_fpr"].Num() * 1e4 + 0.5);
+    CHECK(WithinBinomialBound(false_positives, 10'000, row["expected_fpr"].Num(), 6.0));
+  }
+  RunResult measured_text = Run({"plan", "--capacity", "1e4", "--fpr", "0.01", "--measure"});
+  REQUIRE(measured_text.exit_code == 0);
+  CHECK(Contains(measured_text.out, "Insert ns/key"));
+  CHECK(Contains(measured_text.out, "MayContain ns/key"));
+  CHECK(Run({"plan", "--bits", "2^20", "--hashes", "4", "--measure"}).exit_code == 2);
+}
+
+TEST_CASE("table and bench --layout measure that layout's filters") {
+  RunResult table = Run({"table", "--keys", "5000", "--layout", "word64", "--json"});
+  REQUIRE_MESSAGE(table.exit_code == 0, table.err);
+  const Json json = ParseJson(table.out);
+  CHECK(json["layout"].string == "word64");
+  CheckMeasuredTable(json, Layout::kWord64, 5'000);
+  RunResult text = Run({"table", "--keys", "2000", "--layout", "block256"});
+  REQUIRE(text.exit_code == 0);
+  CHECK(Contains(text.out, "BlockedFilter (block256 layout)"));
+
+  RunResult bench =
+      Run({"bench", "--keys", "10000", "--reps", "1", "--layout", "word64", "--json"});
+  REQUIRE_MESSAGE(bench.exit_code == 0, bench.err);
+  const Json bench_json = ParseJson(bench.out);
+  CHECK(bench_json["layout"].string == "word64");
+  absl::StatusOr<Plan> plan = PlanForSize(100'000, 0, 10'000, Layout::kWord64);
+  REQUIRE(plan.ok());
+  const Json& size = bench_json["sizes"][0];
+  CHECK(size["bits"].U64() == plan->bits);
+  CHECK(size["hashes"].U64() == plan->hashes);
+  CHECK(size["planned_fpr"].Num() == doctest::Approx(plan->expected_fpr).epsilon(1e-6));
+  CHECK(WithinBinomialBound(size["false_positives"].U64(), size["lookups"].U64(),
+                            plan->expected_fpr));
+  RunResult bad = Run({"bench", "--keys", "100", "--layout", "partitioned"});
+  CHECK(bad.exit_code == 2);
+  CHECK(Contains(bad.err, "--layout"));
+}
+
+TEST_CASE("build --layout makes that shape, info shows it; kinds without a layout refuse it") {
+  const std::string keys = WriteLines("layout_keys.txt", NumberedLines("w", 0, 500));
+  for (const BlockShape& shape : kBlockShapes) {
+    CAPTURE(shape.name);
+    const std::string file = Scratch().File("layout_" + std::string(shape.name) + ".bloom");
+    Build({"--capacity", "1000", "--fpr", "0.01", "--layout", std::string(shape.name)}, file, keys);
+    absl::StatusOr<BlockedFilter> built = BlockedFilter::Load(file);
+    REQUIRE(built.ok());
+    CHECK(built->layout() == shape.layout);
+    absl::StatusOr<Plan> plan = PlanFor(1000, 0.01, shape.layout);
+    REQUIRE(plan.ok());
+    CHECK(built->bits() == plan->bits);
+    RunResult info = Run({"info", file, "--json"});
+    REQUIRE(info.exit_code == 0);
+    const Json info_json = ParseJson(info.out);
+    CHECK(info_json["layout"].string == shape.name);
+    RunResult info_text = Run({"info", file});
+    CHECK(Contains(info_text.out, "layout "));
+    CHECK(Contains(info_text.out, std::string(shape.name)));
+  }
+
+  // auto: the planner's smallest shape for the request.
+  const std::string chosen = Scratch().File("layout_auto.bloom");
+  Build({"--capacity", "1000", "--fpr", "0.01", "--layout", "auto"}, chosen, keys);
+  FilterOptions options;
+  options.capacity = 1000;
+  options.fpr = 0.01;
+  absl::StatusOr<Plan> smallest = PlanFilter(options, Layout::kAuto);
+  REQUIRE(smallest.ok());
+  absl::StatusOr<BlockedFilter> auto_built = BlockedFilter::Load(chosen);
+  REQUIRE(auto_built.ok());
+  CHECK(auto_built->layout() == smallest->layout);
+
+  const std::string scalable = Scratch().File("layout_scalable.bloom");
+  Build({"--kind", "scalable", "--capacity", "100", "--layout", "word64"}, scalable, keys);
+  RunResult info = Run({"info", scalable, "--json"});
+  REQUIRE(info.exit_code == 0);
+  const Json scalable_info = ParseJson(info.out);
+  CHECK(scalable_info["layout"].string == "word64");
+  const Json line_info =
+      ParseJson(Run({"info", Scratch().File("layout_line512.bloom"), "--json"}).out);
+  CHECK(line_info["layout"].string == "line512");
+
+  for (const std::vector<std::string>& refused :
+       std::vector<std::vector<std::string>>{{"--kind", "classic", "--layout", "word64"},
+                                             {"--kind", "counting", "--layout", "block256"},
+                                             {"--window-keys", "100", "--layout", "word64"},
+                                             {"--kind", "scalable", "--layout", "auto"},
+                                             {"--layout", "partitioned"},
+                                             {"--layout", "fancy"}}) {
+    std::vector<std::string> args = {
+        "build", "--capacity", "1000", "-o", Scratch().File("refused.bloom"), keys};
+    if (refused[0] == "--window-keys") args.erase(args.begin() + 1, args.begin() + 3);
+    args.insert(args.end(), refused.begin(), refused.end());
+    CAPTURE(refused);
+    RunResult r = Run(args);
+    CHECK(r.exit_code == 2);
+    CHECK(Contains(r.err, "--layout"));
+  }
+
+  // dedupe makes its state file with the layout too.
+  const std::string state = Scratch().File("layout_state.bloom");
+  RunResult dedupe =
+      Run({"dedupe", "--capacity", "1000", "--layout", "block256", "--state", state, keys});
+  REQUIRE_MESSAGE(dedupe.exit_code == 0, dedupe.err);
+  absl::StatusOr<BlockedFilter> state_filter = BlockedFilter::Load(state);
+  REQUIRE(state_filter.ok());
+  CHECK(state_filter->layout() == Layout::kBlock256);
+}
+
 }  // namespace
 }  // namespace bloomery

@@ -61,6 +61,7 @@ struct SizeReport {
 struct BenchConfig {
   std::vector<uint64_t> sizes;
   double fpr = 0;  // 0: 10 bits/key
+  Layout layout = Layout::kLine512;
   uint32_t reps = 3;
   uint32_t threads = 0;
   uint64_t l2_bytes = 0;  // 0: unknown
@@ -76,6 +77,13 @@ double NsPerItemThreaded(uint32_t threads, uint64_t count, Body&& body) {
       workers.emplace_back([&, t] { body(count * t / threads, count * (t + 1) / threads); });
     }
   });
+}
+
+// The filter a size is measured on: `keys` at the config's FPR and layout.
+FilterOptions BenchOptions(const BenchConfig& config, uint64_t keys, bool concurrent) {
+  FilterOptions options = OptionsFor(keys, concurrent, config.fpr);
+  options.layout = config.layout;
+  return options;
 }
 
 uint64_t DefaultOutOfCacheKeys() {
@@ -99,7 +107,7 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
   std::iota(absent.begin(), absent.end(), uint64_t{1} << 63);
   const std::span<const uint64_t> present(inserted.data(), report.lookups);
 
-  absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(OptionsFor(keys, false, config.fpr));
+  absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(BenchOptions(config, keys, false));
   if (!filter.ok()) return filter.status();
   report.plan = filter->plan();
 
@@ -163,8 +171,7 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
   report.floor_huge_page_bytes = floor_memory->huge_page_bytes();
 
   if (config.threads > 0) {
-    absl::StatusOr<BlockedFilter> shared =
-        BlockedFilter::Create(OptionsFor(keys, true, config.fpr));
+    absl::StatusOr<BlockedFilter> shared = BlockedFilter::Create(BenchOptions(config, keys, true));
     if (!shared.ok()) return shared.status();
     const uint32_t t = config.threads;
     std::vector<double> insert_samples;
@@ -204,8 +211,9 @@ double L2FloorRatio(const BenchConfig& config, const SizeReport& r) {
 std::string RenderText(const BenchConfig& config, const std::vector<SizeReport>& reports) {
   const uint64_t cache = measure::LastLevelCacheBytes();
   std::string out = absl::StrFormat(
-      "bloomery bench: BlockedFilter at %s, SIMD target %s, median of %d run%s\n"
+      "bloomery bench: BlockedFilter (%s) at %s, SIMD target %s, median of %d run%s\n"
       "L2 cache: %s; last-level cache: %s; floor in L2: %.2f ns/key\n\n",
+      std::string(LayoutName(config.layout)),
       config.fpr > 0 ? absl::StrCat("FPR ", FormatFpr(config.fpr))
                      : absl::StrFormat("%g bits/key", kBitsPerKey),
       std::string(ActiveSimdTarget()), config.reps, config.reps == 1 ? "" : "s",
@@ -308,6 +316,7 @@ Json RenderJson(const BenchConfig& config, const std::vector<SizeReport>& report
                      {"operations", std::move(operations)}});
   }
   return {{"filter", "BlockedFilter"},
+          {"layout", std::string(LayoutName(config.layout))},
           {"simd_target", std::string(ActiveSimdTarget())},
           {"reps", config.reps},
           {"threads", config.threads},
@@ -321,6 +330,7 @@ Json RenderJson(const BenchConfig& config, const std::vector<SizeReport>& report
 struct BenchFlags {
   BenchConfig config;
   uint64_t keys = 0;
+  std::string layout = "line512";
   bool json = false;
   CLI::Option* keys_flag = nullptr;
   CLI::Option* l2_flag = nullptr;
@@ -331,6 +341,9 @@ absl::Status RunBench(const BenchFlags& flags) {
     return UsageError("--keys must be in [1, 2^32]");
   }
   BenchConfig config = flags.config;
+  absl::StatusOr<Layout> layout = ParseLayoutFlag(flags.layout, /*allow_auto=*/false);
+  if (!layout.ok()) return layout.status();
+  config.layout = *layout;
   config.sizes = flags.keys ? std::vector<uint64_t>{flags.keys}
                             : std::vector<uint64_t>{kInCacheKeys, DefaultOutOfCacheKeys()};
   if (!Given(flags.l2_flag)) config.l2_bytes = measure::L2CacheBytes();
@@ -368,6 +381,9 @@ memory that fits L2 (measured): a VM may report its host's whole L3 as its own.)
                                "one size of N keys instead of the two default sizes; each "
                                "operation is timed over min(N, 4M) keys");
   AddFraction(*app, "--fpr", flags->config.fpr, "size the filter for FPR P instead of 10 bits/key");
+  app->add_option("--layout", flags->layout,
+                  absl::StrCat("the filter's block: ", BlockLayoutList(), " (default line512)"))
+      ->type_name("L");
   AddInteger(*app, "--threads", flags->config.threads, 1, 1024,
              "also measure T threads inserting and looking up at once (a concurrent filter)");
   AddInteger(*app, "--reps", flags->config.reps, 1, 100,

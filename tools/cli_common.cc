@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -289,6 +290,23 @@ std::string TextTable::Render() const {
     absl::StrAppend(&out, line, "\n");
   }
   return out;
+}
+
+std::string BlockLayoutList() {
+  std::string list;
+  for (const BlockShape& shape : kBlockShapes) {
+    absl::StrAppend(&list, list.empty() ? "" : ", ", AsAbsl(shape.name));
+  }
+  return list;
+}
+
+absl::StatusOr<Layout> ParseLayoutFlag(std::string_view name, bool allow_auto) {
+  const std::optional<Layout> layout = ParseLayout(name);
+  if (layout && *layout != Layout::kPartitioned && (allow_auto || *layout != Layout::kAuto)) {
+    return *layout;
+  }
+  return UsageError(absl::StrCat("unknown --layout \"", AsAbsl(name), "\" (", BlockLayoutList(),
+                                 allow_auto ? ", auto" : "", ")"));
 }
 
 std::string FormatCount(uint64_t value) {

@@ -159,6 +159,12 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
+// "line512, block256, word64": the blocked shapes (layout.h), for help and messages.
+[[nodiscard]] std::string BlockLayoutList();
+// The layout a --layout flag names (ParseLayout's names but "partitioned": --kind classic is
+// that); `auto` only where `allow_auto`. Errors (InvalidArgument) name the flag and the choices.
+[[nodiscard]] absl::StatusOr<Layout> ParseLayoutFlag(std::string_view name, bool allow_auto);
+
 // 1234567 -> "1,234,567".
 [[nodiscard]] std::string FormatCount(uint64_t value);
 // 1288490188 -> "1.20 GiB".
@@ -326,11 +332,12 @@ struct CreateSpec {
 };
 
 // The flags that choose what to create: "--kind K", the sizing flags, "--counter-bits 4|8"
-// (counting filters only) and "--max-memory SIZE".
+// (counting filters only), "--layout L" (blocked and scalable filters only) and "--max-memory
+// SIZE".
 struct CreateFlags {
   void Add(CLI::App& app, const std::string& capacity_help, const std::string& fpr_help);
-  // Errors (InvalidArgument): an unknown kind, --counter-bits for another kind, and those of
-  // SizingFlags::Options.
+  // Errors (InvalidArgument): an unknown kind or layout, --counter-bits or --layout for a kind that
+  // does not take it, and those of SizingFlags::Options.
   [[nodiscard]] absl::StatusOr<CreateSpec> Spec(uint64_t default_capacity,
                                                 double default_fpr) const;
   // The flags given that shape a new filter ("--kind", "--capacity", ...).
@@ -340,6 +347,7 @@ struct CreateFlags {
   std::string kind = "blocked";
   SizingFlags sizing;
   uint32_t counter_bits = 4;
+  std::string layout;
   uint64_t max_memory = 0;
   int64_t window_ns = 0;
   uint64_t window_keys = 0;

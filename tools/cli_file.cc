@@ -258,6 +258,7 @@ absl::Status RunInfo(const FileFlags& flags) {
                {"payload_bytes", info->payload_bytes},
                {"bits", info->bits},
                {"hashes", info->hashes},
+               {"layout", std::string(LayoutName(filter->layout()))},
                {"counter_bits", info->counter_bits},
                {"stages", info->stages},
                {"capacity", info->capacity},
@@ -287,6 +288,7 @@ absl::Status RunInfo(const FileFlags& flags) {
                                 FormatBytes(static_cast<double>(info->file_bytes)), ")"));
   row("bits", FormatCount(info->bits));
   row("hashes", absl::StrCat(info->hashes));
+  row("layout", std::string(LayoutName(filter->layout())));
   if (info->counter_bits != 0) row("counter bits", absl::StrCat(info->counter_bits));
   if (scalable) row("stages", absl::StrCat(info->stages));
   row(scalable ? "capacity (first stage)" : "capacity", FormatCount(info->capacity));

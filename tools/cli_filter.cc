@@ -36,6 +36,12 @@ void CreateFlags::Add(CLI::App& app, const std::string& capacity_help,
   sizing.Add(app, capacity_help, fpr_help);
   AddInteger(app, "--counter-bits", counter_bits, 1, 64,
              "counting filters: 4 (the default, counts to 15) or 8 (to 255)");
+  app.add_option("--layout", layout,
+                 absl::StrCat("blocked and scalable filters: the block a key's bits live in: ",
+                              BlockLayoutList(),
+                              " (the default: the 64-byte line), or auto "
+                              "(the smallest that meets --fpr)"))
+      ->type_name("L");
   AddMaxMemory(app, max_memory);
   app.add_option("--window", window_ns,
                  "windowed: a line is forgotten D after it was first seen (kept for "
@@ -57,7 +63,7 @@ void CreateFlags::Add(CLI::App& app, const std::string& capacity_help,
 std::vector<std::string> CreateFlags::Given() const {
   std::vector<std::string> names;
   for (const char* flag : {"--kind", "--capacity", "--fpr", "--bits", "--hashes", "--counter-bits",
-                           "--window", "--window-keys"}) {
+                           "--layout", "--window", "--window-keys"}) {
     if (Given(flag)) names.push_back(flag);
   }
   return names;
@@ -107,6 +113,15 @@ absl::StatusOr<CreateSpec> CreateFlags::Spec(uint64_t default_capacity, double d
       return UsageError("--counter-bits needs --kind counting");
     if (counter_bits != 4 && counter_bits != 8) return UsageError("--counter-bits must be 4 or 8");
     options.counter_bits = counter_bits;
+  }
+  if (Given("--layout")) {
+    if (spec.kind != FilterKind::kBlocked && spec.kind != FilterKind::kScalable) {
+      return UsageError("--layout needs --kind blocked or scalable");
+    }
+    absl::StatusOr<Layout> parsed_layout =
+        ParseLayoutFlag(layout, /*allow_auto=*/spec.kind == FilterKind::kBlocked);
+    if (!parsed_layout.ok()) return parsed_layout.status();
+    options.layout = *parsed_layout;
   }
   return spec;
 }

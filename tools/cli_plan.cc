@@ -1,24 +1,29 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// `bloomery plan`: what a filter costs, blocked layout next to the classic partitioned one.
+// `bloomery plan`: what a filter costs in each blocked layout (layout.h) and the classic one.
 // `bloomery table`: the tuning table (m/n against k), predicted by the exact formulas of plan.h and
 // measured on real filters, as text, JSON, CSV and an SVG chart.
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <numbers>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/bloomery.h"
 #include "cli_common.h"
+#include "timing.h"
 
 namespace bloomery::cli {
 namespace {
@@ -35,7 +40,50 @@ Json PlanJson(const Plan& plan, uint32_t lines_per_lookup) {
 struct PlanFlags {
   SizingFlags sizing;
   bool json = false;
+  bool measure = false;
 };
+
+// Keys a --measure run inserts and queries: enough for a steady rate, few enough to be brief.
+constexpr uint64_t kMeasureKeys = uint64_t{1} << 20;
+
+// ns/key of single-key Insert and MayContain (absent keys) on this machine, and the FPR those
+// lookups measured.
+struct Speed {
+  double insert_ns = 0;
+  double may_contain_ns = 0;
+  double measured_fpr = 0;
+};
+
+// Times `plan`'s shape at its bits/key and k, on a filter of min(capacity, kMeasureKeys) keys:
+// one Insert pass into a new filter, the best of three MayContain passes.
+absl::StatusOr<Speed> MeasureSpeed(const Plan& plan) {
+  const uint64_t keys = std::min(plan.capacity, kMeasureKeys);
+  FilterOptions options;
+  options.capacity = keys;
+  options.bits = static_cast<uint64_t>(std::ceil(plan.bits_per_key * static_cast<double>(keys)));
+  options.hashes = plan.hashes;
+  options.layout = plan.layout;
+  options.memory.populate = true;  // page faults are not the layout's cost
+  absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(options);
+  if (!filter.ok()) return filter.status();
+  Speed speed;
+  speed.insert_ns = measure::NsPerItem(keys, [&] {
+    for (uint64_t key = 0; key < keys; ++key) filter->Insert(key);
+  });
+  speed.may_contain_ns = std::numeric_limits<double>::infinity();
+  uint64_t false_positives = 0;
+  for (int pass = 0; pass < 3; ++pass) {
+    false_positives = 0;
+    speed.may_contain_ns = std::min(speed.may_contain_ns, measure::NsPerItem(keys, [&] {
+                                      for (uint64_t key = 0; key < keys; ++key) {
+                                        false_positives +=
+                                            filter->MayContain((uint64_t{1} << 63) + key) ? 1 : 0;
+                                      }
+                                    }));
+  }
+  speed.measured_fpr = static_cast<double>(false_positives) / static_cast<double>(keys);
+  return speed;
+}
 
 absl::Status RunPlan(const PlanFlags& plan_flags) {
   const SizingFlags& flags = plan_flags.sizing;
@@ -44,23 +92,47 @@ absl::Status RunPlan(const PlanFlags& plan_flags) {
   }
   absl::StatusOr<FilterOptions> request = flags.Options(0, 0.01);
   if (!request.ok()) return request.status();
-  Plan plans[2];
-  for (const Layout layout : {Layout::kBlocked, Layout::kPartitioned}) {
-    absl::StatusOr<Plan> plan =
-        request->bits != 0 ? PlanForSize(request->bits, request->hashes, request->capacity, layout)
-                           : PlanFor(request->capacity, request->fpr, layout, request->hashes);
-    if (!plan.ok()) return plan.status();
-    plans[layout == Layout::kBlocked ? 0 : 1] = *plan;
-  }
-  const Plan& blocked = plans[0];
-  const Plan& partitioned = plans[1];
   const bool with_capacity = request->capacity != 0;
+  if (plan_flags.measure && !with_capacity) {
+    return UsageError("--measure needs --capacity: the keys to time");
+  }
+  absl::StatusOr<Plan> partitioned =
+      request->bits != 0
+          ? PlanForSize(request->bits, request->hashes, request->capacity, Layout::kPartitioned)
+          : PlanFor(request->capacity, request->fpr, Layout::kPartitioned, request->hashes);
+  if (!partitioned.ok()) return partitioned.status();
+  // One plan per blocked shape (kBlockShapes' order, the line first); a shape that cannot take
+  // the request (--hashes above its k) shows "-". The line's error is the request's.
+  const std::vector<absl::StatusOr<Plan>> blocked = PlanEachLayout(*request);
+  if (!blocked.front().ok()) return blocked.front().status();
+  std::vector<std::optional<Speed>> speeds(blocked.size());
+  if (plan_flags.measure) {
+    for (size_t i = 0; i < blocked.size(); ++i) {
+      if (!blocked[i].ok()) continue;
+      absl::StatusOr<Speed> speed = MeasureSpeed(*blocked[i]);
+      if (!speed.ok()) return speed.status();
+      speeds[i] = *speed;
+    }
+  }
   if (plan_flags.json) {
+    Json layouts = Json::array();
+    for (size_t i = 0; i < blocked.size(); ++i) {
+      if (!blocked[i].ok()) continue;
+      Json row = {{"layout", std::string(kBlockShapes[i].name)}};
+      row.update(PlanJson(*blocked[i], 1));
+      if (speeds[i]) {
+        row["insert_ns_per_key"] = speeds[i]->insert_ns;
+        row["may_contain_ns_per_key"] = speeds[i]->may_contain_ns;
+        row["measured_fpr"] = speeds[i]->measured_fpr;
+      }
+      layouts.push_back(std::move(row));
+    }
     PrintJson({{"capacity", request->capacity},
                {"target_fpr", request->bits == 0 ? Json(request->fpr) : Json()},
                {"requested_bits", request->bits},
-               {"blocked", PlanJson(blocked, 1)},
-               {"partitioned", PlanJson(partitioned, partitioned.hashes)}});
+               {"blocked", PlanJson(*blocked.front(), 1)},
+               {"partitioned", PlanJson(*partitioned, partitioned->hashes)},
+               {"layouts", std::move(layouts)}});
     return absl::OkStatus();
   }
   std::string out =
@@ -72,23 +144,54 @@ absl::Status RunPlan(const PlanFlags& plan_flags) {
                 request->hashes ? absl::StrCat(", ", request->hashes, " hashes") : "",
                 with_capacity ? absl::StrCat(", ", FormatCount(request->capacity), " keys") : "",
                 "\n\n");
-  auto per_key = [&](const Plan& p) {
-    return with_capacity ? absl::StrFormat("%.2f", p.bits_per_key) : std::string("-");
-  };
-  auto fpr = [&](const Plan& p) {
-    return with_capacity ? absl::StrFormat("%.4g", p.expected_fpr) : std::string("-");
-  };
+  // One column per layout: the blocked shapes, then the classic filter's.
+  std::vector<const Plan*> plans;
+  std::vector<std::string> header = {""};
+  for (size_t i = 0; i < blocked.size(); ++i) {
+    plans.push_back(blocked[i].ok() ? &*blocked[i] : nullptr);
+    header.push_back(i == 0 ? absl::StrCat(AsAbsl(kBlockShapes[i].name), " (blocked)")
+                            : std::string(kBlockShapes[i].name));
+  }
+  plans.push_back(&*partitioned);
+  header.emplace_back("partitioned (classic)");
   TextTable table;
-  table.AddRow({"", "blocked", "partitioned (classic)"});
-  table.AddRow({"bits", FormatCount(blocked.bits), FormatCount(partitioned.bits)});
-  table.AddRow({"memory", FormatBytes(static_cast<double>(blocked.bytes())),
-                FormatBytes(static_cast<double>(partitioned.bytes()))});
-  table.AddRow({"hashes (k)", absl::StrCat(blocked.hashes), absl::StrCat(partitioned.hashes)});
-  table.AddRow({"bits/key", per_key(blocked), per_key(partitioned)});
-  table.AddRow({"predicted FPR", fpr(blocked), fpr(partitioned)});
-  table.AddRow({"cache lines per lookup", "1", absl::StrCat(partitioned.hashes)});
+  table.AddRow(std::move(header));
+  auto add_row = [&](std::string name, auto cell) {
+    std::vector<std::string> row = {std::move(name)};
+    for (const Plan* plan : plans) row.push_back(plan != nullptr ? cell(*plan) : "-");
+    table.AddRow(std::move(row));
+  };
+  add_row("bits", [](const Plan& p) { return FormatCount(p.bits); });
+  add_row("memory", [](const Plan& p) { return FormatBytes(static_cast<double>(p.bytes())); });
+  add_row("hashes (k)", [](const Plan& p) { return absl::StrCat(p.hashes); });
+  add_row("bits/key", [&](const Plan& p) {
+    return with_capacity ? absl::StrFormat("%.2f", p.bits_per_key) : std::string("-");
+  });
+  add_row("predicted FPR", [&](const Plan& p) {
+    return with_capacity ? absl::StrFormat("%.4g", p.expected_fpr) : std::string("-");
+  });
+  add_row("cache lines per lookup", [](const Plan& p) {
+    return absl::StrCat(p.layout == Layout::kPartitioned ? p.hashes : 1);
+  });
+  if (plan_flags.measure) {
+    for (const bool insert : {true, false}) {
+      std::vector<std::string> row = {insert ? "Insert ns/key" : "MayContain ns/key"};
+      for (size_t i = 0; i < plans.size(); ++i) {
+        const bool timed = i < speeds.size() && speeds[i];
+        row.push_back(timed ? absl::StrFormat(
+                                  "%.1f", insert ? speeds[i]->insert_ns : speeds[i]->may_contain_ns)
+                            : "-");
+      }
+      table.AddRow(std::move(row));
+    }
+  }
   absl::StrAppend(&out, table.Render());
   if (!with_capacity) absl::StrAppend(&out, "\n(give --capacity N to see the FPR at N keys)\n");
+  if (plan_flags.measure) {
+    absl::StrAppend(&out, "\n(ns/key: single-key calls on this machine, ",
+                    FormatCount(std::min(request->capacity, kMeasureKeys)),
+                    " keys at each layout's bits/key; MayContain of absent keys)\n");
+  }
   std::fputs(out.c_str(), stdout);
   return absl::OkStatus();
 }
@@ -129,6 +232,7 @@ absl::StatusOr<uint64_t> Measure(const Plan& plan, uint64_t seed,
   options.hashes = plan.hashes;
   options.capacity = plan.capacity;
   options.hashing.seed = seed;
+  if constexpr (std::is_same_v<Filter, BlockedFilter>) options.layout = plan.layout;
   absl::StatusOr<Filter> filter = Filter::Create(options);
   if (!filter.ok()) return filter.status();
   filter->InsertMany(inserted);
@@ -159,9 +263,9 @@ absl::StatusOr<Table> BuildTable(Layout layout, uint64_t keys) {
       cell.predicted_fpr = plan->expected_fpr;
       // A seed per cell keeps the cells' measurement errors independent of each other.
       const uint64_t seed = kDefaultSeed + m * 64 + k;
-      absl::StatusOr<uint64_t> fp = layout == Layout::kBlocked
-                                        ? Measure<BlockedFilter>(*plan, seed, inserted, queries)
-                                        : Measure<ClassicFilter>(*plan, seed, inserted, queries);
+      absl::StatusOr<uint64_t> fp = layout == Layout::kPartitioned
+                                        ? Measure<ClassicFilter>(*plan, seed, inserted, queries)
+                                        : Measure<BlockedFilter>(*plan, seed, inserted, queries);
       if (!fp.ok()) return fp.status();
       cell.false_positives = *fp;
       row.cells.push_back(cell);
@@ -171,8 +275,11 @@ absl::StatusOr<Table> BuildTable(Layout layout, uint64_t keys) {
   return table;
 }
 
+// --layout's names: the line is "blocked" (its old name), the partitioned layout "classic".
 std::string TableLayoutName(Layout layout) {
-  return layout == Layout::kBlocked ? "blocked" : "classic";
+  if (layout == Layout::kLine512) return "blocked";
+  if (layout == Layout::kPartitioned) return "classic";
+  return std::string(LayoutName(layout));
 }
 
 double MeasuredFpr(const Cell& cell, uint64_t queries) {
@@ -184,8 +291,9 @@ std::string RenderText(const Table& table) {
       "False-positive rate of %s holding %s keys\n"
       "predicted: the exact formula of plan.h; measured: a real filter queried with %s absent "
       "keys\n\n",
-      table.layout == Layout::kBlocked ? "BlockedFilter (blocked layout)"
-                                       : "ClassicFilter (partitioned layout)",
+      table.layout == Layout::kPartitioned
+          ? std::string("ClassicFilter (partitioned layout)")
+          : absl::StrCat("BlockedFilter (", TableLayoutName(table.layout), " layout)"),
       FormatCount(table.keys), FormatCount(table.keys));
   TextTable text;
   std::vector<std::string> header = {"m/n", "best k", ""};
@@ -400,8 +508,9 @@ absl::Status RunTable(const TableFlags& flags) {
   if (flags.keys == 0 || flags.keys > (uint64_t{1} << 32)) {
     return UsageError("--keys must be in [1, 2^32]");
   }
-  absl::StatusOr<Table> table =
-      BuildTable(flags.layout == "blocked" ? Layout::kBlocked : Layout::kPartitioned, flags.keys);
+  const std::optional<Layout> layout =
+      flags.layout == "classic" ? Layout::kPartitioned : ParseLayout(flags.layout);
+  absl::StatusOr<Table> table = BuildTable(*layout, flags.keys);
   if (!table.ok()) return table.status();
   if (Given(flags.svg_flag)) {
     absl::StatusOr<std::string> svg = RenderSvg(*table);
@@ -420,9 +529,11 @@ absl::Status RunTable(const TableFlags& flags) {
 
 void AddPlanCommands(Commands& commands) {
   auto [plan, plan_flags] = commands.Add<PlanFlags>(
-      "plan", "size a filter for N keys at FPR p (or B bits, K hashes): blocked vs classic",
-      R"(Sizes a Bloom filter in the two layouts bloomery offers, side by side:
-  blocked      BlockedFilter: a key's k bits live in one 64-byte cache line (1 miss per lookup)
+      "plan", "size a filter for N keys at FPR p (or B bits, K hashes): each layout side by side",
+      R"(Sizes a Bloom filter in every layout bloomery offers, side by side:
+  line512      BlockedFilter (blocked): a key's k bits live in one 64-byte cache line
+  block256     BlockedFilter --layout block256: in one 32-byte block, k <= 8 (faster, more bits)
+  word64       BlockedFilter --layout word64: in one 64-bit word, k <= 8 (fastest, most bits)
   partitioned  ClassicFilter: k slices over the whole array, one bit per slice (k misses)
 --capacity N --fpr P asks the planner for the smallest filter whose predicted FPR at N keys
 is <= P; --bits B [--hashes K] describes a given geometry and what it gives at N keys.)",
@@ -431,6 +542,8 @@ is <= P; --bits B [--hashes K] describes a given geometry and what it gives at N
       *plan, "keys the filter holds: 1000000, 1e6, 2^20, 10M (k, M, G, T: powers of 1000)",
       "target false-positive rate: 0.01, 1e-3, 1%");
   AddJson(*plan, plan_flags->json);
+  AddFlag(*plan, "--measure", plan_flags->measure,
+          "also time each blocked layout's Insert and MayContain here (ns/key, about a second)");
 
   auto [app, flags] = commands.Add<TableFlags>(
       "table", "the m/n x k table of predicted and measured FPR (text, JSON, CSV, SVG chart)",
@@ -441,9 +554,10 @@ that geometry holding N keys, queried with N keys that were never inserted.)",
   AddNumber(*app, "--keys", flags->keys, Unit::kCount,
             "keys per filter (default 200000); measured FPRs below 1/N read as \"<1/N\"");
   app->add_option("--layout", flags->layout,
-                  "blocked (BlockedFilter, the default) or classic (partitioned, k slices)")
+                  "blocked (BlockedFilter's line512, the default), block256, word64, or classic "
+                  "(ClassicFilter: partitioned, k slices)")
       ->type_name("L")
-      ->check(CLI::IsMember({"blocked", "classic"}));
+      ->check(CLI::IsMember({"blocked", "line512", "block256", "word64", "classic"}));
   CLI::Option* json = AddJson(*app, flags->json);
   AddFlag(*app, "--csv", flags->csv, "print CSV, one line per (m/n, k)")->excludes(json);
   flags->svg_flag =
