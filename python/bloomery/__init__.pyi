@@ -17,6 +17,9 @@ Path = Union[str, bytes, os.PathLike[str], os.PathLike[bytes]]
 """A file path as open() takes it (an embedded NUL is ValueError)."""
 
 _F = TypeVar("_F", bound="_Filter")
+BlockLayout = Literal["line512", "block256", "word64"]
+"""The block a key's bits live in (bloomery/layout.h): line512, a 64-byte line (the default, the
+fewest bits); block256, 32 bytes, k <= 8; word64, one 64-bit word, k <= 8 (the fastest)."""
 
 __version__: str
 """The C++ library's version (its VERSION file), as `bloomery --version` prints it."""
@@ -99,7 +102,13 @@ class _FixedSize(_Sliced):
     def __init__(self, capacity: int = ..., error_rate: float = 0.001, *, bits: int = ...,
                  hashes: int = ..., seed: int | None = ...,
                  integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ...,
-                 max_memory: int = ..., huge_pages: bool = ..., populate: bool = ...) -> None: ...
+                 max_memory: int = ..., huge_pages: bool = ..., populate: bool = ...,
+                 layout: BlockLayout | Literal["auto"] | None = ...) -> None:
+        """layout: BlockedFilter's block ('auto': the smallest that meets error_rate); ClassicFilter
+        takes none (ValueError)."""
+    @property
+    def layout(self) -> BlockLayout | Literal["partitioned"]:
+        """The filter's block ('partitioned' for ClassicFilter); files, copies and pickles keep it."""
     @property
     def num_slices(self) -> int:
         """k, the number of probes per key (pybloom-live's name)."""
@@ -131,7 +140,10 @@ class ScalableFilter(_Persistent):
                  tightening: float = 0.9, seed: int | None = ...,
                  integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ...,
                  max_memory: int = ..., max_stages: int = 64, scaling: bool = True,
-                 huge_pages: bool = ...) -> None: ...
+                 huge_pages: bool = ..., layout: BlockLayout | None = ...) -> None: ...
+    @property
+    def layout(self) -> BlockLayout:
+        """Every stage's block; files, copies and pickles keep it."""
     @property
     def initial_capacity(self) -> int: ...
     @property
@@ -178,7 +190,8 @@ class BloomFilter(BlockedFilter):
     def __init__(self, capacity: int, error_rate: float = 0.001, *, bits: int = ...,
                  hashes: int = ..., seed: int | None = ...,
                  integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ...,
-                 max_memory: int = ..., huge_pages: bool = ..., populate: bool = ...) -> None:
+                 max_memory: int = ..., huge_pages: bool = ..., populate: bool = ...,
+                 layout: BlockLayout | Literal["auto"] | None = ...) -> None:
         """ValueError for capacity <= 0 or error_rate outside (0, 1), with pybloom's messages."""
     def add(self, key: Key, skip_check: bool = False) -> bool:
         """IndexError('BloomFilter is at capacity') once count == capacity (checked first)."""
@@ -197,7 +210,7 @@ class ScalableBloomFilter(ScalableFilter):
                  tightening: float = 0.9, seed: int | None = ...,
                  integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ...,
                  max_memory: int = ..., max_stages: int = 64, scaling: bool = True,
-                 huge_pages: bool = ...) -> None: ...
+                 huge_pages: bool = ..., layout: BlockLayout | None = ...) -> None: ...
     @property
     def scale(self) -> int:
         """The growth factor (pybloom-live's name for mode)."""

@@ -78,8 +78,10 @@ py::dict InfoDict(const FileInfo& info) {
 
 constexpr const char* kFixedDoc =
     "(capacity=0, error_rate=0.001, *, bits=0, hashes=0, seed=None, integer_hash='xxh3', "
-    "concurrent=False, max_memory=0, huge_pages=True, populate=False)\n\n"
+    "concurrent=False, max_memory=0, huge_pages=True, populate=False, layout=None)\n\n"
     "Sized by capacity (keys) and error_rate (FPR at capacity), or by bits (and hashes). "
+    "layout (BlockedFilter): 'line512' (the default), 'block256', 'word64' (faster, more bits "
+    "per key) or 'auto' (the smallest that meets error_rate); kept in the file. "
     "integer_hash='mix' hashes int keys with a cheaper mix (an int is then no longer the same "
     "key as its 8-byte string; saved in the file). "
     "ValueError with the library's message for options it refuses.";
@@ -90,17 +92,24 @@ void BindFixedSize(py::module_& m, const char* name, const char* doc) {
   auto cls = BindCommon<Filter>(m, name, doc);
   cls.def(py::init([](uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
                       std::optional<uint64_t> seed, const std::string& integer_hash,
-                      bool concurrent, uint64_t max_memory, bool huge_pages, bool populate) {
-            return Wrap(CreateFilter<Filter>(MakeOptions(capacity, error_rate, bits, hashes, seed,
-                                                         integer_hash, concurrent, max_memory,
-                                                         huge_pages, populate)));
+                      bool concurrent, uint64_t max_memory, bool huge_pages, bool populate,
+                      const std::optional<std::string>& layout) {
+            AnyOptions options = MakeOptions(capacity, error_rate, bits, hashes, seed, integer_hash,
+                                             concurrent, max_memory, huge_pages, populate);
+            options.layout = ParseLayoutArg(layout);
+            return Wrap(CreateFilter<Filter>(options));
           }),
           py::arg("capacity") = 0, py::arg("error_rate") = 0.001, py::kw_only(),
           py::arg("bits") = 0, py::arg("hashes") = 0, py::arg("seed") = py::none(),
           py::arg("integer_hash") = "xxh3", py::arg("concurrent") = false,
           py::arg("max_memory") = 0, py::arg("huge_pages") = true, py::arg("populate") = false,
-          kFixedDoc);
+          py::arg("layout") = py::none(), kFixedDoc);
   BindGeometry(cls);
+  cls.def_property_readonly(
+      "layout",
+      [](PyFilter<Filter>& self) { return std::string(LayoutName(self.filter().plan().layout)); },
+      "The block a key's bits live in: 'line512', 'block256', 'word64' ('partitioned' for "
+      "ClassicFilter).");
   cls.def_property_readonly(
       "num_slices", [](PyFilter<Filter>& self) { return self.filter().hashes(); },
       "k, the number of probes per key.");
@@ -199,9 +208,11 @@ void BindModule(py::module_& m) {
       .def(py::init([](uint64_t initial_capacity, double error_rate, uint32_t mode,
                        double tightening, std::optional<uint64_t> seed,
                        const std::string& integer_hash, bool concurrent, uint64_t max_memory,
-                       uint32_t max_stages, bool scaling, bool huge_pages) {
+                       uint32_t max_stages, bool scaling, bool huge_pages,
+                       const std::optional<std::string>& layout) {
              AnyOptions options =
                  SharedOptions(error_rate, seed, integer_hash, concurrent, max_memory, huge_pages);
+             options.layout = ParseLayoutArg(layout);
              options.capacity = initial_capacity;
              options.growth = mode;
              options.tightening = tightening;
@@ -213,10 +224,11 @@ void BindModule(py::module_& m) {
            py::kw_only(), py::arg("tightening") = kDefaultTightening, py::arg("seed") = py::none(),
            py::arg("integer_hash") = "xxh3", py::arg("concurrent") = false,
            py::arg("max_memory") = 0, py::arg("max_stages") = kMaxScalableStages,
-           py::arg("scaling") = true, py::arg("huge_pages") = true,
+           py::arg("scaling") = true, py::arg("huge_pages") = true, py::arg("layout") = py::none(),
            "(initial_capacity=100, error_rate=0.001, mode=2, *, tightening=0.9, seed=None, "
            "integer_hash='xxh3', concurrent=False, max_memory=0, max_stages=64, scaling=True, "
-           "huge_pages=True)\n\n"
+           "huge_pages=True, layout=None)\n\n"
+           "layout: every stage's block, 'line512' (the default), 'block256' or 'word64'. "
            "mode is the growth factor, 1 to 32768 (pybloom-live's SMALL_SET_GROWTH = 2 and "
            "LARGE_SET_GROWTH = 4). A new key past max_memory or max_stages raises "
            "FilterFullError.")
@@ -250,6 +262,9 @@ void BindModule(py::module_& m) {
       .def_property_readonly("mode", [](Scalable& self) { return self.filter().options().growth; })
       .def_property_readonly("stages", [](Scalable& self) { return self.filter().stage_count(); })
       .def_property_readonly("full", [](Scalable& self) { return self.filter().full(); })
+      .def_property_readonly(
+          "layout", [](Scalable& self) { return std::string(LayoutName(self.filter().layout())); },
+          "Every stage's block: 'line512', 'block256' or 'word64'.")
       .def_property_readonly(
           "max_memory",
           [](Scalable& self) { return self.filter().options().memory.max_memory_bytes; },

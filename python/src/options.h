@@ -21,6 +21,18 @@ inline IntegerHash ParseIntegerHash(const std::string& name) {
   throw py::value_error("integer_hash must be 'xxh3' or 'mix'");
 }
 
+// layout: None (the kind's default), or a blocked shape's name (layout.h: "line512", "block256",
+// "word64"; "auto" where the kind takes it); the library refuses a layout its kind does not take.
+inline std::optional<Layout> ParseLayoutArg(const std::optional<std::string>& name) {
+  if (!name) return std::nullopt;
+  const std::optional<Layout> layout = ParseLayout(*name);
+  if (!layout || *layout == Layout::kPartitioned) {
+    throw py::value_error("layout must be 'line512', 'block256', 'word64' or 'auto', got '" +
+                          *name + "'");
+  }
+  return layout;
+}
+
 // The constructor arguments every kind takes, as AnyOptions (bloomery/any_filter.h): fpr, and
 // the hashing and memory parts.
 inline AnyOptions SharedOptions(double error_rate, std::optional<uint64_t> seed,

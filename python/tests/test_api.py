@@ -134,6 +134,49 @@ def test_integer_hash_mix_hashes_ints_by_the_mix_and_files_keep_it(kind):
         KINDS[kind](integer_hash="md5")
 
 
+@pytest.mark.parametrize("layout", ["line512", "block256", "word64"])
+@pytest.mark.parametrize("cls", [bloomery.BlockedFilter, bloomery.ScalableFilter,
+                                 bloomery.BloomFilter, bloomery.ScalableBloomFilter])
+def test_layout_shapes_the_filter_and_files_pickles_copies_keep_it(cls, layout, tmp_path):
+    f = cls(1_000, 0.01, layout=layout)
+    assert f.layout == layout
+    keys = [f"k{i}" for i in range(500)]
+    f.update(keys)
+    path = str(tmp_path / "f.bloom")
+    f.save(path)
+    for g in (pickle.loads(pickle.dumps(f)), copy.deepcopy(f), f.copy(), cls.load(path),
+              bloomery.load(path), cls.frombytes(f.tobytes())):
+        assert g.layout == layout
+        assert all(k in g for k in keys)
+    # A shape's own k and bits: word64 needs more bits than the line for the same rate.
+    if cls in (bloomery.BlockedFilter, bloomery.BloomFilter):
+        line = cls(1_000, 0.01)
+        assert (f.num_bits > line.num_bits) == (layout != "line512")
+    other = "block256" if layout != "block256" else "word64"
+    with pytest.raises(ValueError, match="layout"):
+        f.union(cls(1_000, 0.01, layout=other))
+
+
+def test_layout_default_auto_and_refusals():
+    assert bloomery.BlockedFilter(1_000).layout == "line512"
+    assert bloomery.ScalableFilter().layout == "line512"
+    assert bloomery.ClassicFilter(1_000).layout == "partitioned"
+    assert bloomery.BlockedFilter(1_000, 0.01, layout="auto").layout in (
+        "line512", "block256", "word64")
+    with pytest.raises(ValueError, match="layout"):
+        bloomery.BlockedFilter(1_000, layout="word32")
+    with pytest.raises(ValueError, match="layout"):
+        bloomery.BlockedFilter(1_000, layout="partitioned")
+    with pytest.raises(ValueError, match="layout"):
+        bloomery.ClassicFilter(1_000, layout="word64")
+    with pytest.raises(TypeError):
+        bloomery.CountingFilter(1_000, layout="word64")  # counters stay on the line
+    with pytest.raises(ValueError, match="layout"):
+        bloomery.ScalableFilter(layout="auto")
+    with pytest.raises(ValueError):
+        bloomery.BlockedFilter(bits=1 << 16, hashes=12, layout="word64")  # k <= 8
+
+
 @pytest.mark.parametrize("bad", [1.5, None, ("a",), ["a"], {"a": 1}, object()], ids=repr)
 def test_other_key_types_are_type_errors(bad):
     f = bloomery.BlockedFilter(1_000, 0.01)
