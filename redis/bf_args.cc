@@ -1,10 +1,12 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 #include "bf_args.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 namespace bloomery::redis {
@@ -70,8 +72,26 @@ bool ParseDouble(std::string_view text, double* value) {
   return true;
 }
 
+namespace {
+
+// LAYOUT's value, any case: a blocked shape's name (kBlockShapes), or nullopt.
+std::optional<Layout> ParseBlockLayout(std::string_view name) {
+  for (const BlockShape& shape : kBlockShapes) {
+    if (EqualsIgnoreCase(name, shape.name)) return shape.layout;
+  }
+  return std::nullopt;
+}
+
+constexpr const char* kBadLayout = "ERR bad layout (line512, block256 or word64)";
+
+}  // namespace
+
 absl::StatusOr<FilterParams> ParseReserve(std::span<const std::string_view> args) {
-  if (args.size() < 2 || args.size() > 5) return Arity();
+  // RedisBloom's arity (at most EXPANSION n and NONSCALING), and LAYOUT l beside them.
+  const bool layout_given =
+      args.size() > 2 && std::any_of(args.begin() + 2, args.end(),
+                                     [](std::string_view arg) { return Is(arg, "LAYOUT"); });
+  if (args.size() < 2 || args.size() > (layout_given ? 7 : 5)) return Arity();
   FilterParams params;
   if (!ParseDouble(args[0], &params.error_rate)) return Reply("ERR bad error rate");
   if (!(params.error_rate > 0 && params.error_rate < 1)) {
@@ -92,6 +112,11 @@ absl::StatusOr<FilterParams> ParseReserve(std::span<const std::string_view> args
       if (++i == args.size()) return Reply("ERR no expansion");
       expansion_text = args[i];
       expansion_given = true;
+    } else if (Is(args[i], "LAYOUT")) {
+      if (++i == args.size()) return Reply("ERR no layout");
+      const std::optional<Layout> layout = ParseBlockLayout(args[i]);
+      if (!layout) return Reply(kBadLayout);
+      params.layout = *layout;
     } else {
       return Reply("ERR unknown argument");
     }
@@ -121,6 +146,12 @@ absl::StatusOr<InsertArgs> ParseInsert(std::span<const std::string_view> args) {
       insert.create = false;
     } else if (Is(option, "NONSCALING")) {
       insert.params.scaling = false;
+    } else if (Is(option, "LAYOUT")) {
+      // Checked like CAPACITY's value, whether or not the key exists.
+      if (i == args.size()) return Arity();
+      const std::optional<Layout> layout = ParseBlockLayout(args[i++]);
+      if (!layout) return Reply(kBadLayout);
+      insert.params.layout = *layout;
     } else if (Is(option, "CAPACITY") || Is(option, "ERROR") || Is(option, "EXPANSION")) {
       // RedisBloom checks each value here, whether or not the key exists (its texts have no
       // "ERR "); on a key that exists the values are then ignored.
@@ -177,6 +208,7 @@ ScalableOptions ToScalableOptions(const FilterParams& params, uint64_t max_bytes
   options.fpr = params.error_rate;
   options.growth = params.expansion;
   options.scaling = params.scaling;
+  options.layout = params.layout;
   options.memory = ModuleMemory(max_bytes);
   return options;
 }

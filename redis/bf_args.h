@@ -4,7 +4,9 @@
 //
 // Plain C++ so that unit tests and the fuzzer reach it without a server. The accepted syntax and
 // the error texts follow RedisBloom's (what redis-py's `bf()` client sends and expects), EXPANSION
-// included: 1..32768 is the growth of a scaling filter, 0 makes it non-scaling.
+// included: 1..32768 is the growth of a scaling filter, 0 makes it non-scaling. One option is
+// bloomery's own, which RedisBloom clients never send: LAYOUT line512|block256|word64, the block
+// of every stage (bloomery/layout.h).
 #ifndef BLOOMERY_REDIS_BF_ARGS_H_
 #define BLOOMERY_REDIS_BF_ARGS_H_
 
@@ -26,6 +28,7 @@ struct FilterParams {
   double error_rate = 0.01;
   uint32_t expansion = 2;
   bool scaling = true;
+  Layout layout = Layout::kLine512;
 };
 
 // BF.INSERT's options and where its items start.
@@ -38,9 +41,10 @@ struct InsertArgs {
 // `args` are the arguments after the key. Errors are InvalidArgument whose message is the reply,
 // verbatim (RedisBloom's text, with "ERR " where RedisBloom sends it); arity problems are
 // FailedPrecondition (the caller answers with the server's own wrong-arity error).
-//   BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING]
+//   BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [LAYOUT l]
 [[nodiscard]] absl::StatusOr<FilterParams> ParseReserve(std::span<const std::string_view> args);
-//   BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...
+//   BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [LAYOUT l]
+//             ITEMS item...
 [[nodiscard]] absl::StatusOr<InsertArgs> ParseInsert(std::span<const std::string_view> args);
 
 // The memory options of every filter the module makes, under a cap of `max_bytes` (0: none): the

@@ -442,9 +442,9 @@ int CardCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   return api::ReplyWithLongLong(ctx, static_cast<long long>(filter->EstimatedCount() + 0.5));
 }
 
-// BF.INFO key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION|FPR|BITSPERITEM]: RedisBloom's five fields
-// (what redis-py's BFInfo reads), then the FPR the filter has now (exact, from its bits: O(bytes))
-// and its bits per key of capacity.
+// BF.INFO key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION|FPR|BITSPERITEM|LAYOUT]: RedisBloom's five
+// fields (what redis-py's BFInfo reads; it skips the others), then the FPR the filter has now
+// (exact, from its bits: O(bytes)), its bits per key of capacity and its stages' block (LAYOUT).
 int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc != 2 && argc != 3) return api::WrongArity(ctx);
   OpenKey key(ctx, argv[1], api::kRead);
@@ -459,7 +459,7 @@ int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
       {"Capacity", "CAPACITY"},         {"Size", "SIZE"},
       {"Number of filters", "FILTERS"}, {"Number of items inserted", "ITEMS"},
       {"Expansion rate", "EXPANSION"},  {"Estimated FPR", "FPR"},
-      {"Bits per item", "BITSPERITEM"},
+      {"Bits per item", "BITSPERITEM"}, {"Layout", "LAYOUT"},
   };
   const auto reply_field = [&](size_t index) {
     switch (index) {
@@ -476,6 +476,8 @@ int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
                                          : api::ReplyWithNull(ctx);
       case 5:
         return api::ReplyWithDouble(ctx, filter->EstimatedFpr());
+      case 7:
+        return api::ReplyWithSimpleString(ctx, std::string(LayoutName(filter->layout())).c_str());
       default:
         return api::ReplyWithDouble(
             ctx, static_cast<double>(TotalBits(*filter)) / static_cast<double>(filter->capacity()));

@@ -136,6 +136,42 @@ TEST_CASE("BF.INSERT options in any order before ITEMS; defaults as RedisBloom's
         "ERR unknown argument received");
 }
 
+TEST_CASE("LAYOUT l on BF.RESERVE and BF.INSERT: any case, every stage's block") {
+  CHECK(ParseReserve(Args{"0.01", "10"})->layout == Layout::kLine512);
+  CHECK(ParseInsert(Args{"ITEMS", "a"})->params.layout == Layout::kLine512);
+  for (const BlockShape& shape : kBlockShapes) {
+    CAPTURE(shape.name);
+    absl::StatusOr<FilterParams> reserve = ParseReserve(Args{"0.01", "10", "LAYOUT", shape.name});
+    REQUIRE(reserve.ok());
+    CHECK(reserve->layout == shape.layout);
+    CHECK(ToScalableOptions(*reserve, 0).layout == shape.layout);
+    absl::StatusOr<InsertArgs> insert = ParseInsert(Args{"LAYOUT", shape.name, "ITEMS", "a"});
+    REQUIRE(insert.ok());
+    CHECK(insert->params.layout == shape.layout);
+    CHECK(insert->first_item == 3);
+  }
+  // Beside every RedisBloom option: the arity grows by LAYOUT's two words only.
+  absl::StatusOr<FilterParams> all =
+      ParseReserve(Args{"0.01", "10", "EXPANSION", "4", "layout", "WORD64", "NONSCALING"});
+  REQUIRE_FALSE(all.ok());  // NONSCALING with EXPANSION 4, as RedisBloom
+  absl::StatusOr<FilterParams> word =
+      ParseReserve(Args{"0.01", "10", "layout", "WORD64", "EXPANSION", "4"});
+  REQUIRE(word.ok());
+  CHECK(word->layout == Layout::kWord64);
+  CHECK(word->expansion == 4);
+  CHECK(absl::IsFailedPrecondition(
+      ParseReserve(Args{"0.01", "10", "EXPANSION", "4", "NONSCALING", "x"}).status()));
+  for (const std::string_view bad : {"partitioned", "auto", "blocked64", ""}) {
+    CAPTURE(bad);
+    CHECK(ReplyOf(ParseReserve(Args{"0.01", "10", "LAYOUT", bad}).status()) ==
+          "ERR bad layout (line512, block256 or word64)");
+    CHECK(ReplyOf(ParseInsert(Args{"LAYOUT", bad, "ITEMS", "a"}).status()) ==
+          "ERR bad layout (line512, block256 or word64)");
+  }
+  CHECK(ReplyOf(ParseReserve(Args{"0.01", "10", "LAYOUT"}).status()) == "ERR no layout");
+  CHECK(absl::IsFailedPrecondition(ParseInsert(Args{"LAYOUT"}).status()));
+}
+
 TEST_CASE("numbers follow Redis's syntax") {
   long long integer = 0;
   double real = 0;

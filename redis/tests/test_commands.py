@@ -225,6 +225,35 @@ def test_info_single_fields_and_extras(server):
         bf.info("missing")
 
 
+def test_layout_option_shapes_every_stage_and_info_shows_it(server):
+    bf = server.client().bf()  # its own client: bf() parses BF.INFO replies into BFInfo
+    r = server.client()
+    assert r.execute_command("BF.RESERVE", "w64", "0.01", "100", "LAYOUT", "word64") == b"OK"
+    assert r.execute_command("BF.INSERT", "b256", "CAPACITY", "100", "LAYOUT", "block256",
+                             "ITEMS", "a") == [1]
+    bf.create("line", 0.01, 100)
+    for key, layout in (("w64", b"word64"), ("b256", b"block256"), ("line", b"line512")):
+        keys = urls(450, key)  # past 100: the filter grows, every stage of the same block
+        bf.madd(key, *keys)
+        assert all(bf.mexists(key, *keys))
+        assert r.execute_command("BF.INFO", key, "LAYOUT") == [layout]
+        full = r.execute_command("BF.INFO", key)
+        assert dict(zip(full[::2], full[1::2]))[b"Layout"] == layout
+        info = bf.info(key)  # redis-py's BFInfo reads its five fields past the extra ones
+        assert info.capacity == 100 + 200 + 400 and info.filterNum == 3
+        assert info.insertedNum >= 440
+    # Stages of another block would have other sizes: word64 needs more bits than the line.
+    assert bf.info("w64").size > bf.info("line").size
+    with pytest.raises(redis.ResponseError, match="bad layout"):
+        r.execute_command("BF.RESERVE", "x", "0.01", "100", "LAYOUT", "partitioned")
+    with pytest.raises(redis.ResponseError, match="bad layout"):
+        r.execute_command("BF.INSERT", "x", "LAYOUT", "fancy", "ITEMS", "a")
+    assert r.exists("x") == 0
+    # BF.MERGE refuses filters of different blocks.
+    with pytest.raises(redis.ResponseError):
+        r.execute_command("BF.MERGE", "line", "w64")
+
+
 def test_debug_replies_redisbloom_lines_with_the_real_stages(server):
     r = server.client()
     r.execute_command("BF.RESERVE", "dbg", "0.01", "100", "EXPANSION", "3")

@@ -101,6 +101,19 @@ def test_dump_restore_and_copy(server):
     assert r.execute_command("BF.EXISTS", "f", "only in h") == 0
 
 
+def test_layout_survives_reload_and_dump_restore(server):
+    r = server.client()
+    r.execute_command("BF.RESERVE", "w", "0.01", "100", "LAYOUT", "word64")
+    r.execute_command("BF.MADD", "w", *[f"k{i}" for i in range(300)])
+    before = r.execute_command("BF.INFO", "w")
+    assert r.restore("w2", 0, r.dump("w")) == b"OK"
+    r.execute_command("DEBUG", "RELOAD")
+    for key in ("w", "w2"):
+        assert r.execute_command("BF.INFO", key) == before
+        assert r.execute_command("BF.INFO", key, "LAYOUT") == [b"word64"]
+        assert all(r.execute_command("BF.MEXISTS", key, *[f"k{i}" for i in range(300)]))
+
+
 def test_replica_full_sync_and_later_writes(make_server):
     master = make_server("master")
     m = master.client()
