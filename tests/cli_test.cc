@@ -433,20 +433,25 @@ void CheckMeasuredTable(const Json& json, Layout layout, uint64_t keys) {
   }
 }
 
-TEST_CASE("table --json: blocked filters measured, and the measurements agree with the formula") {
-  RunResult r = Run({"table", "--keys", "20000", "--json"});
-  REQUIRE(r.exit_code == 0);
+// `table --keys N --json` plus `flags` (--layout L): JSON names the layout `name`, and every cell
+// is measured on that layout's filters (CheckMeasuredTable).
+void CheckTableRun(const std::vector<std::string>& flags, const std::string& name, Layout layout,
+                   uint64_t keys) {
+  std::vector<std::string> args = {"table", "--keys", std::to_string(keys), "--json"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  RunResult r = Run(args);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const Json json = ParseJson(r.out);
-  CHECK(json["layout"].string == "blocked");
-  CheckMeasuredTable(json, Layout::kBlocked, 20'000);
+  CHECK(json["layout"].string == name);
+  CheckMeasuredTable(json, layout, keys);
+}
+
+TEST_CASE("table --json: blocked filters measured, and the measurements agree with the formula") {
+  CheckTableRun({}, "blocked", Layout::kBlocked, 20'000);
 }
 
 TEST_CASE("table --layout classic measures real ClassicFilters, in JSON, text and SVG") {
-  RunResult r = Run({"table", "--keys", "20000", "--layout", "classic", "--json"});
-  REQUIRE(r.exit_code == 0);
-  const Json json = ParseJson(r.out);
-  CHECK(json["layout"].string == "classic");
-  CheckMeasuredTable(json, Layout::kPartitioned, 20'000);
+  CheckTableRun({"--layout", "classic"}, "classic", Layout::kPartitioned, 20'000);
 
   RunResult text = Run({"table", "--keys", "5000", "--layout", "classic"});
   REQUIRE(text.exit_code == 0);
@@ -1704,11 +1709,7 @@ TEST_CASE("plan prints one plan per layout, each the library's, and --measure ti
 }
 
 TEST_CASE("table and bench --layout measure that layout's filters") {
-  RunResult table = Run({"table", "--keys", "5000", "--layout", "word64", "--json"});
-  REQUIRE_MESSAGE(table.exit_code == 0, table.err);
-  const Json json = ParseJson(table.out);
-  CHECK(json["layout"].string == "word64");
-  CheckMeasuredTable(json, Layout::kWord64, 5'000);
+  CheckTableRun({"--layout", "word64"}, "word64", Layout::kWord64, 5'000);
   RunResult text = Run({"table", "--keys", "2000", "--layout", "block256"});
   REQUIRE(text.exit_code == 0);
   CHECK(Contains(text.out, "BlockedFilter (block256 layout)"));
