@@ -4,7 +4,11 @@
 #include <csignal>
 #include <cstddef>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <variant>
+
+#include "bf_args.h"
 
 namespace bloomery::redis {
 
@@ -29,6 +33,47 @@ int ReplyError(RedisModuleCtx* ctx, const absl::Status& status) {
 
 int ReplyParseError(RedisModuleCtx* ctx, const absl::Status& status) {
   return api::ReplyWithError(ctx, std::string(status.message()).c_str());
+}
+
+namespace {
+
+int ReplyInfoValue(RedisModuleCtx* ctx, const InfoField& field) {
+  if (const long long* number = std::get_if<long long>(&field.value)) {
+    return api::ReplyWithLongLong(ctx, *number);
+  }
+  if (const double* real = std::get_if<double>(&field.value)) {
+    return api::ReplyWithDouble(ctx, *real);
+  }
+  if (const char* const* text = std::get_if<const char*>(&field.value)) {
+    return api::ReplyWithSimpleString(ctx, *text);
+  }
+  return api::ReplyWithNull(ctx);
+}
+
+}  // namespace
+
+int ReplyInfo(RedisModuleCtx* ctx, std::span<const InfoField> fields,
+              std::optional<std::string_view> option) {
+  if (!option.has_value()) {
+    api::ReplyWithMap(ctx, static_cast<long>(fields.size()));
+    for (const InfoField& field : fields) {
+      api::ReplyWithSimpleString(ctx, field.name);
+      ReplyInfoValue(ctx, field);
+    }
+    return api::kOk;
+  }
+  for (const InfoField& field : fields) {
+    if (field.option != nullptr && EqualsIgnoreCase(*option, field.option)) {
+      if ((api::GetContextFlags(ctx) & api::kContextFlagResp3) != 0) {
+        api::ReplyWithMap(ctx, 1);
+        api::ReplyWithSimpleString(ctx, field.name);
+      } else {
+        api::ReplyWithArray(ctx, 1);
+      }
+      return ReplyInfoValue(ctx, field);
+    }
+  }
+  return api::ReplyWithError(ctx, "ERR Invalid information value");
 }
 
 std::string_view Arg(RedisModuleString* arg) {

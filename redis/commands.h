@@ -10,8 +10,11 @@
 #include <cstdint>
 #include <exception>
 #include <new>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -126,6 +129,22 @@ template <typename Filter>
 // stays. Only an image streamed stage by stage (a library API the module does not have) avoids the
 // copy.
 [[noreturn]] void SaveFailed(RedisModuleIO* io, const absl::Status& status);
+
+// One field of an INFO reply (BF.INFO, BFW.INFO): its name, the option that asks for it alone
+// (BF.INFO key CAPACITY; nullptr: none) and its value, an integer, a double, a simple string or
+// null.
+struct InfoField {
+  const char* name;
+  const char* option;
+  using Value = std::variant<long long, double, const char*, std::monostate>;
+  Value value;
+};
+
+// Replies `fields` as a map, as RedisBloom answers BF.INFO: RESP3 clients (redis-py's RESP3
+// BF.INFO) read a dict, and in RESP2 a map is the flat array of its pairs. A non-empty `option`
+// asks for one field: a one-pair map, or in RESP2 [value]; an option no field has is an error.
+int ReplyInfo(RedisModuleCtx* ctx, std::span<const InfoField> fields,
+              std::optional<std::string_view> option);
 
 // Registers `command` with its key specs and ACL categories.
 int RegisterCommand(RedisModuleCtx* ctx, const CommandSpec& command);

@@ -32,6 +32,7 @@
 #include <exception>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -451,61 +452,22 @@ int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   const ScalableFilter* filter = key.filter();
   if (filter == nullptr) return key.ReplyNotAFilter(ctx);
 
-  struct Field {
-    const char* name;    // in the full reply
-    const char* option;  // BF.INFO key <option>
+  const bool scaling = filter->options().scaling;
+  const InfoField fields[] = {
+      {"Capacity", "CAPACITY", static_cast<long long>(filter->capacity())},
+      {"Size", "SIZE", static_cast<long long>(FilterMemory(*filter))},
+      {"Number of filters", "FILTERS", static_cast<long long>(filter->stage_count())},
+      {"Number of items inserted", "ITEMS", static_cast<long long>(filter->EstimatedCount() + 0.5)},
+      {"Expansion rate", "EXPANSION",
+       scaling ? InfoField::Value(static_cast<long long>(filter->options().growth))
+               : InfoField::Value(std::monostate())},
+      {"Estimated FPR", "FPR", filter->EstimatedFpr()},
+      {"Bits per item", "BITSPERITEM",
+       static_cast<double>(TotalBits(*filter)) / static_cast<double>(filter->capacity())},
+      // LayoutName's views are of string literals: NUL-terminated.
+      {"Layout", "LAYOUT", LayoutName(filter->layout()).data()},
   };
-  static constexpr Field kFields[] = {
-      {"Capacity", "CAPACITY"},         {"Size", "SIZE"},
-      {"Number of filters", "FILTERS"}, {"Number of items inserted", "ITEMS"},
-      {"Expansion rate", "EXPANSION"},  {"Estimated FPR", "FPR"},
-      {"Bits per item", "BITSPERITEM"}, {"Layout", "LAYOUT"},
-  };
-  const auto reply_field = [&](size_t index) {
-    switch (index) {
-      case 0:
-        return api::ReplyWithLongLong(ctx, static_cast<long long>(filter->capacity()));
-      case 1:
-        return api::ReplyWithLongLong(ctx, static_cast<long long>(FilterMemory(*filter)));
-      case 2:
-        return api::ReplyWithLongLong(ctx, filter->stage_count());
-      case 3:
-        return api::ReplyWithLongLong(ctx, static_cast<long long>(filter->EstimatedCount() + 0.5));
-      case 4:
-        return filter->options().scaling ? api::ReplyWithLongLong(ctx, filter->options().growth)
-                                         : api::ReplyWithNull(ctx);
-      case 5:
-        return api::ReplyWithDouble(ctx, filter->EstimatedFpr());
-      case 7:
-        return api::ReplyWithSimpleString(ctx, std::string(LayoutName(filter->layout())).c_str());
-      default:
-        return api::ReplyWithDouble(
-            ctx, static_cast<double>(TotalBits(*filter)) / static_cast<double>(filter->capacity()));
-    }
-  };
-  constexpr size_t kCount = sizeof(kFields) / sizeof(kFields[0]);
-  // A map, as RedisBloom answers: RESP3 clients (redis-py's RESP3 BF.INFO) read a dict, and in
-  // RESP2 a map is the flat array of its pairs. One field: a one-pair map, or in RESP2 [value].
-  if (argc == 3) {
-    for (size_t i = 0; i < kCount; ++i) {
-      if (EqualsIgnoreCase(Arg(argv[2]), kFields[i].option)) {
-        if ((api::GetContextFlags(ctx) & api::kContextFlagResp3) != 0) {
-          api::ReplyWithMap(ctx, 1);
-          api::ReplyWithSimpleString(ctx, kFields[i].name);
-        } else {
-          api::ReplyWithArray(ctx, 1);
-        }
-        return reply_field(i);
-      }
-    }
-    return api::ReplyWithError(ctx, "ERR Invalid information value");
-  }
-  api::ReplyWithMap(ctx, kCount);
-  for (size_t i = 0; i < kCount; ++i) {
-    api::ReplyWithSimpleString(ctx, kFields[i].name);
-    reply_field(i);
-  }
-  return api::kOk;
+  return ReplyInfo(ctx, fields, argc == 3 ? std::optional(Arg(argv[2])) : std::nullopt);
 }
 
 // BF.DEBUG key: RedisBloom's reply, an array of "size:N" (the keys the filter holds) and one line

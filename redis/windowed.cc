@@ -303,33 +303,23 @@ int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   RunAt(ReadTime(ctx, *value));
   const WindowedFilter& filter = value->filter;
   const bool keys_mode = filter.window_ns() == 0;
-  const auto text = [ctx](std::string_view field) {
-    return api::ReplyWithSimpleString(ctx, std::string(field).c_str());
+  const InfoField fields[] = {
+      {"Mode", nullptr, keys_mode ? "KEYS" : "WINDOW"},
+      {keys_mode ? "Window keys" : "Window ms", nullptr,
+       keys_mode ? static_cast<long long>(filter.capacity())
+                 : static_cast<long long>(filter.window_ns() / kNsPerMs)},
+      {"Generations", nullptr, static_cast<long long>(filter.generations())},
+      {"Refresh", nullptr,
+       filter.refresh() == Refresh::kOnInsert ? "ON_INSERT" : "KEEP_FIRST_SEEN"},
+      {"Capacity", nullptr, static_cast<long long>(filter.capacity())},
+      {"Error rate", nullptr, filter.fpr()},
+      {"Size", nullptr, static_cast<long long>(ValueMemory(*value))},
+      {"Number of items inserted", nullptr, static_cast<long long>(filter.EstimatedCount() + 0.5)},
+      {"Estimated FPR", nullptr, filter.EstimatedFpr()},
+      {"Epoch", nullptr, static_cast<long long>(filter.generation(0).epoch)},
+      {"Time ms", nullptr, static_cast<long long>(value->time_ms)},
   };
-  const auto integer = [ctx](std::string_view field, long long number) {
-    api::ReplyWithSimpleString(ctx, std::string(field).c_str());
-    return api::ReplyWithLongLong(ctx, number);
-  };
-  constexpr long kFields = 11;
-  api::ReplyWithArray(ctx, 2 * kFields);
-  text("Mode");
-  text(keys_mode ? "KEYS" : "WINDOW");
-  integer(keys_mode ? "Window keys" : "Window ms",
-          keys_mode ? static_cast<long long>(filter.capacity())
-                    : static_cast<long long>(filter.window_ns() / kNsPerMs));
-  integer("Generations", filter.generations());
-  text("Refresh");
-  text(filter.refresh() == Refresh::kOnInsert ? "ON_INSERT" : "KEEP_FIRST_SEEN");
-  integer("Capacity", static_cast<long long>(filter.capacity()));
-  text("Error rate");
-  api::ReplyWithDouble(ctx, filter.fpr());
-  integer("Size", static_cast<long long>(ValueMemory(*value)));
-  integer("Number of items inserted", static_cast<long long>(filter.EstimatedCount() + 0.5));
-  text("Estimated FPR");
-  api::ReplyWithDouble(ctx, filter.EstimatedFpr());
-  integer("Epoch", static_cast<long long>(filter.generation(0).epoch));
-  integer("Time ms", value->time_ms);
-  return api::kOk;
+  return ReplyInfo(ctx, fields, std::nullopt);
 }
 
 // BFW.TESTING-CLOCK-OFFSET ms (TESTING-CLOCK 1 only): this server's wall clock, as the module

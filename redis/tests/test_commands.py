@@ -162,24 +162,24 @@ def test_info_is_a_map_in_resp3(server):
     a map, and one field as a one-pair map; RESP2 gets the flat array and [value], as before."""
     r = server.client()
     r.execute_command("BF.RESERVE", "k", 0.01, 100)
-
-    def wire(*commands):
-        """The raw replies to `commands`, read up to the PING sent after them."""
-        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
-            sock.sendall(b"".join(c + b"\r\n" for c in commands + (b"PING",)))
-            raw = b""
-            while not raw.endswith(b"+PONG\r\n"):
-                chunk = sock.recv(65536)
-                assert chunk, raw
-                raw += chunk
-            return raw[:-len(b"+PONG\r\n")]
-
-    resp3 = wire(b"HELLO 3", b"BF.INFO k SIZE")
+    resp3 = wire(server, b"HELLO 3", b"BF.INFO k SIZE")
     assert resp3.endswith(b"%1\r\n+Size\r\n:" + str(info_size(r, "k")).encode() + b"\r\n"), resp3
-    resp3 = wire(b"HELLO 3", b"BF.INFO k")
+    resp3 = wire(server, b"HELLO 3", b"BF.INFO k")
     assert b"%8\r\n+Capacity\r\n:100\r\n+Size\r\n" in resp3, resp3
-    assert wire(b"BF.INFO k CAPACITY") == b"*1\r\n:100\r\n"
-    assert wire(b"BF.INFO k").startswith(b"*16\r\n+Capacity\r\n:100\r\n+Size\r\n")
+    assert wire(server, b"BF.INFO k CAPACITY") == b"*1\r\n:100\r\n"
+    assert wire(server, b"BF.INFO k").startswith(b"*16\r\n+Capacity\r\n:100\r\n+Size\r\n")
+
+
+def wire(server, *commands):
+    """The raw replies to `commands` on one connection, read up to the PING sent after them."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(b"".join(c + b"\r\n" for c in commands + (b"PING",)))
+        raw = b""
+        while not raw.endswith(b"+PONG\r\n"):
+            chunk = sock.recv(65536)
+            assert chunk, raw
+            raw += chunk
+        return raw[:-len(b"+PONG\r\n")]
 
 
 def info_size(r, key):

@@ -15,6 +15,7 @@ from redis.cluster import RedisCluster
 from conftest import SERVER, free_cluster_port
 from test_cluster import CLUSTER_CONFIG
 from test_hostile import reseal
+from test_commands import wire
 from test_persistence import digest, rewrite_aof, wait_for_sync
 
 TESTING = ["TESTING-CLOCK", "1"]
@@ -149,6 +150,18 @@ def test_key_specs_and_flags(server):
         assert b"write" in flags and b"denyoom" in flags
     for command in ("bfw.exists", "bfw.mexists", "bfw.info"):
         assert b"readonly" in r.execute_command("COMMAND", "INFO", command)[0][2]
+
+
+def test_info_is_a_map_in_resp3(server):
+    """BFW.INFO answers as BF.INFO does: a map that RESP3 clients read as a dict, and in RESP2 the
+    flat array of its pairs."""
+    server.client().execute_command("BFW.RESERVE", "w", 0.01, 100, "KEYS", 100)
+    resp3 = wire(server, b"HELLO 3", b"BFW.INFO w")
+    assert b"%11\r\n+Mode\r\n+KEYS\r\n+Window keys\r\n:100\r\n+Generations\r\n:4\r\n" in resp3
+    assert b"+Error rate\r\n,0.01\r\n" in resp3, resp3
+    resp2 = wire(server, b"BFW.INFO w")
+    assert resp2.startswith(b"*22\r\n+Mode\r\n+KEYS\r\n+Window keys\r\n:100\r\n"), resp2
+    assert b"+Error rate\r\n$4\r\n0.01\r\n" in resp2, resp2
 
 
 def test_testing_clock_needs_the_module_argument(server):
