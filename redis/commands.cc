@@ -35,6 +35,31 @@ int ReplyParseError(RedisModuleCtx* ctx, const absl::Status& status) {
   return api::ReplyWithError(ctx, std::string(status.message()).c_str());
 }
 
+ModuleKey::ModuleKey(RedisModuleCtx* ctx, RedisModuleString* name, int mode, RedisModuleType* type)
+    : key_(api::OpenKey(ctx, name, mode)), type_(type) {
+  const int key_type = key_ == nullptr ? api::kKeyTypeEmpty : api::KeyType(key_);
+  empty_ = key_type == api::kKeyTypeEmpty;
+  if (key_type == api::kKeyTypeModule && api::ModuleTypeGetType(key_) == type_) {
+    value_ = api::ModuleTypeGetValue(key_);
+  }
+}
+
+ModuleKey::~ModuleKey() {
+  if (key_ != nullptr) api::CloseKey(key_);
+}
+
+void ModuleKey::Set(void* value) {
+  api::ModuleTypeSetValue(key_, type_, value);
+  value_ = value;
+  empty_ = false;
+}
+
+void ModuleKey::Delete() {
+  api::DeleteKey(key_);
+  value_ = nullptr;
+  empty_ = true;
+}
+
 namespace {
 
 int ReplyInfoValue(RedisModuleCtx* ctx, const InfoField& field) {

@@ -69,6 +69,33 @@ int LookupCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   return kLookup(ctx, argv, argc, kMulti);
 }
 
+// An open key, closed when it goes out of scope, and its value where it holds one of the family's
+// data type `type` (each family's key class wraps one).
+class ModuleKey {
+ public:
+  ModuleKey(RedisModuleCtx* ctx, RedisModuleString* name, int mode, RedisModuleType* type);
+  ModuleKey(const ModuleKey&) = delete;
+  ModuleKey& operator=(const ModuleKey&) = delete;
+  ~ModuleKey();
+
+  // The key holds nothing (it is missing).
+  [[nodiscard]] bool empty() const { return empty_; }
+  // Its value, or nullptr where it is empty or of another type.
+  template <typename Value>
+  [[nodiscard]] Value* value() const {
+    return static_cast<Value*>(value_);
+  }
+  // Replaces the key's value (Redis frees the old one through the type's free callback).
+  void Set(void* value);
+  void Delete();
+
+ private:
+  RedisModuleKey* key_;
+  RedisModuleType* type_;
+  void* value_ = nullptr;
+  bool empty_ = true;
+};
+
 // What a command does to its keys (SetCommandInfo's key specs), which ACL key permissions check:
 // a reader's key is RO + ACCESS (needs %R~), a writer's RW + INSERT or UPDATE (needs %W~; a key is
 // read too, to answer "was it new", as SADD's is). Without them Redis 7.0 takes every key of a

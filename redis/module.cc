@@ -130,21 +130,12 @@ class OpenKey {
   enum class Holds { kNothing, kFilter, kPendingLoad, kOtherType };
 
   OpenKey(RedisModuleCtx* ctx, RedisModuleString* name, int mode)
-      : key_(api::OpenKey(ctx, name, mode)) {
-    const int type = key_ == nullptr ? api::kKeyTypeEmpty : api::KeyType(key_);
-    if (type == api::kKeyTypeEmpty) {
-      holds_ = Holds::kNothing;
-    } else if (type != api::kKeyTypeModule || api::ModuleTypeGetType(key_) != g_type) {
-      holds_ = Holds::kOtherType;
-    } else {
-      value_ = static_cast<BloomValue*>(api::ModuleTypeGetValue(key_));
+      : key_(ctx, name, mode, g_type), value_(key_.value<BloomValue>()) {
+    if (value_ != nullptr) {
       holds_ = value_->filter() != nullptr ? Holds::kFilter : Holds::kPendingLoad;
+    } else {
+      holds_ = key_.empty() ? Holds::kNothing : Holds::kOtherType;
     }
-  }
-  OpenKey(const OpenKey&) = delete;
-  OpenKey& operator=(const OpenKey&) = delete;
-  ~OpenKey() {
-    if (key_ != nullptr) api::CloseKey(key_);
   }
 
   Holds holds() const { return holds_; }
@@ -155,7 +146,7 @@ class OpenKey {
   // Replaces the key's value (Redis frees the old one through our free callback).
   void Set(std::unique_ptr<BloomValue> value) {
     value_ = value.get();
-    api::ModuleTypeSetValue(key_, g_type, value.release());
+    key_.Set(value.release());
     holds_ = value_->filter() != nullptr ? Holds::kFilter : Holds::kPendingLoad;
   }
   // After a write to the filter: a cached SCANDUMP image is stale.
@@ -163,7 +154,7 @@ class OpenKey {
     if (value_ != nullptr && !value_->dump.empty()) std::string().swap(value_->dump);
   }
   void Delete() {
-    api::DeleteKey(key_);
+    key_.Delete();
     value_ = nullptr;
     holds_ = Holds::kNothing;
   }
@@ -184,9 +175,9 @@ class OpenKey {
   }
 
  private:
-  RedisModuleKey* key_;
-  BloomValue* value_ = nullptr;
-  Holds holds_ = Holds::kNothing;
+  ModuleKey key_;
+  BloomValue* value_;
+  Holds holds_;
 };
 
 absl::StatusOr<std::unique_ptr<BloomValue>> NewFilter(const FilterParams& params, Source source) {

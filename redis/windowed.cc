@@ -61,39 +61,22 @@ struct WindowedValue {
   int64_t time_ms;
 };
 
-// An open key; closes it when it goes out of scope.
+// An open key of the windowed type; closes it when it goes out of scope.
 class WindowedKey {
  public:
   WindowedKey(RedisModuleCtx* ctx, RedisModuleString* name, int mode)
-      : key_(api::OpenKey(ctx, name, mode)) {
-    const int type = key_ == nullptr ? api::kKeyTypeEmpty : api::KeyType(key_);
-    empty_ = type == api::kKeyTypeEmpty;
-    if (!empty_ && type == api::kKeyTypeModule && api::ModuleTypeGetType(key_) == g_type) {
-      value_ = static_cast<WindowedValue*>(api::ModuleTypeGetValue(key_));
-    }
-  }
-  WindowedKey(const WindowedKey&) = delete;
-  WindowedKey& operator=(const WindowedKey&) = delete;
-  ~WindowedKey() {
-    if (key_ != nullptr) api::CloseKey(key_);
-  }
+      : key_(ctx, name, mode, g_type) {}
 
-  bool empty() const { return empty_; }
-  WindowedValue* value() const { return value_; }
-  void Set(std::unique_ptr<WindowedValue> value) {
-    value_ = value.get();
-    api::ModuleTypeSetValue(key_, g_type, value.release());
-    empty_ = false;
-  }
+  bool empty() const { return key_.empty(); }
+  WindowedValue* value() const { return key_.value<WindowedValue>(); }
+  void Set(std::unique_ptr<WindowedValue> value) { key_.Set(value.release()); }
   // The reply for a key that holds no windowed filter: RedisBloom's text for a missing key.
   int ReplyNotAFilter(RedisModuleCtx* ctx) const {
-    return api::ReplyWithError(ctx, empty_ ? "ERR not found" : api::kWrongTypeError);
+    return api::ReplyWithError(ctx, empty() ? "ERR not found" : api::kWrongTypeError);
   }
 
  private:
-  RedisModuleKey* key_;
-  WindowedValue* value_ = nullptr;
-  bool empty_ = true;
+  ModuleKey key_;
 };
 
 // The time a write runs at: `at` (BFW.AT, from the master or the AOF) or this server's clock, and
