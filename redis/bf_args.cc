@@ -133,48 +133,73 @@ absl::StatusOr<FilterParams> ParseReserve(std::span<const std::string_view> args
   return params;
 }
 
-absl::StatusOr<InsertArgs> ParseInsert(std::span<const std::string_view> args) {
-  InsertArgs insert;
-  bool items_found = false;
+absl::Status ParseInsertOptions(std::span<const std::string_view> args, InsertCommon& common,
+                                absl::FunctionRef<absl::StatusOr<bool>(size_t* i)> own) {
   size_t i = 0;
-  while (i < args.size() && !items_found) {
-    const std::string_view option = args[i++];
+  while (i < args.size()) {
+    const std::string_view option = args[i];
     if (Is(option, "ITEMS")) {
-      items_found = true;
-      insert.first_item = i;
-    } else if (Is(option, "NOCREATE")) {
-      insert.create = false;
-    } else if (Is(option, "NONSCALING")) {
-      insert.params.scaling = false;
-    } else if (Is(option, "LAYOUT")) {
-      // Checked like CAPACITY's value, whether or not the key exists.
-      if (i == args.size()) return Arity();
-      const std::optional<Layout> layout = ParseBlockLayout(args[i++]);
-      if (!layout) return Reply(kBadLayout);
-      insert.params.layout = *layout;
-    } else if (Is(option, "CAPACITY") || Is(option, "ERROR") || Is(option, "EXPANSION")) {
+      common.first_item = i + 1;
+      if (common.first_item == args.size()) return Arity();
+      return absl::OkStatus();
+    }
+    if (Is(option, "NOCREATE")) {
+      common.create = false;
+      ++i;
+    } else if (Is(option, "CAPACITY") || Is(option, "ERROR")) {
       // RedisBloom checks each value here, whether or not the key exists (its texts have no
       // "ERR "); on a key that exists the values are then ignored.
-      if (i == args.size()) return Arity();
+      if (++i == args.size()) return Arity();
       const std::string_view value = args[i++];
-      long long integer = 0;
       if (Is(option, "ERROR")) {
-        double& rate = insert.params.error_rate;
+        double& rate = *common.error_rate;
         if (!ParseDouble(value, &rate) || !(rate > 0 && rate < 1)) return Reply("Bad error rate");
-      } else if (Is(option, "CAPACITY")) {
-        if (!ParseInteger(value, &integer) || integer < 1) return Reply("Bad capacity");
-        insert.params.capacity = static_cast<uint64_t>(integer);
       } else {
-        if (!ParseInteger(value, &integer) || !ExpansionInRange(integer)) {
-          return Reply("Bad expansion");
-        }
-        SetExpansion(integer, &insert.params);
+        long long integer = 0;
+        if (!ParseInteger(value, &integer) || integer < 1) return Reply("Bad capacity");
+        *common.capacity = static_cast<uint64_t>(integer);
+        common.capacity_given = true;
       }
     } else {
-      return Reply("ERR unknown argument received");
+      absl::StatusOr<bool> taken = own(&i);
+      if (!taken.ok()) return taken.status();
+      if (!*taken) return Reply("ERR unknown argument received");
     }
   }
-  if (!items_found || insert.first_item == args.size()) return Arity();
+  return Arity();  // no ITEMS
+}
+
+absl::StatusOr<InsertArgs> ParseInsert(std::span<const std::string_view> args) {
+  InsertArgs insert;
+  FilterParams& params = insert.params;
+  InsertCommon common{.capacity = &params.capacity, .error_rate = &params.error_rate};
+  absl::Status parsed = ParseInsertOptions(args, common, [&](size_t* i) -> absl::StatusOr<bool> {
+    const std::string_view option = args[(*i)++];
+    if (Is(option, "NONSCALING")) {
+      params.scaling = false;
+      return true;
+    }
+    const bool layout = Is(option, "LAYOUT");
+    if (!layout && !Is(option, "EXPANSION")) return false;
+    // Checked like CAPACITY's value, whether or not the key exists.
+    if (*i == args.size()) return Arity();
+    const std::string_view value = args[(*i)++];
+    if (layout) {
+      const std::optional<Layout> parsed_layout = ParseBlockLayout(value);
+      if (!parsed_layout) return Reply(kBadLayout);
+      params.layout = *parsed_layout;
+    } else {
+      long long integer = 0;
+      if (!ParseInteger(value, &integer) || !ExpansionInRange(integer)) {
+        return Reply("Bad expansion");
+      }
+      SetExpansion(integer, &params);
+    }
+    return true;
+  });
+  if (!parsed.ok()) return parsed;
+  insert.create = common.create;
+  insert.first_item = common.first_item;
   return insert;
 }
 

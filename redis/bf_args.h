@@ -15,6 +15,7 @@
 #include <span>
 #include <string_view>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "bloomery/scalable_filter.h"
@@ -46,6 +47,22 @@ struct InsertArgs {
 //   BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [LAYOUT l]
 //             ITEMS item...
 [[nodiscard]] absl::StatusOr<InsertArgs> ParseInsert(std::span<const std::string_view> args);
+
+// The option loop BF.INSERT and BFW.INSERT share: `args` (after the key) are options, then ITEMS
+// and one item at least. ITEMS, NOCREATE, CAPACITY c and ERROR e are read here, with RedisBloom's
+// texts, their values checked whether or not the key exists. Any other option goes to
+// `own(&i)`, with args[i] the option: true once it has read the option (and its values, moving
+// i past them), false if the option is not the command's (an "unknown argument"), or an error.
+struct InsertCommon {
+  uint64_t* capacity;
+  double* error_rate;
+  bool create = true;  // false with NOCREATE
+  bool capacity_given = false;
+  size_t first_item = 0;  // index into `args` of the first item
+};
+[[nodiscard]] absl::Status ParseInsertOptions(
+    std::span<const std::string_view> args, InsertCommon& common,
+    absl::FunctionRef<absl::StatusOr<bool>(size_t* i)> own);
 
 // The memory options of every filter the module makes, under a cap of `max_bytes` (0: none): the
 // one place that says how the module's filters get their memory, from the allocator

@@ -115,39 +115,16 @@ absl::StatusOr<WindowedInsertArgs> ParseWindowedInsert(std::span<const std::stri
   WindowedInsertArgs insert;
   WindowedParams& params = insert.params;
   params.capacity = 100;  // BF.INSERT's default
-  bool capacity_given = false;
   uint64_t keys_window = 0;
-  bool items_found = false;
-  size_t i = 0;
-  while (i < args.size() && !items_found) {
-    absl::StatusOr<bool> parsed = ParseWindowOption(args, &i, &params, &insert.sized, &keys_window);
-    if (!parsed.ok()) return parsed.status();
-    if (*parsed) continue;
-    const std::string_view option = args[i++];
-    if (EqualsIgnoreCase(option, "ITEMS")) {
-      items_found = true;
-      insert.first_item = i;
-    } else if (EqualsIgnoreCase(option, "NOCREATE")) {
-      insert.create = false;
-    } else if (EqualsIgnoreCase(option, "CAPACITY") || EqualsIgnoreCase(option, "ERROR")) {
-      // BF.INSERT's texts for the same options.
-      if (i == args.size()) return Arity();
-      const std::string_view value = args[i++];
-      long long integer = 0;
-      if (EqualsIgnoreCase(option, "ERROR")) {
-        double& rate = params.error_rate;
-        if (!ParseDouble(value, &rate) || !(rate > 0 && rate < 1)) return Reply("Bad error rate");
-      } else {
-        if (!ParseInteger(value, &integer) || integer < 1) return Reply("Bad capacity");
-        params.capacity = static_cast<uint64_t>(integer);
-        capacity_given = true;
-      }
-    } else {
-      return Reply("ERR unknown argument received");
-    }
-  }
-  if (!items_found || insert.first_item == args.size()) return Arity();
-  if (absl::Status keys = ApplyKeysWindow(keys_window, capacity_given, &params); !keys.ok()) {
+  InsertCommon common{.capacity = &params.capacity, .error_rate = &params.error_rate};
+  absl::Status parsed = ParseInsertOptions(args, common, [&](size_t* i) {
+    return ParseWindowOption(args, i, &params, &insert.sized, &keys_window);
+  });
+  if (!parsed.ok()) return parsed;
+  insert.create = common.create;
+  insert.first_item = common.first_item;
+  if (absl::Status keys = ApplyKeysWindow(keys_window, common.capacity_given, &params);
+      !keys.ok()) {
     return keys;
   }
   return insert;
