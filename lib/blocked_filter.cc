@@ -49,10 +49,6 @@ BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHas
       inline_test_(plan.hashes <= 8 ? &blocked_line::kUnusedProbes[plan.hashes] : nullptr),
       inline_set_(concurrent && plan.layout != Layout::kWord64 ? nullptr : inline_test_) {}
 
-uint64_t* BlockedFilter::block(const KeyHash& hash) const noexcept {
-  return block_at(BlockIndex(hash, blocks_));
-}
-
 // The layout's kernels are chosen by index (shape_), with no branch on the layout.
 bool BlockedFilter::InsertOutOfLine(KeyHash hash) noexcept {
   return simd::ActiveKernels().shapes[shape_].set_block(block(hash), hash, hashes_, concurrent_);

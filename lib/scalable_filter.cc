@@ -41,13 +41,6 @@ struct Stage {
   std::atomic<uint64_t> count{0};
 };
 
-void PrefetchLine(const BlockedFilter& filter, const KeyHash& hash) noexcept {
-  // blocks() of the stage's shape, bits() / blocks() bits each (512, 256 or 64).
-  __builtin_prefetch(filter.bytes().data() + internal::BlockIndex(hash, filter.blocks()) *
-                                                 (filter.bits() / filter.blocks() / 8),
-                     0, 3);
-}
-
 // ", layout word64" in a message, where the layout is not the default line.
 std::string LayoutSuffix(Layout layout) {
   return layout == Layout::kLine512 ? ""
@@ -131,7 +124,7 @@ template <typename Chain>
 struct PrefetchStages {
   const Chain* chain;
   void operator()(const KeyHash& hash, uint32_t stages) const noexcept {
-    for (uint32_t s = 0; s < stages; ++s) PrefetchLine(chain->stages[s]->filter, hash);
+    for (uint32_t s = 0; s < stages; ++s) chain->stages[s]->filter.Prefetch(hash);
   }
 };
 
@@ -331,7 +324,7 @@ InsertResult ScalableFilter::Insert(const KeyHash& hash) noexcept {
   for (;;) {
     const uint32_t count = chain.stage_count.load(std::memory_order_acquire);
     if (count > 1) {
-      for (uint32_t i = 0; i < count; ++i) PrefetchLine(chain.stages[i]->filter, hash);
+      for (uint32_t i = 0; i < count; ++i) chain.stages[i]->filter.Prefetch(hash);
     }
     // Newest first: with growth s it holds a fraction (s-1)/s of the keys.
     for (uint32_t i = count; i-- > 0;) {
@@ -366,7 +359,7 @@ bool ScalableFilter::MayContain(const KeyHash& hash) const noexcept {
   const Chain& chain = *chain_;
   const uint32_t count = chain.stage_count.load(std::memory_order_acquire);
   if (count > 1) {
-    for (uint32_t i = 0; i < count; ++i) PrefetchLine(chain.stages[i]->filter, hash);
+    for (uint32_t i = 0; i < count; ++i) chain.stages[i]->filter.Prefetch(hash);
   }
   for (uint32_t i = count; i-- > 0;) {
     if (chain.stages[i]->filter.MayContain(hash)) return true;

@@ -119,6 +119,9 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
 
   // Blocks of the layout's shape (512-bit lines, 256-bit blocks or 64-bit words).
   [[nodiscard]] uint64_t blocks() const noexcept { return blocks_; }
+  // Prefetches the block `hash` maps to, for a caller that pipelines its own lookups (as
+  // ScalableFilter does over its stages). Answers nothing, changes nothing.
+  void Prefetch(const KeyHash& hash) const noexcept { __builtin_prefetch(block(hash), 0, 3); }
   // The block shape (never kAuto: the planner's choice once created).
   [[nodiscard]] Layout layout() const noexcept { return plan_.layout; }
   // plan(), bits(), hashes(), Clear, PopCount, FillRatio and EstimatedCount come from BitArray;
@@ -159,8 +162,10 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   [[nodiscard]] uint64_t* block_at(uint64_t index) const noexcept {
     return words_ + (index << block_shift_);
   }
-  // The block of a key of a block256 or word64 filter.
-  [[nodiscard]] uint64_t* block(const KeyHash& hash) const noexcept;
+  // The block of a key, of the layout's shape (blocked_line::LineIndex is the layouts' one index).
+  [[nodiscard]] uint64_t* block(const KeyHash& hash) const noexcept {
+    return block_at(blocked_line::LineIndex(hash, blocks_));
+  }
 
   // plan_'s, read by the hot path without reaching into the plan.
   uint64_t blocks_ = 0;
