@@ -227,7 +227,7 @@ bool NextStageOverCap(const ScalableFilter& filter) {
   const uint64_t capacity = filter.stage(top).plan().capacity * filter.options().growth;
   absl::StatusOr<Plan> next =
       PlanFor(capacity, ScalableFilter::StageFpr(filter.options(), filter.stage_level(top) + 1),
-              Layout::kBlocked);
+              filter.layout());  // the chain's layout: word64 stages are larger than lines
   return !next.ok() || filter.memory_bytes() > g_max_bytes ||
          next->bytes() > g_max_bytes - filter.memory_bytes();
 }
