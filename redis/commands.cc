@@ -69,6 +69,9 @@ int ReplyInfoValue(RedisModuleCtx* ctx, const InfoField& field) {
   if (const double* real = std::get_if<double>(&field.value)) {
     return api::ReplyWithDouble(ctx, *real);
   }
+  if (const auto* compute = std::get_if<std::function<double()>>(&field.value)) {
+    return api::ReplyWithDouble(ctx, (*compute)());
+  }
   if (const char* const* text = std::get_if<const char*>(&field.value)) {
     return api::ReplyWithSimpleString(ctx, *text);
   }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <new>
 #include <optional>
 #include <span>
@@ -163,7 +164,10 @@ template <typename Filter>
 struct InfoField {
   const char* name;
   const char* option;
-  using Value = std::variant<long long, double, const char*, std::monostate>;
+  // A std::function<double()> is a double computed only if the field is replied: BF.INFO key
+  // CAPACITY must not pay for a field that reads every bit (the estimated FPR).
+  using Value =
+      std::variant<long long, double, const char*, std::monostate, std::function<double()>>;
   Value value;
 };
 

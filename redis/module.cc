@@ -452,7 +452,7 @@ int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
       {"Expansion rate", "EXPANSION",
        scaling ? InfoField::Value(static_cast<long long>(filter->options().growth))
                : InfoField::Value(std::monostate())},
-      {"Estimated FPR", "FPR", filter->EstimatedFpr()},
+      {"Estimated FPR", "FPR", [filter] { return filter->EstimatedFpr(); }},
       {"Bits per item", "BITSPERITEM",
        static_cast<double>(TotalBits(*filter)) / static_cast<double>(filter->capacity())},
       // LayoutName's views are of string literals: NUL-terminated.

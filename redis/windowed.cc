@@ -17,7 +17,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "bf_args.h"
 #include "bloomery/windowed_filter.h"
@@ -152,22 +151,23 @@ int Reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, std::option
 // creating the filter with `params` (when given) if the key is empty and `create` allows.
 // Replies 1 for a key not present within the window (new, or expired), 0 for one present.
 int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, int first_item,
-                const char* command, const WindowedInsertArgs* insert, bool multi,
-                std::optional<int64_t> at) {
+                const char* command, const char* event, const WindowedInsertArgs* insert,
+                bool multi, std::optional<int64_t> at) {
   WindowedKey key(ctx, argv[1], api::kRead | api::kWrite);
+  const int64_t time_ms = WriteTime(key.value(), at);  // one clock read for the whole write
   if (key.empty() && insert != nullptr && insert->create) {
     if (!insert->sized) {
       return api::ReplyWithError(ctx, "ERR a new windowed filter needs WINDOW duration or KEYS n");
     }
     absl::StatusOr<std::unique_ptr<WindowedValue>> value =
-        NewValue(insert->params, SourceOf(ctx), WriteTime(nullptr, at));
+        NewValue(insert->params, SourceOf(ctx), time_ms);
     if (!value.ok()) return ReplyError(ctx, value.status());
     key.Set(std::move(*value));
   }
   WindowedValue* value = key.value();
   if (value == nullptr) return key.ReplyNotAFilter(ctx);
 
-  value->time_ms = WriteTime(value, at);
+  value->time_ms = time_ms;
   RunAt(value->time_ms);
   const std::vector<std::string_view> items = Args(argv, first_item, argc);
   const std::unique_ptr<bool[]> was_new = std::make_unique<bool[]>(items.size());
@@ -177,18 +177,18 @@ int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, int fir
   for (size_t i = 0; i < items.size(); ++i) api::ReplyWithLongLong(ctx, was_new[i] ? 1 : 0);
   ReplicateAt(ctx, value->time_ms, command, argv, argc);
   // Every insert writes (a rotation, a refreshed key), so every one is an event.
-  Notify(ctx, absl::AsciiStrToLower(command).c_str(), argv[1]);
+  Notify(ctx, event, argv[1]);
   return api::kOk;
 }
 
 int Add(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, std::optional<int64_t> at) {
   if (argc != 3) return api::WrongArity(ctx);
-  return InsertItems(ctx, argv, argc, 2, "BFW.ADD", nullptr, /*multi=*/false, at);
+  return InsertItems(ctx, argv, argc, 2, "BFW.ADD", "bfw.add", nullptr, /*multi=*/false, at);
 }
 
 int Madd(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, std::optional<int64_t> at) {
   if (argc < 3) return api::WrongArity(ctx);
-  return InsertItems(ctx, argv, argc, 2, "BFW.MADD", nullptr, /*multi=*/true, at);
+  return InsertItems(ctx, argv, argc, 2, "BFW.MADD", "bfw.madd", nullptr, /*multi=*/true, at);
 }
 
 int Insert(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, std::optional<int64_t> at) {
@@ -196,7 +196,8 @@ int Insert(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, std::optiona
   absl::StatusOr<WindowedInsertArgs> args = ParseWindowedInsert(Args(argv, 2, argc));
   if (absl::IsFailedPrecondition(args.status())) return api::WrongArity(ctx);
   if (!args.ok()) return ReplyParseError(ctx, args.status());
-  return InsertItems(ctx, argv, argc, 2 + static_cast<int>(args->first_item), "BFW.INSERT", &*args,
+  return InsertItems(ctx, argv, argc, 2 + static_cast<int>(args->first_item), "BFW.INSERT",
+                     "bfw.insert", &*args,
                      /*multi=*/true, at);
 }
 
