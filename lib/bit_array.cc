@@ -3,7 +3,9 @@
 // BitArray (filter.h): what BlockedFilter and ClassicFilter do to every word alike. Padding bits
 // past bits() are always 0, so whole-array word loops count and copy exactly the filter's bits.
 #include "absl/status/status.h"
+#include "absl/strings/str_format.h"
 #include "bloomery/filter.h"
+#include "bloomery/layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
 
@@ -22,6 +24,14 @@ double BitArray::EstimatedCount() const noexcept {
 }
 
 absl::Status BitArray::CheckSameBits(const BitArray& other) const {
+  // The layout first: arrays of one size in different layouts hold a key's bits in different
+  // places, so no union or intersection of them keeps its keys.
+  if (plan_.layout != other.plan_.layout) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("filters have different layouts (%s and %s): a key's bits are not in the "
+                        "same places",
+                        LayoutName(plan_.layout), LayoutName(other.plan_.layout)));
+  }
   return internal::CheckSameArray(bits(), hashes(), hasher_, other.bits(), other.hashes(),
                                   other.hasher_);
 }

@@ -8,7 +8,6 @@
 #include <limits>
 #include <utility>
 
-#include "absl/strings/str_format.h"
 #include "internal/batch_pipeline.h"
 #include "internal/block256_layout.h"
 #include "internal/block_layout.h"
@@ -87,23 +86,11 @@ size_t BlockedFilter::LookupKeys(std::span<const Key> keys,
 
 BLOOMERY_INSTANTIATE_BATCH_FORMS(BlockedFilter)
 
-absl::Status BlockedFilter::CheckSameLayout(const BlockedFilter& other) const {
-  if (layout() == other.layout()) return absl::OkStatus();
-  return absl::FailedPreconditionError(
-      absl::StrFormat("filters have different layouts (%s and %s): a key's bits are not in the "
-                      "same places",
-                      LayoutName(layout()), LayoutName(other.layout())));
-}
-
 absl::Status BlockedFilter::CheckCompatible(const BlockedFilter& other) const {
-  if (absl::Status s = CheckSameLayout(other); !s.ok()) return s;
   return CheckSameBits(other);
 }
 
-absl::Status BlockedFilter::UnionWith(const BlockedFilter& other) {
-  if (absl::Status s = CheckSameLayout(other); !s.ok()) return s;
-  return UniteBits(other);
-}
+absl::Status BlockedFilter::UnionWith(const BlockedFilter& other) { return UniteBits(other); }
 
 absl::Status BlockedFilter::IntersectWith(const BlockedFilter& other) {
   if (absl::Status s = CheckCompatible(other); !s.ok()) return s;

@@ -140,9 +140,6 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   static constexpr Layout kLayout = Layout::kBlocked;
   [[nodiscard]] static internal::KindFormat FileFormat() noexcept;
 
-  // FailedPrecondition unless `other` has this filter's layout (CheckCompatible, UnionWith).
-  [[nodiscard]] absl::Status CheckSameLayout(const BlockedFilter& other) const;
-
   // The single-key calls through the SIMD kernels, dispatched at run time.
   // (By value: the callers then need not spill the hash for the call.)
   bool InsertOutOfLine(KeyHash hash) noexcept;
