@@ -99,20 +99,12 @@ absl::Status BlockedFilter::IntersectWith(const BlockedFilter& other) {
 }
 
 double BlockedFilter::EstimatedFpr() const noexcept {
+  // The layout's slicing, resolved once: one function reads every shape's blocks.
+  const uint32_t slices = SlicesOf(plan_.layout, hashes_);
+  const uint32_t slice_bits = FindBlockShape(plan_.layout)->block_bits / slices;
   double total = 0;
-  const uint64_t* const words = words_;
   for (uint64_t b = 0; b < blocks_; ++b) {
-    const uint64_t* at = words + (b << block_shift_);
-    switch (plan_.layout) {
-      case Layout::kWord64:
-        total += internal::Word64Fpr(at, hashes_);
-        break;
-      case Layout::kBlock256:
-        total += internal::Block256Fpr(at, hashes_);
-        break;
-      default:
-        total += internal::LineFpr(at, hashes_);
-    }
+    total += internal::BlockFpr(words_ + (b << block_shift_), slices, slice_bits, hashes_);
   }
   return blocks_ ? total / static_cast<double>(blocks_) : 0.0;
 }

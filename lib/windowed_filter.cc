@@ -369,8 +369,12 @@ void WindowedFilter::Clear() noexcept {
 }
 
 double WindowedFilter::SlotFpr(uint32_t slot) const noexcept {
+  const uint32_t slices = SlicesOf(plan_.layout, plan_.hashes);
+  const uint32_t slice_bits = FindBlockShape(plan_.layout)->block_bits / slices;
   double total = 0;
-  for (uint64_t b = 0; b < blocks_; ++b) total += internal::LineFpr(line(b, slot), plan_.hashes);
+  for (uint64_t b = 0; b < blocks_; ++b) {
+    total += internal::BlockFpr(line(b, slot), slices, slice_bits, plan_.hashes);
+  }
   return blocks_ ? total / static_cast<double>(blocks_) : 0.0;
 }
 

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <iomanip>
 #include <memory>
 #include <string>
 #include <thread>
@@ -417,6 +418,29 @@ TEST_CASE("golden: fixed keys and seed pin each new layout's bytes") {
     const uint64_t digest = XXH3_64bits(f.bytes().data(), f.bytes().size());
     MESSAGE(LayoutName(g.layout) << " digest " << std::hex << digest);
     CHECK(digest == g.digest);
+  }
+}
+
+TEST_CASE("EstimatedFpr: a filled filter's exact FPR of its bits, pinned per layout and slicing") {
+  // Values from the per-layout functions that BlockFpr replaced (to 1e-12): the slices each shape
+  // reads (the line's 8 x 64 and 16 x 32 bits, block256's 8 x 32, word64's 8 x 8) must stay so.
+  // String keys: their hash is XXH3's, whatever integer hash new filters default to.
+  struct Pinned {
+    Layout layout;
+    uint32_t hashes;
+    double fpr;
+  };
+  for (const Pinned& p : {Pinned{Layout::kLine512, 6, 0.0069365231651659087},
+                          Pinned{Layout::kLine512, 12, 0.012187479653769038},
+                          Pinned{Layout::kBlock256, 6, 0.0080014258210212574},
+                          Pinned{Layout::kWord64, 5, 0.015410337597131729}}) {
+    CAPTURE(LayoutName(p.layout));
+    CAPTURE(p.hashes);
+    BlockedFilter f = Make({.bits = 1 << 16, .hashes = p.hashes, .layout = p.layout});
+    for (int i = 0; i < 6000; ++i) (void)f.Insert("key-" + std::to_string(i));
+    MESSAGE(LayoutName(p.layout) << " k=" << p.hashes << " EstimatedFpr " << std::setprecision(17)
+                                 << f.EstimatedFpr());
+    CHECK(f.EstimatedFpr() == doctest::Approx(p.fpr).epsilon(1e-12));
   }
 }
 

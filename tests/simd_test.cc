@@ -117,13 +117,14 @@ bool ReferenceOp(Layout layout, uint64_t* words, const KeyHash& hash, uint64_t b
                 : internal::TestWord64Scalar(block, hash, k, false);
   }
   if (layout == Layout::kBlock256) {
-    return kSet ? internal::SetBlock256Scalar(block, hash, k, false)
-                : internal::TestBlock256Scalar(block, hash, k, false);
+    const internal::Block256Mask mask = internal::Block256MaskScalar(hash, k);
+    return kSet ? internal::SetBlockScalar(block, mask, false)
+                : internal::TestBlockScalar(block, mask, false);
   }
   LineMask mask;
   MakeMaskScalar(hash, k, mask);
-  return kSet ? internal::SetLineScalar(block, mask, false)
-              : internal::TestLineScalar(block, mask, false);
+  return kSet ? internal::SetBlockScalar(block, mask, false)
+              : internal::TestBlockScalar(block, mask, false);
 }
 bool ReferenceSet(Layout layout, uint64_t* words, const KeyHash& hash, uint64_t blocks,
                   uint32_t k) {
@@ -187,8 +188,8 @@ void CheckLineOps(SplitMix64& rng, const KeyHash& hash, uint32_t k, Test test, S
   std::memcpy(expected, line, sizeof(line));
   LineMask mask;
   MakeMaskScalar(hash, k, mask);
-  REQUIRE(test(line) == internal::TestLineScalar(expected, mask, false));
-  REQUIRE(set(line) == internal::SetLineScalar(expected, mask, false));
+  REQUIRE(test(line) == internal::TestBlockScalar(expected, mask, false));
+  REQUIRE(set(line) == internal::SetBlockScalar(expected, mask, false));
   REQUIRE(std::memcmp(line, expected, sizeof(line)) == 0);
   REQUIRE(test(line));
 }

@@ -14,22 +14,20 @@
 #ifndef BLOOMERY_LIB_INTERNAL_BLOCK256_LAYOUT_H_
 #define BLOOMERY_LIB_INTERNAL_BLOCK256_LAYOUT_H_
 
-#include <bit>
 #include <cstdint>
 
 #include "bloomery/blocked_line.h"
 #include "bloomery/key.h"
-#include "internal/fill_estimate.h"
-#include "internal/filter_ops.h"
+#include "internal/block_layout.h"
 
 namespace bloomery::internal {
 
 inline constexpr uint32_t kWordsPerBlock256 = 4;
 
-struct alignas(32) Block256Mask {
-  uint64_t word[kWordsPerBlock256];
-};
+using Block256Mask = BlockMask<kWordsPerBlock256>;
 
+// The key's k bits in its block; SetBlockScalar / TestBlockScalar (line_ops.h) set and test them,
+// as they do the line's.
 [[nodiscard]] inline Block256Mask Block256MaskScalar(const KeyHash& hash,
                                                      uint32_t hashes) noexcept {
   const auto h1 = static_cast<uint32_t>(hash.lo);
@@ -41,39 +39,6 @@ struct alignas(32) Block256Mask {
     mask.word[j / 2] |= uint64_t{1} << blocked_line::ProbeBit(h1, h2, i, 5) << (32 * (j & 1));
   }
   return mask;
-}
-
-// Sets the key's bits in `block`; whether one was 0 before. Concurrent mode writes only the words
-// missing a bit (SetBits).
-inline bool SetBlock256Scalar(uint64_t* block, const KeyHash& hash, uint32_t hashes,
-                              bool concurrent) noexcept {
-  const Block256Mask mask = Block256MaskScalar(hash, hashes);
-  uint64_t missing = 0;
-  for (uint32_t w = 0; w < kWordsPerBlock256; ++w) {
-    missing |= SetBits(block + w, mask.word[w], concurrent);
-  }
-  return missing != 0;
-}
-
-[[nodiscard]] inline bool TestBlock256Scalar(const uint64_t* block, const KeyHash& hash,
-                                             uint32_t hashes, bool concurrent) noexcept {
-  const Block256Mask mask = Block256MaskScalar(hash, hashes);
-  uint64_t missing = 0;
-  for (uint32_t w = 0; w < kWordsPerBlock256; ++w) {
-    missing |= mask.word[w] & ~LoadWord(block + w, concurrent);
-  }
-  return missing == 0;
-}
-
-// The exact FPR term of one block from its bits (the mean over start slices of the product of
-// the k slices' fills).
-[[nodiscard]] inline double Block256Fpr(const uint64_t* block, uint32_t hashes) noexcept {
-  double fill[8];
-  for (uint32_t j = 0; j < 8; ++j) {
-    const uint64_t word = LoadRelaxed(block + j / 2);
-    fill[j] = std::popcount((word >> (32 * (j & 1))) & 0xFFFFFFFFu) / 32.0;
-  }
-  return SlicedLineFprFromFill(fill, 8, hashes);
 }
 
 }  // namespace bloomery::internal

@@ -33,9 +33,12 @@ inline constexpr uint32_t kWordsPerBlock = blocked_line::kWordsPerLine;
 using blocked_line::kProbeSalt;
 using blocked_line::ProbeBit;
 
-struct alignas(64) LineMask {
-  uint64_t word[kWordsPerBlock];
+// A key's bits in a block of kWords little-endian u64 words (the line's 8, block256's 4).
+template <uint32_t kWords>
+struct alignas(8 * kWords) BlockMask {
+  uint64_t word[kWords];
 };
+using LineMask = BlockMask<kWordsPerBlock>;
 
 [[nodiscard]] inline uint64_t BlockIndex(const KeyHash& hash, uint64_t blocks) noexcept {
   return blocked_line::LineIndex(hash, blocks);

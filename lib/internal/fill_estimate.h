@@ -45,7 +45,12 @@ namespace bloomery::internal {
   double line = 0;
   for (uint32_t start = 0; start < slices; ++start) {
     double p = 1;
-    for (uint32_t i = 0; i < hashes && p != 0; ++i) p *= fill[(start + i) % slices];
+    // The slice wraps by a compare, not `% slices`: a division per probe when slices is not a
+    // constant made the whole estimate 1.5x slower.
+    for (uint32_t i = 0, j = start; i < hashes && p != 0; ++i) {
+      p *= fill[j];
+      if (++j == slices) j = 0;
+    }
     line += p;
   }
   return line / slices;

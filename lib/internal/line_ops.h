@@ -1,7 +1,8 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// line_ops.h (internal): the scalar reference for testing and setting a line's bits, in both
-// concurrency modes.
+// line_ops.h (internal): the scalar reference for testing and setting a block's bits (the line's,
+// block256's), in both concurrency modes, and the exact FPR of one block of any shape from its
+// bits.
 //
 // The SIMD kernels (lib/simd/block_kernels-inl.h) are held to the same answers and bytes as these
 // functions in both modes. For concurrent filters these functions use relaxed atomics for every
@@ -14,42 +15,44 @@
 #include <bit>
 #include <cstdint>
 
-#include "bloomery/plan.h"
 #include "internal/block_layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
 
 namespace bloomery::internal {
 
-// Sets `mask` in `line`; returns whether any of its bits was 0 before. Only words whose bits are
-// missing are written in concurrent mode (SetBits).
-inline bool SetLineScalar(uint64_t* line, const LineMask& mask, bool concurrent) noexcept {
+// Sets `mask` in `block`; returns whether any of its bits was 0 before. Only words whose bits are
+// missing are written in concurrent mode (SetBits). One template for every shape with a
+// multi-word mask (the line's 8 words, block256's 4).
+template <uint32_t kWords>
+inline bool SetBlockScalar(uint64_t* block, const BlockMask<kWords>& mask,
+                           bool concurrent) noexcept {
   uint64_t missing = 0;
-  for (uint32_t j = 0; j < kWordsPerBlock; ++j)
-    missing |= SetBits(line + j, mask.word[j], concurrent);
+  for (uint32_t j = 0; j < kWords; ++j) missing |= SetBits(block + j, mask.word[j], concurrent);
   return missing != 0;
 }
 
-// Whether every bit of `mask` is set in `line`.
-[[nodiscard]] inline bool TestLineScalar(const uint64_t* line, const LineMask& mask,
-                                         bool concurrent) noexcept {
+// Whether every bit of `mask` is set in `block`.
+template <uint32_t kWords>
+[[nodiscard]] inline bool TestBlockScalar(const uint64_t* block, const BlockMask<kWords>& mask,
+                                          bool concurrent) noexcept {
   uint64_t missing = 0;
-  for (uint32_t j = 0; j < kWordsPerBlock; ++j) {
-    missing |= mask.word[j] & ~LoadWord(line + j, concurrent);
-  }
+  for (uint32_t j = 0; j < kWords; ++j) missing |= mask.word[j] & ~LoadWord(block + j, concurrent);
   return missing == 0;
 }
 
-// The probability that a random key absent from this line finds all its k bits set: the mean,
-// over the start slices, of the product of the k slices' fill ratios (the exact per-line term of
-// a blocked filter's FPR).
-[[nodiscard]] inline double LineFpr(const uint64_t* line, uint32_t hashes) noexcept {
-  const uint32_t slices = SlicesPerBlock(hashes);
-  const uint32_t slice_bits = kBlockBits / slices;
+// The probability that a random key absent from this block finds all its k bits set: the mean,
+// over the start slices, of the product of the k slices' fill ratios (the exact per-block term
+// of a blocked filter's FPR). The block is `slices` (<= 16) slices of `slice_bits` (8, 32 or 64)
+// bits, slice j being bits j * slice_bits.. of its little-endian words: SlicesOf(layout, k)
+// slices of BlockShape::block_bits / slices bits (layout.h), the one reading of every shape.
+[[nodiscard]] inline double BlockFpr(const uint64_t* block, uint32_t slices, uint32_t slice_bits,
+                                     uint32_t hashes) noexcept {
+  const uint64_t slice_mask = slice_bits == 64 ? ~uint64_t{0} : (uint64_t{1} << slice_bits) - 1;
   double fill[16];
   for (uint32_t j = 0; j < slices; ++j) {
-    const uint64_t word = LoadRelaxed(line + j * slice_bits / 64);
-    const uint64_t bits = slice_bits == 64 ? word : (word >> (32 * (j & 1))) & 0xFFFFFFFFu;
+    const uint32_t bit = j * slice_bits;
+    const uint64_t bits = (LoadRelaxed(block + bit / 64) >> (bit % 64)) & slice_mask;
     fill[j] = static_cast<double>(std::popcount(bits)) / slice_bits;
   }
   return SlicedLineFprFromFill(fill, slices, hashes);

@@ -17,12 +17,10 @@
 #ifndef BLOOMERY_LIB_INTERNAL_WORD64_LAYOUT_H_
 #define BLOOMERY_LIB_INTERNAL_WORD64_LAYOUT_H_
 
-#include <bit>
 #include <cstdint>
 
 #include "bloomery/blocked_line.h"
 #include "bloomery/key.h"
-#include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
 
 namespace bloomery::internal {
@@ -50,15 +48,6 @@ inline bool SetWord64Scalar(uint64_t* word, const KeyHash& hash, uint32_t hashes
                                            uint32_t hashes, bool concurrent) noexcept {
   const uint64_t mask = Word64MaskScalar(hash, hashes);
   return (mask & ~LoadWord(word, concurrent)) == 0;
-}
-
-// The exact FPR term of one word from its bits: a random absent key's chance that all its k bits
-// are set (the mean over start slices of the product of the slices' fills).
-[[nodiscard]] inline double Word64Fpr(const uint64_t* word, uint32_t hashes) noexcept {
-  const uint64_t bits = LoadRelaxed(word);
-  double fill[8];
-  for (uint32_t j = 0; j < 8; ++j) fill[j] = std::popcount((bits >> (8 * j)) & 0xFFu) / 8.0;
-  return SlicedLineFprFromFill(fill, 8, hashes);
 }
 
 }  // namespace bloomery::internal

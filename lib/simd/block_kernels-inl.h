@@ -248,7 +248,7 @@ HWY_INLINE bool TestOne(const uint64_t* line, const KeyHash& hash, uint32_t k) {
   });
 }
 
-// Concurrent mode: SetLineScalar's contract (fetch_or only on the words whose bits are missing,
+// Concurrent mode: SetBlockScalar's contract (fetch_or only on the words whose bits are missing,
 // "new" if some fetch_or found a bit missing), done faster:
 //  - the line is read by LoadShared and compared on vectors, as in single-writer mode, rather than
 //    by eight relaxed scalar loads against a mask stored to memory;

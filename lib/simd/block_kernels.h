@@ -5,8 +5,9 @@
 // (AVX3), AVX2, SSE4 or Highway's scalar target. No Highway type appears here.
 //
 // Every kernel is bit-identical to its block shape's scalar reference (the line's:
-// internal/block_layout.h MakeMaskScalar, internal/line_ops.h SetLineScalar/TestLineScalar;
-// block256's and word64's: internal/block256_layout.h, internal/word64_layout.h);
+// internal/block_layout.h MakeMaskScalar, internal/line_ops.h SetBlockScalar/TestBlockScalar;
+// block256's: its mask in internal/block256_layout.h, set and tested as the line's; word64's:
+// internal/word64_layout.h);
 // tests/simd_test.cc holds every compiled target the machine supports to that.
 //
 // How a key's mask is built (the line; block256 and word64 the same with 8 u32 lanes of 32- or
