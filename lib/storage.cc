@@ -100,12 +100,70 @@ absl::Status CheckMemoryCap(uint64_t bytes, uint64_t cap) {
                       bytes, machine.bytes, machine.source));
 }
 
+namespace {
+
+// Whether memory of `bytes` asks for huge pages: only where a whole one fits.
+bool WantsHugePages(const StorageOptions& options, uint64_t bytes) {
+  return options.huge_pages == HugePages::kAuto && bytes >= Storage::kHugePageBytes;
+}
+
+// Faults the pages of [from, to) in for writing, one byte per page written with the value it
+// holds, so nothing changes (an allocator's block is not ours to zero).
+void TouchPages(uintptr_t from, uintptr_t to, uint64_t page) {
+  for (uintptr_t at = from; at < to; at = at / page * page + page) {
+    volatile uint8_t* byte = reinterpret_cast<uint8_t*>(at);
+    *byte = *byte;
+  }
+}
+
+// The one place both allocation paths (our mapping, an embedder's block) advise and populate.
+// [data, data + bytes) may share its first and last pages with other memory (an allocator's
+// block lies where the allocator put it), so advice goes only to the whole pages inside it: of
+// 2 MiB, MADV_HUGEPAGE, when `huge`; of the base size, MADV_NOHUGEPAGE, for HugePages::kNever
+// (with THP in "always" mode the kernel would use huge pages unasked). Then, when `populate`,
+// every page is faulted in for writing, after the advice so that each 2 MiB page's first touch
+// can get a huge one: MADV_POPULATE_WRITE (Linux 5.14) on the whole pages, one write per page
+// where the kernel lacks it and on the partial pages at either end. Returns whether
+// MADV_HUGEPAGE was accepted.
+bool AdviseAndPopulate(uint8_t* data, uint64_t bytes, bool huge, HugePages huge_pages,
+                       bool populate) {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(data);
+  const uintptr_t end = begin + bytes;
+  const uint64_t unit = huge ? Storage::kHugePageBytes : page;
+  const uintptr_t first_unit = RoundUp(begin, unit);
+  const uintptr_t last_unit = end / unit * unit;
+  bool advised = false;
+  if (first_unit < last_unit) {
+    auto* interior = reinterpret_cast<void*>(first_unit);
+    if (huge) advised = madvise(interior, last_unit - first_unit, MADV_HUGEPAGE) == 0;
+    if (huge_pages == HugePages::kNever) madvise(interior, last_unit - first_unit, MADV_NOHUGEPAGE);
+  }
+  if (!populate) return advised;
+  const uintptr_t first = RoundUp(begin, page);
+  const uintptr_t last = end / page * page;
+  bool whole_pages = false;
+#ifdef MADV_POPULATE_WRITE
+  whole_pages = first < last &&
+                madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE) == 0;
+#endif
+  if (whole_pages) {
+    TouchPages(begin, first, page);
+    TouchPages(last, end, page);
+  } else {
+    TouchPages(begin, end, page);
+  }
+  return advised;
+}
+
+}  // namespace
+
 absl::StatusOr<Storage> Storage::Allocate(uint64_t bytes, const StorageOptions& options) {
   if (absl::Status s = internal::CheckMemoryCap(bytes, options.max_bytes); !s.ok()) return s;
   if (bytes == 0) return Storage();
   if (options.allocator.set()) return AllocateFrom(bytes, options);
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  const bool huge = options.huge_pages == HugePages::kAuto && bytes >= kHugePageBytes;
+  const bool huge = WantsHugePages(options, bytes);
   const uint64_t align = huge ? kHugePageBytes : page;
   const uint64_t mapped = RoundUp(bytes, align);
   // Over-map by one alignment unit, then trim the head and tail so the region starts on a 2 MiB
@@ -130,28 +188,13 @@ absl::StatusOr<Storage> Storage::Allocate(uint64_t bytes, const StorageOptions& 
     if (head) munmap(base, head);
     if (tail) munmap(aligned + mapped, tail);
   }
-  bool advised = false;
-  if (huge) advised = madvise(aligned, mapped, MADV_HUGEPAGE) == 0;
-  // With THP in "always" mode the kernel would use huge pages unasked; kNever means never.
-  if (options.huge_pages == HugePages::kNever) madvise(aligned, mapped, MADV_NOHUGEPAGE);
-  if (options.populate) {
-    // MADV_POPULATE_WRITE (Linux 5.14) faults everything in with huge pages where granted; on older
-    // kernels touch one byte per page instead.
-#ifdef MADV_POPULATE_WRITE
-    if (madvise(aligned, mapped, MADV_POPULATE_WRITE) != 0)
-#endif
-    {
-      for (uint64_t off = 0; off < mapped; off += page) {
-        reinterpret_cast<volatile uint8_t*>(aligned)[off] = 0;
-      }
-    }
-  }
+  const bool advised =
+      AdviseAndPopulate(aligned, mapped, huge, options.huge_pages, options.populate);
   return Storage(aligned, mapped, aligned, bytes, advised, /*from_file=*/false,
                  /*file_shared=*/false);
 }
 
-// The embedder's block lies where its allocator puts it, 64-byte aligned (a filter's line), so
-// only the whole pages inside it are this filter's alone to advise.
+// The embedder's block lies where its allocator puts it, 64-byte aligned (a filter's line).
 absl::StatusOr<Storage> Storage::AllocateFrom(uint64_t bytes, const StorageOptions& options) {
   if (bytes > (uint64_t{1} << 56)) {
     return absl::ResourceExhaustedError(absl::StrFormat("%d bytes cannot be allocated", bytes));
@@ -161,27 +204,13 @@ absl::StatusOr<Storage> Storage::AllocateFrom(uint64_t bytes, const StorageOptio
     return absl::ResourceExhaustedError(
         absl::StrFormat("the memory allocator refused %d bytes", bytes));
   }
-  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  const bool huge = options.huge_pages == HugePages::kAuto && bytes >= kHugePageBytes;
-  const uint64_t unit = huge ? kHugePageBytes : page;
-  const auto begin = reinterpret_cast<uintptr_t>(data);
-  const uintptr_t first = RoundUp(begin, unit);
-  const uintptr_t last = (begin + bytes) / unit * unit;
-  bool advised = false;
-  if (first < last) {
-    auto* interior = reinterpret_cast<void*>(first);
-    if (huge) advised = madvise(interior, last - first, MADV_HUGEPAGE) == 0;
-    if (options.huge_pages == HugePages::kNever) madvise(interior, last - first, MADV_NOHUGEPAGE);
-  }
-  // After the advice, so that the first touch of each 2 MiB page can get a huge one: a page
-  // touched before it keeps its small pages until khugepaged collapses them, if ever.
-  if (!options.allocator.zero_filled) {
-    std::memset(data, 0, bytes);
-  } else if (options.populate) {
-    for (uint64_t off = 0; off < bytes; off += page) {
-      reinterpret_cast<volatile uint8_t*>(data)[off] = 0;
-    }
-  }
+  // An allocator's block that is not zeroed is zeroed here, after the advice (a page touched
+  // before it keeps its small pages until khugepaged collapses them, if ever): the memset
+  // populates every page as it goes.
+  const bool zeroed = options.allocator.zero_filled;
+  const bool advised = AdviseAndPopulate(data, bytes, WantsHugePages(options, bytes),
+                                         options.huge_pages, options.populate && zeroed);
+  if (!zeroed) std::memset(data, 0, bytes);
   return Storage(data, bytes, data, bytes, advised, /*from_file=*/false, /*file_shared=*/false,
                  options.allocator);
 }

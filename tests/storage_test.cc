@@ -2,6 +2,7 @@
 #include "internal/storage.h"
 
 #include <doctest/doctest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "bloomery/blocked_filter.h"
@@ -177,6 +179,60 @@ TEST_CASE("a block the allocator says comes zero-filled is left untouched until 
   REQUIRE(s.ok());
   CHECK(s->data()[0] == 0xA5);
   CHECK(s->data()[s->size() - 1] == 0xA5);
+}
+
+// An allocator whose blocks are fresh anonymous memory (zero, no page touched yet) that starts 64
+// bytes into a page, as a general-purpose allocator's block does: its first and last pages are
+// partial. The block's first byte is marked (its claim to come zeroed is a lie there), to see that
+// populating writes nothing; its last page is left untouched, to see that populating reaches it.
+struct FreshPagesAllocator {
+  static constexpr uint64_t kOffset = 64;
+  static inline uint8_t* mapping = nullptr;
+  static inline uint64_t mapping_bytes = 0;
+
+  static uint64_t Page() { return static_cast<uint64_t>(sysconf(_SC_PAGESIZE)); }
+  static void* Allocate(uint64_t bytes, uint64_t /*alignment*/) noexcept {
+    mapping_bytes = internal::RoundUp(kOffset + bytes, Page());
+    void* raw = mmap(nullptr, mapping_bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw == MAP_FAILED) return nullptr;
+    mapping = static_cast<uint8_t*>(raw);
+    // No huge pages, so that one touch faults in one small page and residency shows each.
+    madvise(mapping, mapping_bytes, MADV_NOHUGEPAGE);
+    mapping[kOffset] = 0xA5;
+    return mapping + kOffset;
+  }
+  static void Release(void* /*block*/, uint64_t /*bytes*/) noexcept {
+    munmap(mapping, mapping_bytes);
+  }
+  // Pages of the mapping resident now.
+  static uint64_t ResidentPages() {
+    std::vector<unsigned char> resident(mapping_bytes / Page());
+    REQUIRE(mincore(mapping, mapping_bytes, resident.data()) == 0);
+    uint64_t pages = 0;
+    for (unsigned char r : resident) pages += r & 1;
+    return pages;
+  }
+  static constexpr MemoryAllocator kAllocator{
+      .allocate = &Allocate, .release = &Release, .zero_filled = true};
+};
+
+TEST_CASE("populate faults in every page of an allocator's block, the partial ones too") {
+  const uint64_t page = FreshPagesAllocator::Page();
+  // Three pages from 64 bytes into one: four pages, the last holding the block's last 64 bytes.
+  for (uint64_t bytes : {3 * page, 5 * page + 128, uint64_t{3} << 20}) {
+    CAPTURE(bytes);
+    for (bool populate : {false, true}) {
+      absl::StatusOr<Storage> s = Storage::Allocate(
+          bytes, {.populate = populate, .allocator = FreshPagesAllocator::kAllocator});
+      REQUIRE(s.ok());
+      const uint64_t pages = FreshPagesAllocator::mapping_bytes / page;
+      const uint64_t resident = FreshPagesAllocator::ResidentPages();
+      CAPTURE(populate);
+      CHECK(resident == (populate ? pages : 1));  // unpopulated: the marked page only
+      CHECK(s->data()[0] == 0xA5);  // nothing written: the pages' contents are as they were
+    }
+  }
 }
 
 TEST_CASE("every kind creates, grows and loads through the allocator; the default never calls it") {

@@ -40,8 +40,9 @@ namespace bloomery::internal {
 
 struct StorageOptions {
   HugePages huge_pages = HugePages::kAuto;
-  // Touch every page now (MAP_POPULATE) instead of on first use: slower creation, no page faults
-  // on the hot path later. Benchmarks use it.
+  // Fault every page in now (MADV_POPULATE_WRITE, or a write per page), the mapping's or an
+  // allocator's block alike, instead of on first use: slower creation, no page faults on the hot
+  // path later. Benchmarks use it.
   bool populate = false;
   // Refuse sizes above this many bytes (0: this machine's memory: physical memory, or the
   // process's cgroup memory limit when lower). The message names the size, the limit and its
