@@ -197,8 +197,45 @@ ScalableFilter::ScalableFilter(ScalableFilter&&) noexcept = default;
 ScalableFilter& ScalableFilter::operator=(ScalableFilter&&) noexcept = default;
 ScalableFilter::~ScalableFilter() = default;
 
-absl::StatusOr<ScalableFilter::StagePlan> ScalableFilter::PlanStage(uint32_t index, uint32_t level,
-                                                                    uint64_t pending_bytes) const {
+absl::StatusOr<Plan> ScalableFilter::PlanLevel(const ScalableOptions& options, uint32_t level) {
+  return PlanAt(options, level, level);
+}
+
+absl::StatusOr<Plan> ScalableFilter::PlanAt(const ScalableOptions& options, uint32_t index,
+                                            uint32_t level) {
+  uint64_t capacity = options.capacity;
+  for (uint32_t i = 0; i < level; ++i) {
+    if (capacity > std::numeric_limits<uint64_t>::max() / options.growth) {
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("filter is full: stage %d's capacity would overflow 64 bits", index));
+    }
+    capacity *= options.growth;
+  }
+  const double fpr = StageFpr(options, level);
+  absl::StatusOr<Plan> plan = PlanFor(capacity, fpr, options.layout);
+  if (!plan.ok() && index == 0) {
+    // At creation nothing is full: options whose first stage has no plan are bad options. The
+    // planner names the keys and fpr when they need more than 2^48 bits; when it refuses the fpr
+    // itself, that is the stage's share P(1-r), which underflowed to 0: say so.
+    const bool names_them = absl::IsResourceExhausted(plan.status());
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the filter's first stage cannot be planned",
+        names_them
+            ? ""
+            : absl::StrFormat(" (%d keys at fpr %g, its share of %g)", capacity, fpr, options.fpr),
+        ": ", plan.status().message()));
+  }
+  if (!plan.ok()) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("filter is full: stage %d (%d keys at fpr %g) cannot be planned: %s", index,
+                        capacity, fpr, plan.status().message()));
+  }
+  return plan;
+}
+
+absl::StatusOr<Plan> ScalableFilter::PlanStage(uint32_t index, uint32_t level,
+                                               uint64_t pending_bytes,
+                                               uint64_t max_memory_bytes) const {
   const Chain& chain = *chain_;
   if (!options_.scaling && index >= 1) {
     return absl::ResourceExhaustedError(absl::StrFormat(
@@ -209,67 +246,59 @@ absl::StatusOr<ScalableFilter::StagePlan> ScalableFilter::PlanStage(uint32_t ind
         absl::StrFormat("filter is full: it reached max_stages (%d stages, %d keys)",
                         options_.max_stages, chain.capacity.load(std::memory_order_relaxed)));
   }
-  uint64_t capacity = options_.capacity;
-  for (uint32_t i = 0; i < level; ++i) {
-    if (capacity > std::numeric_limits<uint64_t>::max() / options_.growth) {
-      return absl::ResourceExhaustedError(
-          absl::StrFormat("filter is full: stage %d's capacity would overflow 64 bits", index));
-    }
-    capacity *= options_.growth;
-  }
-  const double fpr = StageFpr(options_, level);
-  absl::StatusOr<Plan> plan = PlanFor(capacity, fpr, options_.layout);
-  if (!plan.ok() && index == 0) {
-    // At creation nothing is full: options whose first stage has no plan are bad options. The
-    // planner names the keys and fpr when they need more than 2^48 bits; when it refuses the fpr
-    // itself, that is the stage's share P(1-r), which underflowed to 0: say so.
-    const bool names_them = absl::IsResourceExhausted(plan.status());
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the filter's first stage cannot be planned",
-        names_them
-            ? ""
-            : absl::StrFormat(" (%d keys at fpr %g, its share of %g)", capacity, fpr, options_.fpr),
-        ": ", plan.status().message()));
-  }
-  if (!plan.ok()) {
-    return absl::ResourceExhaustedError(
-        absl::StrFormat("filter is full: stage %d (%d keys at fpr %g) cannot be planned: %s", index,
-                        capacity, fpr, plan.status().message()));
-  }
+  absl::StatusOr<Plan> plan = PlanAt(options_, index, level);
+  if (!plan.ok()) return plan;
   const uint64_t used = chain.memory_bytes.load(std::memory_order_relaxed) + pending_bytes;
-  if (options_.memory.max_memory_bytes != 0 &&
-      (used > options_.memory.max_memory_bytes ||
-       plan->bytes() > options_.memory.max_memory_bytes - used)) {
+  if (max_memory_bytes != 0 &&
+      (used > max_memory_bytes || plan->bytes() > max_memory_bytes - used)) {
     if (index == 0) {  // at creation: nothing is full, the first stage does not fit the cap
       return absl::ResourceExhaustedError(absl::StrFormat(
           "the filter's first stage (%d keys at fpr %g) needs %d bytes, over the memory cap of %d "
           "bytes",
-          capacity, fpr, plan->bytes(), options_.memory.max_memory_bytes));
+          plan->capacity, StageFpr(options_, level), plan->bytes(), max_memory_bytes));
     }
     return absl::ResourceExhaustedError(absl::StrFormat(
         "filter is full: stage %d needs %d bytes, and with the %d bytes of the stages before it "
         "that exceeds the memory cap of %d bytes",
-        index, plan->bytes(), used, options_.memory.max_memory_bytes));
+        index, plan->bytes(), used, max_memory_bytes));
   }
-  return StagePlan{capacity, fpr, *plan};
+  return plan;
 }
 
-absl::StatusOr<BlockedFilter> ScalableFilter::BuildStage(const StagePlan& stage_plan) const {
+uint32_t ScalableFilter::NextLevel(uint32_t count) const noexcept {
+  // Past the highest level held, so the stages' FPR shares keep shrinking (after a union the
+  // newest stage need not be the highest level).
+  uint32_t level = 0;
+  for (uint32_t i = 0; i < count; ++i) level = std::max(level, chain_->stages[i]->level + 1);
+  return level;
+}
+
+absl::StatusOr<Plan> ScalableFilter::NextStagePlan() const {
+  return NextStagePlan(options_.memory.max_memory_bytes);
+}
+
+absl::StatusOr<Plan> ScalableFilter::NextStagePlan(uint64_t max_memory_bytes) const {
+  if (full()) return FullStatus();
+  const uint32_t count = chain_->stage_count.load(std::memory_order_acquire);
+  return PlanStage(count, NextLevel(count), 0, max_memory_bytes);
+}
+
+absl::StatusOr<BlockedFilter> ScalableFilter::BuildStage(const Plan& plan) const {
   // The chain's settings, with the geometry PlanStage chose (not planned again). PlanStage
   // checked the caller's cap on the total; passing it on keeps a cap above this machine's memory
   // the caller's choice, as for the other kinds.
-  return BlockedFilter::Create({.capacity = stage_plan.capacity,
-                                .bits = stage_plan.plan.bits,
-                                .hashes = stage_plan.plan.hashes,
+  return BlockedFilter::Create({.capacity = plan.capacity,
+                                .bits = plan.bits,
+                                .hashes = plan.hashes,
                                 .layout = options_.layout,
                                 .hashing = options_.hashing,
                                 .memory = options_.memory});
 }
 
 absl::Status ScalableFilter::AddStage(uint32_t index, uint32_t level) {
-  absl::StatusOr<StagePlan> stage_plan = PlanStage(index, level);
-  if (!stage_plan.ok()) return stage_plan.status();
-  absl::StatusOr<BlockedFilter> filter = BuildStage(*stage_plan);
+  absl::StatusOr<Plan> plan = PlanStage(index, level, 0, options_.memory.max_memory_bytes);
+  if (!plan.ok()) return plan.status();
+  absl::StatusOr<BlockedFilter> filter = BuildStage(*plan);
   if (!filter.ok() && index == 0) {  // at creation: the memory refused, nothing is full
     return absl::Status(
         filter.status().code(),
@@ -279,7 +308,7 @@ absl::Status ScalableFilter::AddStage(uint32_t index, uint32_t level) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "filter is full: stage %d could not be created: %s", index, filter.status().message()));
   }
-  PublishStage(index, *std::move(filter), stage_plan->capacity, 0, level);
+  PublishStage(index, *std::move(filter), plan->capacity, 0, level);
   return absl::OkStatus();
 }
 
@@ -307,11 +336,7 @@ bool ScalableFilter::Grow(uint32_t seen_count) noexcept {
   // A reservation may have been given back since the caller saw the stage full: retry there.
   if (newest.count.load(std::memory_order_relaxed) < newest.capacity) return true;
   if (chain.full.load(std::memory_order_relaxed)) return false;
-  // Past the highest level held, so the stages' FPR shares keep shrinking (after a union the
-  // newest stage need not be the highest level).
-  uint32_t level = 0;
-  for (uint32_t i = 0; i < count; ++i) level = std::max(level, chain.stages[i]->level + 1);
-  if (absl::Status s = AddStage(count, level); !s.ok()) {
+  if (absl::Status s = AddStage(count, NextLevel(count)); !s.ok()) {
     chain.full_status = std::move(s);
     chain.full.store(true, std::memory_order_release);
     return false;
@@ -475,7 +500,8 @@ absl::Status ScalableFilter::UnionWith(const ScalableFilter& other) {
     if (into[j] != kCopied) continue;
     const Stage& stage = *theirs.stages[j];
     const uint32_t index = mine + static_cast<uint32_t>(built.size());
-    absl::StatusOr<StagePlan> plan = PlanStage(index, stage.level, pending_bytes);
+    absl::StatusOr<Plan> plan =
+        PlanStage(index, stage.level, pending_bytes, options_.memory.max_memory_bytes);
     absl::StatusOr<BlockedFilter> copy =
         plan.ok() ? BuildStage(*plan) : absl::StatusOr<BlockedFilter>(plan.status());
     if (copy.ok()) {
@@ -619,13 +645,13 @@ struct ScalableChainCheck {
 
   // Stage `i` as `filter`'s options grow it at its level (under its memory cap, given the stages
   // published before it), which must be the saved one.
-  static absl::StatusOr<ScalableFilter::StagePlan> PlanSaved(const ScalableFilter& filter,
-                                                             const internal::FileHeader& header,
-                                                             uint32_t i) {
-    absl::StatusOr<ScalableFilter::StagePlan> plan = filter.PlanStage(i, LevelOf(header, i));
+  static absl::StatusOr<Plan> PlanSaved(const ScalableFilter& filter,
+                                        const internal::FileHeader& header, uint32_t i) {
+    absl::StatusOr<Plan> plan =
+        filter.PlanStage(i, LevelOf(header, i), 0, filter.options_.memory.max_memory_bytes);
     const internal::StageInfo& saved = header.stages[i];
-    if (!plan.ok() || plan->capacity != saved.capacity || plan->plan.bits != saved.bits ||
-        plan->plan.hashes != saved.hashes) {
+    if (!plan.ok() || plan->capacity != saved.capacity || plan->bits != saved.bits ||
+        plan->hashes != saved.hashes) {
       return Corrupt(absl::StrFormat("stage %d does not match the chain's options", i));
     }
     return plan;
@@ -649,8 +675,7 @@ struct ScalableChainCheck {
             absl::StrFormat("stage %d has a level (tag %d) no chain has", i, header.stages[i].tag));
       }
       next_level = std::max(next_level, level + 1);
-      if (absl::StatusOr<ScalableFilter::StagePlan> plan = PlanSaved(chain, header, i);
-          !plan.ok()) {
+      if (absl::StatusOr<Plan> plan = PlanSaved(chain, header, i); !plan.ok()) {
         return plan.status();
       }
     }
@@ -700,12 +725,12 @@ absl::StatusOr<ScalableFilter> ScalableFilter::Open(internal::FilterFile& file,
   ScalableFilter filter(options);
   for (uint32_t i = 0; i < file.header.stages.size(); ++i) {
     // The validator checked the chain; planned again here under the caller's memory cap.
-    absl::StatusOr<StagePlan> plan = ScalableChainCheck::PlanSaved(filter, file.header, i);
+    absl::StatusOr<Plan> plan = ScalableChainCheck::PlanSaved(filter, file.header, i);
     if (!plan.ok()) return plan.status();
     const internal::StageInfo& saved = file.header.stages[i];
     filter.PublishStage(i,
                         internal::FilterAccess::Construct<BlockedFilter>(
-                            internal::Own(std::move(file.stages[i])), plan->plan, options.hasher(),
+                            internal::Own(std::move(file.stages[i])), *plan, options.hasher(),
                             options.memory.concurrent),
                         saved.capacity, saved.insert_count,
                         ScalableChainCheck::LevelOf(file.header, i));

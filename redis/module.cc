@@ -190,8 +190,7 @@ absl::StatusOr<std::unique_ptr<BloomValue>> NewFilter(const FilterParams& params
   if (absl::IsResourceExhausted(filter.status()) && g_max_bytes != 0) {
     // The library calls every refused stage "full"; for a filter being created the first stage is
     // the one refused, and the reason worth saying is the module's cap.
-    absl::StatusOr<Plan> first =
-        PlanFor(options.capacity, ScalableFilter::StageFpr(options, 0), Layout::kBlocked);
+    absl::StatusOr<Plan> first = ScalableFilter::PlanLevel(options, 0);
     if (first.ok() && first->bytes() > g_max_bytes) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "ERR the filter needs ", first->bytes(), " bytes, over the module's MAX_BYTES of ",
@@ -214,22 +213,12 @@ absl::StatusOr<ScalableFilter> CloneFilter(const ScalableFilter& filter, uint64_
   return copy;
 }
 
-// Whether a new stage of `filter` would take its bytes over MAX_BYTES: the library's own rule
-// (PlanStage) for a filter that carries the module's cap, restated for one that does not (loaded
-// or grown over the cap from the server's own data).
+// Whether a new stage of `filter` would take its bytes over MAX_BYTES where the filter's own
+// limits let it grow: the library's rule (NextStagePlan) under the module's cap, for a filter that
+// does not carry it (loaded or grown over it from the server's own data). Where its own limits
+// stop it, the library refuses the key and FullStatus says why.
 bool NextStageOverCap(const ScalableFilter& filter) {
-  if (g_max_bytes == 0 || !filter.options().scaling) return false;
-  // The next stage is one level past the highest (after BF.MERGE, not always the newest's).
-  uint32_t top = 0;
-  for (uint32_t i = 1; i < filter.stage_count(); ++i) {
-    if (filter.stage_level(i) > filter.stage_level(top)) top = i;
-  }
-  const uint64_t capacity = filter.stage(top).plan().capacity * filter.options().growth;
-  absl::StatusOr<Plan> next =
-      PlanFor(capacity, ScalableFilter::StageFpr(filter.options(), filter.stage_level(top) + 1),
-              filter.layout());  // the chain's layout: word64 stages are larger than lines
-  return !next.ok() || filter.memory_bytes() > g_max_bytes ||
-         next->bytes() > g_max_bytes - filter.memory_bytes();
+  return g_max_bytes != 0 && filter.NextStagePlan().ok() && !filter.NextStagePlan(g_max_bytes).ok();
 }
 
 // ---------------------------------------------------------------------------------------------

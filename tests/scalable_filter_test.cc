@@ -12,7 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "bloomery/blocked_filter.h"
+#include "bloomery/plan.h"
 #include "test_util.h"
 
 namespace bloomery {
@@ -299,6 +301,69 @@ TEST_CASE("max_stages and the memory cap stop growth with a clear status, never 
     const absl::StatusOr<ScalableFilter> tiny = ScalableFilter::Create(o);
     CHECK(tiny.status().code() == absl::StatusCode::kResourceExhausted);
   }
+}
+
+TEST_CASE("NextStagePlan: the stage growth adds next, in the chain's layout, or why none") {
+  for (Layout layout : {Layout::kLine512, Layout::kBlock256, Layout::kWord64}) {
+    CAPTURE(LayoutName(layout));
+    const ScalableOptions o{.capacity = 1000, .fpr = 0.01, .layout = layout};
+    ScalableFilter f = K::Make(o);
+    uint64_t key = 0;
+    for (uint32_t level = 1; level <= 3; ++level) {
+      CAPTURE(level);
+      REQUIRE(f.stage_count() == level);
+      const absl::StatusOr<Plan> next = f.NextStagePlan();
+      REQUIRE(next.ok());
+      // Planned as the layout plans C s^level keys at the level's share: a plan of any other
+      // layout has other bits.
+      const absl::StatusOr<Plan> expected =
+          PlanFor(o.capacity << level, ScalableFilter::StageFpr(o, level), layout);
+      REQUIRE(expected.ok());
+      CHECK(next->layout == layout);
+      CHECK(next->capacity == expected->capacity);
+      CHECK(next->bits == expected->bits);
+      CHECK(next->hashes == expected->hashes);
+      const absl::StatusOr<Plan> at_level = ScalableFilter::PlanLevel(o, level);
+      REQUIRE(at_level.ok());
+      CHECK(at_level->bits == next->bits);
+      // The stage growth then adds is that plan.
+      while (f.stage_count() == level) REQUIRE(f.Insert(key++) != InsertResult::kRefused);
+      const BlockedFilter& added = f.stage(level);
+      CHECK(added.layout() == layout);
+      CHECK(added.bits() == next->bits);
+      CHECK(added.hashes() == next->hashes);
+      CHECK(added.plan().capacity == next->capacity);
+    }
+    // Under a cap: refused exactly where the stage's bytes do not fit, with growth's message.
+    const absl::StatusOr<Plan> next = f.NextStagePlan();
+    REQUIRE(next.ok());
+    const uint64_t fits = f.memory_bytes() + next->bytes();
+    CHECK(f.NextStagePlan(fits).ok());
+    const absl::Status refused = f.NextStagePlan(fits - 1).status();
+    CHECK(refused.code() == absl::StatusCode::kResourceExhausted);
+    CHECK(refused.message().find(absl::StrCat("memory cap of ", fits - 1)) !=
+          absl::string_view::npos);
+  }
+  // A union's copy sits at its level: the next stage is one past the highest, not the count.
+  ScalableFilter a = K::Make(K::Sized(1000, 0.01));
+  ScalableFilter b = K::Make(K::Sized(1000, 0.01));
+  a.InsertMany(std::span<const uint64_t>(DistinctInts(1000, 0)));
+  b.InsertMany(std::span<const uint64_t>(DistinctInts(1000, 1)));
+  REQUIRE(a.UnionWith(b).ok());
+  REQUIRE(a.stage_count() == 2);
+  REQUIRE(a.stage_level(1) == 0);
+  CHECK(a.NextStagePlan()->capacity == 2000);
+  // Why none: a non-scaling chain, a full one (FullStatus's text).
+  ScalableOptions fixed = K::Sized(1000, 0.01);
+  fixed.scaling = false;
+  CHECK(K::Make(fixed).NextStagePlan().status().message().find("non-scaling") !=
+        absl::string_view::npos);
+  ScalableOptions three = K::Sized(100, 0.01);
+  three.max_stages = 3;
+  ScalableFilter full = K::Make(three);
+  full.InsertMany(std::span<const uint64_t>(DistinctInts(1000, 0)));
+  REQUIRE(full.full());
+  CHECK(full.NextStagePlan().status() == full.FullStatus());
 }
 
 TEST_CASE("bad options: InvalidArgument with a message naming the option") {

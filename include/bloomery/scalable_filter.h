@@ -79,6 +79,7 @@
 #include "bloomery/filter.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
+#include "bloomery/plan.h"
 
 namespace bloomery {
 
@@ -143,6 +144,15 @@ class BLOOMERY_EXPORT ScalableFilter : public BatchForms<ScalableFilter, InsertR
   // The FPR budget of stage `stage` under `options`: P (1 - r) r^stage, or P for a non-scaling
   // filter.
   [[nodiscard]] static double StageFpr(const ScalableOptions& options, uint32_t stage) noexcept;
+
+  // The plan growth makes for a stage at `level` of a chain with `options` (valid ones, as Create
+  // takes): C s^level keys in options.layout, its expected_fpr within StageFpr(options, level),
+  // its memory plan.bytes(). No limit of a chain (max_stages, the memory cap) applies: level 0 is
+  // what a filter being created needs. Errors: InvalidArgument for a first stage that cannot be
+  // planned (Create's message); ResourceExhausted for a later one (its capacity overflows 64
+  // bits, or it needs more than 2^48 bits).
+  [[nodiscard]] static absl::StatusOr<Plan> PlanLevel(const ScalableOptions& options,
+                                                      uint32_t level);
 
   // Moving is not thread-safe; a moved-from filter may only be destroyed or assigned to.
   ScalableFilter(ScalableFilter&&) noexcept;
@@ -229,6 +239,17 @@ class BLOOMERY_EXPORT ScalableFilter : public BatchForms<ScalableFilter, InsertR
   [[nodiscard]] uint64_t capacity() const noexcept;
   // Total bytes of all stages.
   [[nodiscard]] uint64_t memory_bytes() const noexcept;
+  // The stage growth would add next, one level past the highest held (UnionWith), planned as
+  // growth plans it: PlanLevel's plan, in the chain's layout. Or the ResourceExhausted status
+  // growth would stop with (FullStatus's text): the chain is full() already, non-scaling, at
+  // max_stages, the stage cannot be planned, or its bytes with memory_bytes() exceed the memory
+  // cap, options().memory.max_memory_bytes (0: none). An embedder that holds a chain to a cap of
+  // its own which the chain does not carry (the Redis module's MAX_BYTES, for a chain loaded over
+  // it) passes it as `max_memory_bytes`, so that its rule is the library's. Allocates nothing;
+  // may overlap lookups, not inserts that grow the chain (the answer would be stale).
+  // Cost: one plan (plan.h).
+  [[nodiscard]] absl::StatusOr<Plan> NextStagePlan() const;
+  [[nodiscard]] absl::StatusOr<Plan> NextStagePlan(uint64_t max_memory_bytes) const;
   [[nodiscard]] const ScalableOptions& options() const noexcept { return options_; }
   // Every stage's block shape (options().layout).
   [[nodiscard]] Layout layout() const noexcept { return options_.layout; }
@@ -245,12 +266,6 @@ class BLOOMERY_EXPORT ScalableFilter : public BatchForms<ScalableFilter, InsertR
  private:
   struct Chain;
 
-  struct StagePlan {
-    uint64_t capacity;
-    double fpr;
-    Plan plan;
-  };
-
   explicit ScalableFilter(const ScalableOptions& options);
   // Persistence's hooks (lib/internal/persistence.h).
   friend class internal::FilterAccess;
@@ -260,12 +275,18 @@ class BLOOMERY_EXPORT ScalableFilter : public BatchForms<ScalableFilter, InsertR
                                                            const LoadOptions& options);
   // InvalidArgument for options Create refuses.
   static absl::Status CheckOptions(const ScalableOptions& options);
-  // Capacity, FPR budget and geometry of a stage at `level` placed at `index`, or why it cannot
-  // be added (`pending_bytes`: stages being built that the memory cap must also count).
-  absl::StatusOr<StagePlan> PlanStage(uint32_t index, uint32_t level,
-                                      uint64_t pending_bytes = 0) const;
+  // PlanLevel's plan for a stage at `level` placed at `index` (which its messages name).
+  static absl::StatusOr<Plan> PlanAt(const ScalableOptions& options, uint32_t index,
+                                     uint32_t level);
+  // The plan of a stage at `level` placed at `index`, or why it cannot be added: the chain's
+  // limits and `max_memory_bytes` (0: none) over memory_bytes() and `pending_bytes` (stages
+  // being built that the cap must also count).
+  absl::StatusOr<Plan> PlanStage(uint32_t index, uint32_t level, uint64_t pending_bytes,
+                                 uint64_t max_memory_bytes) const;
+  // The level a new stage takes after the first `count` stages: one past the highest.
+  [[nodiscard]] uint32_t NextLevel(uint32_t count) const noexcept;
   // An empty stage of that plan (not published).
-  absl::StatusOr<BlockedFilter> BuildStage(const StagePlan& stage_plan) const;
+  absl::StatusOr<BlockedFilter> BuildStage(const Plan& plan) const;
   // Installs stage `index` holding `count` keys and publishes it to readers.
   void PublishStage(uint32_t index, BlockedFilter filter, uint64_t capacity, uint64_t count,
                     uint32_t level);

@@ -223,6 +223,22 @@ def test_scandump_across_writes_never_loads_a_wrong_filter(hostile):
             assert all(r.execute_command("BF.MEXISTS", key, *items))
 
 
+@pytest.mark.parametrize("layout,capacity", [("word64", 30_000_000), ("block256", 34_000_000)])
+def test_a_first_stage_over_max_bytes_in_its_layout_is_refused_by_name(hostile, layout, capacity):
+    """The line's first stage for `capacity` keys at 1% fits MAX_BYTES; the layout's own (more
+    bits per key) does not: refused with the module's message naming the layout's bytes."""
+    server, r = hostile
+    with pytest.raises(redis.ResponseError, match="over the module's MAX_BYTES") as refused:
+        r.execute_command("BF.RESERVE", "shaped", 0.01, capacity, "LAYOUT", layout)
+    assert "full" not in str(refused.value)
+    needs = int(str(refused.value).split("needs ")[1].split(" bytes")[0])
+    assert needs > MAX_BYTES
+    assert r.exists("shaped") == 0
+    assert r.execute_command("BF.RESERVE", "line", 0.01, capacity) == b"OK"
+    assert r.execute_command("BF.INFO", "line", "SIZE")[0] <= MAX_BYTES + 4096
+    r.delete("line")
+
+
 def test_error_texts_say_what_happened(hostile):
     server, r = hostile
     # Over the cap at creation: not "full", and names the cap.

@@ -296,6 +296,31 @@ def test_restart_with_a_lower_max_bytes_keeps_every_key(make_server, persistence
         r.execute_command("BF.RESERVE", "new", 0.01, BIG_KEYS)
 
 
+@pytest.mark.parametrize("layout", ["block256", "word64"])
+def test_a_chain_of_any_layout_loaded_over_max_bytes_grows_no_further(make_server, layout):
+    """A block256 or word64 chain grown past MAX_BYTES on a server without it, then loaded by one
+    with it (its own data: loaded anyway): a client's key that needs the chain's next stage is
+    refused with the module's MAX_BYTES error, and the chain keeps its layout, size and keys."""
+    server = make_server()
+    r = server.client()
+    r.execute_command("BF.RESERVE", "growing", 0.01, 20000, "LAYOUT", layout)
+    r.execute_command("BF.MADD", "growing", *ITEMS)
+    assert not [x for x in grow(r, "growing", 70) if isinstance(x, Exception)]
+    assert r.execute_command("BF.INFO", "growing", "SIZE")[0] > LOW_CAP
+    r.save()
+
+    server.module_args = ["MAX_BYTES", str(LOW_CAP)]
+    server.restart()
+    r = server.client()
+    assert f"key 'growing' holds a filter of" in server.log()
+    assert r.execute_command("BF.INFO", "growing", "LAYOUT") == [layout.encode()]
+    size = r.execute_command("BF.INFO", "growing", "SIZE")[0]
+    refused = [x for x in grow(r, "growing", 100, start=1000) if isinstance(x, Exception)]
+    assert refused and "its next stage would take it over the module's MAX_BYTES" in str(refused[0])
+    assert r.execute_command("BF.INFO", "growing", "SIZE")[0] == size
+    assert all(r.execute_command("BF.MEXISTS", "growing", *ITEMS))
+
+
 def test_digest_is_the_filters_content(make_server):
     master = make_server("master")
     m = master.client()
