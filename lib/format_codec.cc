@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <iterator>
@@ -60,25 +59,29 @@ enum Offset : uint64_t {
   kLayout = 128,
 };
 
-// The fixed header's fields stored as they are, one list for the reader and the writer.
-constexpr std::pair<uint64_t, uint32_t FileHeader::*> kFields32[] = {
-    {kFlags, &FileHeader::flags},
-    {kHashId, &FileHeader::hash_id},
-    {kHashes, &FileHeader::hashes},
-    {kCounterBits, &FileHeader::counter_bits},
-    {kChunkShift, &FileHeader::chunk_shift},
-    {kLayout, &FileHeader::layout}};
-constexpr std::pair<uint64_t, uint64_t FileHeader::*> kFields64[] = {
-    {kSeed, &FileHeader::seed},
-    {kBits, &FileHeader::bits},
-    {kCapacity, &FileHeader::capacity},
-    {kInsertCount, &FileHeader::insert_count},
-    {kPayloadOffset, &FileHeader::payload_offset},
-    {kPayloadBytes, &FileHeader::payload_bytes},
-    {kParam0, &FileHeader::param0},
-    {kParam1, &FileHeader::param1},
-    {kParam2, &FileHeader::param2},
-    {kParam3, &FileHeader::param3}};
+// Calls visit(offset, field) for each of the fixed header's fields stored as they are, at the
+// field's own width (4 or 8 bytes, little-endian; fpr as its IEEE bits): one list for the reader
+// and the writer.
+template <typename Header, typename Visit>
+void ForEachStoredField(Header& h, const Visit& visit) {
+  visit(kFlags, h.flags);
+  visit(kHashId, h.hash_id);
+  visit(kSeed, h.seed);
+  visit(kHashes, h.hashes);
+  visit(kCounterBits, h.counter_bits);
+  visit(kBits, h.bits);
+  visit(kCapacity, h.capacity);
+  visit(kFpr, h.fpr);
+  visit(kInsertCount, h.insert_count);
+  visit(kChunkShift, h.chunk_shift);
+  visit(kPayloadOffset, h.payload_offset);
+  visit(kPayloadBytes, h.payload_bytes);
+  visit(kParam0, h.param0);
+  visit(kParam1, h.param1);
+  visit(kParam2, h.param2);
+  visit(kParam3, h.param3);
+  visit(kLayout, h.layout);
+}
 
 uint32_t Get32(const uint8_t* p) {
   uint32_t v;
@@ -253,9 +256,8 @@ absl::StatusOr<FixedHeader> ReadFixed(const ByteSource& source) {
   if (row == nullptr) {
     return Corrupt(absl::StrFormat("unknown filter kind %d", static_cast<uint32_t>(h.kind)));
   }
-  for (const auto& [at, field] : kFields32) h.*field = Get32(p + at);
-  for (const auto& [at, field] : kFields64) h.*field = Get64(p + at);
-  h.fpr = std::bit_cast<double>(Get64(p + kFpr));
+  ForEachStoredField(h,
+                     [p](uint64_t at, auto& field) { std::memcpy(&field, p + at, sizeof(field)); });
   if (h.flags & ~kFlagDirty) return Corrupt(absl::StrFormat("unknown flags %#x", h.flags));
   if (!IsIntegerHash(h.hash_id)) {
     return Corrupt(absl::StrFormat("unknown hash function id %d", h.hash_id));
@@ -447,9 +449,8 @@ absl::StatusOr<std::vector<uint8_t>> EncodeHeader(FileHeader& h,
   std::memcpy(p, kMagic, sizeof(kMagic));
   Put32(p + kVersion, kFormatVersion);
   Put32(p + kKind, static_cast<uint32_t>(h.kind));
-  for (const auto& [at, field] : kFields32) Put32(p + at, h.*field);
-  for (const auto& [at, field] : kFields64) Put64(p + at, h.*field);
-  Put64(p + kFpr, std::bit_cast<uint64_t>(h.fpr));
+  ForEachStoredField(
+      h, [p](uint64_t at, const auto& field) { std::memcpy(p + at, &field, sizeof(field)); });
   Put32(p + kStageCount, static_cast<uint32_t>(h.stages.size()));
   for (size_t i = 0; i < h.stages.size(); ++i) {
     uint8_t* e = p + kFixedHeaderBytes + kStageEntryBytes * i;
