@@ -249,18 +249,20 @@ absl::StatusOr<Plan> ScalableFilter::PlanStage(uint32_t index, uint32_t level,
   absl::StatusOr<Plan> plan = PlanAt(options_, index, level);
   if (!plan.ok()) return plan;
   const uint64_t used = chain.memory_bytes.load(std::memory_order_relaxed) + pending_bytes;
-  if (max_memory_bytes != 0 &&
-      (used > max_memory_bytes || plan->bytes() > max_memory_bytes - used)) {
+  // What the stage will allocate: whole 64-byte lines, more than plan->bytes() where a block256
+  // or word64 stage's bits end inside its last line.
+  const uint64_t bytes = WholeLineBytes(plan->bits);
+  if (max_memory_bytes != 0 && (used > max_memory_bytes || bytes > max_memory_bytes - used)) {
     if (index == 0) {  // at creation: nothing is full, the first stage does not fit the cap
       return absl::ResourceExhaustedError(absl::StrFormat(
           "the filter's first stage (%d keys at fpr %g) needs %d bytes, over the memory cap of %d "
           "bytes",
-          plan->capacity, StageFpr(options_, level), plan->bytes(), max_memory_bytes));
+          plan->capacity, StageFpr(options_, level), bytes, max_memory_bytes));
     }
     return absl::ResourceExhaustedError(absl::StrFormat(
         "filter is full: stage %d needs %d bytes, and with the %d bytes of the stages before it "
         "that exceeds the memory cap of %d bytes",
-        index, plan->bytes(), used, max_memory_bytes));
+        index, bytes, used, max_memory_bytes));
   }
   return plan;
 }

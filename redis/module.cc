@@ -191,10 +191,11 @@ absl::StatusOr<std::unique_ptr<BloomValue>> NewFilter(const FilterParams& params
     // The library calls every refused stage "full"; for a filter being created the first stage is
     // the one refused, and the reason worth saying is the module's cap.
     absl::StatusOr<Plan> first = ScalableFilter::PlanLevel(options, 0);
-    if (first.ok() && first->bytes() > g_max_bytes) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "ERR the filter needs ", first->bytes(), " bytes, over the module's MAX_BYTES of ",
-          g_max_bytes, ": reserve a smaller capacity or a larger error rate"));
+    if (first.ok() && WholeLineBytes(first->bits) > g_max_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("ERR the filter needs ", WholeLineBytes(first->bits),
+                       " bytes, over the module's MAX_BYTES of ", g_max_bytes,
+                       ": reserve a smaller capacity or a larger error rate"));
     }
   }
   if (!filter.ok()) return filter.status();

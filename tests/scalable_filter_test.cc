@@ -334,15 +334,32 @@ TEST_CASE("NextStagePlan: the stage growth adds next, in the chain's layout, or 
       CHECK(added.hashes() == next->hashes);
       CHECK(added.plan().capacity == next->capacity);
     }
-    // Under a cap: refused exactly where the stage's bytes do not fit, with growth's message.
+    // Under a cap: refused exactly where the stage's memory (whole 64-byte lines, as every
+    // filter allocates) does not fit, with growth's message.
     const absl::StatusOr<Plan> next = f.NextStagePlan();
     REQUIRE(next.ok());
-    const uint64_t fits = f.memory_bytes() + next->bytes();
+    const uint64_t fits = f.memory_bytes() + WholeLineBytes(next->bits);
     CHECK(f.NextStagePlan(fits).ok());
     const absl::Status refused = f.NextStagePlan(fits - 1).status();
     CHECK(refused.code() == absl::StatusCode::kResourceExhausted);
     CHECK(refused.message().find(absl::StrCat("memory cap of ", fits - 1)) !=
           absl::string_view::npos);
+  }
+  // A chain under a cap never holds more than it: not even the unused tail of a stage's last
+  // line (a word64 or block256 stage's bits need not fill it).
+  for (Layout layout : {Layout::kLine512, Layout::kBlock256, Layout::kWord64}) {
+    CAPTURE(LayoutName(layout));
+    const ScalableOptions o{.capacity = 1000, .fpr = 0.01, .layout = layout};
+    ScalableFilter probe = K::Make(o);
+    const absl::StatusOr<Plan> second = probe.NextStagePlan();
+    REQUIRE(second.ok());
+    ScalableOptions capped = o;
+    capped.memory.max_memory_bytes = probe.memory_bytes() + WholeLineBytes(second->bits) - 1;
+    ScalableFilter f = K::Make(capped);
+    f.InsertMany(std::span<const uint64_t>(DistinctInts(5000, 0)));
+    CHECK(f.full());
+    CHECK(f.stage_count() == 1);
+    CHECK(f.memory_bytes() <= capped.memory.max_memory_bytes);
   }
   // A union's copy sits at its level: the next stage is one past the highest, not the count.
   ScalableFilter a = K::Make(K::Sized(1000, 0.01));

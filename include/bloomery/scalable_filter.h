@@ -147,10 +147,10 @@ class BLOOMERY_EXPORT ScalableFilter : public BatchForms<ScalableFilter, InsertR
 
   // The plan growth makes for a stage at `level` of a chain with `options` (valid ones, as Create
   // takes): C s^level keys in options.layout, its expected_fpr within StageFpr(options, level),
-  // its memory plan.bytes(). No limit of a chain (max_stages, the memory cap) applies: level 0 is
-  // what a filter being created needs. Errors: InvalidArgument for a first stage that cannot be
-  // planned (Create's message); ResourceExhausted for a later one (its capacity overflows 64
-  // bits, or it needs more than 2^48 bits).
+  // its memory WholeLineBytes(plan.bits) (plan.h). No limit of a chain (max_stages, the memory cap)
+  // applies: level 0 is what a filter being created needs. Errors: InvalidArgument for a first
+  // stage that cannot be planned (Create's message); ResourceExhausted for a later one (its
+  // capacity overflows 64 bits, or it needs more than 2^48 bits).
   [[nodiscard]] static absl::StatusOr<Plan> PlanLevel(const ScalableOptions& options,
                                                       uint32_t level);
 
@@ -242,12 +242,12 @@ class BLOOMERY_EXPORT ScalableFilter : public BatchForms<ScalableFilter, InsertR
   // The stage growth would add next, one level past the highest held (UnionWith), planned as
   // growth plans it: PlanLevel's plan, in the chain's layout. Or the ResourceExhausted status
   // growth would stop with (FullStatus's text): the chain is full() already, non-scaling, at
-  // max_stages, the stage cannot be planned, or its bytes with memory_bytes() exceed the memory
-  // cap, options().memory.max_memory_bytes (0: none). An embedder that holds a chain to a cap of
-  // its own which the chain does not carry (the Redis module's MAX_BYTES, for a chain loaded over
-  // it) passes it as `max_memory_bytes`, so that its rule is the library's. Allocates nothing;
-  // may overlap lookups, not inserts that grow the chain (the answer would be stale).
-  // Cost: one plan (plan.h).
+  // max_stages, the stage cannot be planned, or its memory (WholeLineBytes(plan.bits)) with
+  // memory_bytes() exceeds the memory cap, options().memory.max_memory_bytes (0: none). An embedder
+  // that holds a chain to a cap of its own which the chain does not carry (the Redis module's
+  // MAX_BYTES, for a chain loaded over it) passes it as `max_memory_bytes`, so that its rule is the
+  // library's. Allocates nothing; may overlap lookups, not inserts that grow the chain (the answer
+  // would be stale). Cost: one plan (plan.h).
   [[nodiscard]] absl::StatusOr<Plan> NextStagePlan() const;
   [[nodiscard]] absl::StatusOr<Plan> NextStagePlan(uint64_t max_memory_bytes) const;
   [[nodiscard]] const ScalableOptions& options() const noexcept { return options_; }
