@@ -99,12 +99,10 @@ absl::Status BlockedFilter::IntersectWith(const BlockedFilter& other) {
 }
 
 double BlockedFilter::EstimatedFpr() const noexcept {
-  // The layout's slicing, resolved once: one function reads every shape's blocks.
-  const uint32_t slices = SlicesOf(plan_.layout, hashes_);
-  const uint32_t slice_bits = FindBlockShape(plan_.layout)->block_bits / slices;
+  const internal::BlockSlices slices = internal::SlicesOfBlock(plan_.layout, hashes_);
   double total = 0;
   for (uint64_t b = 0; b < blocks_; ++b) {
-    total += internal::BlockFpr(words_ + (b << block_shift_), slices, slice_bits, hashes_);
+    total += internal::BlockFpr(words_ + (b << block_shift_), slices, hashes_);
   }
   return blocks_ ? total / static_cast<double>(blocks_) : 0.0;
 }

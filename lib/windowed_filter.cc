@@ -369,11 +369,10 @@ void WindowedFilter::Clear() noexcept {
 }
 
 double WindowedFilter::SlotFpr(uint32_t slot) const noexcept {
-  const uint32_t slices = SlicesOf(plan_.layout, plan_.hashes);
-  const uint32_t slice_bits = FindBlockShape(plan_.layout)->block_bits / slices;
+  const internal::BlockSlices slices = internal::SlicesOfBlock(plan_.layout, plan_.hashes);
   double total = 0;
   for (uint64_t b = 0; b < blocks_; ++b) {
-    total += internal::BlockFpr(line(b, slot), slices, slice_bits, plan_.hashes);
+    total += internal::BlockFpr(line(b, slot), slices, plan_.hashes);
   }
   return blocks_ ? total / static_cast<double>(blocks_) : 0.0;
 }

@@ -15,6 +15,7 @@
 #include <bit>
 #include <cstdint>
 
+#include "bloomery/layout.h"
 #include "internal/block_layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
@@ -41,21 +42,33 @@ template <uint32_t kWords>
   return missing == 0;
 }
 
+// How a block splits into the slices a key's probes land in: `count` (<= 16) slices of `bits`
+// (8, 32 or 64) bits, slice j being bits j * bits.. of the block's little-endian words.
+struct BlockSlices {
+  uint32_t count;
+  uint32_t bits;
+};
+
+// The slices of a block of `layout` with `hashes` probes (layout.h: SlicesOf, and block_bits
+// over them): what BlockFpr reads, resolved once per filter rather than per block.
+[[nodiscard]] constexpr BlockSlices SlicesOfBlock(Layout layout, uint32_t hashes) noexcept {
+  const uint32_t count = SlicesOf(layout, hashes);
+  return {count, FindBlockShape(layout)->block_bits / count};
+}
+
 // The probability that a random key absent from this block finds all its k bits set: the mean,
 // over the start slices, of the product of the k slices' fill ratios (the exact per-block term
-// of a blocked filter's FPR). The block is `slices` (<= 16) slices of `slice_bits` (8, 32 or 64)
-// bits, slice j being bits j * slice_bits.. of its little-endian words: SlicesOf(layout, k)
-// slices of BlockShape::block_bits / slices bits (layout.h), the one reading of every shape.
-[[nodiscard]] inline double BlockFpr(const uint64_t* block, uint32_t slices, uint32_t slice_bits,
+// of a blocked filter's FPR). One reading of every shape (the line, block256, word64).
+[[nodiscard]] inline double BlockFpr(const uint64_t* block, BlockSlices slices,
                                      uint32_t hashes) noexcept {
-  const uint64_t slice_mask = slice_bits == 64 ? ~uint64_t{0} : (uint64_t{1} << slice_bits) - 1;
+  const uint64_t mask = slices.bits == 64 ? ~uint64_t{0} : (uint64_t{1} << slices.bits) - 1;
   double fill[16];
-  for (uint32_t j = 0; j < slices; ++j) {
-    const uint32_t bit = j * slice_bits;
-    const uint64_t bits = (LoadRelaxed(block + bit / 64) >> (bit % 64)) & slice_mask;
-    fill[j] = static_cast<double>(std::popcount(bits)) / slice_bits;
+  for (uint32_t j = 0; j < slices.count; ++j) {
+    const uint32_t bit = j * slices.bits;
+    const uint64_t set = (LoadRelaxed(block + bit / 64) >> (bit % 64)) & mask;
+    fill[j] = static_cast<double>(std::popcount(set)) / slices.bits;
   }
-  return SlicedLineFprFromFill(fill, slices, hashes);
+  return SlicedLineFprFromFill(fill, slices.count, hashes);
 }
 
 }  // namespace bloomery::internal
