@@ -90,6 +90,10 @@ absl::StatusOr<typename F::Options> OptionsOf(const AnyOptions& any) {
           [](auto& x, Layout v) -> decltype(void(x.layout = v)) requires requires(const F& f) {
             f.layout();
           } { x.layout = v; }),
+      Take(
+          o, kind, "layout_choice", any.layout_choice,
+          [](auto& x, LayoutChoice v) -> decltype(void(x.layout_choice = v)) requires requires(
+                                          const F& f) { f.layout(); } { x.layout_choice = v; }),
       BLOOMERY_TAKE(window, any.window),
       BLOOMERY_TAKE(generations, any.generations),
       BLOOMERY_TAKE(refresh, any.refresh),

@@ -26,11 +26,8 @@ double BitArray::EstimatedCount() const noexcept {
 absl::Status BitArray::CheckSameBits(const BitArray& other) const {
   // The layout first: arrays of one size in different layouts hold a key's bits in different
   // places, so no union or intersection of them keeps its keys.
-  if (plan_.layout != other.plan_.layout) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("filters have different layouts (%s and %s): a key's bits are not in the "
-                        "same places",
-                        LayoutName(plan_.layout), LayoutName(other.plan_.layout)));
+  if (absl::Status s = internal::CheckSameLayout(plan_.layout, other.plan_.layout); !s.ok()) {
+    return s;
   }
   return internal::CheckSameArray(bits(), hashes(), hasher_, other.bits(), other.hashes(),
                                   other.hasher_);

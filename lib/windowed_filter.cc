@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "internal/batch_pipeline.h"
 #include "internal/block_layout.h"
+#include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
 #include "internal/line_ops.h"
 #include "internal/persistence.h"
@@ -58,6 +59,9 @@ WindowedFilter::WindowedFilter(FilterMemory memory, const Plan& plan, const Shap
     : WordArray(std::move(memory), shape.hasher, shape.concurrent),
       blocks_(plan.blocks()),
       generations_(shape.generations),
+      block_shift_(
+          static_cast<uint32_t>(std::countr_zero(FindBlockShape(plan.layout)->block_bits / 64))),
+      shape_(simd::ShapeIndex(plan.layout)),
       plan_(plan),
       capacity_(shape.capacity),
       fpr_(shape.fpr),
@@ -131,18 +135,29 @@ absl::StatusOr<WindowedFilter> WindowedFilter::Create(const WindowedOptions& opt
         "WindowedFilter: window must be 0 (key-count mode) or at least %d ns, got %d ns",
         options.generations, window_ns));
   }
+  if (FindBlockShape(options.layout) == nullptr && options.layout != Layout::kAuto) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("WindowedFilter: generations are blocked: layout must be line512, "
+                        "block256, word64 or auto, got %s",
+                        LayoutName(options.layout)));
+  }
   if (absl::Status s = internal::CheckIntegerHash(options.hashing.integer_hash); !s.ok()) return s;
   const uint32_t g = options.generations;
-  // 1 - (1 - f)^G = fpr, computed without cancellation for small fpr.
-  const double generation_fpr = -std::expm1(std::log1p(-options.fpr) / g);
-  absl::StatusOr<Plan> plan = PlanFor(KeysPerGeneration(options.capacity, g), generation_fpr,
-                                      Layout::kBlocked, options.hashes);
+  // One generation as a blocked filter's options: ceil(capacity/G) keys at the f with
+  // 1 - (1 - f)^G = fpr (computed without cancellation for small fpr); kFastest's cap is a
+  // generation's share of the whole filter's.
+  FilterOptions generation{.capacity = KeysPerGeneration(options.capacity, g),
+                           .fpr = -std::expm1(std::log1p(-options.fpr) / g),
+                           .hashes = options.hashes,
+                           .layout_choice = options.layout_choice};
+  generation.memory.max_memory_bytes = options.memory.max_memory_bytes / g;
+  absl::StatusOr<Plan> plan = PlanFilter(generation, options.layout);
   if (!plan.ok()) return plan.status();
   if (plan->bits > kMaxBits / g) {
     return absl::ResourceExhaustedError("WindowedFilter: the generations need more than 2^48 bits");
   }
   absl::StatusOr<FilterMemory> memory =
-      internal::AllocateFilterMemory(plan->bytes() * g, options.memory);
+      internal::AllocateFilterMemory(WholeLineBytes(plan->bits * g), options.memory);
   if (!memory.ok()) return memory.status();
   return WindowedFilter(*std::move(memory), *plan,
                         Shape{g, options.capacity, options.fpr, window_ns, options.refresh,
@@ -184,8 +199,7 @@ void WindowedFilter::RotateTo(uint64_t target) noexcept {
     ++e;
     const auto slot = static_cast<uint32_t>(e % generations_);
     // Relaxed stores (ClearWords): a lookup may still read this expiring generation.
-    for (uint64_t b = 0; b < blocks_; ++b)
-      internal::ClearWords(line(b, slot), internal::kWordsPerBlock);
+    for (uint64_t b = 0; b < blocks_; ++b) internal::ClearWords(block_at(b, slot), block_words());
     state_->slot_epoch[slot].store(e, std::memory_order_release);
     state_->counted.store(0, std::memory_order_relaxed);
     // Release: an insert that acquires the new epoch sees the cleared slot, so its bits are
@@ -200,10 +214,10 @@ void WindowedFilter::Advance() noexcept {
 }
 
 bool WindowedFilter::TestLive(const KeyHash& hash, uint64_t block, uint64_t now) const noexcept {
-  const auto& kernels = simd::ActiveKernels();
+  const simd::ShapeKernels& kernels = simd::ActiveKernels().shapes[shape_];
   for (uint32_t slot = 0; slot < generations_; ++slot) {
     if (SlotLive(slot, now) &&
-        kernels.line().test_block(line(block, slot), hash, plan_.hashes, concurrent_)) {
+        kernels.test_block(block_at(block, slot), hash, plan_.hashes, concurrent_)) {
       return true;
     }
   }
@@ -216,7 +230,7 @@ bool WindowedFilter::MayContain(const KeyHash& hash) const noexcept {
 
 bool WindowedFilter::Insert(const KeyHash& hash) noexcept {
   const uint64_t block = BlockIndex(hash, blocks_);
-  const auto& kernels = simd::ActiveKernels();
+  const simd::ShapeKernels& kernels = simd::ActiveKernels().shapes[shape_];
   for (;;) {
     uint64_t e = state_->epoch.load(std::memory_order_acquire);
     if (const uint64_t now = EpochNow(); now > e) {  // the newest generation's time is over
@@ -230,37 +244,42 @@ bool WindowedFilter::Insert(const KeyHash& hash) noexcept {
     const bool seen = TestLive(hash, block, e);
     if (seen && refresh_ == Refresh::kKeepFirstSeen) return false;
     const auto slot = static_cast<uint32_t>(e % generations_);
-    uint64_t* newest = line(block, slot);
+    uint64_t* newest = block_at(block, slot);
     if (window_ns_ == 0) {
       // Key-count mode counts the inserts that add a key to the newest generation; a generation
-      // whose share is 0 (W < G) is passed over without counting.
-      if (kernels.line().test_block(newest, hash, plan_.hashes, concurrent_)) return !seen;
+      // whose share is 0 (W < G) is passed over without counting. The key already there: alone,
+      // TestLive saw it too; racing, another thread set it and was told "new".
+      if (kernels.test_block(newest, hash, plan_.hashes, concurrent_)) return false;
       const uint64_t share = KeysIn(slot);
       if (share == 0 || state_->counted.fetch_add(1, std::memory_order_relaxed) >= share) {
         RotateTo(e + 1);
         continue;
       }
     }
-    (void)kernels.line().set_block(newest, hash, plan_.hashes, concurrent_);
-    return !seen;
+    // New only if this call set a bit: alone, !seen implies it; racing on one word64 word, one
+    // fetch_or finds the bits missing (the header's promise).
+    return kernels.set_block(newest, hash, plan_.hashes, concurrent_) && !seen;
   }
 }
 
 namespace {
 
-// A key's block, its G lines prefetched as soon as it is known: they are contiguous, one short
-// prefetch stream per key (internal::BurstEach).
+// A key's block, the cache lines of its G blocks prefetched as soon as it is known: they are
+// contiguous, one short prefetch stream per key (internal::BurstEach).
 template <bool kWrite>
 struct LocateGenerations {
   using Where = uint64_t;
   const uint64_t* words;
   uint64_t blocks;
   uint32_t generations;
+  uint32_t block_shift;
   void operator()(const KeyHash& hash, uint64_t& block) const noexcept {
     block = BlockIndex(hash, blocks);
-    const uint64_t* first = words + block * generations * internal::kWordsPerBlock;
-    for (uint32_t j = 0; j < generations; ++j) {
-      __builtin_prefetch(first + internal::kWordsPerBlock * j, kWrite ? 1 : 0, 3);
+    const uint64_t run = uint64_t{generations} << block_shift;  // words
+    const uint64_t first = block * run;
+    for (uint64_t w = first & ~uint64_t{internal::kWordsPerBlock - 1}; w < first + run;
+         w += internal::kWordsPerBlock) {
+      __builtin_prefetch(words + w, kWrite ? 1 : 0, 3);
     }
   }
 };
@@ -271,7 +290,7 @@ template <FilterKey Key>
 size_t WindowedFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept {
   size_t added = 0;
   internal::BurstEach(keys, was_new, hasher_,
-                      LocateGenerations<true>{words_, blocks_, generations_},
+                      LocateGenerations<true>{words_, blocks_, generations_, block_shift_},
                       [&](const KeyHash& hash, uint64_t) {
                         const bool fresh = Insert(hash);
                         added += fresh;
@@ -286,7 +305,7 @@ size_t WindowedFilter::LookupKeys(std::span<const Key> keys,
   const uint64_t now = EpochNow();
   size_t found = 0;
   internal::BurstEach(keys, results, hasher_,
-                      LocateGenerations<false>{words_, blocks_, generations_},
+                      LocateGenerations<false>{words_, blocks_, generations_, block_shift_},
                       [&](const KeyHash& hash, uint64_t block) {
                         const bool live = TestLive(hash, block, now);
                         found += live;
@@ -298,6 +317,7 @@ size_t WindowedFilter::LookupKeys(std::span<const Key> keys,
 BLOOMERY_INSTANTIATE_BATCH_FORMS(WindowedFilter)
 
 absl::Status WindowedFilter::CheckSameWindow(const WindowedFilter& other) const {
+  if (absl::Status s = internal::CheckSameLayout(layout(), other.layout()); !s.ok()) return s;
   if (blocks_ != other.blocks_ || plan_.hashes != other.plan_.hashes || hasher_ != other.hasher_ ||
       generations_ != other.generations_ || window_ns_ != other.window_ns_ ||
       per_generation_ != other.per_generation_ || refresh_ != other.refresh_ ||
@@ -355,15 +375,14 @@ absl::Status WindowedFilter::UnionWith(const WindowedFilter& other) {
   for (uint32_t slot = 0; slot < generations_; ++slot) {
     if (!SlotLive(slot, now) || !other.SlotLive(slot, now)) continue;
     for (uint64_t b = 0; b < blocks_; ++b) {
-      internal::UnionWords(line(b, slot), other.line(b, slot), internal::kWordsPerBlock,
-                           concurrent_);
+      internal::UnionWords(block_at(b, slot), other.block_at(b, slot), block_words(), concurrent_);
     }
   }
   return absl::OkStatus();
 }
 
 void WindowedFilter::Clear() noexcept {
-  std::fill(words_, words_ + blocks_ * generations_ * internal::kWordsPerBlock, uint64_t{0});
+  std::fill(words_, words_ + (blocks_ * generations_ << block_shift_), uint64_t{0});
   Restart(0);
   if (window_ns_ > 0) origin_ns_ = state_->clock();
 }
@@ -372,21 +391,17 @@ double WindowedFilter::SlotFpr(uint32_t slot) const noexcept {
   const internal::BlockSlices slices = internal::SlicesOfBlock(plan_.layout, plan_.hashes);
   double total = 0;
   for (uint64_t b = 0; b < blocks_; ++b) {
-    total += internal::BlockFpr(line(b, slot), slices, plan_.hashes);
+    total += internal::BlockFpr(block_at(b, slot), slices, plan_.hashes);
   }
   return blocks_ ? total / static_cast<double>(blocks_) : 0.0;
 }
 
 double WindowedFilter::SlotCount(uint32_t slot) const noexcept {
   uint64_t set = 0;
-  for (uint64_t b = 0; b < blocks_; ++b) {
-    set += internal::PopCountWords(line(b, slot), internal::kWordsPerBlock);
-  }
-  const double bits = static_cast<double>(blocks_ * kBlockBits);
-  const double fill = static_cast<double>(set) / bits;
-  if (fill >= 1.0) return std::numeric_limits<double>::infinity();
+  for (uint64_t b = 0; b < blocks_; ++b)
+    set += internal::PopCountWords(block_at(b, slot), block_words());
   // Swamidass & Baldi, as BlockedFilter::EstimatedCount.
-  return std::log1p(-fill) / std::log1p(-static_cast<double>(plan_.hashes) / bits);
+  return internal::CountFromFill(set, plan_.bits, plan_.hashes);
 }
 
 double WindowedFilter::EstimatedCount() const noexcept {
@@ -468,11 +483,18 @@ absl::StatusOr<Plan> GenerationPlanOf(const FileHeader& header) {
     return Corrupt(absl::StrFormat("newest generation counts %d inserts, more than its %d",
                                    header.param3, per_generation));
   }
-  if (header.bits % (uint64_t{g} * kBlockBits) != 0) {
-    return Corrupt("bits are not whole lines for every generation");
+  // The layout field (0, the line, in every file written before layouts) names the shape of
+  // every generation's blocks; the validator has refused unknown codes.
+  const BlockShape& shape = *FindBlockShapeByFileCode(header.layout);
+  if (header.bits % (uint64_t{g} * shape.block_bits) != 0) {
+    return Corrupt(absl::StrCat("bits are not whole ",
+                                shape.layout == Layout::kLine512
+                                    ? "lines"
+                                    : absl::StrCat(std::string(shape.name), " blocks"),
+                                " for every generation"));
   }
   absl::StatusOr<Plan> plan =
-      PlanForSize(header.bits / g, header.hashes, per_generation, Layout::kBlocked);
+      PlanForSize(header.bits / g, header.hashes, per_generation, shape.layout);
   if (!plan.ok() || plan->bits != header.bits / g) {
     return Corrupt(absl::StrFormat("bits %d with %d hashes is not a valid geometry", header.bits,
                                    header.hashes));
@@ -496,6 +518,7 @@ void PutClockState(FileHeader& header, uint64_t epoch, uint64_t clock_field) {
 
 internal::KindFormat WindowedFilter::FileFormat() noexcept {
   return {.params = 4,
+          .layouts = true,
           // Inspect, Load and LoadFromBytes share its verdict.
           .check = [](const FileHeader& header) { return GenerationPlanOf(header).status(); }};
 }
@@ -526,9 +549,9 @@ absl::StatusOr<std::string> WindowedFilter::Write(const std::string* path) const
   for (uint32_t slot = 0; slot < generations_; ++slot) {
     if (!SlotLive(slot, now)) continue;
     for (uint64_t b = 0; b < blocks_; ++b) {
-      // The same place in the copy as in this filter's lines (line() is the layout).
-      std::memcpy(words + (line(b, slot) - words_), line(b, slot),
-                  internal::kWordsPerBlock * sizeof(uint64_t));
+      // The same place in the copy as in this filter's blocks (block_at() is the layout).
+      std::memcpy(words + (block_at(b, slot) - words_), block_at(b, slot),
+                  block_words() * sizeof(uint64_t));
     }
   }
   const std::span<const uint8_t> payload[] = {{copy->data(), bytes().size()}};

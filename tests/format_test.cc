@@ -32,6 +32,7 @@
 #include "bloomery/file.h"
 #include "bloomery/filter_kind.h"
 #include "bloomery/scalable_filter.h"
+#include "bloomery/windowed_filter.h"
 #include "internal/format_codec.h"
 #include "internal/memory_limit.h"
 #include "test_util.h"
@@ -436,6 +437,24 @@ TEST_CASE("golden: every other kind's bytes and file are pinned too") {
   CHECK(counting_file == 0x89884b6caab812caull);
   CHECK(scalable_bytes == 0xce2bb62803982a9aull);
   CHECK(scalable_file == 0xb127975ce64db71eull);
+}
+
+// Windowed generations took a layout (issue #26): a default windowed filter (the line) and its
+// file stay byte for byte what they were before layouts (these digests are the old code's).
+TEST_CASE("golden: a windowed filter's bytes and file are pinned") {
+  TempDir dir;
+  WindowedOptions options;
+  options.capacity = 200;
+  options.fpr = 0.01;
+  options.hashing.seed = 0x5EED;
+  absl::StatusOr<WindowedFilter> windowed = WindowedFilter::Create(options);
+  REQUIRE(windowed.ok());
+  for (uint64_t i = 0; i < 300; ++i) (void)windowed->Insert(i);
+  REQUIRE(windowed->epoch() >= 5);  // rotated past a whole window
+  const auto [bytes, file] = Digests(*windowed, dir);
+  MESSAGE("windowed digest " << bytes << ", file digest " << file);
+  CHECK(bytes == 0x5c981ea1710a6ce2ull);
+  CHECK(file == 0x186fa1dc97a3930eull);
 }
 
 TEST_CASE("map read-only shares the file copy-on-write; read-write persists after Flush") {

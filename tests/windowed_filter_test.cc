@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "bloomery/any_filter.h"
 #include "bloomery/blocked_filter.h"
 #include "bloomery/file.h"
 #include "internal/format_codec.h"
@@ -56,6 +57,9 @@ WindowedOptions TimeWindow(FakeClock& clock, int64_t window_seconds, uint64_t ca
   o.clock = clock.Get();
   return o;
 }
+
+// Every blocked shape a windowed filter's generations take (layout.h).
+constexpr Layout kLayouts[] = {Layout::kLine512, Layout::kBlock256, Layout::kWord64};
 
 // Absent keys among `keys` that the filter reports present.
 uint64_t MaybeCount(const WindowedFilter& f, const std::vector<uint64_t>& keys) {
@@ -95,24 +99,30 @@ TEST_CASE("key-count window at a practical FPR: keys kept W*(G-1)/G, gone by W")
 }
 
 TEST_CASE("duration window with a fake clock: kept at least W*(G-1)/G, gone at W") {
-  FakeClock clock;
-  clock.now = 1000 * kSecond;  // the origin: epoch 0 covers [1000 s, 1025 s)
-  auto f = MakeOrFail<WindowedFilter>(TimeWindow(clock, 100));
-  clock.now += 24 * kSecond + kSecond / 2;  // late in generation 0
-  CHECK(f.Insert("late"));
-  clock.now += kSecond;  // 1025.5 s: generation 1
-  CHECK(f.Insert("early"));
-  // "late" was inserted at 1024.5 s; generation 0 ends its life at 1100 s: kept 75.5 s >= 75 s.
-  clock.now = 1100 * kSecond - 1;
-  CHECK(f.MayContain("late"));
-  CHECK(f.MayContain("early"));
-  clock.now = 1100 * kSecond;  // lookups alone see the expiry: no insert, no Advance
-  CHECK_FALSE(f.MayContain("late"));
-  CHECK(f.MayContain("early"));
-  clock.now = 1125 * kSecond;  // "early" (1025.5 s) lives until 1125 s: 99.5 s <= W
-  CHECK_FALSE(f.MayContain("early"));
-  CHECK(f.Insert("late"));  // expired keys are new again
-  CHECK(f.epoch() == 5);
+  for (const Layout layout : kLayouts) {  // the bounds hold for every layout (issue #26)
+    CAPTURE(LayoutName(layout));
+    FakeClock clock;
+    clock.now = 1000 * kSecond;  // the origin: epoch 0 covers [1000 s, 1025 s)
+    WindowedOptions o = TimeWindow(clock, 100);
+    o.layout = layout;
+    auto f = MakeOrFail<WindowedFilter>(o);
+    CHECK(f.layout() == layout);
+    clock.now += 24 * kSecond + kSecond / 2;  // late in generation 0
+    CHECK(f.Insert("late"));
+    clock.now += kSecond;  // 1025.5 s: generation 1
+    CHECK(f.Insert("early"));
+    // "late" was inserted at 1024.5 s; generation 0 ends its life at 1100 s: kept 75.5 s >= 75 s.
+    clock.now = 1100 * kSecond - 1;
+    CHECK(f.MayContain("late"));
+    CHECK(f.MayContain("early"));
+    clock.now = 1100 * kSecond;  // lookups alone see the expiry: no insert, no Advance
+    CHECK_FALSE(f.MayContain("late"));
+    CHECK(f.MayContain("early"));
+    clock.now = 1125 * kSecond;  // "early" (1025.5 s) lives until 1125 s: 99.5 s <= W
+    CHECK_FALSE(f.MayContain("early"));
+    CHECK(f.Insert("late"));  // expired keys are new again
+    CHECK(f.epoch() == 5);
+  }
 }
 
 TEST_CASE("a clock that jumps past the whole window forgets everything") {
@@ -287,33 +297,39 @@ WindowedFilter Reloaded(const std::string& bytes, WindowClock clock = {}) {
 // Issue #30: generations of ceil(W/G) keys made a window last G*ceil(W/G) inserts (W = 1, G = 4
 // forgot a key after 4 others; W = 5, G = 64 after 64). For every W and G a key is kept through
 // floor(W*(G-1)/G) later counted inserts and gone after W, across a save and load mid-way.
+// The bounds hold for every layout (issue #26).
 TEST_CASE("key-count window, every W and G: kept through floor(W*(G-1)/G) inserts, gone after W") {
-  for (const uint32_t generations : {2u, 3u, 4u, 5u, 7u, 8u, 16u, 63u, 64u}) {
-    for (uint64_t window = 1; window <= 20; ++window) {
-      CAPTURE(generations);
-      CAPTURE(window);
-      WindowedOptions o = KeyWindow(window, generations);
-      o.fpr = 1e-12;  // no insert is a false positive: every insert counts
-      auto f = MakeOrFail<WindowedFilter>(o);
-      const uint64_t kept = window * (generations - 1) / generations;
-      // Past several whole windows, so every generation's place in the cycle is met.
-      const uint64_t inserts = 4 * window + generations;
-      uint64_t early = 0;  // keys gone before `kept` later inserts
-      uint64_t late = 0;   // keys present after `window` later inserts
-      for (uint64_t i = 0; i < inserts; ++i) {
-        if (i == inserts / 2) f = Reloaded(Saved(f));  // the file resumes at the same insert
-        REQUIRE(f.Insert(i));
-        for (uint64_t key = 0; key <= i; ++key) {
-          const uint64_t later = i - key;
-          const bool present = f.MayContain(key);
-          early += later <= kept && !present;
-          late += later >= window && present;
+  for (const Layout layout : kLayouts)
+    for (const uint32_t generations : {2u, 3u, 4u, 5u, 7u, 8u, 16u, 63u, 64u}) {
+      for (uint64_t window = 1; window <= 20; ++window) {
+        CAPTURE(LayoutName(layout));
+        CAPTURE(generations);
+        CAPTURE(window);
+        WindowedOptions o = KeyWindow(window, generations);
+        // No insert is a false positive: every insert counts. (word64 at 1e-12 would need 2 GB
+        // for one key per generation of 64: a word's 8-bit slices are easily filled.)
+        o.fpr = layout == Layout::kWord64 ? 1e-9 : 1e-12;
+        o.layout = layout;
+        auto f = MakeOrFail<WindowedFilter>(o);
+        const uint64_t kept = window * (generations - 1) / generations;
+        // Past several whole windows, so every generation's place in the cycle is met.
+        const uint64_t inserts = 4 * window + generations;
+        uint64_t early = 0;  // keys gone before `kept` later inserts
+        uint64_t late = 0;   // keys present after `window` later inserts
+        for (uint64_t i = 0; i < inserts; ++i) {
+          if (i == inserts / 2) f = Reloaded(Saved(f));  // the file resumes at the same insert
+          REQUIRE(f.Insert(i));
+          for (uint64_t key = 0; key <= i; ++key) {
+            const uint64_t later = i - key;
+            const bool present = f.MayContain(key);
+            early += later <= kept && !present;
+            late += later >= window && present;
+          }
         }
+        CHECK(early == 0);
+        CHECK(late == 0);
       }
-      CHECK(early == 0);
-      CHECK(late == 0);
     }
-  }
 }
 
 TEST_CASE("file round trip mid-window, key-count mode: rotation resumes at the same insert") {
@@ -914,6 +930,238 @@ TEST_CASE("a hostile windowed file is DataLoss when mapped, in either mode, and 
     }
     CHECK(file.Contents() == bad);  // refused before DIRTY is set
   }
+}
+
+// Issue #26: the generations take a layout. Each is planned exactly for its shape at the per-
+// generation FPR, and the FPR over the whole window at capacity is the plan's, within 4 sigma.
+TEST_CASE("layouts: every generation planned for its shape; the window's FPR is the plan's") {
+  for (const Layout layout : kLayouts) {
+    for (const uint32_t generations : {2u, 4u, 8u}) {
+      CAPTURE(LayoutName(layout));
+      CAPTURE(generations);
+      WindowedOptions o = KeyWindow(80'000, generations);
+      o.layout = layout;
+      auto f = MakeOrFail<WindowedFilter>(o);
+      CHECK(f.layout() == layout);
+      const Plan& plan = f.generation_plan();
+      CHECK(plan.layout == layout);
+      absl::StatusOr<Plan> expected =
+          PlanFor(80'000 / generations, -std::expm1(std::log1p(-0.01) / generations), layout);
+      REQUIRE(expected.ok());
+      CHECK(plan.bits == expected->bits);
+      CHECK(plan.hashes == expected->hashes);
+      CHECK(f.blocks() == plan.bits / FindBlockShape(layout)->block_bits);
+      CHECK(f.planned_fpr() <= 0.01);
+      CHECK(f.planned_fpr() > 0.008);  // planned tight, not oversized
+      CHECK(f.memory_bytes() == WholeLineBytes(plan.bits * generations));
+      const std::vector<uint64_t> keys = DistinctInts(80'000, 0);
+      CHECK(f.InsertMany(std::span<const uint64_t>(keys)) >= keys.size() * 98 / 100);
+      CHECK(f.epoch() == generations - 1);  // every generation full, none forgotten yet
+      CHECK(MaybeCount(f, keys) == keys.size());
+      const std::vector<uint64_t> absent = DistinctInts(1'000'000, 1);
+      const uint64_t hits = MaybeCount(f, absent);
+      MESSAGE(LayoutName(layout) << " G=" << generations << " bits/key "
+                                 << 8.0 * static_cast<double>(f.memory_bytes()) / 80'000
+                                 << " k=" << plan.hashes << " planned " << f.planned_fpr()
+                                 << " measured " << static_cast<double>(hits) / 1e6);
+      CHECK(WithinBinomialBound(hits, absent.size(), f.planned_fpr(), 4.0));
+      CHECK(WithinBinomialBound(hits, absent.size(), f.EstimatedFpr(), 4.0));
+      CHECK(f.EstimatedCount() == doctest::Approx(80'000).epsilon(0.03));
+    }
+  }
+}
+
+TEST_CASE("layouts: the lines a lookup reads are the G adjacent blocks of the key") {
+  // With word64 and G = 4 the run of a key's blocks is 4 adjacent words in one line: inserting
+  // one key into a fresh filter touches exactly one word of it, the newest generation's.
+  WindowedOptions o = KeyWindow(4000);
+  o.layout = Layout::kWord64;
+  auto f = MakeOrFail<WindowedFilter>(o);
+  CHECK(f.Insert(uint64_t{42}));
+  const auto* words = reinterpret_cast<const uint64_t*>(f.bytes().data());
+  uint64_t nonzero = 0;
+  uint64_t at = 0;
+  for (uint64_t w = 0; w < f.bytes().size() / 8; ++w) {
+    if (words[w] != 0) ++nonzero, at = w;
+  }
+  CHECK(nonzero == 1);
+  CHECK(at % 4 == 0);  // generation 0 is slot 0, the first word of the key's run
+  CHECK(f.Insert(uint64_t{43}));
+  for (uint64_t i = 0; i < 1000; ++i) (void)f.Insert(1000 + i);  // rotates into slot 1
+  CHECK(f.epoch() == 1);
+  const uint64_t before = words[at + 1];
+  CHECK(f.Insert(uint64_t{42}) == false);  // kOnInsert: present, refreshed into slot 1
+  CHECK(words[at + 1] != before);
+}
+
+TEST_CASE("layouts: option errors say what is wrong") {
+  WindowedOptions o = KeyWindow(1000);
+  o.layout = Layout::kPartitioned;
+  absl::Status s = WindowedFilter::Create(o).status();
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(absl::StrContains(s.message(), "layout must be line512, block256, word64 or auto"));
+  o.layout = Layout::kWord64;
+  o.hashes = 9;  // word64 and block256 have 8 slices
+  s = WindowedFilter::Create(o).status();
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(absl::StrContains(s.message(), "hashes"));
+  o.layout = Layout::kBlock256;
+  CHECK(WindowedFilter::Create(o).status().code() == absl::StatusCode::kInvalidArgument);
+  o.layout = Layout::kLine512;
+  CHECK(WindowedFilter::Create(o).ok());  // the line takes up to 16
+  o.hashes = 8;
+  o.layout = Layout::kWord64;
+  auto f = MakeOrFail<WindowedFilter>(o);
+  CHECK(f.hashes() == 8);
+}
+
+TEST_CASE("layouts: kAuto takes the planner's choice, smallest or fastest within the memory cap") {
+  WindowedOptions o = KeyWindow(1'000'000);
+  o.layout = Layout::kAuto;
+  auto smallest = MakeOrFail<WindowedFilter>(o);
+  CHECK(smallest.layout() == Layout::kLine512);  // the fewest bits at 1%
+  o.layout_choice = LayoutChoice::kFastest;
+  auto fastest = MakeOrFail<WindowedFilter>(o);
+  CHECK(fastest.layout() == Layout::kWord64);
+  CHECK(fastest.memory_bytes() > smallest.memory_bytes());
+  // A cap over the whole window that word64's G generations exceed, and block256's fit.
+  o.layout = Layout::kBlock256;
+  o.layout_choice = LayoutChoice::kSmallest;
+  const uint64_t block256 = MakeOrFail<WindowedFilter>(o).memory_bytes();
+  REQUIRE(block256 < fastest.memory_bytes());
+  o.layout = Layout::kAuto;
+  o.layout_choice = LayoutChoice::kFastest;
+  o.memory.max_memory_bytes = block256 + 4 * 64;
+  auto capped = MakeOrFail<WindowedFilter>(o);
+  CHECK(capped.layout() == Layout::kBlock256);
+  CHECK(capped.memory_bytes() <= o.memory.max_memory_bytes);
+}
+
+TEST_CASE("layouts: save, load and map keep the layout; the file records it at offset 128") {
+  for (const Layout layout : kLayouts) {
+    CAPTURE(LayoutName(layout));
+    WindowedOptions o = ExactKeyWindow();
+    o.layout = layout;
+    auto f = MakeOrFail<WindowedFilter>(o);
+    for (uint64_t i = 0; i < 5500; ++i) REQUIRE(f.Insert(i));
+    const std::string bytes = Saved(f);
+    uint32_t code;
+    std::memcpy(&code, bytes.data() + 128, 4);
+    CHECK(code == FindBlockShape(layout)->file_code);  // 0 for the line: old files unchanged
+    absl::StatusOr<FileInfo> info = InspectBytes(bytes);
+    REQUIRE(info.ok());
+    WindowedFilter loaded = Reloaded(bytes);
+    CHECK(loaded.layout() == layout);
+    CHECK(loaded.CheckCompatible(f).ok());
+    CHECK(Saved(loaded) == bytes);
+    ScratchFile file("layout");
+    REQUIRE(f.Save(file.path()).ok());
+    WindowedFilter mapped = MapOrFail(file.path(), MapMode::kReadWrite);
+    CHECK(mapped.layout() == layout);
+    for (uint64_t i = 5500; i <= 6000; ++i) REQUIRE(mapped.Insert(i) == f.Insert(i));
+    CHECK(mapped.epoch() == 6);
+    REQUIRE(mapped.Flush().ok());
+    CHECK(Saved(mapped) == Saved(f));
+    CHECK(MaybeCount(mapped, DistinctInts(500, 2000)) == 0);  // forgotten at the rotation
+    for (uint64_t i = 3000; i <= 6000; ++i) REQUIRE(mapped.MayContain(i));
+  }
+}
+
+TEST_CASE("layouts: a file whose bits are not whole blocks of its layout is DataLoss") {
+  WindowedOptions o = KeyWindow(4000);
+  o.layout = Layout::kWord64;
+  auto f = MakeOrFail<WindowedFilter>(o);
+  const std::string good = Saved(f);
+  // The same bits read as lines: not whole lines for 4 generations, or not a valid geometry.
+  std::string as_line = good;
+  const uint32_t line = 0;
+  std::memcpy(as_line.data() + 128, &line, 4);
+  CHECK(WindowedFilter::LoadFromBytes(as_line).status().code() == absl::StatusCode::kDataLoss);
+  std::string unknown = good;
+  const uint32_t bad = 7;
+  std::memcpy(unknown.data() + 128, &bad, 4);
+  CHECK(WindowedFilter::LoadFromBytes(unknown).status().code() == absl::StatusCode::kDataLoss);
+}
+
+TEST_CASE("layouts: merging refuses mixed layouts with BlockedFilter's message") {
+  WindowedOptions o = KeyWindow(4000);
+  auto line = MakeOrFail<WindowedFilter>(o);
+  o.layout = Layout::kWord64;
+  auto word64 = MakeOrFail<WindowedFilter>(o);
+  auto other = MakeOrFail<WindowedFilter>(o);
+  const absl::Status s = line.UnionWith(word64);
+  CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(s.message() ==
+        "filters have different layouts (line512 and word64): a key's bits are not in the same "
+        "places");
+  CHECK(word64.CheckCompatible(line).message() ==
+        "filters have different layouts (word64 and line512): a key's bits are not in the same "
+        "places");
+  (void)other.Insert(uint64_t{7});
+  REQUIRE(word64.UnionWith(other).ok());
+  CHECK(word64.MayContain(uint64_t{7}));
+}
+
+// The header's promise: with word64 the key's bits in the newest generation are one word set by
+// one fetch_or, so of threads racing to insert the same new key exactly one is told "new" (no
+// rotation inside the race: a window far longer than the test, and a key-count window far wider).
+TEST_CASE("layouts: concurrent word64 inserts tell exactly one thread a key is new" *
+          doctest::test_suite("concurrency")) {
+  constexpr uint64_t kKeys = uint64_t{1} << 20;
+  FakeClock clock;
+  // Generations of kKeys (key-count: of 2 * kKeys + 1, since both threads may count a key).
+  WindowedOptions by_time = TimeWindow(clock, 1000, 4 * kKeys);
+  WindowedOptions by_count = KeyWindow(8 * kKeys + 4);
+  for (WindowedOptions o : {by_time, by_count}) {
+    CAPTURE(o.window.count());
+    o.layout = Layout::kWord64;
+    o.memory.concurrent = true;
+    auto f = MakeOrFail<WindowedFilter>(o);
+    constexpr int kThreads = 2;
+    std::vector<std::vector<uint8_t>> told(kThreads, std::vector<uint8_t>(kKeys));
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (uint64_t i = 0; i < kKeys; ++i) told[t][i] = f.Insert(i * 0x9E3779B97F4A7C15ull);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    REQUIRE(f.epoch() == 0);
+    uint64_t twice = 0;
+    uint64_t never = 0;
+    for (uint64_t i = 0; i < kKeys; ++i) {
+      twice += told[0][i] && told[1][i];
+      never += !told[0][i] && !told[1][i];
+    }
+    CHECK(twice == 0);
+    CHECK(never < kKeys / 50);  // false positives at insert only, well under 2% at fpr 1%
+  }
+}
+
+TEST_CASE("layouts: AnyFilter makes and tells a windowed filter's layout and its auto choice") {
+  AnyOptions o;
+  o.capacity = 100'000;
+  o.window = std::chrono::nanoseconds(0);
+  o.layout = Layout::kWord64;
+  absl::StatusOr<AnyFilter> f = AnyFilter::Create(FilterKind::kWindowed, o);
+  REQUIRE(f.ok());
+  CHECK(f->layout() == Layout::kWord64);
+  absl::StatusOr<AnyFilter> loaded = AnyFilter::LoadFromBytes(*f->SaveToBytes());
+  REQUIRE(loaded.ok());
+  CHECK(loaded->layout() == Layout::kWord64);
+  o.layout = Layout::kAuto;
+  o.layout_choice = LayoutChoice::kFastest;
+  f = AnyFilter::Create(FilterKind::kWindowed, o);
+  REQUIRE(f.ok());
+  CHECK(f->layout() == Layout::kWord64);
+  o.layout_choice = LayoutChoice::kSmallest;
+  f = AnyFilter::Create(FilterKind::kWindowed, o);
+  REQUIRE(f.ok());
+  CHECK(f->layout() == Layout::kLine512);
+  // A kind without the planner's choice says so.
+  const absl::Status s = AnyFilter::Create(FilterKind::kScalable, o).status();
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(absl::StrContains(s.message(), "takes no layout_choice"));
 }
 
 }  // namespace

@@ -55,12 +55,13 @@ struct AnyOptions {
   HashOptions hashing;
   MemoryOptions memory;
   // The fields of some kinds only (see each kind's Options); unset: the kind's default.
-  std::optional<uint32_t> counter_bits;  // CountingOptions
-  std::optional<uint32_t> growth;        // ScalableOptions
-  std::optional<double> tightening;      // ScalableOptions
-  std::optional<uint32_t> max_stages;    // ScalableOptions
-  std::optional<bool> scaling;           // ScalableOptions
-  std::optional<Layout> layout;          // BlockedFilter's and ScalableOptions' (layout.h)
+  std::optional<uint32_t> counter_bits;       // CountingOptions
+  std::optional<uint32_t> growth;             // ScalableOptions
+  std::optional<double> tightening;           // ScalableOptions
+  std::optional<uint32_t> max_stages;         // ScalableOptions
+  std::optional<bool> scaling;                // ScalableOptions
+  std::optional<Layout> layout;               // Blocked, Scalable and WindowedOptions' (layout.h)
+  std::optional<LayoutChoice> layout_choice;  // BlockedFilter's and WindowedOptions' (kAuto's)
   std::optional<std::chrono::nanoseconds> window;  // WindowedOptions (zero: key-count mode)
   std::optional<uint32_t> generations;             // WindowedOptions
   std::optional<Refresh> refresh;                  // WindowedOptions
@@ -164,8 +165,8 @@ class BLOOMERY_EXPORT AnyFilter {
   }
   // A scalable filter's stages; 1 for the other kinds.
   [[nodiscard]] uint32_t stage_count() const noexcept;
-  // The block shape (layout.h): a blocked or scalable filter's own, kPartitioned for a classic
-  // filter, the line for the kinds that have no other (counting, windowed).
+  // The block shape (layout.h): a blocked, scalable or windowed filter's own, kPartitioned for a
+  // classic filter, the line for the kind that has no other (counting).
   [[nodiscard]] Layout layout() const noexcept;
   // As the kind's: infinite for a saturated filter.
   [[nodiscard]] double EstimatedCount() const noexcept {

@@ -7,9 +7,17 @@
 // Design. G generations of a blocked filter (blocked_filter.h) rotated round-robin: inserts go to
 // the newest generation; when it has covered its share of the window (W/G of the time, or its
 // share of the W keys, below) the oldest generation is cleared and becomes the newest. A lookup
-// ORs the live generations. The generations are interleaved: a key's line in generation j sits
-// right after its line in generation j - 1 (line b*G + j), so a lookup reads one contiguous run of
-// G lines, one random memory access plus G - 1 adjacent lines, not G random ones.
+// ORs the live generations. The generations are interleaved: a key's block in generation j sits
+// right after its block in generation j - 1 (block b*G + j), so a lookup reads one contiguous run
+// of G blocks, one random memory access plus G - 1 adjacent blocks, not G random ones.
+//
+// Layouts (WindowedOptions::layout, layout.h): every generation is a blocked filter of one shape,
+// the 64-byte line by default (every windowed filter and file made before layouts), or
+// Layout::kBlock256 (32-byte blocks) or Layout::kWord64 (64-bit words), each generation planned
+// exactly for its shape; Layout::kAuto lets the planner choose by `layout_choice`. A lookup reads G
+// adjacent blocks: G lines, G/2 lines of block256, and with word64 G adjacent words, so for
+// G = 2, 4 or 8 one cache line (the run starts at a multiple of G words) and for other G <= 8 at
+// most two adjacent lines. The guarantee and the sizing below hold for every layout.
 //
 // Why not Age-Partitioned Bloom Filters (Shtul, Baquero, Almeida, 2020: k + l slices, an insert
 // sets the k newest, a key is present when k consecutive slices have it). examples/windowed_study
@@ -100,6 +108,7 @@
 #include "bloomery/export.h"
 #include "bloomery/filter.h"
 #include "bloomery/key.h"
+#include "bloomery/layout.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
 
@@ -123,8 +132,13 @@ struct WindowedOptions {
   // G, 2..64: keys live between W*(G-1)/G and W; each generation costs a line per lookup.
   uint32_t generations = 4;
   Refresh refresh = Refresh::kOnInsert;
-  // Probes per key, 1..16 (0: chosen by the planner).
+  // Probes per key, 1..16 (1..8 for block256 and word64; 0: chosen by the planner).
   uint32_t hashes = 0;
+  // Every generation's block shape (layout.h): the 64-byte line by default, kBlock256, kWord64,
+  // or kAuto for the planner's choice by `layout_choice` (FilterOptions' meaning; kFastest's
+  // memory cap is max_memory_bytes over all G generations).
+  Layout layout = Layout::kBlocked;
+  LayoutChoice layout_choice = LayoutChoice::kSmallest;
   HashOptions hashing;
   MemoryOptions memory;
   // Duration mode only; tests inject a fake clock. Empty: the system clock.
@@ -137,9 +151,10 @@ class BLOOMERY_EXPORT WindowedFilter : public BatchForms<WindowedFilter>, public
  public:
   using Options = WindowedOptions;
 
-  // Errors: InvalidArgument for capacity 0, fpr outside (0, 1) or NaN, hashes above 16 (the
-  // messages of CheckSizing, plan.h), generations outside 2..64, a negative window or one shorter
-  // than `generations` nanoseconds;
+  // Errors: InvalidArgument for capacity 0, fpr outside (0, 1) or NaN, hashes above 16 (above 8
+  // for block256 and word64; the messages of CheckSizing, plan.h), a layout that is not blocked
+  // (kPartitioned), generations outside 2..64, a negative window or one shorter than
+  // `generations` nanoseconds;
   // ResourceExhausted over max_memory_bytes (0: this machine's memory) or when the kernel refuses
   // the memory.
   [[nodiscard]] static absl::StatusOr<WindowedFilter> Create(const WindowedOptions& options);
@@ -153,6 +168,10 @@ class BLOOMERY_EXPORT WindowedFilter : public BatchForms<WindowedFilter>, public
   // Adds the key to the newest generation (under kKeepFirstSeen, only if it is not present).
   // Returns true if it was not present within the window (new, or expired), false if it was (or
   // is a false positive). Rotates first when the newest generation is full or its time is over.
+  // Concurrent mode: of several threads inserting the same key at once, at least one is told
+  // "new"; with Layout::kWord64 exactly one (the key's bits in the newest generation are one word,
+  // set by one fetch_or), unless a rotation falls inside the race (each thread may then set the
+  // key in another generation).
   // The std::string_view and uint64_t forms hash the key (BatchForms, filter.h).
   using BatchForms::Insert;
   bool Insert(const KeyHash& hash) noexcept;
@@ -178,10 +197,10 @@ class BLOOMERY_EXPORT WindowedFilter : public BatchForms<WindowedFilter>, public
   // the other's keys would expire up to W/G early), and both at the same epoch by their clocks:
   // this filter Advances first and `other` is read as its clock says, so the caller need not
   // Advance either. `other` must not be written meanwhile.
-  // Errors: FailedPrecondition unless both have the same geometry, seed, generations, window and
-  // refresh policy, (duration mode) the same origin, and the same epoch as above (in duration
-  // mode the epochs differ only where one filter is ahead of its clock: a clock behind its saved
-  // state).
+  // Errors: FailedPrecondition unless both have the same layout (BlockedFilter's message),
+  // geometry, seed, generations, window and refresh policy, (duration mode) the same origin, and
+  // the same epoch as above (in duration mode the epochs differ only where one filter is ahead of
+  // its clock: a clock behind its saved state).
   absl::Status UnionWith(const WindowedFilter& other);
   // What UnionWith would refuse, without writing (the epochs as the clocks say now).
   [[nodiscard]] absl::Status CheckCompatible(const WindowedFilter& other) const;
@@ -241,7 +260,10 @@ class BLOOMERY_EXPORT WindowedFilter : public BatchForms<WindowedFilter>, public
   // The FPR promised over the whole window once it holds `capacity` keys (<= options.fpr).
   [[nodiscard]] double planned_fpr() const noexcept;
   [[nodiscard]] uint32_t generations() const noexcept { return generations_; }
-  [[nodiscard]] uint64_t blocks() const noexcept { return blocks_; }  // lines per generation
+  // Blocks of the layout's shape per generation (lines, 256-bit blocks or 64-bit words).
+  [[nodiscard]] uint64_t blocks() const noexcept { return blocks_; }
+  // Every generation's block shape (never kAuto: the planner's choice once created).
+  [[nodiscard]] Layout layout() const noexcept { return plan_.layout; }
   [[nodiscard]] uint32_t hashes() const noexcept { return plan_.hashes; }
   [[nodiscard]] Refresh refresh() const noexcept { return refresh_; }
   // Duration mode: W in nanoseconds; key-count mode: 0 (the window is capacity() inserts).
@@ -255,9 +277,9 @@ class BLOOMERY_EXPORT WindowedFilter : public BatchForms<WindowedFilter>, public
     return capacity / generations + (capacity % generations != 0 ? 1 : 0);
   }
   // seed(), integer_hash(), hasher(), concurrent(), memory_bytes(), huge_page_bytes(), mapped() and
-  // bytes() come from WordArray (filter.h). bytes() holds every generation's lines, interleaved
-  // (line b*G + j is line b of slot j). The newest generation's number (rotations since creation);
-  // ages come from it.
+  // bytes() come from WordArray (filter.h). bytes() holds every generation's blocks, interleaved
+  // (block b*G + j is block b of slot j), in whole 64-byte lines. The newest generation's number
+  // (rotations since creation); ages come from it.
   [[nodiscard]] uint64_t epoch() const noexcept;
   // Generation `age` (0 = newest, up to generations() - 1): how many keys it holds, estimated
   // from its bits, and whether it is still live. O(bytes / G).
@@ -313,9 +335,12 @@ class BLOOMERY_EXPORT WindowedFilter : public BatchForms<WindowedFilter>, public
   // Rotates until the newest generation's epoch is `target` (no-op if it already is).
   void RotateTo(uint64_t target) noexcept;
   [[nodiscard]] bool TestLive(const KeyHash& hash, uint64_t block, uint64_t now) const noexcept;
-  [[nodiscard]] uint64_t* line(uint64_t block, uint32_t slot) const noexcept {
-    return words_ + (block * generations_ + slot) * 8;
+  // Block `block` of slot `slot`'s generation.
+  [[nodiscard]] uint64_t* block_at(uint64_t block, uint32_t slot) const noexcept {
+    return words_ + ((block * generations_ + slot) << block_shift_);
   }
+  // Words of a block: 8 (line), 4 (block256), 1 (word64).
+  [[nodiscard]] uint32_t block_words() const noexcept { return uint32_t{1} << block_shift_; }
   [[nodiscard]] double SlotFpr(uint32_t slot) const noexcept;
   [[nodiscard]] double SlotCount(uint32_t slot) const noexcept;
   friend class BatchForms<WindowedFilter>;
@@ -327,6 +352,10 @@ class BLOOMERY_EXPORT WindowedFilter : public BatchForms<WindowedFilter>, public
 
   uint64_t blocks_ = 0;
   uint32_t generations_ = 0;
+  // log2 of the words of a block: 3 (line), 2 (block256), 0 (word64).
+  uint32_t block_shift_ = 3;
+  // The layout's place in kBlockShapes (layout.h): which of the kernels' shapes serves it.
+  uint32_t shape_ = 0;
   Plan plan_;
   uint64_t capacity_ = 0;
   double fpr_ = 0;               // requested over the whole window

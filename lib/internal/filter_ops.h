@@ -104,6 +104,16 @@ inline void HashBatch(const KeyHash* keys, size_t n, const KeyHasher& /*hasher*/
                          static_cast<uint32_t>(hasher.integers));
 }
 
+// Filters of different layouts (layout.h) hold a key's bits in different places, so no union or
+// intersection of them keeps its keys: FailedPrecondition naming both, or OkStatus when `a == b`.
+[[nodiscard]] inline absl::Status CheckSameLayout(Layout a, Layout b) {
+  if (a == b) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrFormat("filters have different layouts (%s and %s): a key's bits are not in the "
+                      "same places",
+                      LayoutName(a), LayoutName(b)));
+}
+
 // Whether two filters over one bit array can be merged word by word: OkStatus when bits, hashes
 // and hashing (seed, integer hash) match, else FailedPrecondition naming both.
 [[nodiscard]] inline absl::Status CheckSameArray(uint64_t bits, uint32_t hashes,
