@@ -1684,6 +1684,15 @@ TEST_CASE("plan prints one plan per layout, each the library's, and --measure ti
   for (const BlockShape& shape : kBlockShapes) CHECK(Contains(text.out, std::string(shape.name)));
   CHECK_FALSE(Contains(text.out, "ns/key"));
 
+  // The row of what --layout auto creates, by --prefer, and the same in JSON.
+  CHECK(Contains(text.out, "--layout auto --prefer"));
+  CHECK(Contains(text.out, "smallest"));
+  CHECK(Contains(text.out, "fastest"));
+  const Json auto_json =
+      ParseJson(Run({"plan", "--capacity", "1e6", "--fpr", "0.01", "--json"}).out)["auto"];
+  CHECK(auto_json["smallest"].string == "line512");
+  CHECK(auto_json["fastest"].string == "word64");
+
   // k = 12 is the line's alone: the other shapes show no plan.
   RunResult wide = Run({"plan", "--bits", "2^20", "--hashes", "12", "--capacity", "1e5", "--json"});
   REQUIRE(wide.exit_code == 0);
@@ -1778,7 +1787,6 @@ TEST_CASE("build --layout makes that shape, info shows it; kinds without a layou
   for (const std::vector<std::string>& refused :
        std::vector<std::vector<std::string>>{{"--kind", "classic", "--layout", "word64"},
                                              {"--kind", "counting", "--layout", "block256"},
-                                             {"--window-keys", "100", "--layout", "word64"},
                                              {"--kind", "scalable", "--layout", "auto"},
                                              {"--layout", "partitioned"},
                                              {"--layout", "fancy"}}) {
@@ -1800,6 +1808,81 @@ TEST_CASE("build --layout makes that shape, info shows it; kinds without a layou
   absl::StatusOr<BlockedFilter> state_filter = BlockedFilter::Load(state);
   REQUIRE(state_filter.ok());
   CHECK(state_filter->layout() == Layout::kBlock256);
+}
+
+// Issue #26: a windowed filter takes a layout too, and --layout auto --prefer picks the planner's
+// preference (smallest or fastest within --max-memory) for blocked and windowed filters.
+TEST_CASE("build --window --layout makes windowed generations of that shape; --prefer chooses") {
+  const std::string keys = WriteLines("wlayout_keys.txt", NumberedLines("w", 0, 500));
+  for (const BlockShape& shape : kBlockShapes) {
+    CAPTURE(shape.name);
+    const std::string file = Scratch().File("wlayout_" + std::string(shape.name) + ".bloom");
+    Build({"--window-keys", "1000", "--layout", std::string(shape.name)}, file, keys);
+    absl::StatusOr<WindowedFilter> built = WindowedFilter::Load(file);
+    REQUIRE(built.ok());
+    CHECK(built->layout() == shape.layout);
+    const Json info = ParseJson(Run({"info", file, "--json"}).out);
+    CHECK(info["layout"].string == shape.name);
+    CHECK(Contains(Run({"info", file}).out, std::string(shape.name)));
+    RunResult q = Run({"query", file, keys, "--count"});  // every key inserted is there
+    CHECK(q.exit_code == 0);
+    CHECK(Contains(q.out, "500"));
+  }
+  const std::string timed = Scratch().File("wlayout_timed.bloom");
+  Build({"--window", "7d", "--capacity", "1000", "--layout", "block256"}, timed, keys);
+  absl::StatusOr<WindowedFilter> timed_filter = WindowedFilter::Load(timed);
+  REQUIRE(timed_filter.ok());
+  CHECK(timed_filter->layout() == Layout::kBlock256);
+
+  // --prefer: the smallest by default, the fastest on request, and the fastest that fits.
+  struct Case {
+    std::vector<std::string> flags;
+    Layout layout;
+  };
+  const std::vector<Case> cases = {
+      {{"--capacity", "100000", "--layout", "auto"}, Layout::kLine512},
+      {{"--capacity", "100000", "--layout", "auto", "--prefer", "smallest"}, Layout::kLine512},
+      {{"--capacity", "100000", "--layout", "auto", "--prefer", "fastest"}, Layout::kWord64},
+      {{"--capacity", "100000", "--layout", "auto", "--prefer", "fastest", "--max-memory",
+        "140000"},
+       Layout::kBlock256},
+      {{"--window-keys", "100000", "--layout", "auto"}, Layout::kLine512},
+      {{"--window-keys", "100000", "--layout", "auto", "--prefer", "fastest"}, Layout::kWord64},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.flags);
+    const std::string file = Scratch().File("wlayout_prefer.bloom");
+    std::filesystem::remove(file);
+    Build(c.flags, file, keys);
+    const Json info = ParseJson(Run({"info", file, "--json"}).out);
+    CHECK(info["layout"].string == LayoutName(c.layout));
+  }
+
+  struct Refusal {
+    std::vector<std::string> flags;
+    std::string says;
+  };
+  for (const Refusal& r : std::vector<Refusal>{
+           {{"--capacity", "1000", "--prefer", "fastest"}, "--prefer needs --layout auto"},
+           {{"--capacity", "1000", "--layout", "word64", "--prefer", "fastest"},
+            "--prefer needs --layout auto"},
+           {{"--capacity", "1000", "--layout", "auto", "--prefer", "quick"}, "--prefer"},
+           {{"--window-keys", "1000", "--layout", "fancy"}, "unknown --layout \"fancy\""},
+           {{"--window-keys", "1000", "--layout", "partitioned"}, "--layout"},
+           {{"--kind", "counting", "--capacity", "1000", "--layout", "word64"},
+            "--layout needs --kind blocked, scalable or windowed"}}) {
+    CAPTURE(r.flags);
+    std::vector<std::string> args = {"build", "-o", Scratch().File("refused.bloom"), keys};
+    args.insert(args.end(), r.flags.begin(), r.flags.end());
+    RunResult run = Run(args);
+    CHECK(run.exit_code == 2);
+    CHECK(Contains(run.err, r.says));
+  }
+  // word64 has 8 slices: k = 9 is refused by the planner, with its message.
+  RunResult k9 = Run({"build", "-o", Scratch().File("k9.bloom"), keys, "--window-keys", "1000",
+                      "--layout", "word64", "--hashes", "9"});
+  CHECK(k9.exit_code != 0);
+  CHECK(Contains(k9.err, "hashes"));
 }
 
 }  // namespace

@@ -332,8 +332,8 @@ struct CreateSpec {
 };
 
 // The flags that choose what to create: "--kind K", the sizing flags, "--counter-bits 4|8"
-// (counting filters only), "--layout L" (blocked and scalable filters only) and "--max-memory
-// SIZE".
+// (counting filters only), "--layout L" (blocked, scalable and windowed filters), "--prefer P"
+// (with --layout auto) and "--max-memory SIZE".
 struct CreateFlags {
   void Add(CLI::App& app, const std::string& capacity_help, const std::string& fpr_help);
   // Errors (InvalidArgument): an unknown kind or layout, --counter-bits or --layout for a kind that
@@ -348,6 +348,7 @@ struct CreateFlags {
   SizingFlags sizing;
   uint32_t counter_bits = 4;
   std::string layout;
+  std::string prefer = "smallest";
   uint64_t max_memory = 0;
   int64_t window_ns = 0;
   uint64_t window_keys = 0;

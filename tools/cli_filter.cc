@@ -37,11 +37,17 @@ void CreateFlags::Add(CLI::App& app, const std::string& capacity_help,
   AddInteger(app, "--counter-bits", counter_bits, 1, 64,
              "counting filters: 4 (the default, counts to 15) or 8 (to 255)");
   app.add_option("--layout", layout,
-                 absl::StrCat("blocked and scalable filters: the block a key's bits live in: ",
+                 absl::StrCat("blocked, scalable and windowed filters: the block a key's bits live "
+                              "in: ",
                               BlockLayoutList(),
-                              " (the default: the 64-byte line), or auto "
-                              "(the smallest that meets --fpr)"))
+                              " (the default: the 64-byte line), or auto (blocked and windowed: "
+                              "the planner's choice by --prefer)"))
       ->type_name("L");
+  app.add_option("--prefer", prefer,
+                 "with --layout auto: smallest (the default: the fewest bits that meet --fpr) or "
+                 "fastest (the fastest layout whose filter fits --max-memory)")
+      ->type_name("P")
+      ->check(CLI::IsMember({"smallest", "fastest"}));
   AddMaxMemory(app, max_memory);
   app.add_option("--window", window_ns,
                  "windowed: a line is forgotten D after it was first seen (kept for "
@@ -63,7 +69,7 @@ void CreateFlags::Add(CLI::App& app, const std::string& capacity_help,
 std::vector<std::string> CreateFlags::Given() const {
   std::vector<std::string> names;
   for (const char* flag : {"--kind", "--capacity", "--fpr", "--bits", "--hashes", "--counter-bits",
-                           "--layout", "--window", "--window-keys"}) {
+                           "--layout", "--prefer", "--window", "--window-keys"}) {
     if (Given(flag)) names.push_back(flag);
   }
   return names;
@@ -115,13 +121,19 @@ absl::StatusOr<CreateSpec> CreateFlags::Spec(uint64_t default_capacity, double d
     options.counter_bits = counter_bits;
   }
   if (Given("--layout")) {
-    if (spec.kind != FilterKind::kBlocked && spec.kind != FilterKind::kScalable) {
-      return UsageError("--layout needs --kind blocked or scalable");
+    if (spec.kind != FilterKind::kBlocked && spec.kind != FilterKind::kScalable &&
+        spec.kind != FilterKind::kWindowed) {
+      return UsageError("--layout needs --kind blocked, scalable or windowed");
     }
     absl::StatusOr<Layout> parsed_layout =
-        ParseLayoutFlag(layout, /*allow_auto=*/spec.kind == FilterKind::kBlocked);
+        ParseLayoutFlag(layout, /*allow_auto=*/spec.kind != FilterKind::kScalable);
     if (!parsed_layout.ok()) return parsed_layout.status();
     options.layout = *parsed_layout;
+  }
+  if (Given("--prefer")) {
+    if (options.layout != Layout::kAuto) return UsageError("--prefer needs --layout auto");
+    options.layout_choice =
+        prefer == "fastest" ? LayoutChoice::kFastest : LayoutChoice::kSmallest;  // IsMember'd
   }
   return spec;
 }

@@ -105,6 +105,14 @@ absl::Status RunPlan(const PlanFlags& plan_flags) {
   // the request (--hashes above its k) shows "-". The line's error is the request's.
   const std::vector<absl::StatusOr<Plan>> blocked = PlanEachLayout(*request);
   if (!blocked.front().ok()) return blocked.front().status();
+  // What --layout auto creates for this request, by --prefer (layout.h LayoutChoice).
+  std::string chosen[2];
+  for (const LayoutChoice choice : {LayoutChoice::kSmallest, LayoutChoice::kFastest}) {
+    FilterOptions options = *request;
+    options.layout_choice = choice;
+    absl::StatusOr<Plan> plan = PlanFilter(options, Layout::kAuto);
+    if (plan.ok()) chosen[static_cast<int>(choice)] = LayoutName(plan->layout);
+  }
   std::vector<std::optional<Speed>> speeds(blocked.size());
   if (plan_flags.measure) {
     for (size_t i = 0; i < blocked.size(); ++i) {
@@ -132,7 +140,8 @@ absl::Status RunPlan(const PlanFlags& plan_flags) {
                {"requested_bits", request->bits},
                {"blocked", PlanJson(*blocked.front(), 1)},
                {"partitioned", PlanJson(*partitioned, partitioned->hashes)},
-               {"layouts", std::move(layouts)}});
+               {"layouts", std::move(layouts)},
+               {"auto", {{"smallest", chosen[0]}, {"fastest", chosen[1]}}}});
     return absl::OkStatus();
   }
   std::string out =
@@ -172,6 +181,15 @@ absl::Status RunPlan(const PlanFlags& plan_flags) {
   });
   add_row("cache lines per lookup", [](const Plan& p) {
     return absl::StrCat(p.layout == Layout::kPartitioned ? p.hashes : 1);
+  });
+  add_row("--layout auto --prefer", [&](const Plan& p) {
+    const std::string_view name = LayoutName(p.layout);
+    const bool smallest = name == chosen[0];
+    const bool fastest = name == chosen[1];
+    return smallest && fastest ? std::string("both")
+           : smallest          ? std::string("smallest")
+           : fastest           ? std::string("fastest")
+                               : std::string();
   });
   if (plan_flags.measure) {
     for (const bool insert : {true, false}) {
