@@ -21,6 +21,10 @@ BlockLayout = Literal["line512", "block256", "word64"]
 """The block a key's bits live in (bloomery/layout.h): line512, a 64-byte line (the default, the
 fewest bits); block256, 32 bytes, k <= 8; word64, one 64-bit word, k <= 8 (the fastest)."""
 
+LayoutPreference = Literal["smallest", "fastest"]
+"""What layout='auto' chooses by: the fewest bits that meet error_rate (the default), or the
+fastest layout whose filter fits max_memory. Given without layout='auto': ValueError."""
+
 __version__: str
 """The C++ library's version (its VERSION file), as `bloomery --version` prints it."""
 
@@ -103,9 +107,10 @@ class _FixedSize(_Sliced):
                  hashes: int = ..., seed: int | None = ...,
                  integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ...,
                  max_memory: int = ..., huge_pages: bool = ..., populate: bool = ...,
-                 layout: BlockLayout | Literal["auto"] | None = ...) -> None:
-        """layout: BlockedFilter's block ('auto': the smallest that meets error_rate); ClassicFilter
-        takes none (ValueError)."""
+                 layout: BlockLayout | Literal["auto"] | None = ...,
+                 prefer: LayoutPreference | None = ...) -> None:
+        """layout: BlockedFilter's block ('auto': the planner's, by prefer); ClassicFilter takes
+        none (ValueError)."""
     @property
     def layout(self) -> BlockLayout | Literal["partitioned"]:
         """The filter's block ('partitioned' for ClassicFilter); files, copies and pickles keep it."""
@@ -168,7 +173,11 @@ class WindowedFilter(_Mappable):
                  refresh: Literal["on_insert", "keep_first_seen"] = "on_insert",
                  hashes: int = ..., seed: int | None = ...,
                  integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ...,
-                 max_memory: int = ..., huge_pages: bool = ...) -> None: ...
+                 max_memory: int = ..., huge_pages: bool = ...,
+                 layout: BlockLayout | Literal["auto"] | None = ...,
+                 prefer: LayoutPreference | None = ...) -> None:
+        """layout: every generation's block, as BlockedFilter's ('auto': the planner's, by
+        prefer); files, copies and pickles keep it."""
     def advance(self) -> None:
         """Duration windows: forgets the generations whose time is over."""
     @property
@@ -181,6 +190,8 @@ class WindowedFilter(_Mappable):
     @property
     def hashes(self) -> int: ...
     @property
+    def layout(self) -> BlockLayout: ...
+    @property
     def epoch(self) -> int: ...
 
 class BloomFilter(BlockedFilter):
@@ -191,7 +202,8 @@ class BloomFilter(BlockedFilter):
                  hashes: int = ..., seed: int | None = ...,
                  integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ...,
                  max_memory: int = ..., huge_pages: bool = ..., populate: bool = ...,
-                 layout: BlockLayout | Literal["auto"] | None = ...) -> None:
+                 layout: BlockLayout | Literal["auto"] | None = ...,
+                 prefer: LayoutPreference | None = ...) -> None:
         """ValueError for capacity <= 0 or error_rate outside (0, 1), with pybloom's messages."""
     def add(self, key: Key, skip_check: bool = False) -> bool:
         """IndexError('BloomFilter is at capacity') once count == capacity (checked first)."""

@@ -78,10 +78,12 @@ py::dict InfoDict(const FileInfo& info) {
 
 constexpr const char* kFixedDoc =
     "(capacity=0, error_rate=0.001, *, bits=0, hashes=0, seed=None, integer_hash='xxh3', "
-    "concurrent=False, max_memory=0, huge_pages=True, populate=False, layout=None)\n\n"
+    "concurrent=False, max_memory=0, huge_pages=True, populate=False, layout=None, prefer=None)\n\n"
     "Sized by capacity (keys) and error_rate (FPR at capacity), or by bits (and hashes). "
     "layout (BlockedFilter): 'line512' (the default), 'block256', 'word64' (faster, more bits "
-    "per key) or 'auto' (the smallest that meets error_rate); kept in the file. "
+    "per key) or 'auto', the planner's choice by prefer: 'smallest' (the default: the fewest "
+    "bits that meet error_rate) or 'fastest' (the fastest layout within max_memory); kept in the "
+    "file. "
     "integer_hash='mix' hashes int keys with a cheaper mix (an int is then no longer the same "
     "key as its 8-byte string; saved in the file). "
     "ValueError with the library's message for options it refuses.";
@@ -93,17 +95,19 @@ void BindFixedSize(py::module_& m, const char* name, const char* doc) {
   cls.def(py::init([](uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
                       std::optional<uint64_t> seed, const std::string& integer_hash,
                       bool concurrent, uint64_t max_memory, bool huge_pages, bool populate,
-                      const std::optional<std::string>& layout) {
+                      const std::optional<std::string>& layout,
+                      const std::optional<std::string>& prefer) {
             AnyOptions options = MakeOptions(capacity, error_rate, bits, hashes, seed, integer_hash,
                                              concurrent, max_memory, huge_pages, populate);
             options.layout = ParseLayoutArg(layout);
+            options.layout_choice = ParsePreferArg(prefer, options.layout);
             return Wrap(CreateFilter<Filter>(options));
           }),
           py::arg("capacity") = 0, py::arg("error_rate") = 0.001, py::kw_only(),
           py::arg("bits") = 0, py::arg("hashes") = 0, py::arg("seed") = py::none(),
           py::arg("integer_hash") = "xxh3", py::arg("concurrent") = false,
           py::arg("max_memory") = 0, py::arg("huge_pages") = true, py::arg("populate") = false,
-          py::arg("layout") = py::none(), kFixedDoc);
+          py::arg("layout") = py::none(), py::arg("prefer") = py::none(), kFixedDoc);
   BindGeometry(cls);
   cls.def_property_readonly(
       "layout",
@@ -286,40 +290,47 @@ void BindModule(py::module_& m) {
       "adds, or of `window` seconds). save/load/pickle/copy keep the window's clock state: a "
       "duration window goes on expiring by the system clock while the file is stored.");
   windowed
-      .def(py::init([](uint64_t capacity, double error_rate, py::handle window,
-                       uint32_t generations, const std::string& refresh, uint32_t hashes,
-                       std::optional<uint64_t> seed, const std::string& integer_hash,
-                       bool concurrent, uint64_t max_memory, bool huge_pages) {
-             AnyOptions options =
-                 SharedOptions(error_rate, seed, integer_hash, concurrent, max_memory, huge_pages);
-             options.capacity = capacity;
-             options.window = WindowDuration(window);
-             options.generations = generations;
-             if (refresh == "on_insert") {
-               options.refresh = Refresh::kOnInsert;
-             } else if (refresh == "keep_first_seen") {
-               options.refresh = Refresh::kKeepFirstSeen;
-             } else {
-               throw py::value_error(
-                   "WindowedFilter: refresh must be 'on_insert' or 'keep_first_seen'");
-             }
-             options.hashes = hashes;
-             return Wrap(CreateFilter<WindowedFilter>(options));
-           }),
-           py::arg("capacity"), py::arg("error_rate") = 0.01, py::kw_only(),
-           py::arg("window") = 0.0, py::arg("generations") = 4, py::arg("refresh") = "on_insert",
-           py::arg("hashes") = 0, py::arg("seed") = py::none(), py::arg("integer_hash") = "xxh3",
-           py::arg("concurrent") = false, py::arg("max_memory") = 0, py::arg("huge_pages") = true,
-           "(capacity, error_rate=0.01, *, window=0, generations=4, refresh='on_insert', "
-           "hashes=0, seed=None, integer_hash='xxh3', concurrent=False, max_memory=0, "
-           "huge_pages=True)\n\n"
-           "capacity: keys in one window; error_rate: the FPR over the whole window at capacity. "
-           "window=0: the window is the last `capacity` adds; else its length in seconds (a "
-           "number or datetime.timedelta, from 1 ns to 9e9 s, rounded to the nanosecond), timed "
-           "by the system clock. A key added at t is "
-           "present until at least t + W*(G-1)/G and gone from t + W (G = generations). "
-           "refresh='on_insert': adding a key again restarts its age; 'keep_first_seen': it "
-           "expires W after it was first added. ValueError for options the library refuses.")
+      .def(
+          py::init([](uint64_t capacity, double error_rate, py::handle window, uint32_t generations,
+                      const std::string& refresh, uint32_t hashes, std::optional<uint64_t> seed,
+                      const std::string& integer_hash, bool concurrent, uint64_t max_memory,
+                      bool huge_pages, const std::optional<std::string>& layout,
+                      const std::optional<std::string>& prefer) {
+            AnyOptions options =
+                SharedOptions(error_rate, seed, integer_hash, concurrent, max_memory, huge_pages);
+            options.capacity = capacity;
+            options.layout = ParseLayoutArg(layout);
+            options.layout_choice = ParsePreferArg(prefer, options.layout);
+            options.window = WindowDuration(window);
+            options.generations = generations;
+            if (refresh == "on_insert") {
+              options.refresh = Refresh::kOnInsert;
+            } else if (refresh == "keep_first_seen") {
+              options.refresh = Refresh::kKeepFirstSeen;
+            } else {
+              throw py::value_error(
+                  "WindowedFilter: refresh must be 'on_insert' or 'keep_first_seen'");
+            }
+            options.hashes = hashes;
+            return Wrap(CreateFilter<WindowedFilter>(options));
+          }),
+          py::arg("capacity"), py::arg("error_rate") = 0.01, py::kw_only(), py::arg("window") = 0.0,
+          py::arg("generations") = 4, py::arg("refresh") = "on_insert", py::arg("hashes") = 0,
+          py::arg("seed") = py::none(), py::arg("integer_hash") = "xxh3",
+          py::arg("concurrent") = false, py::arg("max_memory") = 0, py::arg("huge_pages") = true,
+          py::arg("layout") = py::none(), py::arg("prefer") = py::none(),
+          "(capacity, error_rate=0.01, *, window=0, generations=4, refresh='on_insert', "
+          "hashes=0, seed=None, integer_hash='xxh3', concurrent=False, max_memory=0, "
+          "huge_pages=True, layout=None, prefer=None)\n\n"
+          "capacity: keys in one window; error_rate: the FPR over the whole window at capacity. "
+          "window=0: the window is the last `capacity` adds; else its length in seconds (a "
+          "number or datetime.timedelta, from 1 ns to 9e9 s, rounded to the nanosecond), timed "
+          "by the system clock. A key added at t is "
+          "present until at least t + W*(G-1)/G and gone from t + W (G = generations). "
+          "refresh='on_insert': adding a key again restarts its age; 'keep_first_seen': it "
+          "expires W after it was first added. layout: every generation's block, 'line512' (the "
+          "default), 'block256', 'word64' or 'auto' by prefer, as BlockedFilter's; kept in the "
+          "file. ValueError for options the library refuses.")
       .def(
           "advance", [](Windowed& self) { self.Single([](WindowedFilter& f) { f.Advance(); }); },
           "Duration windows: forgets the generations whose time is over (adds do this "
@@ -339,6 +350,9 @@ void BindModule(py::module_& m) {
             return self.filter().refresh() == Refresh::kOnInsert ? "on_insert" : "keep_first_seen";
           })
       .def_property_readonly("hashes", [](Windowed& self) { return self.filter().hashes(); })
+      .def_property_readonly(
+          "layout", [](Windowed& self) { return std::string(LayoutName(self.filter().layout())); },
+          "Every generation's block: 'line512', 'block256' or 'word64'.")
       .def_property_readonly(
           "epoch", [](Windowed& self) { return self.filter().epoch(); },
           "Rotations since creation (the newest generation's number).")

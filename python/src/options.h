@@ -33,6 +33,18 @@ inline std::optional<Layout> ParseLayoutArg(const std::optional<std::string>& na
   return layout;
 }
 
+// prefer= of a filter with layout='auto': LayoutChoice (layout.h) by name, or nullopt for None.
+// ValueError for another name, or for a prefer without layout='auto' (it would be ignored).
+inline std::optional<LayoutChoice> ParsePreferArg(const std::optional<std::string>& prefer,
+                                                  const std::optional<Layout>& layout) {
+  if (!prefer) return std::nullopt;
+  if (*prefer != "smallest" && *prefer != "fastest") {
+    throw py::value_error("prefer must be 'smallest' or 'fastest', got '" + *prefer + "'");
+  }
+  if (layout != Layout::kAuto) throw py::value_error("prefer needs layout='auto'");
+  return *prefer == "fastest" ? LayoutChoice::kFastest : LayoutChoice::kSmallest;
+}
+
 // The constructor arguments every kind takes, as AnyOptions (bloomery/any_filter.h): fpr, and
 // the hashing and memory parts.
 inline AnyOptions SharedOptions(double error_rate, std::optional<uint64_t> seed,

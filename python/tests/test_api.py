@@ -177,6 +177,47 @@ def test_layout_default_auto_and_refusals():
         bloomery.BlockedFilter(bits=1 << 16, hashes=12, layout="word64")  # k <= 8
 
 
+# Issue #26: a windowed filter's generations take a layout; layout="auto" takes prefer=.
+@pytest.mark.parametrize("layout", ["line512", "block256", "word64"])
+def test_windowed_layout_and_files_pickles_copies_keep_it(layout, tmp_path):
+    f = bloomery.WindowedFilter(1_000, 0.01, layout=layout)
+    assert f.layout == layout
+    keys = [f"k{i}" for i in range(500)]
+    f.update(keys)
+    path = str(tmp_path / "w.bloom")
+    f.save(path)
+    for g in (pickle.loads(pickle.dumps(f)), copy.deepcopy(f), f.copy(),
+              bloomery.WindowedFilter.load(path), bloomery.load(path),
+              bloomery.WindowedFilter.frombytes(f.tobytes())):
+        assert g.layout == layout
+        assert all(k in g for k in keys)
+    other = "block256" if layout != "block256" else "word64"
+    with pytest.raises(ValueError, match="different layouts"):
+        f.union(bloomery.WindowedFilter(1_000, 0.01, layout=other))
+
+
+def test_layout_auto_prefer_smallest_or_fastest():
+    for cls in (bloomery.BlockedFilter, bloomery.WindowedFilter):
+        assert cls(100_000, 0.01, layout="auto").layout == "line512"
+        assert cls(100_000, 0.01, layout="auto", prefer="smallest").layout == "line512"
+        assert cls(100_000, 0.01, layout="auto", prefer="fastest").layout == "word64"
+        with pytest.raises(ValueError, match="prefer needs layout='auto'"):
+            cls(100_000, 0.01, prefer="fastest")
+        with pytest.raises(ValueError, match="prefer needs layout='auto'"):
+            cls(100_000, 0.01, layout="word64", prefer="fastest")
+        with pytest.raises(ValueError, match="prefer must be 'smallest' or 'fastest'"):
+            cls(100_000, 0.01, layout="auto", prefer="quick")
+        with pytest.raises(ValueError, match="layout"):
+            cls(1_000, layout="partitioned")
+    # fastest within max_memory: word64 (151 KiB) does not fit 140 KB, block256 (125 KiB) does.
+    capped = bloomery.BlockedFilter(100_000, 0.01, layout="auto", prefer="fastest",
+                                    max_memory=140_000)
+    assert capped.layout == "block256"
+    assert bloomery.BloomFilter(1_000, 0.01, layout="auto", prefer="fastest").layout == "word64"
+    with pytest.raises(ValueError, match="hashes"):
+        bloomery.WindowedFilter(1_000, hashes=9, layout="word64")  # k <= 8
+
+
 @pytest.mark.parametrize("bad", [1.5, None, ("a",), ["a"], {"a": 1}, object()], ids=repr)
 def test_other_key_types_are_type_errors(bad):
     f = bloomery.BlockedFilter(1_000, 0.01)
