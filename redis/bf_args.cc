@@ -72,19 +72,15 @@ bool ParseDouble(std::string_view text, double* value) {
   return true;
 }
 
-namespace {
-
-// LAYOUT's value, any case: a blocked shape's name (kBlockShapes), or nullopt.
-std::optional<Layout> ParseBlockLayout(std::string_view name) {
+absl::Status ParseLayoutValue(std::string_view value, Layout* layout) {
   for (const BlockShape& shape : kBlockShapes) {
-    if (EqualsIgnoreCase(name, shape.name)) return shape.layout;
+    if (EqualsIgnoreCase(value, shape.name)) {
+      *layout = shape.layout;
+      return absl::OkStatus();
+    }
   }
-  return std::nullopt;
+  return Reply("ERR bad layout (line512, block256 or word64)");
 }
-
-constexpr const char* kBadLayout = "ERR bad layout (line512, block256 or word64)";
-
-}  // namespace
 
 absl::StatusOr<FilterParams> ParseReserve(std::span<const std::string_view> args) {
   // RedisBloom's arity (at most EXPANSION n and NONSCALING), and LAYOUT l beside them.
@@ -114,9 +110,7 @@ absl::StatusOr<FilterParams> ParseReserve(std::span<const std::string_view> args
       expansion_given = true;
     } else if (Is(args[i], "LAYOUT")) {
       if (++i == args.size()) return Reply("ERR no layout");
-      const std::optional<Layout> layout = ParseBlockLayout(args[i]);
-      if (!layout) return Reply(kBadLayout);
-      params.layout = *layout;
+      if (absl::Status s = ParseLayoutValue(args[i], &params.layout); !s.ok()) return s;
     } else {
       return Reply("ERR unknown argument");
     }
@@ -185,9 +179,7 @@ absl::StatusOr<InsertArgs> ParseInsert(std::span<const std::string_view> args) {
     if (*i == args.size()) return Arity();
     const std::string_view value = args[(*i)++];
     if (layout) {
-      const std::optional<Layout> parsed_layout = ParseBlockLayout(value);
-      if (!parsed_layout) return Reply(kBadLayout);
-      params.layout = *parsed_layout;
+      if (absl::Status s = ParseLayoutValue(value, &params.layout); !s.ok()) return s;
     } else {
       long long integer = 0;
       if (!ParseInteger(value, &integer) || !ExpansionInRange(integer)) {

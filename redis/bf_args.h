@@ -48,6 +48,10 @@ struct InsertArgs {
 //             ITEMS item...
 [[nodiscard]] absl::StatusOr<InsertArgs> ParseInsert(std::span<const std::string_view> args);
 
+// LAYOUT's value, any case, for BF.* and BFW.*: a blocked shape's name (kBlockShapes) into
+// *layout, or InvalidArgument "ERR bad layout (line512, block256 or word64)".
+[[nodiscard]] absl::Status ParseLayoutValue(std::string_view value, Layout* layout);
+
 // The option loop BF.INSERT and BFW.INSERT share: `args` (after the key) are options, then ITEMS
 // and one item at least. ITEMS, NOCREATE, CAPACITY c and ERROR e are read here, with RedisBloom's
 // texts, their values checked whether or not the key exists. Any other option goes to

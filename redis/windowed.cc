@@ -277,8 +277,8 @@ size_t ValueMemory(const WindowedValue& value) {
 }
 
 // BFW.INFO key: the window (milliseconds, or keys in KEYS mode), generations, refresh policy,
-// capacity, error rate, size in bytes, keys inserted within the window (estimated from the bits),
-// the FPR now, the newest generation's epoch as of the read, and the time of the last write.
+// layout, capacity, error rate, size in bytes, keys inserted within the window (estimated from the
+// bits), the FPR now, the newest generation's epoch as of the read, and the time of the last write.
 int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc != 2) return api::WrongArity(ctx);
   WindowedKey key(ctx, argv[1], api::kRead);
@@ -295,6 +295,8 @@ int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
       {"Generations", nullptr, static_cast<long long>(filter.generations())},
       {"Refresh", nullptr,
        filter.refresh() == Refresh::kOnInsert ? "ON_INSERT" : "KEEP_FIRST_SEEN"},
+      // LayoutName's views are of string literals: NUL-terminated.
+      {"Layout", nullptr, LayoutName(filter.layout()).data()},
       {"Capacity", nullptr, static_cast<long long>(filter.capacity())},
       {"Error rate", nullptr, filter.fpr()},
       {"Size", nullptr, static_cast<long long>(ValueMemory(*value))},

@@ -26,7 +26,8 @@ absl::StatusOr<bool> ParseWindowOption(std::span<const std::string_view> args, s
   const bool keys = EqualsIgnoreCase(option, "KEYS");
   const bool generations = EqualsIgnoreCase(option, "GENERATIONS");
   const bool refresh = EqualsIgnoreCase(option, "REFRESH");
-  if (!window && !keys && !generations && !refresh) return false;
+  const bool layout = EqualsIgnoreCase(option, "LAYOUT");
+  if (!window && !keys && !generations && !refresh && !layout) return false;
   if (*i + 1 == args.size()) return Arity();
   const std::string_view value = args[*i + 1];
   *i += 2;
@@ -47,6 +48,8 @@ absl::StatusOr<bool> ParseWindowOption(std::span<const std::string_view> args, s
       return Reply("ERR GENERATIONS must be in the range [2, 64]");
     }
     params->generations = static_cast<uint32_t>(integer);
+  } else if (layout) {
+    if (absl::Status s = ParseLayoutValue(value, &params->layout); !s.ok()) return s;
   } else if (EqualsIgnoreCase(value, "ON_INSERT")) {
     params->refresh = Refresh::kOnInsert;
   } else if (EqualsIgnoreCase(value, "KEEP_FIRST_SEEN")) {
@@ -137,6 +140,7 @@ WindowedOptions ToWindowedOptions(const WindowedParams& params, uint64_t max_byt
   options.window = std::chrono::milliseconds(params.window_ms);
   options.generations = params.generations;
   options.refresh = params.refresh;
+  options.layout = params.layout;
   options.memory = ModuleMemory(max_bytes);
   return options;
 }

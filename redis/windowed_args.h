@@ -22,6 +22,7 @@ struct WindowedParams {
   int64_t window_ms = 0;  // 0: KEYS mode (the window is `capacity` inserts)
   uint32_t generations = 4;
   Refresh refresh = Refresh::kOnInsert;
+  Layout layout = Layout::kLine512;  // LAYOUT l: every generation's block (bf_args.h)
 };
 
 // BFW.INSERT's options and where its items start.
@@ -35,11 +36,11 @@ struct WindowedInsertArgs {
 // `args` are the arguments after the key. Errors are InvalidArgument whose message is the reply;
 // arity problems are FailedPrecondition (the caller answers with the server's wrong-arity error).
 //   BFW.RESERVE key error_rate capacity WINDOW duration|KEYS n [GENERATIONS g]
-//               [REFRESH ON_INSERT|KEEP_FIRST_SEEN]
+//               [REFRESH ON_INSERT|KEEP_FIRST_SEEN] [LAYOUT line512|block256|word64]
 [[nodiscard]] absl::StatusOr<WindowedParams> ParseWindowedReserve(
     std::span<const std::string_view> args);
 //   BFW.INSERT key [CAPACITY c] [ERROR e] [WINDOW duration|KEYS n] [GENERATIONS g]
-//              [REFRESH ON_INSERT|KEEP_FIRST_SEEN] [NOCREATE] ITEMS item...
+//              [REFRESH ON_INSERT|KEEP_FIRST_SEEN] [LAYOUT l] [NOCREATE] ITEMS item...
 [[nodiscard]] absl::StatusOr<WindowedInsertArgs> ParseWindowedInsert(
     std::span<const std::string_view> args);
 

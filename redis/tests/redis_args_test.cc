@@ -327,5 +327,34 @@ TEST_CASE("BFW.RESERVE and BFW.INSERT: a window, KEYS n as the capacity, generat
   CHECK(absl::IsFailedPrecondition(ParseWindowedInsert(Args{"WINDOW", "1h", "ITEMS"}).status()));
 }
 
+// Issue #26: LAYOUT l on BFW.RESERVE and BFW.INSERT, parsed as BF.RESERVE's (ParseLayoutValue).
+TEST_CASE("LAYOUT l on BFW.RESERVE and BFW.INSERT: every generation's block") {
+  CHECK(ParseWindowedReserve(Args{"0.01", "10", "KEYS", "10"})->layout == Layout::kLine512);
+  CHECK(ToWindowedOptions(*ParseWindowedReserve(Args{"0.01", "10", "KEYS", "10"}), 0).layout ==
+        Layout::kLine512);
+  for (const BlockShape& shape : kBlockShapes) {
+    CAPTURE(shape.name);
+    absl::StatusOr<WindowedParams> reserve =
+        ParseWindowedReserve(Args{"0.01", "10", "layout", shape.name, "WINDOW", "1h"});
+    REQUIRE(reserve.ok());
+    CHECK(reserve->layout == shape.layout);
+    CHECK(ToWindowedOptions(*reserve, 0).layout == shape.layout);
+    absl::StatusOr<WindowedInsertArgs> insert =
+        ParseWindowedInsert(Args{"KEYS", "30", "LAYOUT", shape.name, "ITEMS", "a"});
+    REQUIRE(insert.ok());
+    CHECK(insert->params.layout == shape.layout);
+    CHECK(insert->first_item == 5);
+  }
+  for (const std::string_view bad : {"partitioned", "auto", "fancy", ""}) {
+    CAPTURE(bad);
+    CHECK(ReplyOf(ParseWindowedReserve(Args{"0.01", "10", "KEYS", "10", "LAYOUT", bad}).status()) ==
+          "ERR bad layout (line512, block256 or word64)");
+    CHECK(ReplyOf(ParseWindowedInsert(Args{"LAYOUT", bad, "ITEMS", "a"}).status()) ==
+          "ERR bad layout (line512, block256 or word64)");
+  }
+  CHECK(absl::IsFailedPrecondition(
+      ParseWindowedReserve(Args{"0.01", "10", "KEYS", "10", "LAYOUT"}).status()));
+}
+
 }  // namespace
 }  // namespace bloomery::redis

@@ -94,6 +94,10 @@ def test_commands_and_replies(make_server):
     (("0.01", "1000", "WINDOW", "1h", "GENERATIONS", "65"), r"range \[2, 64\]"),
     (("0.01", "1000", "WINDOW", "1h", "REFRESH", "SOMETIMES"), "ON_INSERT or KEEP_FIRST_SEEN"),
     (("0.01", "1000", "WINDOW", "1h", "EXPANSION", "2"), "unknown argument"),
+    (("0.01", "1000", "WINDOW", "1h", "LAYOUT", "fancy"),
+     r"bad layout \(line512, block256 or word64\)"),
+    (("0.01", "1000", "WINDOW", "1h", "LAYOUT", "partitioned"), "bad layout"),
+    (("0.01", "1000", "WINDOW", "1h", "LAYOUT"), "wrong number of arguments"),
     (("0.000001", str(10**15), "WINDOW", "1h"), ""),  # over MAX_BYTES
 ])
 def test_reserve_errors(server, args, message):
@@ -157,10 +161,10 @@ def test_info_is_a_map_in_resp3(server):
     flat array of its pairs."""
     server.client().execute_command("BFW.RESERVE", "w", 0.01, 100, "KEYS", 100)
     resp3 = wire(server, b"HELLO 3", b"BFW.INFO w")
-    assert b"%11\r\n+Mode\r\n+KEYS\r\n+Window keys\r\n:100\r\n+Generations\r\n:4\r\n" in resp3
+    assert b"%12\r\n+Mode\r\n+KEYS\r\n+Window keys\r\n:100\r\n+Generations\r\n:4\r\n" in resp3
     assert b"+Error rate\r\n,0.01\r\n" in resp3, resp3
     resp2 = wire(server, b"BFW.INFO w")
-    assert resp2.startswith(b"*22\r\n+Mode\r\n+KEYS\r\n+Window keys\r\n:100\r\n"), resp2
+    assert resp2.startswith(b"*24\r\n+Mode\r\n+KEYS\r\n+Window keys\r\n:100\r\n"), resp2
     assert b"+Error rate\r\n$4\r\n0.01\r\n" in resp2, resp2
 
 
@@ -221,6 +225,35 @@ def fill_windowed(r, key="w"):
     seen = answers(r, key)
     assert not any(seen[0]) and all(seen[1]) and not any(seen[2])
     return seen
+
+
+def test_layout_shapes_the_generations_info_shows_it_and_it_persists(make_server):
+    """Issue #26: LAYOUT l (BF.RESERVE's) on BFW.RESERVE and BFW.INSERT; BFW.INFO's Layout; a
+    restart and DUMP/RESTORE keep it (the RDB and the AOF rewrite carry the filter's file)."""
+    server = make_server()
+    r = server.client()
+    r.execute_command("BFW.RESERVE", "line", 0.01, 1000, "WINDOW", "1h")
+    assert r.execute_command("BFW.RESERVE", "w64", 0.01, 1000, "KEYS", 1000, "LAYOUT",
+                             "word64") == b"OK"
+    r.execute_command("BFW.INSERT", "b256", "CAPACITY", 1000, "WINDOW", "1h", "layout",
+                      "BLOCK256", "ITEMS", "a", "b")
+    expected = {"line": b"line512", "w64": b"word64", "b256": b"block256"}
+    for key, layout in expected.items():
+        r.execute_command("BFW.MADD", key, *NEW)
+        assert info(r, key)[b"Layout"] == layout
+    # The same window in word64 takes more bytes than the line (a word's FPR is higher).
+    r.execute_command("BFW.RESERVE", "l1000", 0.01, 1000, "KEYS", 1000)
+    assert info(r, "w64")[b"Size"] > info(r, "l1000")[b"Size"]
+    before = {key: answers(r, key) for key in expected}
+    assert all(before[key][1] == [1] * 300 for key in expected)  # NEW: all present
+    assert r.restore("w64copy", 0, r.dump("w64")) == b"OK"
+    assert info(r, "w64copy")[b"Layout"] == b"word64"
+    r.save()
+    server.restart()
+    r = server.client()
+    for key, layout in expected.items():
+        assert info(r, key)[b"Layout"] == layout
+        assert answers(r, key) == before[key]
 
 
 def test_rdb_restart_dump_restore_and_copy(make_server):
