@@ -220,14 +220,12 @@ LoadOptions ModuleLoadOptions(uint64_t max_bytes) {
 }
 
 ScalableOptions ToScalableOptions(const FilterParams& params, uint64_t max_bytes) {
-  ScalableOptions options;
-  options.capacity = params.capacity;
-  options.fpr = params.error_rate;
-  options.growth = params.expansion;
-  options.scaling = params.scaling;
-  options.layout = params.layout;
-  options.memory = ModuleMemory(max_bytes);
-  return options;
+  return {.capacity = params.capacity,
+          .fpr = params.error_rate,
+          .growth = params.expansion,
+          .scaling = params.scaling,
+          .layout = params.layout,
+          .memory = ModuleMemory(max_bytes)};
 }
 
 }  // namespace bloomery::redis

@@ -134,15 +134,13 @@ absl::StatusOr<WindowedInsertArgs> ParseWindowedInsert(std::span<const std::stri
 }
 
 WindowedOptions ToWindowedOptions(const WindowedParams& params, uint64_t max_bytes) {
-  WindowedOptions options;
-  options.capacity = params.capacity;
-  options.fpr = params.error_rate;
-  options.window = std::chrono::milliseconds(params.window_ms);
-  options.generations = params.generations;
-  options.refresh = params.refresh;
-  options.layout = params.layout;
-  options.memory = ModuleMemory(max_bytes);
-  return options;
+  return {.capacity = params.capacity,
+          .fpr = params.error_rate,
+          .window = std::chrono::milliseconds(params.window_ms),
+          .generations = params.generations,
+          .refresh = params.refresh,
+          .layout = params.layout,
+          .memory = ModuleMemory(max_bytes)};
 }
 
 }  // namespace bloomery::redis

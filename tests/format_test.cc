@@ -413,32 +413,28 @@ std::pair<uint64_t, uint64_t> Digests(const Filter& f, const TempDir& dir) {
 
 TEST_CASE("golden: every other kind's bytes and file are pinned too") {
   TempDir dir;
-  absl::StatusOr<ClassicFilter> classic =
-      ClassicFilter::Create({.capacity = 200, .fpr = 0.01, .hashing = {.seed = 0x5EED}});
-  REQUIRE(classic.ok());
-  absl::StatusOr<CountingFilter> counting =
-      CountingFilter::Create({.capacity = 200, .fpr = 0.01, .hashing = {.seed = 0x5EED}});
-  REQUIRE(counting.ok());
-  absl::StatusOr<ScalableFilter> scalable =
-      ScalableFilter::Create({.capacity = 50, .fpr = 0.01, .hashing = {.seed = 0x5EED}});
-  REQUIRE(scalable.ok());
   // Windowed generations took a layout (issue #26): a default windowed filter (the line) and its
   // file stay byte for byte what they were before layouts (these digests are the old code's).
-  absl::StatusOr<WindowedFilter> windowed =
-      WindowedFilter::Create({.capacity = 200, .fpr = 0.01, .hashing = {.seed = 0x5EED}});
-  REQUIRE(windowed.ok());
+  auto classic = testing::MakeOrFail<ClassicFilter>(
+      ClassicOptions{.capacity = 200, .fpr = 0.01, .hashing = {.seed = 0x5EED}});
+  auto counting = testing::MakeOrFail<CountingFilter>(
+      CountingOptions{.capacity = 200, .fpr = 0.01, .hashing = {.seed = 0x5EED}});
+  auto scalable = testing::MakeOrFail<ScalableFilter>(
+      ScalableOptions{.capacity = 50, .fpr = 0.01, .hashing = {.seed = 0x5EED}});
+  auto windowed = testing::MakeOrFail<WindowedFilter>(
+      WindowedOptions{.capacity = 200, .fpr = 0.01, .hashing = {.seed = 0x5EED}});
   for (uint64_t i = 0; i < 200; ++i) {
-    classic->Insert(i);
-    counting->Insert(i);
-    REQUIRE(scalable->Insert(i) != InsertResult::kRefused);
+    classic.Insert(i);
+    counting.Insert(i);
+    REQUIRE(scalable.Insert(i) != InsertResult::kRefused);
   }
-  for (uint64_t i = 0; i < 300; ++i) (void)windowed->Insert(i);
-  REQUIRE(windowed->epoch() >= 5);  // rotated past a whole window
-  REQUIRE(scalable->stage_count() == 3);
-  const auto [classic_bytes, classic_file] = Digests(*classic, dir);
-  const auto [counting_bytes, counting_file] = Digests(*counting, dir);
-  const auto [scalable_bytes, scalable_file] = Digests(*scalable, dir);
-  const auto [windowed_bytes, windowed_file] = Digests(*windowed, dir);
+  for (uint64_t i = 0; i < 300; ++i) (void)windowed.Insert(i);
+  REQUIRE(windowed.epoch() >= 5);  // rotated past a whole window
+  REQUIRE(scalable.stage_count() == 3);
+  const auto [classic_bytes, classic_file] = Digests(classic, dir);
+  const auto [counting_bytes, counting_file] = Digests(counting, dir);
+  const auto [scalable_bytes, scalable_file] = Digests(scalable, dir);
+  const auto [windowed_bytes, windowed_file] = Digests(windowed, dir);
   CHECK(classic_bytes == 0x1f79365531a8b1e9ull);
   CHECK(classic_file == 0x725141a027b74f05ull);
   CHECK(counting_bytes == 0x2cd429e8f6201ee0ull);
