@@ -7,6 +7,8 @@
 #ifndef BLOOMERY_REDIS_COMMANDS_H_
 #define BLOOMERY_REDIS_COMMANDS_H_
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -68,6 +70,28 @@ template <int (*kLookup)(RedisModuleCtx*, RedisModuleString**, int, bool), bool 
 int LookupCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (kMulti ? argc < 3 : argc != 3) return api::WrongArity(ctx);
   return kLookup(ctx, argv, argc, kMulti);
+}
+
+// Replies to EXISTS / MEXISTS for the items argv[2..argc) of one key: `filter` answers them, or
+// every answer is 0 where it is nullptr (a missing key holds nothing). The items go through the
+// batch lookup in chunks held on the stack, so a lookup allocates nothing: 128 keys are four of
+// the library's prefetched batches of 32 (lib/internal/batch_pipeline.h), and 2 KiB of stack.
+template <typename Filter>
+int ReplyLookups(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool multi,
+                 const Filter* filter) {
+  constexpr int kChunk = 128;
+  if (multi) api::ReplyWithArray(ctx, argc - 2);
+  std::array<std::string_view, kChunk> items;
+  std::array<bool, kChunk> found{};
+  for (int begin = 2; begin < argc; begin += kChunk) {
+    const auto count = static_cast<size_t>(std::min(kChunk, argc - begin));
+    if (filter != nullptr) {
+      for (size_t i = 0; i < count; ++i) items[i] = Arg(argv[begin + static_cast<int>(i)]);
+      (void)filter->MayContainMany(std::span(items.data(), count), std::span(found.data(), count));
+    }
+    for (size_t i = 0; i < count; ++i) api::ReplyWithLongLong(ctx, found[i] ? 1 : 0);
+  }
+  return api::kOk;
 }
 
 // An open key, closed when it goes out of scope, and its value where it holds one of the family's

@@ -379,17 +379,7 @@ int Lookup(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool multi) 
   if (key.holds() != OpenKey::Holds::kNothing && key.filter() == nullptr) {
     return key.ReplyNotAFilter(ctx);
   }
-  const std::vector<std::string_view> items = Args(argv, 2, argc);
-  std::vector<uint8_t> found(items.size(), 0);
-  if (const ScalableFilter* filter = key.filter()) {
-    // std::vector<bool> is not a span of bool: answer into a plain array.
-    const std::unique_ptr<bool[]> answers = std::make_unique<bool[]>(items.size());
-    (void)filter->MayContainMany(items, {answers.get(), items.size()});
-    for (size_t i = 0; i < items.size(); ++i) found[i] = answers[i];
-  }
-  if (multi) api::ReplyWithArray(ctx, static_cast<long>(items.size()));
-  for (const uint8_t answer : found) api::ReplyWithLongLong(ctx, answer);
-  return api::kOk;
+  return ReplyLookups(ctx, argv, argc, multi, key.filter());
 }
 
 // BF.INFO's Size: the filter's own bytes, as RedisBloom counts them.

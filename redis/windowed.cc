@@ -261,15 +261,9 @@ int AtCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
 int Lookup(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool multi) {
   WindowedKey key(ctx, argv[1], api::kRead);
   if (!key.empty() && key.value() == nullptr) return key.ReplyNotAFilter(ctx);
-  const std::vector<std::string_view> items = Args(argv, 2, argc);
-  const std::unique_ptr<bool[]> found = std::make_unique<bool[]>(items.size());
-  if (const WindowedValue* value = key.value()) {
-    RunAt(ReadTime(ctx, *value));
-    (void)value->filter.MayContainMany(items, {found.get(), items.size()});
-  }
-  if (multi) api::ReplyWithArray(ctx, static_cast<long>(items.size()));
-  for (size_t i = 0; i < items.size(); ++i) api::ReplyWithLongLong(ctx, found[i] ? 1 : 0);
-  return api::kOk;
+  const WindowedValue* value = key.value();
+  if (value != nullptr) RunAt(ReadTime(ctx, *value));
+  return ReplyLookups(ctx, argv, argc, multi, value != nullptr ? &value->filter : nullptr);
 }
 
 size_t ValueMemory(const WindowedValue& value) {

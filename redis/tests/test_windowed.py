@@ -168,6 +168,28 @@ def test_info_is_a_map_in_resp3(server):
     assert b"+Error rate\r\n$4\r\n0.01\r\n" in resp2, resp2
 
 
+@pytest.mark.parametrize("family", ["BF", "BFW"])
+def test_lookups_reply_alike_in_both_families(server, family):
+    """EXISTS and MEXISTS, raw replies in RESP2 and RESP3, over more items than one stack chunk
+    of the lookup (128) holds, present and absent ones across the chunk boundaries, and on a
+    missing key (all 0)."""
+    r = server.client()
+    reserve = ["BF.RESERVE", "k", 1e-6, 1000] if family == "BF" else \
+        ["BFW.RESERVE", "k", 1e-6, 1000, "KEYS", 1000]
+    r.execute_command(*reserve)
+    items = [f"item{i}" for i in range(300)]
+    present = [i % 3 == 0 or 120 <= i < 140 for i in range(300)]
+    r.execute_command(f"{family}.MADD", "k", *[x for x, p in zip(items, present) if p])
+    mexists = f"{family}.MEXISTS k {' '.join(items)}".encode()
+    answers = b"".join(b":1\r\n" if p else b":0\r\n" for p in present)
+    missing = f"{family}.MEXISTS nokey {' '.join(items)}".encode()
+    exists = f"{family}.EXISTS k item0".encode(), f"{family}.EXISTS k item1".encode()
+    for hello in ((), (b"HELLO 3",)):
+        raw = wire(server, *hello, mexists, missing, *exists)
+        assert raw.endswith(b"*300\r\n" + answers + b"*300\r\n" + b":0\r\n" * 300 +
+                            b":1\r\n:0\r\n"), raw
+
+
 def test_testing_clock_needs_the_module_argument(server):
     with pytest.raises(redis.ResponseError, match="unknown command"):
         server.client().execute_command("BFW.TESTING-CLOCK-OFFSET", 1000)
