@@ -1717,6 +1717,18 @@ TEST_CASE("plan prints one plan per layout, each the library's, and --measure ti
   CHECK(Run({"plan", "--bits", "2^20", "--hashes", "4", "--measure"}).exit_code == 2);
 }
 
+TEST_CASE("table --layout takes every blocked shape of layout.h, and its help names them") {
+  const std::string help = Run({"table", "--help"}).out;
+  for (const BlockShape& shape : kBlockShapes) {
+    const std::string name(shape.name);
+    CAPTURE(name);
+    CHECK(Contains(help, name));
+    // The table's JSON keeps the line's old name, "blocked".
+    CheckTableRun({"--layout", name}, shape.layout == Layout::kLine512 ? "blocked" : name,
+                  shape.layout, 2'000);
+  }
+}
+
 TEST_CASE("table and bench --layout measure that layout's filters") {
   CheckTableRun({"--layout", "word64"}, "word64", Layout::kWord64, 5'000);
   RunResult text = Run({"table", "--keys", "2000", "--layout", "block256"});

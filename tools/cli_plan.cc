@@ -571,11 +571,21 @@ that geometry holding N keys, queried with N keys that were never inserted.)",
       RunTable);
   AddNumber(*app, "--keys", flags->keys, Unit::kCount,
             "keys per filter (default 200000); measured FPRs below 1/N read as \"<1/N\"");
+  // The choices and their help from layout.h's shapes: "blocked" (the line's old name, the
+  // default), each blocked shape, and "classic".
+  std::vector<std::string> layouts = {"blocked"};
+  std::string others;
+  for (const BlockShape& shape : kBlockShapes) {
+    layouts.emplace_back(shape.name);
+    if (shape.layout != Layout::kLine512) absl::StrAppend(&others, AsAbsl(shape.name), ", ");
+  }
+  layouts.emplace_back("classic");
   app->add_option("--layout", flags->layout,
-                  "blocked (BlockedFilter's line512, the default), block256, word64, or classic "
-                  "(ClassicFilter: partitioned, k slices)")
+                  absl::StrCat("blocked (BlockedFilter's ", AsAbsl(LayoutName(Layout::kLine512)),
+                               ", the default), ", others,
+                               "or classic (ClassicFilter: partitioned, k slices)"))
       ->type_name("L")
-      ->check(CLI::IsMember({"blocked", "line512", "block256", "word64", "classic"}));
+      ->check(CLI::IsMember(layouts));
   CLI::Option* json = AddJson(*app, flags->json);
   AddFlag(*app, "--csv", flags->csv, "print CSV, one line per (m/n, k)")->excludes(json);
   flags->svg_flag =

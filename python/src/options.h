@@ -27,8 +27,10 @@ inline std::optional<Layout> ParseLayoutArg(const std::optional<std::string>& na
   if (!name) return std::nullopt;
   const std::optional<Layout> layout = ParseLayout(*name);
   if (!layout || *layout == Layout::kPartitioned) {
-    throw py::value_error("layout must be 'line512', 'block256', 'word64' or 'auto', got '" +
-                          *name + "'");
+    std::string message = "layout must be ";
+    for (const BlockShape& shape : kBlockShapes) message += "'" + std::string(shape.name) + "', ";
+    message.resize(message.size() - 2);  // the last ", ": "or 'auto'" ends the list
+    throw py::value_error(message + " or 'auto', got '" + *name + "'");
   }
   return layout;
 }

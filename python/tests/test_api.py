@@ -163,7 +163,8 @@ def test_layout_default_auto_and_refusals():
     assert bloomery.ClassicFilter(1_000).layout == "partitioned"
     assert bloomery.BlockedFilter(1_000, 0.01, layout="auto").layout in (
         "line512", "block256", "word64")
-    with pytest.raises(ValueError, match="layout"):
+    with pytest.raises(ValueError, match=r"^layout must be 'line512', 'block256', 'word64' or "
+                                         r"'auto', got 'word32'$"):
         bloomery.BlockedFilter(1_000, layout="word32")
     with pytest.raises(ValueError, match="layout"):
         bloomery.BlockedFilter(1_000, layout="partitioned")
