@@ -32,8 +32,9 @@ using internal::Pipeline;
 
 absl::StatusOr<BlockedFilter> BlockedFilter::Create(const FilterOptions& options) {
   return internal::CreateArrayFilter(
-      PlanFilter(options, options.layout), options, [&](FilterMemory memory, const Plan& plan) {
-        return BlockedFilter(std::move(memory), plan, options.hasher(), options.memory.concurrent);
+      PlanFilter(options, options.layout), options,
+      [&](FilterMemory memory, const Plan& plan, const KeyHasher& hasher) {
+        return BlockedFilter(std::move(memory), plan, hasher, options.memory.concurrent);
       });
 }
 

@@ -88,8 +88,8 @@ absl::StatusOr<ClassicFilter> ClassicFilter::Create(const FilterOptions& options
   }
   return internal::CreateArrayFilter(
       PlanFilter(options, Layout::kPartitioned), options,
-      [&](FilterMemory memory, const Plan& plan) {
-        return ClassicFilter(std::move(memory), plan, options.hasher(), options.memory.concurrent);
+      [&](FilterMemory memory, const Plan& plan, const KeyHasher& hasher) {
+        return ClassicFilter(std::move(memory), plan, hasher, options.memory.concurrent);
       });
 }
 

@@ -79,8 +79,9 @@ bool AllNonZero(const CounterProbes& probes, uint32_t k, uint64_t max, const uin
 
 absl::StatusOr<CountingFilter> CountingFilter::Create(const CountingOptions& options) {
   return internal::CreateArrayFilter(
-      PlanCountingFilter(options), options, [&](FilterMemory memory, const CountingPlan& plan) {
-        return CountingFilter(std::move(memory), plan, options.hasher(), options.memory.concurrent);
+      PlanCountingFilter(options), options,
+      [&](FilterMemory memory, const CountingPlan& plan, const KeyHasher& hasher) {
+        return CountingFilter(std::move(memory), plan, hasher, options.memory.concurrent);
       });
 }
 

@@ -191,7 +191,10 @@ absl::StatusOr<ScalableFilter> ScalableFilter::Create(const ScalableOptions& opt
 }
 
 ScalableFilter::ScalableFilter(const ScalableOptions& options)
-    : options_(options), chain_(std::make_unique<Chain>()) {}
+    : options_(options), chain_(std::make_unique<Chain>()) {
+  // One integer hash for the whole chain, resolved for its layout (a loaded file's is explicit).
+  options_.hashing.integer_hash = options_.hasher().integers;
+}
 
 ScalableFilter::ScalableFilter(ScalableFilter&&) noexcept = default;
 ScalableFilter& ScalableFilter::operator=(ScalableFilter&&) noexcept = default;

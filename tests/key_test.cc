@@ -98,10 +98,11 @@ TEST_CASE("a KeyHasher hashes integers as its IntegerHash says and strings alway
   CHECK(static_cast<uint32_t>(IntegerHash::kMix) == 2);
   CHECK(IsIntegerHash(1));
   CHECK(IsIntegerHash(2));
-  CHECK_FALSE(IsIntegerHash(0));
+  CHECK_FALSE(IsIntegerHash(0));  // kAuto is an option, never a file's hash_id
   CHECK_FALSE(IsIntegerHash(3));
   CHECK(IntegerHashName(IntegerHash::kMix) == "mix");
   CHECK(IntegerHashName(IntegerHash::kXxh3) == "xxh3");
+  CHECK(IntegerHashName(IntegerHash::kAuto) == "auto");
   testing::SplitMix64 rng(13);
   std::vector<uint64_t> keys(1000);
   for (uint64_t& key : keys) key = rng.Next();

@@ -14,11 +14,13 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "bloomery/any_filter.h"
 #include "bloomery/blocked_filter.h"
 #include "bloomery/classic_filter.h"
+#include "bloomery/counting_filter.h"
 #include "bloomery/file.h"
 #include "bloomery/plan.h"
 #include "bloomery/scalable_filter.h"
@@ -413,7 +415,11 @@ TEST_CASE("golden: fixed keys and seed pin each new layout's bytes") {
   };
   for (const Golden& g : {Golden{Layout::kBlock256, 0xa89df2a1df76844full},
                           Golden{Layout::kWord64, 0xb830ea41f27cb3dfull}}) {
-    BlockedFilter f = Make({.bits = 4096, .hashes = 6, .layout = g.layout});
+    // kXxh3 named: these pin the probe; word64's default integer hash is kMix (pinned below).
+    BlockedFilter f = Make({.bits = 4096,
+                            .hashes = 6,
+                            .layout = g.layout,
+                            .hashing = {.integer_hash = IntegerHash::kXxh3}});
     for (uint64_t i = 0; i < 100; ++i) (void)f.Insert(i);
     const uint64_t digest = XXH3_64bits(f.bytes().data(), f.bytes().size());
     MESSAGE(LayoutName(g.layout) << " digest " << std::hex << digest);
@@ -441,6 +447,92 @@ TEST_CASE("EstimatedFpr: a filled filter's exact FPR of its bits, pinned per lay
     MESSAGE(LayoutName(p.layout) << " k=" << p.hashes << " EstimatedFpr " << std::setprecision(17)
                                  << f.EstimatedFpr());
     CHECK(f.EstimatedFpr() == doctest::Approx(p.fpr).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("an unset integer hash is the layout's: kMix for word64, kXxh3 for the others") {
+  static_assert(ResolveIntegerHash(IntegerHash::kAuto, Layout::kWord64) == IntegerHash::kMix);
+  static_assert(ResolveIntegerHash(IntegerHash::kAuto, Layout::kLine512) == IntegerHash::kXxh3);
+  static_assert(ResolveIntegerHash(IntegerHash::kAuto, Layout::kBlock256) == IntegerHash::kXxh3);
+  static_assert(ResolveIntegerHash(IntegerHash::kXxh3, Layout::kWord64) == IntegerHash::kXxh3);
+  static_assert(ResolveIntegerHash(IntegerHash::kMix, Layout::kLine512) == IntegerHash::kMix);
+  CHECK(HashOptions{}.integer_hash == IntegerHash::kAuto);
+  // `expected`: the integer hash the filter, its file and its loaded copy report.
+  auto check = [](const auto& filter, IntegerHash expected) {
+    CHECK(filter.integer_hash() == expected);
+    CHECK(filter.hasher().integers == expected);
+    absl::StatusOr<std::string> file = filter.SaveToBytes();
+    REQUIRE(file.ok());
+    absl::StatusOr<FileInfo> info = InspectBytes(*file);
+    REQUIRE(info.ok());
+    CHECK(info->integer_hash == expected);
+    auto loaded = std::decay_t<decltype(filter)>::LoadFromBytes(*file);
+    REQUIRE(loaded.ok());
+    CHECK(loaded->integer_hash() == expected);
+  };
+  for (Layout layout : kShapes) {
+    CAPTURE(LayoutName(layout));
+    const IntegerHash unset = layout == Layout::kWord64 ? IntegerHash::kMix : IntegerHash::kXxh3;
+    BlockedFilter f = Make({.capacity = 1000, .layout = layout});
+    check(f, unset);
+    // The keys are hashed as reported: a word64 filter's integers by MixKey.
+    (void)f.Insert(uint64_t{7});
+    CHECK(f.MayContain(KeyHasher{kDefaultSeed, unset}(uint64_t{7})));
+    check(ScalableFilter::Create({.capacity = 1000, .layout = layout}).value(), unset);
+    const AnyFilter any =
+        AnyFilter::Create(FilterKind::kBlocked, {.capacity = 1000, .layout = layout}).value();
+    check(*any.get_if<BlockedFilter>(), unset);
+    // An explicit choice is kept, whatever the layout.
+    for (IntegerHash chosen : {IntegerHash::kXxh3, IntegerHash::kMix}) {
+      check(Make({.capacity = 1000, .layout = layout, .hashing = {.integer_hash = chosen}}),
+            chosen);
+      check(ScalableFilter::Create(
+                {.capacity = 1000, .layout = layout, .hashing = {.integer_hash = chosen}})
+                .value(),
+            chosen);
+    }
+  }
+  // kAuto resolves by the layout the plan chose, not by the option.
+  BlockedFilter fastest =
+      Make({.capacity = 1000, .layout = Layout::kAuto, .layout_choice = LayoutChoice::kFastest});
+  REQUIRE(fastest.layout() == Layout::kWord64);
+  check(fastest, IntegerHash::kMix);
+  // The other kinds are not word64: their default is unchanged.
+  check(ClassicFilter::Create({.capacity = 1000}).value(), IntegerHash::kXxh3);
+  check(CountingFilter::Create({.capacity = 1000}).value(), IntegerHash::kXxh3);
+}
+
+TEST_CASE("golden: a default word64 filter hashes integers by MixKey (hash_id 2)") {
+  BlockedFilter f = Make({.bits = 4096, .hashes = 6, .layout = Layout::kWord64});
+  for (uint64_t i = 0; i < 100; ++i) (void)f.Insert(i);
+  const uint64_t digest = XXH3_64bits(f.bytes().data(), f.bytes().size());
+  MESSAGE("word64 (mix) digest " << std::hex << digest);
+  CHECK(digest == 0xa26a7579fa6cdaf7ull);
+}
+
+TEST_CASE("word64 and block256 under kMix keep the planned FPR on consecutive and strided keys") {
+  // As filter_test's kMix case for the line: structured keys are where a multiplicative mix is
+  // weakest; each set is inserted, then ten times as many keys of its shape that were not.
+  constexpr uint64_t kKeys = 200'000, kQueries = 2'000'000;
+  for (Layout layout : {Layout::kWord64, Layout::kBlock256}) {
+    for (uint32_t shift : {0u, 1u, 20u, 32u, 42u}) {
+      CAPTURE(LayoutName(layout));
+      CAPTURE(shift);
+      BlockedFilter f = Make({.capacity = kKeys,
+                              .fpr = 0.01,
+                              .layout = layout,
+                              .hashing = {.integer_hash = IntegerHash::kMix}});
+      std::vector<uint64_t> keys(kKeys), absent(kQueries);
+      for (uint64_t i = 0; i < kKeys; ++i) keys[i] = i << shift;
+      for (uint64_t i = 0; i < kQueries; ++i) absent[i] = (kKeys + i) << shift;
+      f.InsertMany(keys);
+      REQUIRE(f.MayContainMany(keys) == kKeys);
+      const uint64_t hits = f.MayContainMany(absent);
+      MESSAGE(LayoutName(layout) << " shift " << shift << ": measured FPR "
+                                 << static_cast<double>(hits) / kQueries << ", planned "
+                                 << f.plan().expected_fpr);
+      CHECK(WithinBinomialBound(hits, kQueries, f.plan().expected_fpr, 4.0));
+    }
   }
 }
 

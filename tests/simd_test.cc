@@ -377,7 +377,7 @@ TEST_CASE("every target builds bit-identical filters and gives the reference's a
               const size_t len = std::min(kBatchLengths[round % 5], n - pos);
               if (round % 2 == 0) {
                 for (size_t i = pos; i < pos + len; ++i) {
-                  order.push_back(HashKey(ints[i], kSeed));
+                  order.push_back(f.hasher()(ints[i]));
                   was_new.push_back(InsertOne(f, ints[i], i));
                 }
               } else {
@@ -387,7 +387,7 @@ TEST_CASE("every target builds bit-identical filters and gives the reference's a
                 REQUIRE(added ==
                         static_cast<size_t>(std::count(fresh.get(), fresh.get() + len, true)));
                 for (size_t i = 0; i < len; ++i) {
-                  order.push_back(HashKey(ints[pos + i], kSeed));
+                  order.push_back(f.hasher()(ints[pos + i]));
                   was_new.push_back(fresh[i]);
                 }
               }

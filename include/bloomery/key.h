@@ -3,7 +3,8 @@
 // key.h: how a key becomes the 128 bits every filter works from.
 //
 // Every key is hashed exactly once, with XXH3-128 (xxHash 0.8) and the filter's 64-bit seed, into a
-// KeyHash; a filter created with IntegerHash::kMix hashes its uint64_t keys with MixKey instead.
+// KeyHash; a filter created with IntegerHash::kMix (a word64 filter's default, options.h's
+// ResolveIntegerHash) hashes its uint64_t keys with MixKey instead.
 // The hash functions and the seed are part of a filter's identity and of its file format (hash_id,
 // seed): two filters can be merged only if both match. (Never absl::Hash or std::hash: they may
 // change between processes and builds.)
@@ -15,10 +16,10 @@
 // Taking the top bits of a 32-bit product (rather than the sum mod 64) keeps 2^64 distinct probe
 // patterns per block, and the per-probe odd salt keeps the probes independent of each other.
 //
-// Keys may be byte strings (std::string_view), unsigned 64-bit integers (under kXxh3, the default,
-// hashed as their 8 little-endian bytes, so an integer and its 8-byte string form collide on
-// purpose; under kMix by MixKey), or a KeyHash the caller computed itself (its 128 bits must be
-// uniformly distributed).
+// Keys may be byte strings (std::string_view), unsigned 64-bit integers (under kXxh3, the line's
+// and block256's default, hashed as their 8 little-endian bytes, so an integer and its 8-byte
+// string form collide on purpose; under kMix by MixKey), or a KeyHash the caller computed itself
+// (its 128 bits must be uniformly distributed).
 #ifndef BLOOMERY_KEY_H_
 #define BLOOMERY_KEY_H_
 
@@ -92,6 +93,9 @@ namespace detail {
 // file format's hash_id: chosen at creation (HashOptions::integer_hash), kept by Save and Load,
 // and part of the filter's identity (filters hashing differently cannot be merged).
 enum class IntegerHash : uint32_t {
+  // Unset (an option, never a filter's or a file's): a new filter takes its layout's default,
+  // ResolveIntegerHash (options.h): kMix for kWord64, kXxh3 for the line and kBlock256.
+  kAuto = 0,
   // hash_id 1: XXH3-128 of the integer's 8 little-endian bytes (an integer and its 8-byte string
   // form are one key). Every filter before hash_id 2 existed.
   kXxh3 = 1,
@@ -99,8 +103,9 @@ enum class IntegerHash : uint32_t {
   kMix = 2,
 };
 
-// "xxh3" or "mix": the name the CLI and Python use.
+// "xxh3", "mix" or "auto": the name the CLI and Python use.
 [[nodiscard]] constexpr std::string_view IntegerHashName(IntegerHash integers) noexcept {
+  if (integers == IntegerHash::kAuto) return "auto";
   return integers == IntegerHash::kMix ? "mix" : "xxh3";
 }
 

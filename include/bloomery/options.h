@@ -36,16 +36,31 @@ enum class HugePages : uint8_t {
   kNever = 1,  // normal pages only (MADV_NOHUGEPAGE)
 };
 
+// The integer hash a new filter of `layout` takes when asked for `requested`: an explicit kXxh3 or
+// kMix is kept; kAuto (unset) is kMix for kWord64, whose probe is so cheap that XXH3 was most of an
+// integer key's single-key call (benchmarks/README.md), and kXxh3 for every other layout, so a
+// default line or block256 filter keeps its bytes and digests, and an integer and its 8-byte
+// string stay one key. Every Create resolves it here, once, from the layout its plan chose; Load
+// keeps the file's hash_id.
+[[nodiscard]] constexpr IntegerHash ResolveIntegerHash(IntegerHash requested,
+                                                       Layout layout) noexcept {
+  if (requested != IntegerHash::kAuto) return requested;
+  return layout == Layout::kWord64 ? IntegerHash::kMix : IntegerHash::kXxh3;
+}
+
 // How keys are hashed: a filter's identity, stored in its file; filters merge only when it matches.
 struct HashOptions {
   // Hash seed (filters with different seeds cannot be merged).
   uint64_t seed = kDefaultSeed;
   // How uint64_t keys are hashed (key.h). kMix makes single-key calls on integers about a quarter
-  // cheaper; kXxh3 (the default) hashes an integer as its 8-byte string, which every filter did
-  // before kMix.
-  IntegerHash integer_hash = IntegerHash::kXxh3;
+  // cheaper; kXxh3 hashes an integer as its 8-byte string, which every filter did before kMix.
+  // kAuto (unset): the layout's default, ResolveIntegerHash (kMix for kWord64, else kXxh3).
+  IntegerHash integer_hash = IntegerHash::kAuto;
 
-  [[nodiscard]] KeyHasher hasher() const noexcept { return KeyHasher{seed, integer_hash}; }
+  // The hasher of a filter of `layout` (integer_hash resolved by ResolveIntegerHash).
+  [[nodiscard]] KeyHasher hasher(Layout layout = Layout::kLine512) const noexcept {
+    return KeyHasher{seed, ResolveIntegerHash(integer_hash, layout)};
+  }
 };
 
 // Memory an embedder supplies in place of bloomery's own anonymous mmap: a Redis module passes
@@ -105,7 +120,8 @@ struct FilterOptions {
   HashOptions hashing;
   MemoryOptions memory;
 
-  [[nodiscard]] KeyHasher hasher() const noexcept { return hashing.hasher(); }
+  // The hasher of a filter of `layout` (under kAuto, Create resolves by the layout its plan chose).
+  [[nodiscard]] KeyHasher hasher() const noexcept { return hashing.hasher(layout); }
 };
 using BlockedOptions = FilterOptions;
 using ClassicOptions = FilterOptions;

@@ -122,7 +122,8 @@ struct ScalableOptions {
   HashOptions hashing;
   MemoryOptions memory;
 
-  [[nodiscard]] KeyHasher hasher() const noexcept { return hashing.hasher(); }
+  // Every stage's hasher (an unset integer hash resolved for `layout`, options.h).
+  [[nodiscard]] KeyHasher hasher() const noexcept { return hashing.hasher(layout); }
 };
 
 // Insert answers an InsertResult, not a bool: InsertAnswer (filter.h) says why.

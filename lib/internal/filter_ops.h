@@ -91,11 +91,15 @@ inline void HashBatch(const KeyHash* keys, size_t n, const KeyHasher& /*hasher*/
   std::copy(keys, keys + n, out);
 }
 
-// InvalidArgument unless `integers` is an IntegerHash (an option cast from a stray integer).
+// InvalidArgument unless `integers` is an IntegerHash option: kAuto, or one a file can hold (not
+// an option cast from a stray integer).
 [[nodiscard]] inline absl::Status CheckIntegerHash(IntegerHash integers) {
-  if (IsIntegerHash(static_cast<uint32_t>(integers))) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "integer_hash must be kXxh3 (1) or kMix (2), got %d", static_cast<uint32_t>(integers)));
+  if (integers == IntegerHash::kAuto || IsIntegerHash(static_cast<uint32_t>(integers))) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("integer_hash must be kAuto (0), kXxh3 (1) or kMix (2), got %d",
+                      static_cast<uint32_t>(integers)));
 }
 
 // The part of an incompatibility message that names a filter's hashing.

@@ -147,17 +147,20 @@ class Storage {
 
 // Create of a kind kept in one array: its `plan` (or why there is none), zeroed memory for the
 // plan's whole 64-byte lines under `options.memory` (the file format's stage payload, so memory and
-// file agree byte for byte), then the filter `make(memory, plan)` builds.
+// file agree byte for byte), then the filter `make(memory, plan, hasher)` builds, its hasher's
+// integer hash resolved for the layout the plan chose (ResolveIntegerHash, options.h).
 [[nodiscard]] inline uint64_t ArrayBytes(const Plan& plan) { return WholeLineBytes(plan.bits); }
 [[nodiscard]] inline uint64_t ArrayBytes(const CountingPlan& plan) { return plan.bytes(); }
+[[nodiscard]] inline Layout LayoutOf(const Plan& plan) { return plan.layout; }
+[[nodiscard]] inline Layout LayoutOf(const CountingPlan& /*plan*/) { return Layout::kLine512; }
 template <typename KindPlan, typename KindOptions, typename Make>
 auto CreateArrayFilter(const absl::StatusOr<KindPlan>& plan, const KindOptions& options, Make make)
-    -> absl::StatusOr<decltype(make(FilterMemory(), *plan))> {
+    -> absl::StatusOr<decltype(make(FilterMemory(), *plan, KeyHasher()))> {
   if (!plan.ok()) return plan.status();
   if (absl::Status s = CheckIntegerHash(options.hashing.integer_hash); !s.ok()) return s;
   absl::StatusOr<FilterMemory> memory = AllocateFilterMemory(ArrayBytes(*plan), options.memory);
   if (!memory.ok()) return memory.status();
-  return make(*std::move(memory), *plan);
+  return make(*std::move(memory), *plan, options.hashing.hasher(LayoutOf(*plan)));
 }
 
 // Hands `storage` to a filter: the FilterMemory owns it from now on.

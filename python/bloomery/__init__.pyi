@@ -105,12 +105,12 @@ class _FixedSize(_Sliced):
     """The kinds sized by capacity and error_rate, or by bits (and hashes): one constructor."""
     def __init__(self, capacity: int = ..., error_rate: float = 0.001, *, bits: int = ...,
                  hashes: int = ..., seed: int | None = ...,
-                 integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ...,
+                 integer_hash: Literal["xxh3", "mix"] | None = ..., concurrent: bool = ...,
                  max_memory: int = ..., huge_pages: bool = ..., populate: bool = ...,
                  layout: BlockLayout | Literal["auto"] | None = ...,
                  prefer: LayoutPreference | None = ...) -> None:
         """layout: BlockedFilter's block ('auto': the planner's, by prefer); ClassicFilter takes
-        none (ValueError)."""
+        none (ValueError). integer_hash None: 'mix' for a word64 filter, else 'xxh3'."""
     @property
     def layout(self) -> BlockLayout | Literal["partitioned"]:
         """The filter's block ('partitioned' for ClassicFilter); files, copies and pickles keep it."""
@@ -129,7 +129,7 @@ class ClassicFilter(_FixedSize): ...
 class CountingFilter(_Sliced):
     def __init__(self, capacity: int = ..., error_rate: float = 0.001, *, bits: int = ...,
                  hashes: int = ..., counter_bits: int = 4, seed: int | None = ...,
-                 integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ..., max_memory: int = ..., huge_pages: bool = ...,
+                 integer_hash: Literal["xxh3", "mix"] | None = ..., concurrent: bool = ..., max_memory: int = ..., huge_pages: bool = ...,
                  populate: bool = ...) -> None: ...
     def remove(self, key: Key) -> bool:
         """Removes one occurrence; False (nothing changed) if the key is certainly absent."""
@@ -143,7 +143,7 @@ class ScalableFilter(_Persistent):
     LARGE_SET_GROWTH: ClassVar[int]
     def __init__(self, initial_capacity: int = 100, error_rate: float = 0.001, mode: int = 2, *,
                  tightening: float = 0.9, seed: int | None = ...,
-                 integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ...,
+                 integer_hash: Literal["xxh3", "mix"] | None = ..., concurrent: bool = ...,
                  max_memory: int = ..., max_stages: int = 64, scaling: bool = True,
                  huge_pages: bool = ..., layout: BlockLayout | None = ...) -> None: ...
     @property

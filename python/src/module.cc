@@ -77,7 +77,7 @@ py::dict InfoDict(const FileInfo& info) {
 }
 
 constexpr const char* kFixedDoc =
-    "(capacity=0, error_rate=0.001, *, bits=0, hashes=0, seed=None, integer_hash='xxh3', "
+    "(capacity=0, error_rate=0.001, *, bits=0, hashes=0, seed=None, integer_hash=None, "
     "concurrent=False, max_memory=0, huge_pages=True, populate=False, layout=None, prefer=None)\n\n"
     "Sized by capacity (keys) and error_rate (FPR at capacity), or by bits (and hashes). "
     "layout (BlockedFilter): 'line512' (the default), 'block256', 'word64' (faster, more bits "
@@ -85,7 +85,7 @@ constexpr const char* kFixedDoc =
     "bits that meet error_rate) or 'fastest' (the fastest layout within max_memory); kept in the "
     "file. "
     "integer_hash='mix' hashes int keys with a cheaper mix (an int is then no longer the same "
-    "key as its 8-byte string; saved in the file). "
+    "key as its 8-byte string; saved in the file); None: 'mix' for word64, else 'xxh3'. "
     "ValueError with the library's message for options it refuses.";
 
 // The kinds sized by FilterOptions alone (blocked, classic): the same constructor and attributes.
@@ -93,7 +93,7 @@ template <typename Filter>
 void BindFixedSize(py::module_& m, const char* name, const char* doc) {
   auto cls = BindCommon<Filter>(m, name, doc);
   cls.def(py::init([](uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
-                      std::optional<uint64_t> seed, const std::string& integer_hash,
+                      std::optional<uint64_t> seed, const std::optional<std::string>& integer_hash,
                       bool concurrent, uint64_t max_memory, bool huge_pages, bool populate,
                       const std::optional<std::string>& layout,
                       const std::optional<std::string>& prefer) {
@@ -105,7 +105,7 @@ void BindFixedSize(py::module_& m, const char* name, const char* doc) {
           }),
           py::arg("capacity") = 0, py::arg("error_rate") = 0.001, py::kw_only(),
           py::arg("bits") = 0, py::arg("hashes") = 0, py::arg("seed") = py::none(),
-          py::arg("integer_hash") = "xxh3", py::arg("concurrent") = false,
+          py::arg("integer_hash") = py::none(), py::arg("concurrent") = false,
           py::arg("max_memory") = 0, py::arg("huge_pages") = true, py::arg("populate") = false,
           py::arg("layout") = py::none(), py::arg("prefer") = py::none(), kFixedDoc);
   BindGeometry(cls);
@@ -148,8 +148,8 @@ void BindModule(py::module_& m) {
   counting
       .def(py::init([](uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
                        uint32_t counter_bits, std::optional<uint64_t> seed,
-                       const std::string& integer_hash, bool concurrent, uint64_t max_memory,
-                       bool huge_pages, bool populate) {
+                       const std::optional<std::string>& integer_hash, bool concurrent,
+                       uint64_t max_memory, bool huge_pages, bool populate) {
              AnyOptions options =
                  MakeOptions(capacity, error_rate, bits, hashes, seed, integer_hash, concurrent,
                              max_memory, huge_pages, populate);
@@ -158,7 +158,7 @@ void BindModule(py::module_& m) {
            }),
            py::arg("capacity") = 0, py::arg("error_rate") = 0.001, py::kw_only(),
            py::arg("bits") = 0, py::arg("hashes") = 0, py::arg("counter_bits") = 4,
-           py::arg("seed") = py::none(), py::arg("integer_hash") = "xxh3",
+           py::arg("seed") = py::none(), py::arg("integer_hash") = py::none(),
            py::arg("concurrent") = false, py::arg("max_memory") = 0, py::arg("huge_pages") = true,
            py::arg("populate") = false,
            "As BlockedFilter, plus counter_bits (4: counts saturate at 15; 8: at 255).")
@@ -211,8 +211,8 @@ void BindModule(py::module_& m) {
   scalable
       .def(py::init([](uint64_t initial_capacity, double error_rate, uint32_t mode,
                        double tightening, std::optional<uint64_t> seed,
-                       const std::string& integer_hash, bool concurrent, uint64_t max_memory,
-                       uint32_t max_stages, bool scaling, bool huge_pages,
+                       const std::optional<std::string>& integer_hash, bool concurrent,
+                       uint64_t max_memory, uint32_t max_stages, bool scaling, bool huge_pages,
                        const std::optional<std::string>& layout) {
              AnyOptions options =
                  SharedOptions(error_rate, seed, integer_hash, concurrent, max_memory, huge_pages);
@@ -226,11 +226,11 @@ void BindModule(py::module_& m) {
            }),
            py::arg("initial_capacity") = 100, py::arg("error_rate") = 0.001, py::arg("mode") = 2,
            py::kw_only(), py::arg("tightening") = kDefaultTightening, py::arg("seed") = py::none(),
-           py::arg("integer_hash") = "xxh3", py::arg("concurrent") = false,
+           py::arg("integer_hash") = py::none(), py::arg("concurrent") = false,
            py::arg("max_memory") = 0, py::arg("max_stages") = kMaxScalableStages,
            py::arg("scaling") = true, py::arg("huge_pages") = true, py::arg("layout") = py::none(),
            "(initial_capacity=100, error_rate=0.001, mode=2, *, tightening=0.9, seed=None, "
-           "integer_hash='xxh3', concurrent=False, max_memory=0, max_stages=64, scaling=True, "
+           "integer_hash=None, concurrent=False, max_memory=0, max_stages=64, scaling=True, "
            "huge_pages=True, layout=None)\n\n"
            "layout: every stage's block, 'line512' (the default), 'block256' or 'word64'. "
            "mode is the growth factor, 1 to 32768 (pybloom-live's SMALL_SET_GROWTH = 2 and "

@@ -20,6 +20,10 @@ inline IntegerHash ParseIntegerHash(const std::string& name) {
   if (name == IntegerHashName(IntegerHash::kMix)) return IntegerHash::kMix;
   throw py::value_error("integer_hash must be 'xxh3' or 'mix'");
 }
+// A constructor's integer_hash: None is the layout's default (kAuto, ResolveIntegerHash).
+inline IntegerHash ParseIntegerHash(const std::optional<std::string>& name) {
+  return name ? ParseIntegerHash(*name) : IntegerHash::kAuto;
+}
 
 // layout: None (the kind's default), or a blocked shape's name (layout.h: "line512", "block256",
 // "word64"; "auto" where the kind takes it); the library refuses a layout its kind does not take.
@@ -50,7 +54,7 @@ inline std::optional<LayoutChoice> ParsePreferArg(const std::optional<std::strin
 // The constructor arguments every kind takes, as AnyOptions (bloomery/any_filter.h): fpr, and
 // the hashing and memory parts.
 inline AnyOptions SharedOptions(double error_rate, std::optional<uint64_t> seed,
-                                const std::string& integer_hash, bool concurrent,
+                                const std::optional<std::string>& integer_hash, bool concurrent,
                                 uint64_t max_memory, bool huge_pages) {
   return AnyOptions{.fpr = error_rate,
                     .hashing = {.seed = seed.value_or(kDefaultSeed),
@@ -62,9 +66,9 @@ inline AnyOptions SharedOptions(double error_rate, std::optional<uint64_t> seed,
 
 // The fixed-size kinds' constructor arguments (blocked, classic, counting).
 inline AnyOptions MakeOptions(uint64_t capacity, double error_rate, uint64_t bits, uint32_t hashes,
-                              std::optional<uint64_t> seed, const std::string& integer_hash,
-                              bool concurrent, uint64_t max_memory, bool huge_pages,
-                              bool populate) {
+                              std::optional<uint64_t> seed,
+                              const std::optional<std::string>& integer_hash, bool concurrent,
+                              uint64_t max_memory, bool huge_pages, bool populate) {
   AnyOptions options =
       SharedOptions(error_rate, seed, integer_hash, concurrent, max_memory, huge_pages);
   options.capacity = capacity;

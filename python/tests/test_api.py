@@ -157,6 +157,19 @@ def test_layout_shapes_the_filter_and_files_pickles_copies_keep_it(cls, layout, 
         f.union(cls(1_000, 0.01, layout=other))
 
 
+@pytest.mark.parametrize("cls", [bloomery.BlockedFilter, bloomery.ScalableFilter])
+def test_integer_hash_unset_is_mix_for_word64_and_xxh3_for_the_others(cls):
+    assert cls(1_000, 0.01, layout="word64").integer_hash == "mix"
+    assert cls(1_000, 0.01, layout="block256").integer_hash == "xxh3"
+    assert cls(1_000, 0.01).integer_hash == "xxh3"
+    assert cls(1_000, 0.01, layout="word64", integer_hash="xxh3").integer_hash == "xxh3"
+    f = cls(1_000, 0.01, layout="word64")
+    f.add(7)
+    assert bloomery.info_bytes(f.tobytes())["integer_hash"] == "mix"
+    assert cls.frombytes(f.tobytes()).integer_hash == "mix"
+    assert 7 in cls.frombytes(f.tobytes())
+
+
 def test_layout_default_auto_and_refusals():
     assert bloomery.BlockedFilter(1_000).layout == "line512"
     assert bloomery.ScalableFilter().layout == "line512"
