@@ -2,7 +2,8 @@
 //
 // layout_benchmark.cc: every BlockedFilter layout (layout.h) at 10 bits/key, the four operations
 // (Insert, InsertMany, MayContain, MayContainMany) and ConcurrentInsertMany, at 2^20 and 2^26
-// keys: BM_Layout_<op><line512|block256|word64>/n, and word64 once more with IntegerHash::kMix,
+// keys: BM_Layout_<op><line512|block256|word64>/n (integers hashed by XXH3), and word64 (its
+// default since kMix became it) and block256 once more with IntegerHash::kMix,
 // BM_Layout_<op><word64,mix>/n. Compiled for x86-64-v3, as the Boost.Bloom families it is
 // compared with (boost_benchmark.cc registers their shapes at the same sizes): the single-key
 // rows call avx2::Insert / avx2::MayContain, the probe inlined into the loop, as a user's file
@@ -93,6 +94,7 @@ void Register() {
     RegisterLayout<Layout::kBlock256>(n);
     RegisterLayout<Layout::kWord64>(n);
     RegisterLayout<Layout::kWord64, IntegerHash::kMix>(n);
+    RegisterLayout<Layout::kBlock256, IntegerHash::kMix>(n);
   }
 }
 

@@ -28,12 +28,16 @@
 
 namespace bloomery::simd::detail {
 
-// For each start slice s: probe[s][j] is the probe that lands in slice j, salt[s][j] its salt.
-// Rows are 32 (8 slices) or 64 (16 slices) bytes, so every vector load from them is aligned.
+// For each start slice s: probe[s][j] is the probe i that lands in slice j, salt[s][j] its salt,
+// salt_times_probe[s][j] = i * salt_i mod 2^32 (ProbeBits: the salted probe
+// (h1 + i*h2) * salt_i is h1 * salt_i + h2 * (i * salt_i), two independent multiplies rather than
+// two in a chain). Rows are 32 (8 slices) or 64 (16 slices) bytes, so every vector load from
+// them is aligned.
 template <uint32_t kSlices>
 struct SliceTables {
   alignas(64) uint32_t probe[kSlices][kSlices];
   alignas(64) uint32_t salt[kSlices][kSlices];
+  alignas(64) uint32_t salt_times_probe[kSlices][kSlices];
 };
 
 template <uint32_t kSlices>
@@ -44,6 +48,7 @@ constexpr SliceTables<kSlices> MakeSliceTables() {
       const uint32_t i = (j - start) & (kSlices - 1);
       tables.probe[start][j] = i;
       tables.salt[start][j] = internal::kProbeSalt[i];
+      tables.salt_times_probe[start][j] = i * internal::kProbeSalt[i];
     }
   }
   return tables;
@@ -75,14 +80,16 @@ namespace hn = hwy::HWY_NAMESPACE;
 using internal::LineMask;
 
 // Bits of probes probe[0 .. Lanes(d32)) (k <= 8: 6 bits; k >= 9: 5 bits), and a 1 in lanes whose
-// probe is used (i < k) or a 0 in the others. h1, h2 and k are broadcast; `probe` and `salt` point
-// into the key's start row.
+// probe is used (i < k) or a 0 in the others. h1, h2 and k are broadcast; `probe`, `salt` and
+// `salt_times_probe` point into the key's start row.
 template <int kBitsShift, class D32, class V32 = hn::Vec<D32>>
 HWY_INLINE void ProbeBits(D32 d32, V32 h1, V32 h2, V32 k, const uint32_t* probe,
-                          const uint32_t* salt, V32& bit, V32& one) {
+                          const uint32_t* salt, const uint32_t* salt_times_probe, V32& bit,
+                          V32& one) {
   const V32 i = hn::Load(d32, probe);
-  // Arithmetic mod 2^32, as in ProbeBit: the top bits of the salted progression.
-  bit = hn::ShiftRight<kBitsShift>((h1 + i * h2) * hn::Load(d32, salt));
+  // Arithmetic mod 2^32, as in ProbeBit: the top bits of (h1 + i*h2) * salt_i, computed as
+  // h1 * salt_i + h2 * (i * salt_i) (SliceTables).
+  bit = hn::ShiftRight<kBitsShift>(h1 * hn::Load(d32, salt) + h2 * hn::Load(d32, salt_times_probe));
   // i < k exactly when i - k wraps around (i <= 15, k <= 16): its top bit is the probe's 1 or 0.
   one = hn::ShiftRight<31>(i - k);
 }
@@ -97,12 +104,14 @@ HWY_INLINE void ForEachProbeVector(D32 d32, const KeyHash& hash, uint32_t k,
       kSlices == 8 ? detail::kSliceTables8.probe[start] : detail::kSliceTables16.probe[start];
   const uint32_t* salt =
       kSlices == 8 ? detail::kSliceTables8.salt[start] : detail::kSliceTables16.salt[start];
+  const uint32_t* salt_times_probe = kSlices == 8 ? detail::kSliceTables8.salt_times_probe[start]
+                                                  : detail::kSliceTables16.salt_times_probe[start];
   const auto h1 = hn::Set(d32, static_cast<uint32_t>(hash.lo));
   const auto h2 = hn::Set(d32, static_cast<uint32_t>(hash.lo >> 32));
   const auto vk = hn::Set(d32, k);
   for (size_t j = 0; j < kSlices; j += hn::Lanes(d32)) {
     hn::Vec<D32> bit, one;
-    ProbeBits<kBitsShift>(d32, h1, h2, vk, probe + j, salt + j, bit, one);
+    ProbeBits<kBitsShift>(d32, h1, h2, vk, probe + j, salt + j, salt_times_probe + j, bit, one);
     per_vector(j, bit, one);
   }
 }
@@ -472,15 +481,18 @@ void MakeBlock256Masks(const KeyHash* hashes, size_t n, uint32_t k, uint64_t* ma
 
 // word64 ----------------------------------------------------------------------------------------
 
-// The key's word mask: byte j is lane j's `one << bit` (below 256, so truncation keeps it).
+// The key's word mask. Computed in probe order (start 0: byte i is probe i's `one << bit`, below
+// 256, so truncation keeps it; constant table rows), then one rotate by 8 * start bits moves
+// probe i to its slice, byte (start + i) mod 8.
 HWY_INLINE uint64_t Word64Mask(const KeyHash& hash, uint32_t k) {
   const hn::Rebind<uint8_t, D8x32> d8;
   alignas(8) uint8_t bytes[8];
-  ForEachSliceVector8<29>(
-      hash, k, [&](size_t lane, auto v) { hn::StoreU(hn::TruncateTo(d8, v), d8, bytes + lane); });
+  ForEachSliceVector8<29>(KeyHash{hash.lo, 0}, k, [&](size_t lane, auto v) {
+    hn::StoreU(hn::TruncateTo(d8, v), d8, bytes + lane);
+  });
   uint64_t mask;
   std::memcpy(&mask, bytes, 8);
-  return mask;
+  return std::rotl(mask, static_cast<int>(8 * (hash.hi & 7)));
 }
 
 template <bool kConcurrent>
