@@ -337,12 +337,7 @@ TEST_CASE_TEMPLATE("integer_hash kMix keeps the planned FPR on consecutive and s
     auto o = Sized<F>(kKeys, 0.01);
     o.hashing.integer_hash = IntegerHash::kMix;
     F f = MakeOrFail<F>(o);
-    std::vector<uint64_t> keys(kKeys), absent(kQueries);
-    for (uint64_t i = 0; i < kKeys; ++i) keys[i] = i << shift;
-    for (uint64_t i = 0; i < kQueries; ++i) absent[i] = (kKeys + i) << shift;
-    f.InsertMany(keys);
-    REQUIRE(f.MayContainMany(keys) == kKeys);
-    const uint64_t hits = f.MayContainMany(absent);
+    const uint64_t hits = testing::StructuredFalsePositives(f, kKeys, kQueries, shift);
     MESSAGE("shift " << shift << ": measured FPR " << static_cast<double>(hits) / kQueries
                      << ", planned " << f.plan().expected_fpr);
     CHECK(testing::WithinBinomialBound(hits, kQueries, f.plan().expected_fpr, 6.0));

@@ -522,12 +522,7 @@ TEST_CASE("word64 and block256 under kMix keep the planned FPR on consecutive an
                               .fpr = 0.01,
                               .layout = layout,
                               .hashing = {.integer_hash = IntegerHash::kMix}});
-      std::vector<uint64_t> keys(kKeys), absent(kQueries);
-      for (uint64_t i = 0; i < kKeys; ++i) keys[i] = i << shift;
-      for (uint64_t i = 0; i < kQueries; ++i) absent[i] = (kKeys + i) << shift;
-      f.InsertMany(keys);
-      REQUIRE(f.MayContainMany(keys) == kKeys);
-      const uint64_t hits = f.MayContainMany(absent);
+      const uint64_t hits = testing::StructuredFalsePositives(f, kKeys, kQueries, shift);
       MESSAGE(LayoutName(layout) << " shift " << shift << ": measured FPR "
                                  << static_cast<double>(hits) / kQueries << ", planned "
                                  << f.plan().expected_fpr);

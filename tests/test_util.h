@@ -190,6 +190,20 @@ uint64_t FillAndCountFalsePositives(F& f, uint64_t keys, uint64_t queries) {
   return f.MayContainMany(DistinctInts(queries, 1));
 }
 
+// Structured integer keys, where a multiplicative mix is weakest: inserts i << shift for i < keys
+// (consecutive integers, or ids shifted into place), then looks up `queries` keys of the same
+// shape that were not inserted, (keys + i) << shift (keys + queries < 2^22: none wraps for
+// shift <= 42); returns how many of those the filter took for present.
+template <typename F>
+uint64_t StructuredFalsePositives(F& f, uint64_t keys, uint64_t queries, uint32_t shift) {
+  std::vector<uint64_t> present(keys), absent(queries);
+  for (uint64_t i = 0; i < keys; ++i) present[i] = i << shift;
+  for (uint64_t i = 0; i < queries; ++i) absent[i] = (keys + i) << shift;
+  f.InsertMany(present);
+  REQUIRE(f.MayContainMany(present) == keys);
+  return f.MayContainMany(absent);
+}
+
 // Whether `hits` out of `trials` is consistent with probability `p`: within `sigmas` binomial
 // standard deviations (plus one count, so p ~ 0 does not demand exactly zero).
 inline bool WithinBinomialBound(uint64_t hits, uint64_t trials, double p, double sigmas = 5.0) {
