@@ -450,10 +450,11 @@ TEST_CASE("EstimatedFpr: a filled filter's exact FPR of its bits, pinned per lay
   }
 }
 
-TEST_CASE("an unset integer hash is the layout's: kMix for word64, kXxh3 for the others") {
+TEST_CASE(
+    "an unset integer hash is the layout's: kMix for word64 and block256, kXxh3 for the line") {
   static_assert(ResolveIntegerHash(IntegerHash::kAuto, Layout::kWord64) == IntegerHash::kMix);
   static_assert(ResolveIntegerHash(IntegerHash::kAuto, Layout::kLine512) == IntegerHash::kXxh3);
-  static_assert(ResolveIntegerHash(IntegerHash::kAuto, Layout::kBlock256) == IntegerHash::kXxh3);
+  static_assert(ResolveIntegerHash(IntegerHash::kAuto, Layout::kBlock256) == IntegerHash::kMix);
   static_assert(ResolveIntegerHash(IntegerHash::kXxh3, Layout::kWord64) == IntegerHash::kXxh3);
   static_assert(ResolveIntegerHash(IntegerHash::kMix, Layout::kLine512) == IntegerHash::kMix);
   CHECK(HashOptions{}.integer_hash == IntegerHash::kAuto);
@@ -472,10 +473,10 @@ TEST_CASE("an unset integer hash is the layout's: kMix for word64, kXxh3 for the
   };
   for (Layout layout : kShapes) {
     CAPTURE(LayoutName(layout));
-    const IntegerHash unset = layout == Layout::kWord64 ? IntegerHash::kMix : IntegerHash::kXxh3;
+    const IntegerHash unset = layout == Layout::kLine512 ? IntegerHash::kXxh3 : IntegerHash::kMix;
     BlockedFilter f = Make({.capacity = 1000, .layout = layout});
     check(f, unset);
-    // The keys are hashed as reported: a word64 filter's integers by MixKey.
+    // The keys are hashed as reported: a word64 or block256 filter's integers by MixKey.
     (void)f.Insert(uint64_t{7});
     CHECK(f.MayContain(KeyHasher{kDefaultSeed, unset}(uint64_t{7})));
     check(ScalableFilter::Create({.capacity = 1000, .layout = layout}).value(), unset);
@@ -497,17 +498,24 @@ TEST_CASE("an unset integer hash is the layout's: kMix for word64, kXxh3 for the
       Make({.capacity = 1000, .layout = Layout::kAuto, .layout_choice = LayoutChoice::kFastest});
   REQUIRE(fastest.layout() == Layout::kWord64);
   check(fastest, IntegerHash::kMix);
-  // The other kinds are not word64: their default is unchanged.
+  // The other kinds are neither word64 nor block256: their default is unchanged.
   check(ClassicFilter::Create({.capacity = 1000}).value(), IntegerHash::kXxh3);
   check(CountingFilter::Create({.capacity = 1000}).value(), IntegerHash::kXxh3);
 }
 
-TEST_CASE("golden: a default word64 filter hashes integers by MixKey (hash_id 2)") {
-  BlockedFilter f = Make({.bits = 4096, .hashes = 6, .layout = Layout::kWord64});
-  for (uint64_t i = 0; i < 100; ++i) (void)f.Insert(i);
-  const uint64_t digest = XXH3_64bits(f.bytes().data(), f.bytes().size());
-  MESSAGE("word64 (mix) digest " << std::hex << digest);
-  CHECK(digest == 0xa26a7579fa6cdaf7ull);
+TEST_CASE("golden: default word64 and block256 filters hash integers by MixKey (hash_id 2)") {
+  struct Golden {
+    Layout layout;
+    uint64_t digest;
+  };
+  for (const Golden& g : {Golden{Layout::kBlock256, 0xaa7d517d552f4319ull},
+                          Golden{Layout::kWord64, 0xa26a7579fa6cdaf7ull}}) {
+    BlockedFilter f = Make({.bits = 4096, .hashes = 6, .layout = g.layout});
+    for (uint64_t i = 0; i < 100; ++i) (void)f.Insert(i);
+    const uint64_t digest = XXH3_64bits(f.bytes().data(), f.bytes().size());
+    MESSAGE(LayoutName(g.layout) << " (mix) digest " << std::hex << digest);
+    CHECK(digest == g.digest);
+  }
 }
 
 TEST_CASE("word64 and block256 under kMix keep the planned FPR on consecutive and strided keys") {

@@ -99,9 +99,9 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
   SizeReport report;
   report.keys = keys;
   report.lookups = std::min(keys, kMaxTimedKeys);
-  // Inserted keys 0..n-1 and absent keys 2^63 + i: integers are hashed (XXH3, or MixKey in a
-  // word64 filter: the layout's default integer hash) like any key, so their order says nothing
-  // about where they land.
+  // Inserted keys 0..n-1 and absent keys 2^63 + i: integers are hashed (XXH3 in the line, MixKey in
+  // word64 and block256: the layout's default integer hash) like any key, so their order says
+  // nothing about where they land.
   std::vector<uint64_t> inserted(keys);
   std::iota(inserted.begin(), inserted.end(), uint64_t{0});
   std::vector<uint64_t> absent(report.lookups);

@@ -3,8 +3,8 @@
 // key.h: how a key becomes the 128 bits every filter works from.
 //
 // Every key is hashed exactly once, with XXH3-128 (xxHash 0.8) and the filter's 64-bit seed, into a
-// KeyHash; a filter created with IntegerHash::kMix (a word64 filter's default, options.h's
-// ResolveIntegerHash) hashes its uint64_t keys with MixKey instead.
+// KeyHash; a filter created with IntegerHash::kMix (a word64 or block256 filter's default,
+// options.h's ResolveIntegerHash) hashes its uint64_t keys with MixKey instead.
 // The hash functions and the seed are part of a filter's identity and of its file format (hash_id,
 // seed): two filters can be merged only if both match. (Never absl::Hash or std::hash: they may
 // change between processes and builds.)
@@ -17,7 +17,7 @@
 // patterns per block, and the per-probe odd salt keeps the probes independent of each other.
 //
 // Keys may be byte strings (std::string_view), unsigned 64-bit integers (under kXxh3, the line's
-// and block256's default, hashed as their 8 little-endian bytes, so an integer and its 8-byte
+// default, hashed as their 8 little-endian bytes, so an integer and its 8-byte
 // string form collide on purpose; under kMix by MixKey), or a KeyHash the caller computed itself
 // (its 128 bits must be uniformly distributed).
 #ifndef BLOOMERY_KEY_H_
@@ -94,7 +94,7 @@ namespace detail {
 // and part of the filter's identity (filters hashing differently cannot be merged).
 enum class IntegerHash : uint32_t {
   // Unset (an option, never a filter's or a file's): a new filter takes its layout's default,
-  // ResolveIntegerHash (options.h): kMix for kWord64, kXxh3 for the line and kBlock256.
+  // ResolveIntegerHash (options.h): kMix for kWord64 and kBlock256, kXxh3 for the line.
   kAuto = 0,
   // hash_id 1: XXH3-128 of the integer's 8 little-endian bytes (an integer and its 8-byte string
   // form are one key). Every filter before hash_id 2 existed.

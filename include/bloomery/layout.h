@@ -15,7 +15,8 @@
 //    Insert is one atomic fetch_or, so exactly one of several threads inserting the same new key
 //    is told "new". The exact sliced model chose 8 x 8 over 4 x 16 and 16 x 4 (benchmarks/
 //    README.md has the table: 8 x 8 gives the lowest FPR from 9 bits/key up). A new word64
-//    filter hashes integer keys by MixKey unless told otherwise (ResolveIntegerHash, options.h).
+//    or block256 filter hashes integer keys by MixKey unless told otherwise (ResolveIntegerHash,
+//    options.h).
 // Every filter still allocates whole 64-byte lines (WholeLineBytes, plan.h), so memory and file
 // agree byte for byte; the block count (bits / block bits) is what chooses a key's block.
 //

@@ -37,15 +37,17 @@ enum class HugePages : uint8_t {
 };
 
 // The integer hash a new filter of `layout` takes when asked for `requested`: an explicit kXxh3 or
-// kMix is kept; kAuto (unset) is kMix for kWord64, whose probe is so cheap that XXH3 was most of an
-// integer key's single-key call (benchmarks/README.md), and kXxh3 for every other layout, so a
-// default line or block256 filter keeps its bytes and digests, and an integer and its 8-byte
-// string stay one key. Every Create resolves it here, once, from the layout its plan chose; Load
-// keeps the file's hash_id.
+// kMix is kept; kAuto (unset) is kMix for kWord64 and kBlock256, whose probes are so cheap that
+// XXH3 was a large share of an integer key's call (measured: kMix made every one of their four
+// operations faster at 2^20 and 2^26 keys, benchmarks/README.md), and kXxh3 for the line (and
+// every other layout), so a default line filter keeps its bytes and digests, and an integer and
+// its 8-byte string stay one key there. Every Create resolves it here, once, from the layout its
+// plan chose; Load keeps the file's hash_id.
 [[nodiscard]] constexpr IntegerHash ResolveIntegerHash(IntegerHash requested,
                                                        Layout layout) noexcept {
   if (requested != IntegerHash::kAuto) return requested;
-  return layout == Layout::kWord64 ? IntegerHash::kMix : IntegerHash::kXxh3;
+  return layout == Layout::kWord64 || layout == Layout::kBlock256 ? IntegerHash::kMix
+                                                                  : IntegerHash::kXxh3;
 }
 
 // How keys are hashed: a filter's identity, stored in its file; filters merge only when it matches.
@@ -54,7 +56,8 @@ struct HashOptions {
   uint64_t seed = kDefaultSeed;
   // How uint64_t keys are hashed (key.h). kMix makes single-key calls on integers about a quarter
   // cheaper; kXxh3 hashes an integer as its 8-byte string, which every filter did before kMix.
-  // kAuto (unset): the layout's default, ResolveIntegerHash (kMix for kWord64, else kXxh3).
+  // kAuto (unset): the layout's default, ResolveIntegerHash (kMix for kWord64 and kBlock256,
+  // kXxh3 for the line).
   IntegerHash integer_hash = IntegerHash::kAuto;
 
   // The hasher of a filter of `layout` (integer_hash resolved by ResolveIntegerHash).

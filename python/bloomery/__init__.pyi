@@ -110,7 +110,8 @@ class _FixedSize(_Sliced):
                  layout: BlockLayout | Literal["auto"] | None = ...,
                  prefer: LayoutPreference | None = ...) -> None:
         """layout: BlockedFilter's block ('auto': the planner's, by prefer); ClassicFilter takes
-        none (ValueError). integer_hash None: 'mix' for a word64 filter, else 'xxh3'."""
+        none (ValueError). integer_hash None: 'mix' for word64 and block256, 'xxh3' for the
+        line."""
     @property
     def layout(self) -> BlockLayout | Literal["partitioned"]:
         """The filter's block ('partitioned' for ClassicFilter); files, copies and pickles keep it."""

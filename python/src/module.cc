@@ -85,7 +85,8 @@ constexpr const char* kFixedDoc =
     "bits that meet error_rate) or 'fastest' (the fastest layout within max_memory); kept in the "
     "file. "
     "integer_hash='mix' hashes int keys with a cheaper mix (an int is then no longer the same "
-    "key as its 8-byte string; saved in the file); None: 'mix' for word64, else 'xxh3'. "
+    "key as its 8-byte string; saved in the file); None: 'mix' for word64 and block256, 'xxh3' for "
+    "the line. "
     "ValueError with the library's message for options it refuses.";
 
 // The kinds sized by FilterOptions alone (blocked, classic): the same constructor and attributes.

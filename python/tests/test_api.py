@@ -158,9 +158,9 @@ def test_layout_shapes_the_filter_and_files_pickles_copies_keep_it(cls, layout, 
 
 
 @pytest.mark.parametrize("cls", [bloomery.BlockedFilter, bloomery.ScalableFilter])
-def test_integer_hash_unset_is_mix_for_word64_and_xxh3_for_the_others(cls):
+def test_integer_hash_unset_is_mix_for_word64_and_block256_and_xxh3_for_the_line(cls):
     assert cls(1_000, 0.01, layout="word64").integer_hash == "mix"
-    assert cls(1_000, 0.01, layout="block256").integer_hash == "xxh3"
+    assert cls(1_000, 0.01, layout="block256").integer_hash == "mix"
     assert cls(1_000, 0.01).integer_hash == "xxh3"
     assert cls(1_000, 0.01, layout="word64", integer_hash="xxh3").integer_hash == "xxh3"
     f = cls(1_000, 0.01, layout="word64")
