@@ -4,10 +4,10 @@
 // (Insert, InsertMany, MayContain, MayContainMany) and ConcurrentInsertMany, at 2^20 and 2^26
 // keys: BM_Layout_<op><line512|block256|word64>/n (integers hashed by XXH3, named), and word64
 // and block256 once more with IntegerHash::kMix, their default (options.h's ResolveIntegerHash),
-// BM_Layout_<op><word64,mix>/n and <block256,mix>. Compiled for x86-64-v3, as the Boost.Bloom families it is
-// compared with (boost_benchmark.cc registers their shapes at the same sizes): the single-key
-// rows call avx2::Insert / avx2::MayContain, the probe inlined into the loop, as a user's file
-// built with those flags may.
+// BM_Layout_<op><word64,mix>/n and <block256,mix>. Compiled for x86-64-v3, as the Boost.Bloom
+// families it is compared with (boost_benchmark.cc registers their shapes at the same sizes): the
+// single-key rows call avx2::Insert / avx2::MayContain, the probe inlined into the loop, as a
+// user's file built with those flags may.
 #include <cstdint>
 #include <span>
 #include <string>

@@ -407,22 +407,24 @@ TEST_CASE("AnyFilter: blocked and scalable filters take a layout; classic and co
         Layout::kLine512);
 }
 
-TEST_CASE("golden: fixed keys and seed pin each new layout's bytes") {
+TEST_CASE("golden: fixed keys and seed pin each new layout's bytes, under each integer hash") {
   // A change to a layout's probe changes these digests: that must be a deliberate format change.
+  // kXxh3 named pins the probe alone; kAuto, the default, is kMix for both (hash_id 2).
   struct Golden {
     Layout layout;
+    IntegerHash integers;
     uint64_t digest;
   };
-  for (const Golden& g : {Golden{Layout::kBlock256, 0xa89df2a1df76844full},
-                          Golden{Layout::kWord64, 0xb830ea41f27cb3dfull}}) {
-    // kXxh3 named: these pin the probe; word64's default integer hash is kMix (pinned below).
-    BlockedFilter f = Make({.bits = 4096,
-                            .hashes = 6,
-                            .layout = g.layout,
-                            .hashing = {.integer_hash = IntegerHash::kXxh3}});
+  for (const Golden& g : {Golden{Layout::kBlock256, IntegerHash::kXxh3, 0xa89df2a1df76844full},
+                          Golden{Layout::kWord64, IntegerHash::kXxh3, 0xb830ea41f27cb3dfull},
+                          Golden{Layout::kBlock256, IntegerHash::kAuto, 0xaa7d517d552f4319ull},
+                          Golden{Layout::kWord64, IntegerHash::kAuto, 0xa26a7579fa6cdaf7ull}}) {
+    BlockedFilter f = Make(
+        {.bits = 4096, .hashes = 6, .layout = g.layout, .hashing = {.integer_hash = g.integers}});
     for (uint64_t i = 0; i < 100; ++i) (void)f.Insert(i);
     const uint64_t digest = XXH3_64bits(f.bytes().data(), f.bytes().size());
-    MESSAGE(LayoutName(g.layout) << " digest " << std::hex << digest);
+    MESSAGE(LayoutName(g.layout) << " (" << IntegerHashName(g.integers) << ") digest " << std::hex
+                                 << digest);
     CHECK(digest == g.digest);
   }
 }
@@ -501,21 +503,6 @@ TEST_CASE(
   // The other kinds are neither word64 nor block256: their default is unchanged.
   check(ClassicFilter::Create({.capacity = 1000}).value(), IntegerHash::kXxh3);
   check(CountingFilter::Create({.capacity = 1000}).value(), IntegerHash::kXxh3);
-}
-
-TEST_CASE("golden: default word64 and block256 filters hash integers by MixKey (hash_id 2)") {
-  struct Golden {
-    Layout layout;
-    uint64_t digest;
-  };
-  for (const Golden& g : {Golden{Layout::kBlock256, 0xaa7d517d552f4319ull},
-                          Golden{Layout::kWord64, 0xa26a7579fa6cdaf7ull}}) {
-    BlockedFilter f = Make({.bits = 4096, .hashes = 6, .layout = g.layout});
-    for (uint64_t i = 0; i < 100; ++i) (void)f.Insert(i);
-    const uint64_t digest = XXH3_64bits(f.bytes().data(), f.bytes().size());
-    MESSAGE(LayoutName(g.layout) << " (mix) digest " << std::hex << digest);
-    CHECK(digest == g.digest);
-  }
 }
 
 TEST_CASE("word64 and block256 under kMix keep the planned FPR on consecutive and strided keys") {
