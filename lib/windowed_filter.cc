@@ -161,7 +161,7 @@ absl::StatusOr<WindowedFilter> WindowedFilter::Create(const WindowedOptions& opt
   if (!memory.ok()) return memory.status();
   return WindowedFilter(*std::move(memory), *plan,
                         Shape{g, options.capacity, options.fpr, window_ns, options.refresh,
-                              options.hasher(), options.memory.concurrent},
+                              options.hashing.hasher(plan->layout), options.memory.concurrent},
                         options.clock);
 }
 

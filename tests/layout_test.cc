@@ -24,6 +24,7 @@
 #include "bloomery/file.h"
 #include "bloomery/plan.h"
 #include "bloomery/scalable_filter.h"
+#include "bloomery/windowed_filter.h"
 #include "internal/format_codec.h"
 #include "test_util.h"
 #include "xxhash.h"
@@ -482,6 +483,7 @@ TEST_CASE(
     (void)f.Insert(uint64_t{7});
     CHECK(f.MayContain(KeyHasher{kDefaultSeed, unset}(uint64_t{7})));
     check(ScalableFilter::Create({.capacity = 1000, .layout = layout}).value(), unset);
+    check(WindowedFilter::Create({.capacity = 1000, .layout = layout}).value(), unset);
     const AnyFilter any =
         AnyFilter::Create(FilterKind::kBlocked, {.capacity = 1000, .layout = layout}).value();
     check(*any.get_if<BlockedFilter>(), unset);
@@ -493,6 +495,10 @@ TEST_CASE(
                 {.capacity = 1000, .layout = layout, .hashing = {.integer_hash = chosen}})
                 .value(),
             chosen);
+      check(WindowedFilter::Create(
+                {.capacity = 1000, .layout = layout, .hashing = {.integer_hash = chosen}})
+                .value(),
+            chosen);
     }
   }
   // kAuto resolves by the layout the plan chose, not by the option.
@@ -500,6 +506,10 @@ TEST_CASE(
       Make({.capacity = 1000, .layout = Layout::kAuto, .layout_choice = LayoutChoice::kFastest});
   REQUIRE(fastest.layout() == Layout::kWord64);
   check(fastest, IntegerHash::kMix);
+  check(WindowedFilter::Create(
+            {.capacity = 1000, .layout = Layout::kAuto, .layout_choice = LayoutChoice::kFastest})
+            .value(),
+        IntegerHash::kMix);
   // The other kinds are neither word64 nor block256: their default is unchanged.
   check(ClassicFilter::Create({.capacity = 1000}).value(), IntegerHash::kXxh3);
   check(CountingFilter::Create({.capacity = 1000}).value(), IntegerHash::kXxh3);

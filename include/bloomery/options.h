@@ -60,8 +60,9 @@ struct HashOptions {
   // kXxh3 for the line).
   IntegerHash integer_hash = IntegerHash::kAuto;
 
-  // The hasher of a filter of `layout` (integer_hash resolved by ResolveIntegerHash).
-  [[nodiscard]] KeyHasher hasher(Layout layout = Layout::kLine512) const noexcept {
+  // The hasher of a filter of `layout` (integer_hash resolved by ResolveIntegerHash). No default
+  // layout: a kind that forgot its own would silently hash as the line.
+  [[nodiscard]] KeyHasher hasher(Layout layout) const noexcept {
     return KeyHasher{seed, ResolveIntegerHash(integer_hash, layout)};
   }
 };
@@ -143,7 +144,8 @@ struct CountingOptions {
   HashOptions hashing;
   MemoryOptions memory;
 
-  [[nodiscard]] KeyHasher hasher() const noexcept { return hashing.hasher(); }
+  // Counters are always on the line.
+  [[nodiscard]] KeyHasher hasher() const noexcept { return hashing.hasher(Layout::kLine512); }
 };
 
 // How a saved filter is read back (docs/FORMAT.md). Load copies the file into fresh memory.

@@ -144,7 +144,7 @@ struct WindowedOptions {
   // Duration mode only; tests inject a fake clock. Empty: the system clock.
   WindowClock clock;
 
-  [[nodiscard]] KeyHasher hasher() const noexcept { return hashing.hasher(); }
+  [[nodiscard]] KeyHasher hasher() const noexcept { return hashing.hasher(layout); }
 };
 
 class BLOOMERY_EXPORT WindowedFilter : public BatchForms<WindowedFilter>, public WordArray {

@@ -173,7 +173,7 @@ class WindowedFilter(_Mappable):
                  window: float | datetime.timedelta = 0, generations: int = 4,
                  refresh: Literal["on_insert", "keep_first_seen"] = "on_insert",
                  hashes: int = ..., seed: int | None = ...,
-                 integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ...,
+                 integer_hash: Literal["xxh3", "mix"] | None = ..., concurrent: bool = ...,
                  max_memory: int = ..., huge_pages: bool = ...,
                  layout: BlockLayout | Literal["auto"] | None = ...,
                  prefer: LayoutPreference | None = ...) -> None:
@@ -201,7 +201,7 @@ class BloomFilter(BlockedFilter):
     """The keys added that were new (pybloom-live's; also len())."""
     def __init__(self, capacity: int, error_rate: float = 0.001, *, bits: int = ...,
                  hashes: int = ..., seed: int | None = ...,
-                 integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ...,
+                 integer_hash: Literal["xxh3", "mix"] | None = ..., concurrent: bool = ...,
                  max_memory: int = ..., huge_pages: bool = ..., populate: bool = ...,
                  layout: BlockLayout | Literal["auto"] | None = ...,
                  prefer: LayoutPreference | None = ...) -> None:
@@ -221,7 +221,7 @@ class ScalableBloomFilter(ScalableFilter):
     """pybloom-live's ScalableBloomFilter: a ScalableFilter growing x4 by default."""
     def __init__(self, initial_capacity: int = 100, error_rate: float = 0.001, mode: int = 4, *,
                  tightening: float = 0.9, seed: int | None = ...,
-                 integer_hash: Literal["xxh3", "mix"] = ..., concurrent: bool = ...,
+                 integer_hash: Literal["xxh3", "mix"] | None = ..., concurrent: bool = ...,
                  max_memory: int = ..., max_stages: int = 64, scaling: bool = True,
                  huge_pages: bool = ..., layout: BlockLayout | None = ...) -> None: ...
     @property

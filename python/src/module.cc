@@ -291,47 +291,48 @@ void BindModule(py::module_& m) {
       "adds, or of `window` seconds). save/load/pickle/copy keep the window's clock state: a "
       "duration window goes on expiring by the system clock while the file is stored.");
   windowed
-      .def(
-          py::init([](uint64_t capacity, double error_rate, py::handle window, uint32_t generations,
-                      const std::string& refresh, uint32_t hashes, std::optional<uint64_t> seed,
-                      const std::string& integer_hash, bool concurrent, uint64_t max_memory,
-                      bool huge_pages, const std::optional<std::string>& layout,
-                      const std::optional<std::string>& prefer) {
-            AnyOptions options =
-                SharedOptions(error_rate, seed, integer_hash, concurrent, max_memory, huge_pages);
-            options.capacity = capacity;
-            options.layout = ParseLayoutArg(layout);
-            options.layout_choice = ParsePreferArg(prefer, options.layout);
-            options.window = WindowDuration(window);
-            options.generations = generations;
-            if (refresh == "on_insert") {
-              options.refresh = Refresh::kOnInsert;
-            } else if (refresh == "keep_first_seen") {
-              options.refresh = Refresh::kKeepFirstSeen;
-            } else {
-              throw py::value_error(
-                  "WindowedFilter: refresh must be 'on_insert' or 'keep_first_seen'");
-            }
-            options.hashes = hashes;
-            return Wrap(CreateFilter<WindowedFilter>(options));
-          }),
-          py::arg("capacity"), py::arg("error_rate") = 0.01, py::kw_only(), py::arg("window") = 0.0,
-          py::arg("generations") = 4, py::arg("refresh") = "on_insert", py::arg("hashes") = 0,
-          py::arg("seed") = py::none(), py::arg("integer_hash") = "xxh3",
-          py::arg("concurrent") = false, py::arg("max_memory") = 0, py::arg("huge_pages") = true,
-          py::arg("layout") = py::none(), py::arg("prefer") = py::none(),
-          "(capacity, error_rate=0.01, *, window=0, generations=4, refresh='on_insert', "
-          "hashes=0, seed=None, integer_hash='xxh3', concurrent=False, max_memory=0, "
-          "huge_pages=True, layout=None, prefer=None)\n\n"
-          "capacity: keys in one window; error_rate: the FPR over the whole window at capacity. "
-          "window=0: the window is the last `capacity` adds; else its length in seconds (a "
-          "number or datetime.timedelta, from 1 ns to 9e9 s, rounded to the nanosecond), timed "
-          "by the system clock. A key added at t is "
-          "present until at least t + W*(G-1)/G and gone from t + W (G = generations). "
-          "refresh='on_insert': adding a key again restarts its age; 'keep_first_seen': it "
-          "expires W after it was first added. layout: every generation's block, 'line512' (the "
-          "default), 'block256', 'word64' or 'auto' by prefer, as BlockedFilter's; kept in the "
-          "file. ValueError for options the library refuses.")
+      .def(py::init([](uint64_t capacity, double error_rate, py::handle window,
+                       uint32_t generations, const std::string& refresh, uint32_t hashes,
+                       std::optional<uint64_t> seed, const std::optional<std::string>& integer_hash,
+                       bool concurrent, uint64_t max_memory, bool huge_pages,
+                       const std::optional<std::string>& layout,
+                       const std::optional<std::string>& prefer) {
+             AnyOptions options =
+                 SharedOptions(error_rate, seed, integer_hash, concurrent, max_memory, huge_pages);
+             options.capacity = capacity;
+             options.layout = ParseLayoutArg(layout);
+             options.layout_choice = ParsePreferArg(prefer, options.layout);
+             options.window = WindowDuration(window);
+             options.generations = generations;
+             if (refresh == "on_insert") {
+               options.refresh = Refresh::kOnInsert;
+             } else if (refresh == "keep_first_seen") {
+               options.refresh = Refresh::kKeepFirstSeen;
+             } else {
+               throw py::value_error(
+                   "WindowedFilter: refresh must be 'on_insert' or 'keep_first_seen'");
+             }
+             options.hashes = hashes;
+             return Wrap(CreateFilter<WindowedFilter>(options));
+           }),
+           py::arg("capacity"), py::arg("error_rate") = 0.01, py::kw_only(),
+           py::arg("window") = 0.0, py::arg("generations") = 4, py::arg("refresh") = "on_insert",
+           py::arg("hashes") = 0, py::arg("seed") = py::none(),
+           py::arg("integer_hash") = py::none(), py::arg("concurrent") = false,
+           py::arg("max_memory") = 0, py::arg("huge_pages") = true, py::arg("layout") = py::none(),
+           py::arg("prefer") = py::none(),
+           "(capacity, error_rate=0.01, *, window=0, generations=4, refresh='on_insert', "
+           "hashes=0, seed=None, integer_hash=None, concurrent=False, max_memory=0, "
+           "huge_pages=True, layout=None, prefer=None)\n\n"
+           "capacity: keys in one window; error_rate: the FPR over the whole window at capacity. "
+           "window=0: the window is the last `capacity` adds; else its length in seconds (a "
+           "number or datetime.timedelta, from 1 ns to 9e9 s, rounded to the nanosecond), timed "
+           "by the system clock. A key added at t is "
+           "present until at least t + W*(G-1)/G and gone from t + W (G = generations). "
+           "refresh='on_insert': adding a key again restarts its age; 'keep_first_seen': it "
+           "expires W after it was first added. layout: every generation's block, 'line512' (the "
+           "default), 'block256', 'word64' or 'auto' by prefer, as BlockedFilter's; kept in the "
+           "file. ValueError for options the library refuses.")
       .def(
           "advance", [](Windowed& self) { self.Single([](WindowedFilter& f) { f.Advance(); }); },
           "Duration windows: forgets the generations whose time is over (adds do this "

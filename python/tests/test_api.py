@@ -157,7 +157,8 @@ def test_layout_shapes_the_filter_and_files_pickles_copies_keep_it(cls, layout, 
         f.union(cls(1_000, 0.01, layout=other))
 
 
-@pytest.mark.parametrize("cls", [bloomery.BlockedFilter, bloomery.ScalableFilter])
+@pytest.mark.parametrize("cls", [bloomery.BlockedFilter, bloomery.ScalableFilter,
+                                 bloomery.WindowedFilter, bloomery.BloomFilter])
 def test_integer_hash_unset_is_mix_for_word64_and_block256_and_xxh3_for_the_line(cls):
     assert cls(1_000, 0.01, layout="word64").integer_hash == "mix"
     assert cls(1_000, 0.01, layout="block256").integer_hash == "mix"
