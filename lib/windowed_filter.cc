@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -18,6 +17,7 @@
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
 #include "internal/line_ops.h"
+#include "internal/memory_limit.h"
 #include "internal/persistence.h"
 #include "internal/storage.h"
 #include "simd/block_kernels.h"
@@ -59,8 +59,7 @@ WindowedFilter::WindowedFilter(FilterMemory memory, const Plan& plan, const Shap
     : WordArray(std::move(memory), shape.hasher, shape.concurrent),
       blocks_(plan.blocks()),
       generations_(shape.generations),
-      block_shift_(
-          static_cast<uint32_t>(std::countr_zero(FindBlockShape(plan.layout)->block_bits / 64))),
+      block_shift_(BlockShift(plan.layout)),
       shape_(simd::ShapeIndex(plan.layout)),
       plan_(plan),
       capacity_(shape.capacity),
@@ -145,12 +144,17 @@ absl::StatusOr<WindowedFilter> WindowedFilter::Create(const WindowedOptions& opt
   const uint32_t g = options.generations;
   // One generation as a blocked filter's options: ceil(capacity/G) keys at the f with
   // 1 - (1 - f)^G = fpr (computed without cancellation for small fpr); kFastest's cap is a
-  // generation's share of the whole filter's.
+  // generation's share of the whole filter's cap, the machine's where none is set (0 / G would
+  // read as "no cap", and a shape whose one generation fits but whose G do not would be chosen),
+  // at least one byte so a cap below G bytes stays a cap.
   FilterOptions generation{.capacity = KeysPerGeneration(options.capacity, g),
                            .fpr = -std::expm1(std::log1p(-options.fpr) / g),
                            .hashes = options.hashes,
                            .layout_choice = options.layout_choice};
-  generation.memory.max_memory_bytes = options.memory.max_memory_bytes / g;
+  const uint64_t whole_cap = options.memory.max_memory_bytes != 0
+                                 ? options.memory.max_memory_bytes
+                                 : internal::MachineMemoryLimit().bytes;
+  generation.memory.max_memory_bytes = whole_cap == 0 ? 0 : std::max<uint64_t>(1, whole_cap / g);
   absl::StatusOr<Plan> plan = PlanFilter(generation, options.layout);
   if (!plan.ok()) return plan.status();
   if (plan->bits > kMaxBits / g) {
