@@ -3,9 +3,7 @@
 // BitArray (filter.h): what BlockedFilter and ClassicFilter do to every word alike. Padding bits
 // past bits() are always 0, so whole-array word loops count and copy exactly the filter's bits.
 #include "absl/status/status.h"
-#include "absl/strings/str_format.h"
 #include "bloomery/filter.h"
-#include "bloomery/layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
 

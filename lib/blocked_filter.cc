@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -43,8 +42,7 @@ BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHas
     : BitArray(std::move(memory), plan, hasher, concurrent),
       blocks_(plan.blocks()),
       hashes_(plan.hashes),
-      block_shift_(
-          static_cast<uint32_t>(std::countr_zero(FindBlockShape(plan.layout)->block_bits / 64))),
+      block_shift_(BlockShift(plan.layout)),
       shape_(simd::ShapeIndex(plan.layout)),
       inline_test_(plan.hashes <= 8 ? &blocked_line::kUnusedProbes[plan.hashes] : nullptr),
       inline_set_(concurrent && plan.layout != Layout::kWord64 ? nullptr : inline_test_) {}

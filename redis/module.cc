@@ -219,7 +219,7 @@ absl::StatusOr<ScalableFilter> CloneFilter(const ScalableFilter& filter, uint64_
 // does not carry it (loaded or grown over it from the server's own data). Where its own limits
 // stop it, the library refuses the key and FullStatus says why.
 bool NextStageOverCap(const ScalableFilter& filter) {
-  return g_max_bytes != 0 && filter.NextStagePlan().ok() && !filter.NextStagePlan(g_max_bytes).ok();
+  return g_max_bytes != 0 && !filter.NextStagePlan(g_max_bytes).ok() && filter.NextStagePlan().ok();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@
 #ifndef BLOOMERY_LAYOUT_H_
 #define BLOOMERY_LAYOUT_H_
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -72,6 +73,11 @@ inline constexpr BlockShape kBlockShapes[] = {
     if (shape.layout == layout) return &shape;
   }
   return nullptr;
+}
+
+// log2 of the 64-bit words of a block of blocked `layout`: 3 (the line), 2 (block256), 0 (word64).
+[[nodiscard]] constexpr uint32_t BlockShift(Layout layout) noexcept {
+  return static_cast<uint32_t>(std::countr_zero(FindBlockShape(layout)->block_bits / 64));
 }
 
 // Slices of a block of `layout` for a filter with `hashes` probes: the line has 8 (64-bit) for
