@@ -105,13 +105,14 @@ absl::Status RunPlan(const PlanFlags& plan_flags) {
   // the request (--hashes above its k) shows "-". The line's error is the request's.
   const std::vector<absl::StatusOr<Plan>> blocked = PlanEachLayout(*request);
   if (!blocked.front().ok()) return blocked.front().status();
-  // What --layout auto creates for this request, by --prefer (layout.h LayoutChoice).
-  std::string chosen[2];
+  // What --layout auto creates for this request, by --prefer (layout.h LayoutChoice): the
+  // planner's own choice (PlanFilter), not a rule restated here.
+  std::optional<Layout> chosen[2];
   for (const LayoutChoice choice : {LayoutChoice::kSmallest, LayoutChoice::kFastest}) {
     FilterOptions options = *request;
     options.layout_choice = choice;
     absl::StatusOr<Plan> plan = PlanFilter(options, Layout::kAuto);
-    if (plan.ok()) chosen[static_cast<int>(choice)] = LayoutName(plan->layout);
+    if (plan.ok()) chosen[static_cast<int>(choice)] = plan->layout;
   }
   std::vector<std::optional<Speed>> speeds(blocked.size());
   if (plan_flags.measure) {
@@ -135,13 +136,18 @@ absl::Status RunPlan(const PlanFlags& plan_flags) {
       }
       layouts.push_back(std::move(row));
     }
-    PrintJson({{"capacity", request->capacity},
-               {"target_fpr", request->bits == 0 ? Json(request->fpr) : Json()},
-               {"requested_bits", request->bits},
-               {"blocked", PlanJson(*blocked.front(), 1)},
-               {"partitioned", PlanJson(*partitioned, partitioned->hashes)},
-               {"layouts", std::move(layouts)},
-               {"auto", {{"smallest", chosen[0]}, {"fastest", chosen[1]}}}});
+    // "" where auto takes no layout (the request fits none).
+    auto chosen_name = [](const std::optional<Layout>& layout) {
+      return layout ? std::string(LayoutName(*layout)) : std::string();
+    };
+    PrintJson(
+        {{"capacity", request->capacity},
+         {"target_fpr", request->bits == 0 ? Json(request->fpr) : Json()},
+         {"requested_bits", request->bits},
+         {"blocked", PlanJson(*blocked.front(), 1)},
+         {"partitioned", PlanJson(*partitioned, partitioned->hashes)},
+         {"layouts", std::move(layouts)},
+         {"auto", {{"smallest", chosen_name(chosen[0])}, {"fastest", chosen_name(chosen[1])}}}});
     return absl::OkStatus();
   }
   std::string out =
@@ -183,9 +189,8 @@ absl::Status RunPlan(const PlanFlags& plan_flags) {
     return absl::StrCat(p.layout == Layout::kPartitioned ? p.hashes : 1);
   });
   add_row("--layout auto --prefer", [&](const Plan& p) {
-    const std::string_view name = LayoutName(p.layout);
-    const bool smallest = name == chosen[0];
-    const bool fastest = name == chosen[1];
+    const bool smallest = chosen[0] == p.layout;
+    const bool fastest = chosen[1] == p.layout;
     return smallest && fastest ? std::string("both")
            : smallest          ? std::string("smallest")
            : fastest           ? std::string("fastest")
