@@ -291,6 +291,11 @@ absl::StatusOr<FixedHeader> ReadFixed(const ByteSource& source) {
           absl::StrFormat("param%d is set, but a %s filter does not use it", i, row->name));
     }
   }
+  if (h.layout == kRetiredWord64FileCode) {
+    return Corrupt(
+        "layout 2: a word64 filter from before bloomery's word64 probe took its bits from hash "
+        "fields (layout 3); this version does not read it: rebuild the filter from its keys");
+  }
   if (FindBlockShapeByFileCode(h.layout) == nullptr) {
     return Corrupt(absl::StrFormat("unknown layout %d", h.layout));
   }

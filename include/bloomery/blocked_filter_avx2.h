@@ -29,8 +29,8 @@
 //   for (uint64_t key : keys) found += bloomery::avx2::MayContain(filter, key);
 //
 // Every layout (layout.h) has its inline probe: the line (k <= 8), block256 (one 256-bit load and
-// mask) and word64 (the mask's eight bytes computed in one vector in probe order, one rotate to
-// their slices, then one 64-bit test or or).
+// mask) and word64 (its eight probe fields turned into bits by one byte-table lookup, one rotate
+// to their slices, then one 64-bit test or or).
 // Filters with k > 8, and inserts into a concurrent line or block256 filter, take the filter's
 // own call (the kernel); a concurrent word64 insert is inline too (its one fetch_or, the
 // reference's); lookups are inline in either concurrency mode (detail::LoadShared). Held
@@ -88,8 +88,7 @@ inline constexpr SaltRows kSaltRows = [] {
 
 // The shift of each probe's bit in its slice for k <= 8, lane i for probe i: its top
 // 32 - kBitsShift bits, or 64 or more for probes i >= k, which vpsllvq and vpsllvd turn into 0.
-// kBitsShift: 26 for the line's 64-bit slices, 27 for block256's 32-bit ones, 29 for word64's
-// bytes.
+// kBitsShift: 26 for the line's 64-bit slices, 27 for block256's 32-bit ones.
 template <int kBitsShift>
 [[nodiscard, gnu::always_inline]] inline __m256i ProbeShifts(const KeyHash& hash,
                                                              const UnusedProbes& unused) noexcept {
@@ -120,28 +119,24 @@ template <int kBitsShift>
   hi = _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_extracti128_si256(shift, 1)));
 }
 
-// The 8 slices' `1 << bit` of a block256 (kBitsShift 27) or word64 (29) key in u32 lanes, lane
-// j for slice j.
+// The 8 slices' `1 << bit` of a block256 key (kBitsShift 27) in u32 lanes, lane j for slice j.
 template <int kBitsShift>
 [[nodiscard, gnu::always_inline]] inline __m256i SliceMask8(const KeyHash& hash,
                                                             const UnusedProbes& unused) noexcept {
   return _mm256_sllv_epi32(_mm256_set1_epi32(1), SliceShifts<kBitsShift>(hash, unused));
 }
 
-// A word64 key's mask. Its probes' bytes are computed in probe order (byte i: probe i's
-// `1 << bit`, from lane i of a u32 vector), then one scalar rotate by 8 * start bits moves probe i
-// to its slice, byte (start + i) mod 8: the lane permute of SliceShifts and its index vector
-// are not needed.
+// A word64 key's mask (word64_layout.h): byte i of the probe fields holds probe i's bit (0x80
+// where probe i is unused), one byte-table lookup turns each into its `1 << bit` (0 for 0x80),
+// then one rotate by 8 * start bits moves probe i to its slice, byte (start + i) mod 8.
 [[nodiscard, gnu::always_inline]] inline uint64_t Word64Mask(const KeyHash& hash,
                                                              const UnusedProbes& unused) noexcept {
-  const __m256i lanes = _mm256_sllv_epi32(_mm256_set1_epi32(1), ProbeShifts<29>(hash, unused));
-  // Byte 0 of each u32 to the low 4 bytes of each 128-bit half; then the halves side by side.
-  const __m256i packed = _mm256_shuffle_epi8(
-      lanes, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8,
-                              12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1));
-  const auto probes = static_cast<uint64_t>(_mm_cvtsi128_si64(
-      _mm_unpacklo_epi32(_mm256_castsi256_si128(packed), _mm256_extracti128_si256(packed, 1))));
-  return std::rotl(probes, static_cast<int>(8 * (hash.hi & 7)));
+  const uint64_t fields = ((hash.lo >> 5) & kWord64Fields) | unused.bytes;
+  const __m128i bits =
+      _mm_shuffle_epi8(_mm_load_si128(reinterpret_cast<const __m128i*>(kWord64BitTable)),
+                       _mm_cvtsi64_si128(static_cast<long long>(fields)));
+  return std::rotl(static_cast<uint64_t>(_mm_cvtsi128_si64(bits)),
+                   static_cast<int>(8 * (hash.hi & 7)));
 }
 
 // 32 bytes of a line, by one load in inline assembly: a read outside the C++ memory model, so
@@ -217,7 +212,7 @@ template <int kBitsShift>
 [[gnu::always_inline]] inline bool SetWord64(uint64_t* word, const KeyHash& hash,
                                              const UnusedProbes& unused, bool concurrent) noexcept {
   const uint64_t mask = detail::Word64Mask(hash, unused);
-  if (!concurrent) {
+  if (!concurrent) [[likely]] {
     const uint64_t old = *word;
     *word = old | mask;
     return (mask & ~old) != 0;

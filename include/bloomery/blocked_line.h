@@ -28,6 +28,17 @@ inline constexpr uint32_t kProbeSalt[16] = {0xE220A839u, 0x6E789E6Bu, 0x06C45D19
   return ((h1 + i * h2) * kProbeSalt[i]) >> (32 - slice_shift);
 }
 
+// word64 (layout.h): the bit of probe i (< 8) in its 8-bit slice, the top 3 bits of byte i of
+// `lo`. Its 8 fields are independent bits of the hash, so no probe is derived from another.
+[[nodiscard]] inline uint32_t Word64ProbeBit(uint64_t lo, uint32_t i) noexcept {
+  return static_cast<uint32_t>(lo >> (8 * i + 5)) & 7;
+}
+// Those fields for all 8 probes, one per byte (byte i: probe i's bit), and the byte table that
+// turns a field b into its `1 << b` (bytes 8..15 repeat 0..7: one 128-bit row for vpshufb).
+inline constexpr uint64_t kWord64Fields = 0x0707070707070707ull;
+alignas(16) inline constexpr uint8_t kWord64BitTable[16] = {1, 2, 4, 8, 16, 32, 64, 128,
+                                                            1, 2, 4, 8, 16, 32, 64, 128};
+
 // 64-bit fastrange (Lemire 2019): the high half of hi * lines. Uniform for any line count and
 // free of the modulo's division; correct far beyond 2^32 lines.
 [[nodiscard]] inline uint64_t LineIndex(const KeyHash& hash, uint64_t lines) noexcept {
@@ -39,15 +50,22 @@ inline constexpr uint32_t kProbeSalt[16] = {0xE220A839u, 0x6E789E6Bu, 0x06C45D19
 // vpsllvd) yield 0. BlockedFilter keeps a
 // pointer to its k's row, null where the inline probe must take the kernel (k > 8, or inserts
 // on a concurrent filter).
+// `bytes`: word64's form of the same row, 0x80 in byte i where probe i is unused: or-ed into the
+// probe fields (kWord64Fields), it makes the byte-table lookup (vpshufb) yield 0 there.
 struct alignas(32) UnusedProbes {
   uint32_t lane[kWordsPerLine];
+  uint64_t bytes;
 };
 inline constexpr UnusedProbes kUnusedProbes[9] = {
-    {64, 64, 64, 64, 64, 64, 64, 64}, {0, 64, 64, 64, 64, 64, 64, 64},
-    {0, 0, 64, 64, 64, 64, 64, 64},   {0, 0, 0, 64, 64, 64, 64, 64},
-    {0, 0, 0, 0, 64, 64, 64, 64},     {0, 0, 0, 0, 0, 64, 64, 64},
-    {0, 0, 0, 0, 0, 0, 64, 64},       {0, 0, 0, 0, 0, 0, 0, 64},
-    {0, 0, 0, 0, 0, 0, 0, 0}};
+    {{64, 64, 64, 64, 64, 64, 64, 64}, 0x8080808080808080ull},
+    {{0, 64, 64, 64, 64, 64, 64, 64}, 0x8080808080808000ull},
+    {{0, 0, 64, 64, 64, 64, 64, 64}, 0x8080808080800000ull},
+    {{0, 0, 0, 64, 64, 64, 64, 64}, 0x8080808080000000ull},
+    {{0, 0, 0, 0, 64, 64, 64, 64}, 0x8080808000000000ull},
+    {{0, 0, 0, 0, 0, 64, 64, 64}, 0x8080800000000000ull},
+    {{0, 0, 0, 0, 0, 0, 64, 64}, 0x8080000000000000ull},
+    {{0, 0, 0, 0, 0, 0, 0, 64}, 0x8000000000000000ull},
+    {{0, 0, 0, 0, 0, 0, 0, 0}, 0}};
 
 }  // namespace bloomery::blocked_line
 

@@ -60,11 +60,15 @@ struct BlockShape {
   uint32_t file_code;   // the file header's layout field (docs/FORMAT.md); 0 is the line
 };
 
+// The layout field's retired code: word64 with the line's salted probes, before its probes became
+// hash fields (word64 is code 3 since). Refused with a message of its own, never read as word64.
+inline constexpr uint32_t kRetiredWord64FileCode = 2;
+
 // Every blocked shape, fewest bits for an FPR first (so fastest last).
 inline constexpr BlockShape kBlockShapes[] = {
     {Layout::kLine512, "line512", 512, 16, 0},
     {Layout::kBlock256, "block256", 256, 8, 1},
-    {Layout::kWord64, "word64", 64, 8, 2},
+    {Layout::kWord64, "word64", 64, 8, 3},
 };
 
 // The shape of a blocked layout, or null (kPartitioned, kAuto, a value no layout has).

@@ -6,8 +6,11 @@
 //
 // The word (a block of 64 bits, chosen by 64-bit fastrange of hash.hi over bits / 64 words) is 8
 // slices of 8 bits, slice j being bits 8j..8j+7. Probe i (0 <= i < k <= 8) goes to slice
-// (start + i) mod 8, start = hash.hi mod 8, at bit ProbeBit(h1, h2, i, 3): the line's salted
-// double hashing (block_layout.h says why the salts), its top 3 bits. Why 8 x 8: the exact sliced
+// (start + i) mod 8, start = hash.hi mod 8, at bit Word64ProbeBit(hash.lo, i): the top 3 bits of
+// byte i of hash.lo. Eight independent 3-bit fields of a 64-bit hash half need no double hashing:
+// the probe's mask is one byte-table lookup (vpshufb) of the eight fields and one rotate, about a
+// third of the instructions of the salted double hashing the line uses (which word64 used until
+// file code 3; docs/FORMAT.md). Why 8 x 8: the exact sliced
 // model (plan.cc) gives 1.90% at 10 bits/key (k = 5) against 1.95% for 4 x 16 and 3.00% for
 // 16 x 4, and 8 x 8 stays best from 9 bits/key up (benchmarks/README.md has the table).
 //
@@ -27,12 +30,10 @@ namespace bloomery::internal {
 
 // The key's k bits in its word.
 [[nodiscard]] inline uint64_t Word64MaskScalar(const KeyHash& hash, uint32_t hashes) noexcept {
-  const auto h1 = static_cast<uint32_t>(hash.lo);
-  const auto h2 = static_cast<uint32_t>(hash.lo >> 32);
   const auto start = static_cast<uint32_t>(hash.hi);
   uint64_t mask = 0;
   for (uint32_t i = 0; i < hashes; ++i) {
-    mask |= uint64_t{1} << (8 * ((start + i) & 7) + blocked_line::ProbeBit(h1, h2, i, 3));
+    mask |= uint64_t{1} << (8 * ((start + i) & 7) + blocked_line::Word64ProbeBit(hash.lo, i));
   }
   return mask;
 }

@@ -419,24 +419,22 @@ size_t SetLines(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, 
   });
 }
 
-// Block256 and word64 (layout.h; internal/block256_layout.h, internal/word64_layout.h). Both have
-// 8 slices, so lane j computes the probe i = (j - start) mod 8 that lands in slice j from the
-// per-start tables (kSliceTables8), as the line's k <= 8 mask does; only a slice's width
-// differs:
-//  - block256: 8 x 32-bit slices, lane j of a u32 vector is slice j, `one << bit` with bit the
+// Block256 and word64 (layout.h; internal/block256_layout.h, internal/word64_layout.h), 8 slices
+// each:
+//  - block256: lane j computes the probe i = (j - start) mod 8 that lands in slice j from the
+//    per-start tables (kSliceTables8), as the line's k <= 8 mask does; 8 x 32-bit slices, lane j of a u32 vector is slice j, `one << bit` with bit the
 //    top 5 bits of the salted probe. One 256-bit vector on AVX2 and AVX-512, two on SSE4. Test
 //    and set as the line's 32-bit slices (and-not, load/or/store; concurrent: fetch_or on the
 //    words missing bits, MissingWords/OrMissingWords).
-//  - word64: 8 x 8-bit slices, lane j computes byte j of the word, `one << bit` with bit the top
-//    3 bits, and the eight u32 lanes are truncated to the word's eight bytes. Test is one and-not,
-//    set one or (concurrent: SetBits, one fetch_or).
+//  - word64: 8 x 8-bit slices, its own mask (Word64Mask: one byte-table lookup and a rotate).
+//    Test is one and-not, set one or (concurrent: SetBits, one fetch_or).
 
-// The vectors of 8 u32 lanes the two shapes compute in (one on AVX2 and AVX-512).
+// The vectors of 8 u32 lanes block256 computes in (one on AVX2 and AVX-512).
 using D8x32 = hn::CappedTag<uint32_t, 8>;
 
 // Calls visit(lane, slices) for each u32 vector of the key's 8 slices, lane j holding
 // `one << bit` for the probe that lands in slice j (0 where that probe is unused, i >= k).
-// kBitsShift: 27 for 32-bit slices, 29 for 8-bit ones.
+// kBitsShift: 27 for block256's 32-bit slices.
 template <int kBitsShift, class Visit>
 HWY_INLINE void ForEachSliceVector8(const KeyHash& hash, uint32_t k, const Visit& visit) {
   ForEachProbeVector<8, kBitsShift>(D8x32(), hash, k,
@@ -481,18 +479,22 @@ void MakeBlock256Masks(const KeyHash* hashes, size_t n, uint32_t k, uint64_t* ma
 
 // word64 ----------------------------------------------------------------------------------------
 
-// The key's word mask. Computed in probe order (start 0: byte i is probe i's `one << bit`, below
-// 256, so truncation keeps it; constant table rows), then one rotate by 8 * start bits moves
-// probe i to its slice, byte (start + i) mod 8.
+// The key's word mask (word64_layout.h): byte i of the probe fields is probe i's bit (0x80 where
+// probe i is unused), one byte-table lookup turns each into its `1 << bit` (0 for 0x80), then one
+// rotate by 8 * start bits moves probe i to its slice, byte (start + i) mod 8. The scalar target
+// has no byte table: it computes the reference's loop.
 HWY_INLINE uint64_t Word64Mask(const KeyHash& hash, uint32_t k) {
-  const hn::Rebind<uint8_t, D8x32> d8;
-  alignas(8) uint8_t bytes[8];
-  ForEachSliceVector8<29>(KeyHash{hash.lo, 0}, k, [&](size_t lane, auto v) {
-    hn::StoreU(hn::TruncateTo(d8, v), d8, bytes + lane);
-  });
-  uint64_t mask;
-  std::memcpy(&mask, bytes, 8);
-  return std::rotl(mask, static_cast<int>(8 * (hash.hi & 7)));
+#if HWY_TARGET == HWY_SCALAR
+  return internal::Word64MaskScalar(hash, k);
+#else
+  const hn::Full128<uint8_t> d8;
+  const hn::Full128<uint64_t> d64;
+  const uint64_t fields =
+      ((hash.lo >> 5) & blocked_line::kWord64Fields) | blocked_line::kUnusedProbes[k].bytes;
+  const auto bits = hn::TableLookupBytesOr0(hn::Load(d8, blocked_line::kWord64BitTable),
+                                            hn::BitCast(d8, hn::Set(d64, fields)));
+  return std::rotl(hn::GetLane(hn::BitCast(d64, bits)), static_cast<int>(8 * (hash.hi & 7)));
+#endif
 }
 
 template <bool kConcurrent>
