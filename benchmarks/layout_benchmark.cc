@@ -6,8 +6,9 @@
 // and block256 once more with IntegerHash::kMix, their default (options.h's ResolveIntegerHash),
 // BM_Layout_<op><word64,mix>/n and <block256,mix>. Compiled for x86-64-v3, as the Boost.Bloom
 // families it is compared with (boost_benchmark.cc registers their shapes at the same sizes): the
-// single-key rows call avx2::Insert / avx2::MayContain, the probe inlined into the loop, as a
-// user's file built with those flags may.
+// single-key rows call the avx2::Prober of the filter's shape (avx2::VisitProber), built before
+// the loop, the probe inlined into it, as a user's file built with those flags may. BM_Layout_Insert drops each answer, as Boost.Bloom's
+// insert(key) has none (its like-for-like row); BM_Layout_InsertCounted sums them.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -22,47 +23,56 @@ namespace {
 
 inline constexpr int64_t kLayoutSizes[] = {int64_t{1} << 20, int64_t{1} << 26};
 
-// The keys' true answers counted: the batch call (kBulk) or the inline single-key call per key;
-// inserts into a mutable filter, lookups in a const one.
-template <bool kBulk, typename Filter>
+// How a row calls the filter: the batch call, or the inline single-key call per key through the
+// avx2::Prober of the filter's shape (avx2::VisitProber), built before the loop (kCounted: the answers summed; kDiscarded: each Insert's
+// answer dropped, as Boost.Bloom's insert(key) returns none).
+enum class Calls { kBulk, kCounted, kDiscarded };
+
+// The keys' true answers counted (0 for kDiscarded); inserts into a mutable filter, lookups in a
+// const one.
+template <Calls kCalls, typename Filter>
 uint64_t Apply(Filter& filter, std::span<const uint64_t> keys) {
   constexpr bool kInsert = !std::is_const_v<Filter>;
-  if constexpr (kBulk) {
+  if constexpr (kCalls == Calls::kBulk) {
     if constexpr (kInsert) {
       return filter.InsertMany(keys);
     } else {
       return filter.MayContainMany(keys);
     }
   } else {
-    uint64_t count = 0;
-    for (uint64_t key : keys) {
-      if constexpr (kInsert) {
-        count += avx2::Insert(filter, key);
-      } else {
-        count += avx2::MayContain(filter, key);
+    return avx2::VisitProber(filter, [keys](const auto& probe) {
+      uint64_t count = 0;
+      for (uint64_t key : keys) {
+        if constexpr (!kInsert) {
+          count += probe.MayContain(key);
+        } else if constexpr (kCalls == Calls::kCounted) {
+          count += probe.Insert(key);
+        } else {
+          (void)probe.Insert(key);
+        }
       }
-    }
-    return count;
+      return count;
+    });
   }
 }
 
 // Fills a fresh filter; kConcurrent: a concurrent one (one thread: what the atomics cost).
-template <Layout kLayout, bool kBulk, bool kConcurrent = false,
+template <Layout kLayout, Calls kCalls, bool kConcurrent = false,
           IntegerHash kIntegers = IntegerHash::kXxh3>
 void BM_LayoutInsert(benchmark::State& state) {
   FilterOptions options = OptionsFor(static_cast<uint64_t>(state.range(0)), kConcurrent, kIntegers);
   options.layout = kLayout;
   BlockedFilter filter = ValueOrDie(BlockedFilter::Create(options));
   FillOnce(state, filter, 0,
-           [](BlockedFilter& f, std::span<const uint64_t> keys) { return Apply<kBulk>(f, keys); });
+           [](BlockedFilter& f, std::span<const uint64_t> keys) { return Apply<kCalls>(f, keys); });
 }
 
-template <Layout kLayout, bool kBulk, IntegerHash kIntegers = IntegerHash::kXxh3>
+template <Layout kLayout, Calls kCalls, IntegerHash kIntegers = IntegerHash::kXxh3>
 void BM_LayoutMayContain(benchmark::State& state) {
   const auto n = static_cast<uint64_t>(state.range(0));
   const BlockedFilter& filter = FilledFilter(n, kIntegers, false, kLayout);
   TimeLookups(state, StreamCursor(AbsentKeys(), state),
-              [&filter](std::span<const uint64_t> keys) { return Apply<kBulk>(filter, keys); });
+              [&filter](std::span<const uint64_t> keys) { return Apply<kCalls>(filter, keys); });
   ReportBitsPerKey(state, static_cast<double>(filter.bits()), n);
 }
 
@@ -75,17 +85,19 @@ void RegisterLayout(int64_t n) {
                                .append(LayoutName(kLayout))
                                .append(kIntegers == IntegerHash::kMix ? ",mix>" : ">");
   benchmark::RegisterBenchmark((prefix + "MayContain" + name).c_str(),
-                               BM_LayoutMayContain<kLayout, false, kIntegers>)
+                               BM_LayoutMayContain<kLayout, Calls::kCounted, kIntegers>)
       ->Arg(n);
   benchmark::RegisterBenchmark((prefix + "MayContainMany" + name).c_str(),
-                               BM_LayoutMayContain<kLayout, true, kIntegers>)
+                               BM_LayoutMayContain<kLayout, Calls::kBulk, kIntegers>)
       ->Arg(n);
   RegisterFill((prefix + "Insert" + name).c_str(),
-               BM_LayoutInsert<kLayout, false, false, kIntegers>, n);
+               BM_LayoutInsert<kLayout, Calls::kDiscarded, false, kIntegers>, n);
+  RegisterFill((prefix + "InsertCounted" + name).c_str(),
+               BM_LayoutInsert<kLayout, Calls::kCounted, false, kIntegers>, n);
   RegisterFill((prefix + "InsertMany" + name).c_str(),
-               BM_LayoutInsert<kLayout, true, false, kIntegers>, n);
+               BM_LayoutInsert<kLayout, Calls::kBulk, false, kIntegers>, n);
   RegisterFill((prefix + "ConcurrentInsertMany" + name).c_str(),
-               BM_LayoutInsert<kLayout, true, true, kIntegers>, n);
+               BM_LayoutInsert<kLayout, Calls::kBulk, true, kIntegers>, n);
 }
 
 void Register() {

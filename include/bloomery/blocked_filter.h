@@ -64,7 +64,10 @@
 
 namespace bloomery {
 namespace avx2 {
-struct FilterAccess;  // bloomery/blocked_filter_avx2.h
+template <class Filter, int kShape, IntegerHash kIntegers>
+class Prober;  // bloomery/blocked_filter_avx2.h
+template <class Filter, class Fn>
+decltype(auto) VisitProber(Filter& filter, Fn&& fn);
 }  // namespace avx2
 
 class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
@@ -173,7 +176,10 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   uint32_t shape_ = 0;
   // bloomery/blocked_filter_avx2.h's inline probe reads block_at(), blocks_, block_shift_ and
   // these two.
-  friend struct avx2::FilterAccess;
+  template <class Filter, int kShape, IntegerHash kIntegers>
+  friend class avx2::Prober;
+  template <class Filter, class Fn>
+  friend decltype(auto) avx2::VisitProber(Filter& filter, Fn&& fn);
   // &blocked_line::kUnusedProbes[hashes_] where the inline probe may run, else null: one test per
   // call picks the path. Lookups: k <= 8. Inserts: k <= 8 and single writer (Set64 stores), or
   // word64 in either mode.
