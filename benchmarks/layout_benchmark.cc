@@ -7,8 +7,9 @@
 // BM_Layout_<op><word64,mix>/n and <block256,mix>. Compiled for x86-64-v3, as the Boost.Bloom
 // families it is compared with (boost_benchmark.cc registers their shapes at the same sizes): the
 // single-key rows call the avx2::Prober of the filter's shape (avx2::VisitProber), built before
-// the loop, the probe inlined into it, as a user's file built with those flags may. BM_Layout_Insert drops each answer, as Boost.Bloom's
-// insert(key) has none (its like-for-like row); BM_Layout_InsertCounted sums them.
+// the loop, the probe inlined into it, as a user's file built with those flags may.
+// BM_Layout_Insert drops each answer, as Boost.Bloom's insert(key) has none (its like-for-like
+// row); BM_Layout_InsertCounted sums them.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -24,8 +25,9 @@ namespace {
 inline constexpr int64_t kLayoutSizes[] = {int64_t{1} << 20, int64_t{1} << 26};
 
 // How a row calls the filter: the batch call, or the inline single-key call per key through the
-// avx2::Prober of the filter's shape (avx2::VisitProber), built before the loop (kCounted: the answers summed; kDiscarded: each Insert's
-// answer dropped, as Boost.Bloom's insert(key) returns none).
+// avx2::Prober of the filter's shape (avx2::VisitProber), built before the loop (kCounted: the
+// answers summed; kDiscarded: each Insert's answer dropped, as Boost.Bloom's insert(key) returns
+// none).
 enum class Calls { kBulk, kCounted, kDiscarded };
 
 // The keys' true answers counted (0 for kDiscarded); inserts into a mutable filter, lookups in a

@@ -422,10 +422,11 @@ size_t SetLines(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, 
 // Block256 and word64 (layout.h; internal/block256_layout.h, internal/word64_layout.h), 8 slices
 // each:
 //  - block256: lane j computes the probe i = (j - start) mod 8 that lands in slice j from the
-//    per-start tables (kSliceTables8), as the line's k <= 8 mask does; 8 x 32-bit slices, lane j of a u32 vector is slice j, `one << bit` with bit the
-//    top 5 bits of the salted probe. One 256-bit vector on AVX2 and AVX-512, two on SSE4. Test
-//    and set as the line's 32-bit slices (and-not, load/or/store; concurrent: fetch_or on the
-//    words missing bits, MissingWords/OrMissingWords).
+//    per-start tables (kSliceTables8), as the line's k <= 8 mask does: 8 x 32-bit slices, lane j
+//    of a u32 vector is slice j, `one << bit` with bit the top 5 bits of the salted probe. One
+//    256-bit vector on AVX2 and AVX-512, two on SSE4. Test and set as the line's 32-bit slices
+//    (and-not, load/or/store; concurrent: fetch_or on the words missing bits,
+//    MissingWords/OrMissingWords).
 //  - word64: 8 x 8-bit slices, its own mask (Word64Mask: one byte-table lookup and a rotate).
 //    Test is one and-not, set one or (concurrent: SetBits, one fetch_or).
 
