@@ -7,13 +7,11 @@
 
 #include <doctest/doctest.h>
 
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <iomanip>
 #include <memory>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -33,6 +31,8 @@ namespace bloomery {
 namespace {
 
 using testing::DistinctInts;
+using testing::RacedInserts;
+using testing::RaceSameKeys;
 using testing::WithinBinomialBound;
 
 constexpr Layout kShapes[] = {Layout::kLine512, Layout::kBlock256, Layout::kWord64};
@@ -239,29 +239,12 @@ TEST_CASE("word64, concurrent: of two threads inserting the same new keys, one i
   BlockedFilter f =
       Make({.capacity = n, .fpr = 0.01, .layout = Layout::kWord64, .memory = {.concurrent = true}});
   const std::vector<uint64_t> keys = DistinctInts(n, 0);
-  std::vector<std::unique_ptr<bool[]>> was_new;
-  for (int t = 0; t < 2; ++t) was_new.push_back(std::make_unique<bool[]>(n));
-  std::atomic<int> ready{0};
-  auto insert = [&](int t) {
-    ready.fetch_add(1);
-    while (ready.load() < 2) {
-    }
-    for (uint64_t i = 0; i < n; ++i) was_new[t][i] = f.Insert(keys[i]);
-  };
-  std::thread a(insert, 0);
-  std::thread b(insert, 1);
-  a.join();
-  b.join();
-  uint64_t twice = 0;
-  uint64_t never = 0;
-  for (uint64_t i = 0; i < n; ++i) {
-    twice += was_new[0][i] && was_new[1][i];
-    never += !was_new[0][i] && !was_new[1][i];
-  }
-  MESSAGE("keys told new twice: " << twice << "; by neither (false positives): " << never);
-  CHECK(twice == 0);
+  const RacedInserts raced = RaceSameKeys(keys, [&f](uint64_t key) { return f.Insert(key); });
+  MESSAGE("keys told new twice: " << raced.twice
+                                  << "; by neither (false positives): " << raced.never);
+  CHECK(raced.twice == 0);
   // Never told new only where the key was already a false positive when first inserted.
-  CHECK(static_cast<double>(never) <= 0.01 * static_cast<double>(n));
+  CHECK(static_cast<double>(raced.never) <= 0.01 * static_cast<double>(n));
   CHECK(f.MayContainMany(keys) == n);
 }
 

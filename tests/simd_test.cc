@@ -38,6 +38,9 @@ using internal::BlockIndex;
 using internal::kWordsPerBlock;
 using internal::LineMask;
 using internal::MakeMaskScalar;
+using testing::DistinctInts;
+using testing::RacedInserts;
+using testing::RaceSameKeys;
 using testing::SplitMix64;
 
 bool Contains(const std::vector<std::string_view>& names, std::string_view name) {
@@ -320,6 +323,28 @@ bool ReferenceMayContain(Layout layout, const Reference& ref, const KeyHash& has
 
 // Each shape's kernels (block_kernels.h ShapeKernels) against its scalar reference: masks, and
 // test then set on random blocks from empty to nearly full, in both modes.
+#if defined(__AVX2__)
+TEST_CASE(
+    "the inline word64 insert, concurrent: of two threads inserting the same new keys, one "
+    "is told new" *
+    doctest::test_suite("concurrency")) {
+  // Each thread through the Prober of the filter's shape and integer hash (one fetch_or a key).
+  const uint64_t n = uint64_t{1} << 18;
+  absl::StatusOr<BlockedFilter> made = BlockedFilter::Create(
+      {.capacity = n, .fpr = 0.01, .layout = Layout::kWord64, .memory = {.concurrent = true}});
+  REQUIRE(made.ok());
+  BlockedFilter& f = *made;
+  const std::vector<uint64_t> keys = DistinctInts(n, 0);
+  const RacedInserts raced = RaceSameKeys(keys, [&f](uint64_t key) {
+    return avx2::VisitProber(f, [key](const auto& probe) { return probe.Insert(key); });
+  });
+  MESSAGE("keys told new twice: " << raced.twice << "; by neither: " << raced.never);
+  CHECK(raced.twice == 0);
+  CHECK(static_cast<double>(raced.never) <= 0.01 * static_cast<double>(n));
+  CHECK(f.MayContainMany(keys) == n);
+}
+#endif
+
 TEST_CASE("every target makes, tests and sets block256 and word64 blocks like the reference") {
   const std::vector<KeyHash> hashes = TestHashes(1000);
   SplitMix64 rng(9);

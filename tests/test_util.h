@@ -6,10 +6,13 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -172,6 +175,35 @@ inline std::vector<uint64_t> DistinctInts(uint64_t count, uint64_t offset) {
   std::vector<uint64_t> keys(count);
   for (uint64_t i = 0; i < count; ++i) keys[i] = i * 2 + offset;
   return keys;
+}
+
+// Two threads insert the same `keys`, in the same order, at once, each key by insert(key) (its
+// "was new"): how many keys both threads were told were new, and how many neither was.
+struct RacedInserts {
+  uint64_t twice = 0;
+  uint64_t never = 0;
+};
+template <typename Insert>
+RacedInserts RaceSameKeys(const std::vector<uint64_t>& keys, const Insert& insert) {
+  const size_t n = keys.size();
+  std::unique_ptr<bool[]> was_new[2] = {std::make_unique<bool[]>(n), std::make_unique<bool[]>(n)};
+  std::atomic<int> ready{0};
+  auto run = [&](int t) {
+    ready.fetch_add(1);
+    while (ready.load() < 2) {
+    }
+    for (size_t i = 0; i < n; ++i) was_new[t][i] = insert(keys[i]);
+  };
+  std::thread a(run, 0);
+  std::thread b(run, 1);
+  a.join();
+  b.join();
+  RacedInserts raced;
+  for (size_t i = 0; i < n; ++i) {
+    raced.twice += was_new[0][i] && was_new[1][i];
+    raced.never += !was_new[0][i] && !was_new[1][i];
+  }
+  return raced;
 }
 
 // Distinct strings "<prefix><i>".
