@@ -8,11 +8,11 @@
 // slices of 8 bits, slice j being bits 8j..8j+7. Probe i (0 <= i < k <= 8) goes to slice
 // (start + i) mod 8, start = hash.hi mod 8, at bit Word64ProbeBit(hash.lo, i): the top 3 bits of
 // byte i of hash.lo. Eight independent 3-bit fields of a 64-bit hash half need no double hashing:
-// the probe's mask is one byte-table lookup (vpshufb) of the eight fields and one rotate, about a
-// third of the instructions of the salted double hashing the line uses (which word64 used until
-// file code 3; docs/FORMAT.md). Why 8 x 8: the exact sliced
-// model (plan.cc) gives 1.90% at 10 bits/key (k = 5) against 1.95% for 4 x 16 and 3.00% for
-// 16 x 4, and 8 x 8 stays best from 9 bits/key up (benchmarks/README.md has the table).
+// the probe's mask is one byte-table lookup (vpshufb) of the eight fields and one rotate, half the
+// instructions of the salted double hashing the line uses (which word64 used until file code 3;
+// docs/FORMAT.md). Why 8 x 8: the exact sliced model (plan.cc) gives 1.90% at 10 bits/key
+// (k = 5) against 1.95% for 4 x 16 and 3.00% for 16 x 4, and 8 x 8 stays best from 9 bits/key up
+// (benchmarks/README.md has the table).
 //
 // Concurrent Insert is exact: the key's bits are one word, set by one fetch_or after a relaxed
 // load saw some missing (SetBits), so of several threads inserting the same new key exactly one
