@@ -132,7 +132,7 @@ template <int kBitsShift>
 // then one rotate by 8 * start bits moves probe i to its slice, byte (start + i) mod 8.
 [[nodiscard, gnu::always_inline]] inline uint64_t Word64Mask(const KeyHash& hash,
                                                              const UnusedProbes& unused) noexcept {
-  const uint64_t fields = ((hash.lo >> 5) & kWord64Fields) | unused.bytes;
+  const uint64_t fields = Word64ProbeFields(hash.lo) | unused.bytes;
   const __m128i bits =
       _mm_shuffle_epi8(_mm_load_si128(reinterpret_cast<const __m128i*>(kWord64BitTable)),
                        _mm_cvtsi64_si128(static_cast<long long>(fields)));
@@ -313,10 +313,8 @@ class Prober {
   [[nodiscard, gnu::always_inline]] KeyHash Hash(uint64_t key) const noexcept {
     if constexpr (kIntegers == IntegerHash::kAuto) {
       return hasher_(key);
-    } else if constexpr (kIntegers == IntegerHash::kMix) {
-      return MixKey(key, hasher_.seed);
     } else {
-      return HashKey(key, hasher_.seed);
+      return HashInteger<kIntegers>(key, hasher_.seed);
     }
   }
   // The key's block, of the layout's shape (BlockedFilter::block).

@@ -28,14 +28,15 @@ inline constexpr uint32_t kProbeSalt[16] = {0xE220A839u, 0x6E789E6Bu, 0x06C45D19
   return ((h1 + i * h2) * kProbeSalt[i]) >> (32 - slice_shift);
 }
 
-// word64 (layout.h): the bit of probe i (< 8) in its 8-bit slice, the top 3 bits of byte i of
-// `lo`. Its 8 fields are independent bits of the hash, so no probe is derived from another.
-[[nodiscard]] inline uint32_t Word64ProbeBit(uint64_t lo, uint32_t i) noexcept {
-  return static_cast<uint32_t>(lo >> (8 * i + 5)) & 7;
+// word64 (layout.h): the bits of its 8 probes in their 8-bit slices, one per byte (byte i: probe
+// i's bit, 0..7), the top 3 bits of each byte of `lo`. The 8 fields are independent bits of the
+// hash, so no probe is derived from another. The scalar reference reads byte i; the inline probe
+// and the kernels look all 8 up at once in kWord64BitTable.
+[[nodiscard]] inline uint64_t Word64ProbeFields(uint64_t lo) noexcept {
+  return (lo >> 5) & 0x0707070707070707ull;
 }
-// Those fields for all 8 probes, one per byte (byte i: probe i's bit), and the byte table that
-// turns a field b into its `1 << b` (bytes 8..15 repeat 0..7: one 128-bit row for vpshufb).
-inline constexpr uint64_t kWord64Fields = 0x0707070707070707ull;
+// The byte table that turns a field b into its `1 << b` (bytes 8..15 repeat 0..7: one 128-bit row
+// for vpshufb).
 alignas(16) inline constexpr uint8_t kWord64BitTable[16] = {1, 2, 4, 8, 16, 32, 64, 128,
                                                             1, 2, 4, 8, 16, 32, 64, 128};
 
@@ -51,7 +52,7 @@ alignas(16) inline constexpr uint8_t kWord64BitTable[16] = {1, 2, 4, 8, 16, 32, 
 // pointer to its k's row, null where the inline probe must take the kernel (k > 8, or inserts
 // on a concurrent filter).
 // `bytes`: word64's form of the same row, 0x80 in byte i where probe i is unused: or-ed into the
-// probe fields (kWord64Fields), it makes the byte-table lookup (vpshufb) yield 0 there.
+// probe fields (Word64ProbeFields), it makes the byte-table lookup (vpshufb) yield 0 there.
 struct alignas(32) UnusedProbes {
   uint32_t lane[kWordsPerLine];
   uint64_t bytes;

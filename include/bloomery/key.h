@@ -115,6 +115,18 @@ enum class IntegerHash : uint32_t {
          hash_id == static_cast<uint32_t>(IntegerHash::kMix);
 }
 
+// An integer key's hash under kIntegers (kXxh3: HashKey; kMix: MixKey), chosen at compile time:
+// KeyHasher's choice, for a caller that fixed the filter's integer hash (avx2::VisitProber).
+template <IntegerHash kIntegers>
+[[nodiscard, gnu::always_inline]] inline KeyHash HashInteger(uint64_t key, uint64_t seed) noexcept {
+  static_assert(kIntegers == IntegerHash::kXxh3 || kIntegers == IntegerHash::kMix);
+  if constexpr (kIntegers == IntegerHash::kMix) {
+    return MixKey(key, seed);
+  } else {
+    return HashKey(key, seed);
+  }
+}
+
 // The key -> KeyHash mapping of one filter: its seed and its integer hash.
 struct KeyHasher {
   uint64_t seed = kDefaultSeed;
@@ -124,7 +136,8 @@ struct KeyHasher {
     return HashKey(key, seed);
   }
   [[nodiscard, gnu::always_inline]] KeyHash operator()(uint64_t key) const noexcept {
-    return integers == IntegerHash::kMix ? MixKey(key, seed) : HashKey(key, seed);
+    return integers == IntegerHash::kMix ? HashInteger<IntegerHash::kMix>(key, seed)
+                                         : HashInteger<IntegerHash::kXxh3>(key, seed);
   }
   friend bool operator==(const KeyHasher&, const KeyHasher&) = default;
 };

@@ -6,11 +6,11 @@
 //
 // The word (a block of 64 bits, chosen by 64-bit fastrange of hash.hi over bits / 64 words) is 8
 // slices of 8 bits, slice j being bits 8j..8j+7. Probe i (0 <= i < k <= 8) goes to slice
-// (start + i) mod 8, start = hash.hi mod 8, at bit Word64ProbeBit(hash.lo, i): the top 3 bits of
-// byte i of hash.lo. Eight independent 3-bit fields of a 64-bit hash half need no double hashing:
-// the probe's mask is one byte-table lookup (vpshufb) of the eight fields and one rotate, half the
-// instructions of the salted double hashing the line uses (which word64 used until file code 3;
-// docs/FORMAT.md). Why 8 x 8: the exact sliced model (plan.cc) gives 1.90% at 10 bits/key
+// (start + i) mod 8, start = hash.hi mod 8, at bit byte i of Word64ProbeFields(hash.lo): the top
+// 3 bits of byte i of hash.lo. Eight independent 3-bit fields of a 64-bit hash half need no double
+// hashing: the probe's mask is one byte-table lookup (vpshufb) of the eight fields and one rotate,
+// half the instructions of the salted double hashing the line uses (which word64 used until file
+// code 3; docs/FORMAT.md). Why 8 x 8: the exact sliced model (plan.cc) gives 1.90% at 10 bits/key
 // (k = 5) against 1.95% for 4 x 16 and 3.00% for 16 x 4, and 8 x 8 stays best from 9 bits/key up
 // (benchmarks/README.md has the table).
 //
@@ -31,9 +31,10 @@ namespace bloomery::internal {
 // The key's k bits in its word.
 [[nodiscard]] inline uint64_t Word64MaskScalar(const KeyHash& hash, uint32_t hashes) noexcept {
   const auto start = static_cast<uint32_t>(hash.hi);
+  const uint64_t fields = blocked_line::Word64ProbeFields(hash.lo);
   uint64_t mask = 0;
   for (uint32_t i = 0; i < hashes; ++i) {
-    mask |= uint64_t{1} << (8 * ((start + i) & 7) + blocked_line::Word64ProbeBit(hash.lo, i));
+    mask |= uint64_t{1} << (8 * ((start + i) & 7) + ((fields >> (8 * i)) & 0xFF));
   }
   return mask;
 }

@@ -491,7 +491,7 @@ HWY_INLINE uint64_t Word64Mask(const KeyHash& hash, uint32_t k) {
   const hn::Full128<uint8_t> d8;
   const hn::Full128<uint64_t> d64;
   const uint64_t fields =
-      ((hash.lo >> 5) & blocked_line::kWord64Fields) | blocked_line::kUnusedProbes[k].bytes;
+      blocked_line::Word64ProbeFields(hash.lo) | blocked_line::kUnusedProbes[k].bytes;
   const auto bits = hn::TableLookupBytesOr0(hn::Load(d8, blocked_line::kWord64BitTable),
                                             hn::BitCast(d8, hn::Set(d64, fields)));
   return std::rotl(hn::GetLane(hn::BitCast(d64, bits)), static_cast<int>(8 * (hash.hi & 7)));

@@ -12,8 +12,8 @@
 //
 // How a key's mask is built (the line; block256 the same with 8 u32 lanes of 32-bit slices;
 // word64 by one byte-table lookup of its probe fields and a rotate, Word64Mask): one key per call,
-// its 8 (k <= 8) or 16 (k >= 9) slices spread over SIMD lanes. Lane j computes the probe i = (j -
-// start) mod slices that lands in slice j,
+// its 8 (k <= 8) or 16 (k >= 9) slices spread over SIMD lanes. Lane j computes the probe
+// i = (j - start) mod slices that lands in slice j,
 // ((h1 + i*h2) * salt_i) >> (32 - log2(slice bits)), and shifts a 1 (or 0 when i >= k) left by it
 // with a variable shift: the whole line mask takes 1 (AVX-512), 2 (AVX2) or 4 (SSE4) vectors and no
 // branch. Single-writer filters then test with and-not over vector loads and set with
