@@ -122,9 +122,13 @@ void TouchPages(uintptr_t from, uintptr_t to, uint64_t page) {
 // 2 MiB, MADV_HUGEPAGE, when `huge`; of the base size, MADV_NOHUGEPAGE, for HugePages::kNever
 // (with THP in "always" mode the kernel would use huge pages unasked). Then, when `populate`,
 // every page is faulted in for writing, after the advice so that each 2 MiB page's first touch
-// can get a huge one: MADV_POPULATE_WRITE (Linux 5.14) on the whole pages, one write per page
-// where the kernel lacks it and on the partial pages at either end. Returns whether
-// MADV_HUGEPAGE was accepted.
+// can get a huge one: MADV_POPULATE_WRITE (Linux 5.14) on the whole pages, which faults them in
+// one call, and then one write per page from user mode. The kernel's populate alone is not
+// enough under a hypervisor that tracks a guest page's first write itself: on the 2-core CI VM
+// the first write to each page after MADV_POPULATE_WRITE cost ~3 us (a trap), 22 ns after the
+// touch, and a 2^20-key word64 filter's inserts paid ~30 % for it (benchmarks/README.md).
+// Populating 256 MiB there: 45 ms by the madvise alone, 330 ms with the touch, 670 ms by the
+// touch alone (a fault per page). Returns whether MADV_HUGEPAGE was accepted.
 bool AdviseAndPopulate(uint8_t* data, uint64_t bytes, bool huge, HugePages huge_pages,
                        bool populate) {
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
@@ -140,19 +144,12 @@ bool AdviseAndPopulate(uint8_t* data, uint64_t bytes, bool huge, HugePages huge_
     if (huge_pages == HugePages::kNever) madvise(interior, last_unit - first_unit, MADV_NOHUGEPAGE);
   }
   if (!populate) return advised;
+#ifdef MADV_POPULATE_WRITE
   const uintptr_t first = RoundUp(begin, page);
   const uintptr_t last = end / page * page;
-  bool whole_pages = false;
-#ifdef MADV_POPULATE_WRITE
-  whole_pages = first < last &&
-                madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE) == 0;
+  if (first < last) madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE);
 #endif
-  if (whole_pages) {
-    TouchPages(begin, first, page);
-    TouchPages(last, end, page);
-  } else {
-    TouchPages(begin, end, page);
-  }
+  TouchPages(begin, end, page);
   return advised;
 }
 
