@@ -99,7 +99,8 @@ struct MemoryOptions {
   // A nonzero cap replaces the machine's: set one above it to over-commit on purpose.
   uint64_t max_memory_bytes = 0;
   HugePages huge_pages = HugePages::kAuto;
-  // Fault all memory in at creation (no page faults on the hot path later).
+  // Fault all memory in at creation, every page written once (no page faults on the hot path
+  // later, nor a hypervisor's trap on a page's first write).
   bool populate = false;
   // Where the memory comes from (default: bloomery's own mmap). Plain function pointers, copied
   // with the options: each block goes back through `release` when the filter holding it ends.
