@@ -89,6 +89,7 @@ CountingFilter::CountingFilter(FilterMemory memory, const CountingPlan& plan,
                                const KeyHasher& hasher, bool concurrent) noexcept
     : WordArray(std::move(memory), hasher, concurrent),
       plan_(plan),
+      planned_fpr_(PlannedFpr(plan)),
       counter_shift_(static_cast<uint32_t>(std::countr_zero(plan.counter_bits))),
       max_count_((1u << plan.counter_bits) - 1) {}
 

@@ -213,8 +213,10 @@ absl::StatusOr<Plan> PlanFromHeader(const FileHeader& header, Layout layout) {
   if (layout == Layout::kLine512) layout = FindBlockShapeByFileCode(header.layout)->layout;
   absl::StatusOr<Plan> plan = PlanForSize(header.bits, header.hashes, header.capacity, layout);
   if (!plan.ok() || plan->bits != header.bits) {
-    return Corrupt(absl::StrFormat("bits %d with %d hashes is not a valid %s geometry", header.bits,
-                                   header.hashes, FilterKindName(header.kind)));
+    return Corrupt(
+        absl::StrFormat("bits %d with %d hashes is not a valid %s geometry%s", header.bits,
+                        header.hashes, FilterKindName(header.kind),
+                        plan.ok() ? "" : absl::StrCat(" (", plan.status().message(), ")")));
   }
   return plan;
 }

@@ -313,8 +313,8 @@ absl::Status SaveFile(const std::string& path, std::span<const uint8_t> region,
 
 }  // namespace
 
-absl::StatusOr<std::string> WriteFilter(const std::string* path, FileHeader header,
-                                        std::span<const std::span<const uint8_t>> payloads) {
+absl::StatusOr<std::string> EncodeFileRegion(FileHeader header,
+                                             std::span<const std::span<const uint8_t>> payloads) {
   if (payloads.size() != header.stages.size()) return absl::InternalError("stage count");
   for (size_t i = 0; i < payloads.size(); ++i) {
     if (payloads[i].size() != WholeLineBytes(header.stages[i].bits)) {
@@ -331,16 +331,26 @@ absl::StatusOr<std::string> WriteFilter(const std::string* path, FileHeader head
     return absl::InternalError(
         absl::StrCat("refusing to write an invalid file: ", check.status().message()));
   }
+  return std::string(reinterpret_cast<const char*>(region->data()), region->size());
+}
+
+absl::StatusOr<std::string> WriteFilter(const std::string* path, FileHeader header,
+                                        std::span<const std::span<const uint8_t>> payloads) {
+  absl::StatusOr<std::string> region = EncodeFileRegion(std::move(header), payloads);
+  if (!region.ok()) return region.status();
   if (path == nullptr) {
-    std::string out;
-    out.reserve(header.payload_offset + header.payload_bytes);
-    out.append(reinterpret_cast<const char*>(region->data()), region->size());
+    uint64_t total = region->size();
+    for (std::span<const uint8_t> payload : payloads) total += payload.size();
+    std::string out = *std::move(region);
+    out.reserve(total);
     for (std::span<const uint8_t> payload : payloads) {
       out.append(reinterpret_cast<const char*>(payload.data()), payload.size());
     }
     return out;
   }
-  if (absl::Status s = SaveFile(*path, *region, payloads); !s.ok()) return s;
+  const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(region->data()),
+                                       region->size());
+  if (absl::Status s = SaveFile(*path, bytes, payloads); !s.ok()) return s;
   return std::string();
 }
 

@@ -74,6 +74,17 @@ absl::Status CheckPromise(uint64_t capacity, double fpr) {
   return absl::OkStatus();
 }
 
+// What the library creates it can save (the format holds a planned FPR in [0, 1)), and a filter
+// whose FPR at its capacity rounds to 1 answers "maybe" to every key: such a geometry is refused
+// when it is asked for, never found out at the first Save (`--bits 4K` for `4G`, say).
+absl::Status CheckHolds(uint64_t capacity, uint64_t bits, double fpr) {
+  if (fpr < 1.0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%d bits cannot hold %d keys: the planned FPR is 1 (every lookup would answer maybe); give "
+      "more bits or a smaller capacity",
+      bits, capacity));
+}
+
 absl::Status CheckGeometry(uint64_t bits, uint32_t hashes, uint64_t capacity) {
   if (bits == 0 || bits > kMaxBits) {
     return absl::InvalidArgumentError(absl::StrFormat("bits must be in [1, 2^48], got %d", bits));
@@ -207,6 +218,18 @@ uint64_t PlannedCapacity(uint64_t capacity, uint64_t cells, uint32_t hashes) noe
   return static_cast<uint64_t>(static_cast<double>(cells) * std::numbers::ln2 / hashes);
 }
 
+double PlannedFpr(const Plan& plan) noexcept {
+  if (plan.capacity != 0) return plan.expected_fpr;
+  const uint64_t keys = PlannedCapacity(0, plan.bits, plan.hashes);
+  return PredictedFpr(plan.layout, static_cast<double>(keys), plan.bits, plan.hashes);
+}
+
+double PlannedFpr(const CountingPlan& plan) noexcept {
+  if (plan.capacity != 0) return plan.expected_fpr;
+  const uint64_t keys = PlannedCapacity(0, plan.counters(), plan.hashes);
+  return CountingFpr(static_cast<double>(keys), plan.blocks, plan.hashes, plan.counter_bits);
+}
+
 absl::Status CheckSizing(const Sizing& options, uint32_t max_hashes) {
   if (absl::Status s = CheckHashes(options.hashes, max_hashes); !s.ok()) return s;
   if (options.bits != 0) return CheckGeometry(options.bits, options.hashes, options.capacity);
@@ -229,6 +252,7 @@ absl::StatusOr<Plan> PlanShape(const FilterOptions& options, Layout layout) {
   plan.bits_per_key =
       options.capacity ? static_cast<double>(g->bits) / static_cast<double>(options.capacity) : 0;
   plan.expected_fpr = model.Fpr(static_cast<double>(options.capacity), g->bits, g->hashes);
+  if (absl::Status s = CheckHolds(plan.capacity, plan.bits, plan.expected_fpr); !s.ok()) return s;
   return plan;
 }
 
@@ -303,6 +327,7 @@ absl::StatusOr<CountingPlan> PlanCountingFilter(const CountingOptions& options) 
   const double n = static_cast<double>(options.capacity);
   plan.bits_per_key = options.capacity ? static_cast<double>(g->bits) / n : 0.0;
   plan.expected_fpr = model.Fpr(n, g->bits, g->hashes);
+  if (absl::Status s = CheckHolds(plan.capacity, g->bits, plan.expected_fpr); !s.ok()) return s;
   return plan;
 }
 

@@ -697,23 +697,27 @@ internal::KindFormat ScalableFilter::FileFormat() noexcept {
           .check = &ScalableChainCheck::Check};
 }
 
-absl::StatusOr<std::string> ScalableFilter::Write(const std::string* path) const {
+namespace {
+
+// The chain's file header, and its stages' payloads in `payloads`.
+internal::FileHeader ChainHeader(const ScalableFilter& chain,
+                                 std::vector<std::span<const uint8_t>>& payloads) {
+  const ScalableOptions& options = chain.options();
   internal::FileHeader header;
   header.kind = FilterKind::kScalable;
-  internal::PutHasher(header, hasher());
-  header.capacity = options_.capacity;
-  header.fpr = options_.fpr;
-  header.param0 = options_.growth;
-  header.param1 = std::bit_cast<uint64_t>(options_.tightening);
-  header.param2 = options_.max_stages | (options_.scaling ? 0 : uint64_t{1} << 32);
-  header.layout = FindBlockShape(options_.layout)->file_code;
-  std::vector<std::span<const uint8_t>> payloads;
-  const uint32_t count = stage_count();
+  internal::PutHasher(header, chain.hasher());
+  header.capacity = options.capacity;
+  header.fpr = options.fpr;
+  header.param0 = options.growth;
+  header.param1 = std::bit_cast<uint64_t>(options.tightening);
+  header.param2 = options.max_stages | (options.scaling ? 0 : uint64_t{1} << 32);
+  header.layout = FindBlockShape(options.layout)->file_code;
+  const uint32_t count = chain.stage_count();
   for (uint32_t i = 0; i < count; ++i) {
-    const BlockedFilter& filter = stage(i);
-    const uint64_t keys = stage_keys(i);
+    const BlockedFilter& filter = chain.stage(i);
+    const uint64_t keys = chain.stage_keys(i);
     // A stage is planned for exactly its capacity (AddStage), so its plan carries it.
-    const uint32_t level = stage_level(i);
+    const uint32_t level = chain.stage_level(i);
     header.stages.push_back(
         {filter.bits(), filter.hashes(), filter.plan().capacity, keys, level == i ? 0 : level + 1});
     header.bits += filter.bits();
@@ -721,7 +725,21 @@ absl::StatusOr<std::string> ScalableFilter::Write(const std::string* path) const
     payloads.push_back(filter.bytes());
   }
   header.hashes = header.stages[0].hashes;
+  return header;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ScalableFilter::Write(const std::string* path) const {
+  std::vector<std::span<const uint8_t>> payloads;
+  internal::FileHeader header = ChainHeader(*this, payloads);
   return internal::WriteFilter(path, std::move(header), payloads);
+}
+
+absl::StatusOr<std::string> ScalableFilter::SaveHeaderToBytes() const {
+  std::vector<std::span<const uint8_t>> payloads;
+  internal::FileHeader header = ChainHeader(*this, payloads);
+  return internal::EncodeFileRegion(std::move(header), payloads);
 }
 
 absl::StatusOr<ScalableFilter> ScalableFilter::Open(internal::FilterFile& file,

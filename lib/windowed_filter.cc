@@ -500,8 +500,9 @@ absl::StatusOr<Plan> GenerationPlanOf(const FileHeader& header) {
   absl::StatusOr<Plan> plan =
       PlanForSize(header.bits / g, header.hashes, per_generation, shape.layout);
   if (!plan.ok() || plan->bits != header.bits / g) {
-    return Corrupt(absl::StrFormat("bits %d with %d hashes is not a valid geometry", header.bits,
-                                   header.hashes));
+    return Corrupt(absl::StrFormat(
+        "bits %d with %d hashes is not a valid geometry%s", header.bits, header.hashes,
+        plan.ok() ? "" : absl::StrCat(" (", plan.status().message(), ")")));
   }
   // The promise Create keeps: the predicted FPR over the window is at most the requested one.
   const double window_fpr = -std::expm1(g * std::log1p(-plan->expected_fpr));

@@ -1051,6 +1051,50 @@ TEST_CASE("merge unites scalable files that both grew, reporting the bound the u
   CHECK(query.out == JoinLines(all));
   const Json info = ParseJson(Run({"info", out, "--json"}).out);
   CHECK(info["stages"].U64() == report["stages"].U64());
+  // info states the bound the union keeps, as merge did, not its header's P.
+  CHECK(info["planned_fpr"].number == report["planned_fpr"].number);
+  const RunResult text = Run({"info", out});
+  REQUIRE(text.exit_code == 0);
+  CHECK(Contains(text.out, absl::StrFormat("%.3g", report["planned_fpr"].number)));
+}
+
+TEST_CASE("build refuses, before reading any input, a size that cannot hold its capacity") {
+  // A typo (4K for 4G): 4096 bits for a million keys. Refused with the numbers, before INPUT is
+  // opened (it does not exist here: reading it first would say so instead), and nothing written.
+  const std::string file = Scratch().File("holds_nothing.bloom");
+  for (const std::string kind : {"blocked", "classic", "counting"}) {
+    CAPTURE(kind);
+    const RunResult r = Run({"build", "--kind", kind, "--capacity", "1M", "--bits", "4096",
+                             "--hashes", "4", "-o", file, Scratch().File("no_such_input.txt")});
+    CHECK(r.exit_code != 0);
+    CHECK(Contains(r.err, "cannot hold 1000000 keys"));
+    CHECK_FALSE(Contains(r.err, "no_such_input"));
+    CHECK_FALSE(std::filesystem::exists(file));
+  }
+}
+
+TEST_CASE("a filter sized by bits and hashes plans its FPR at the capacity it reports") {
+  // 4096 bits, 4 hashes: 709 keys (4096 ln 2 / 4), and the FPR this geometry has at 709 keys,
+  // which a build of 709 keys measures; its header keeps capacity 0 and fpr 0, as before.
+  const std::string file = Scratch().File("geometry.bloom");
+  const Json summary = Build({"--bits", "4096", "--hashes", "4"}, file,
+                             WriteLines("geometry_in.txt", NumberedLines("g", 0, 709)));
+  CHECK(summary["capacity"].U64() == 709);
+  const double planned = summary["planned_fpr"].Num();
+  CHECK(planned > 0.03);
+  CHECK(planned < 0.12);
+  const Json info = ParseJson(Run({"info", file, "--json"}).out);
+  CHECK(info["capacity"].U64() == 709);
+  CHECK(info["planned_fpr"].Num() == planned);
+  const std::vector<std::string> absent = NumberedLines("absent", 0, 40000);
+  RunResult maybe = Run({"query", file}, JoinLines(absent));
+  REQUIRE(maybe.exit_code == 0);
+  // 8 lines of 512 bits: one filter's FPR varies with its keys more than a sample's binomial
+  // spread, so the bound is the filter's, about a quarter of the planned rate.
+  const double measured = static_cast<double>(SplitLines(maybe.out).size()) / absent.size();
+  MESSAGE("planned " << planned << ", measured " << measured);
+  CHECK(measured > planned * 0.5);
+  CHECK(measured < planned * 1.5);
 }
 
 TEST_CASE("info describes a file (text and JSON), and reports corruption and missing files") {

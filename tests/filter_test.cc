@@ -466,11 +466,18 @@ TEST_CASE("capacity and planned_fpr mean one thing for every kind") {
   const BlockedFilter geometry =
       MakeOrFail<BlockedFilter>(testing::Geometry<BlockedFilter>(1 << 20, 7));
   CHECK(geometry.capacity() == static_cast<uint64_t>((1 << 20) * std::numbers::ln2 / 7));
-  CHECK(geometry.planned_fpr() == geometry.plan().expected_fpr);
+  // ... and its planned_fpr is the FPR at that count (its plan, like its file, has no capacity and
+  // says 0), which the filter measures at that count.
+  CHECK(geometry.plan().expected_fpr == 0);
+  CHECK(geometry.planned_fpr() ==
+        PredictedFpr(geometry.layout(), static_cast<double>(geometry.capacity()), 1 << 20, 7));
+  CHECK(geometry.planned_fpr() > 0.005);
   const CountingFilter counting =
       MakeOrFail<CountingFilter>(testing::Geometry<CountingFilter>(1 << 20, 7));
   CHECK(counting.capacity() == static_cast<uint64_t>(counting.counters() * std::numbers::ln2 / 7));
-  CHECK(counting.planned_fpr() == counting.plan().expected_fpr);
+  CHECK(counting.planned_fpr() == CountingFpr(static_cast<double>(counting.capacity()),
+                                              counting.blocks(), 7, counting.counter_bits()));
+  CHECK(counting.planned_fpr() > 0.005);
   // A chain: the stages allocated so far, at the bound on the whole chain.
   ScalableFilter chain = MakeOrFail<ScalableFilter>(ScalableOptions{.capacity = 100, .fpr = 0.02});
   CHECK(chain.capacity() == 100);
@@ -483,6 +490,58 @@ TEST_CASE("capacity and planned_fpr mean one thing for every kind") {
   CHECK(window.capacity() == 4000);
   CHECK(window.planned_fpr() <= 0.01);
   CHECK(window.planned_fpr() > 0.008);
+}
+
+TEST_CASE_TEMPLATE("sized by bits and hashes: planned_fpr is measured at capacity(), and kept", F,
+                   BlockedFilter, ClassicFilter, CountingFilter) {
+  constexpr uint64_t kQueries = 400'000;
+  F f = MakeOrFail<F>(testing::Geometry<F>(1 << 20, 7));
+  const uint64_t hits = testing::FillAndCountFalsePositives(f, f.capacity(), kQueries);
+  MESSAGE("capacity " << f.capacity() << ": measured FPR " << static_cast<double>(hits) / kQueries
+                      << ", planned " << f.planned_fpr());
+  CHECK(testing::WithinBinomialBound(hits, kQueries, f.planned_fpr(), 6.0));
+  // The file keeps the geometry (capacity 0, fpr 0, as before); a load plans the same number.
+  absl::StatusOr<F> loaded = F::LoadFromBytes(*f.SaveToBytes());
+  REQUIRE(loaded.ok());
+  CHECK(loaded->planned_fpr() == f.planned_fpr());
+  CHECK(loaded->capacity() == f.capacity());
+}
+
+TEST_CASE_TEMPLATE("what Create accepts can be saved: a geometry that holds nothing is refused", F,
+                   BlockedFilter, ClassicFilter, CountingFilter) {
+  // 4096 bits for a million keys (a typo: 4K for 4G): the FPR at capacity rounds to 1, which no
+  // file can state. Refused at Create, naming the numbers, never at the first Save.
+  std::vector<typename F::Options> options;
+  for (uint32_t hashes : {0u, 4u}) {
+    typename F::Options o = testing::Geometry<F>(4096, hashes);
+    o.capacity = 1'000'000;
+    options.push_back(o);
+  }
+  if constexpr (std::same_as<F, BlockedFilter>) {
+    for (Layout layout : {Layout::kBlock256, Layout::kWord64, Layout::kAuto}) {
+      options.push_back(options.back());
+      options.back().layout = layout;
+    }
+  }
+  for (const typename F::Options& o : options) {
+    const absl::Status refused = F::Create(o).status();
+    CAPTURE(refused);
+    CHECK(refused.code() == absl::StatusCode::kInvalidArgument);
+    CHECK(refused.message().find("cannot hold 1000000 keys") != absl::string_view::npos);
+    CHECK(
+        AnyFilter::Create(kKindOf<F>, {.capacity = o.capacity, .bits = o.bits, .hashes = o.hashes})
+            .status()
+            .code() == absl::StatusCode::kInvalidArgument);
+  }
+  // Still accepted where the FPR at capacity is below 1, however poor: it saves and loads back.
+  typename F::Options poor = testing::Geometry<F>(4096, 4);
+  poor.capacity = 3000;
+  F f = MakeOrFail<F>(poor);
+  CHECK(f.planned_fpr() > 0.5);
+  CHECK(f.planned_fpr() < 1);
+  absl::StatusOr<std::string> bytes = f.SaveToBytes();
+  REQUIRE(bytes.ok());
+  CHECK(F::LoadFromBytes(*bytes).ok());
 }
 
 TEST_CASE("scalable and windowed filters refuse bad sizing with CheckSizing's messages") {

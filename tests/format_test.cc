@@ -789,6 +789,16 @@ void CheckRefusedEverywhere(const std::string& file, const TempDir& dir, std::st
   }
 }
 
+// The file of a filter of 4096 bits and 4 hashes planned for 3000 keys: poor, but valid.
+template <typename Filter>
+std::string PoorFile() {
+  typename Filter::Options o = testing::Geometry<Filter>(4096, 4);
+  o.capacity = 3000;
+  absl::StatusOr<std::string> bytes = testing::MakeOrFail<Filter>(o).SaveToBytes();
+  REQUIRE(bytes.ok());
+  return *bytes;
+}
+
 TEST_CASE(
     "one validator: a contradictory header is refused by InspectFile and every loader alike") {
   TempDir dir;
@@ -811,6 +821,19 @@ TEST_CASE(
   }
   CheckRefusedEverywhere<ScalableFilter>(Resealed(scalable, [](FileHeader& h) { h.fpr = 0; }), dir,
                                          "fpr");
+  // A geometry whose FPR at its capacity rounds to 1 cannot be written back (the format holds a
+  // planned fpr below 1): a header claiming 0.9999999 for it, within the tolerance of 1, is refused
+  // as Create refuses the geometry, never loaded as a filter that no Save could write.
+  const auto holds_nothing = [](FileHeader& h) {
+    h.capacity = h.stages[0].capacity = 1'000'000;
+    h.fpr = 0.9999999;
+  };
+  CheckRefusedEverywhere<BlockedFilter>(Resealed(PoorFile<BlockedFilter>(), holds_nothing), dir,
+                                        "cannot hold 1000000 keys");
+  CheckRefusedEverywhere<ClassicFilter>(Resealed(PoorFile<ClassicFilter>(), holds_nothing), dir,
+                                        "cannot hold 1000000 keys");
+  CheckRefusedEverywhere<CountingFilter>(Resealed(PoorFile<CountingFilter>(), holds_nothing), dir,
+                                         "cannot hold 1000000 keys");
   // A one-stage filter's stage is the filter: the same capacity and hashes.
   CheckRefusedEverywhere<BlockedFilter>(
       Resealed(blocked, [](FileHeader& h) { h.stages[0].capacity += 1; }), dir,

@@ -250,6 +250,10 @@ absl::Status RunInfo(const FileFlags& flags) {
                                               : "not verified";
   const double estimated_count = filter->EstimatedCount();
   const std::string seed = absl::StrFormat("0x%016x", info->seed);
+  // A chain's first stage's, as its header says; otherwise the filter's (for one sized by bits
+  // and hashes, the keys its planned FPR is stated at, where the header holds 0).
+  const uint64_t capacity =
+      info->kind == FilterKind::kScalable ? info->capacity : filter->capacity();
   if (flags.json) {
     PrintJson({{"file", path},
                {"kind", std::string(FilterKindName(info->kind))},
@@ -261,8 +265,10 @@ absl::Status RunInfo(const FileFlags& flags) {
                {"layout", std::string(LayoutName(filter->layout()))},
                {"counter_bits", info->counter_bits},
                {"stages", info->stages},
-               {"capacity", info->capacity},
-               {"planned_fpr", info->fpr},
+               {"capacity", capacity},
+               // The filter's bound (a merged chain's is above its header's P; a filter sized by
+               // bits and hashes has one at its capacity though its header holds 0).
+               {"planned_fpr", filter->planned_fpr()},
                {"insert_count", info->insert_count},
                {"seed", seed},  // a string: JSON numbers lose 64-bit integers' low bits
                {"integer_hash", std::string(IntegerHashName(info->integer_hash))},
@@ -291,8 +297,8 @@ absl::Status RunInfo(const FileFlags& flags) {
   row("layout", std::string(LayoutName(filter->layout())));
   if (info->counter_bits != 0) row("counter bits", absl::StrCat(info->counter_bits));
   if (scalable) row("stages", absl::StrCat(info->stages));
-  row(scalable ? "capacity (first stage)" : "capacity", FormatCount(info->capacity));
-  row("planned FPR", FormatFpr(info->fpr));
+  row(scalable ? "capacity (first stage)" : "capacity", FormatCount(capacity));
+  row("planned FPR", FormatFpr(filter->planned_fpr()));
   row("seed", seed);
   row("integer keys hashed by", info->integer_hash == IntegerHash::kMix
                                     ? "mix (hash_id 2)"

@@ -167,7 +167,7 @@ class BLOOMERY_EXPORT CountingFilter : public BatchForms<CountingFilter>,
   [[nodiscard]] uint64_t capacity() const noexcept {
     return PlannedCapacity(plan_.capacity, plan_.counters(), plan_.hashes);
   }
-  [[nodiscard]] double planned_fpr() const noexcept { return plan_.expected_fpr; }
+  [[nodiscard]] double planned_fpr() const noexcept { return planned_fpr_; }
   [[nodiscard]] uint64_t blocks() const noexcept { return plan_.blocks; }
   [[nodiscard]] uint64_t counters() const noexcept { return plan_.counters(); }
   [[nodiscard]] uint32_t hashes() const noexcept { return plan_.hashes; }
@@ -213,6 +213,7 @@ class BLOOMERY_EXPORT CountingFilter : public BatchForms<CountingFilter>,
   [[nodiscard]] uint64_t* line(uint64_t block) const noexcept { return words_ + block * 8; }
 
   CountingPlan plan_;
+  double planned_fpr_;          // PlannedFpr(plan_), once
   uint32_t counter_shift_ = 2;  // log2(counter_bits)
   uint32_t max_count_ = 15;
   // Written through std::atomic_ref in concurrent mode; mutable only so that the const accessor

@@ -264,7 +264,7 @@ class BLOOMERY_EXPORT BitArray : public WordArray {
   [[nodiscard]] uint64_t capacity() const noexcept {
     return PlannedCapacity(plan_.capacity, plan_.bits, plan_.hashes);
   }
-  [[nodiscard]] double planned_fpr() const noexcept { return plan_.expected_fpr; }
+  [[nodiscard]] double planned_fpr() const noexcept { return planned_fpr_; }
 
   // Removes every key. O(bytes).
   void Clear() noexcept;
@@ -281,7 +281,9 @@ class BLOOMERY_EXPORT BitArray : public WordArray {
 
  protected:
   BitArray(FilterMemory memory, const Plan& plan, const KeyHasher& hasher, bool concurrent) noexcept
-      : WordArray(std::move(memory), hasher, concurrent), plan_(plan) {}
+      : WordArray(std::move(memory), hasher, concurrent),
+        plan_(plan),
+        planned_fpr_(PlannedFpr(plan)) {}
   // The kinds' CheckCompatible and UnionWith: FailedPrecondition unless both have the same bits,
   // hashes and hasher (seed and integer hash); this |= other.
   [[nodiscard]] absl::Status CheckSameBits(const BitArray& other) const;
@@ -289,6 +291,7 @@ class BLOOMERY_EXPORT BitArray : public WordArray {
   [[nodiscard]] uint64_t words() const noexcept { return memory_.size() / 8; }
 
   Plan plan_;
+  double planned_fpr_;  // PlannedFpr(plan_), once
 };
 
 // What F::Insert returns. A kind that never refuses a key answers "was it new?" as a bool. A kind

@@ -131,6 +131,12 @@ struct CountingPlan {
 [[nodiscard]] BLOOMERY_EXPORT uint64_t PlannedCapacity(uint64_t capacity, uint64_t cells,
                                                        uint32_t hashes) noexcept;
 
+// The FPR a plan's geometry predicts at PlannedCapacity keys: its expected_fpr where it was made
+// for a capacity; for one sized by bits and hashes alone (capacity 0, expected_fpr 0, as its file
+// says), the FPR at the capacity PlannedCapacity reports. What every kind's planned_fpr() says.
+[[nodiscard]] BLOOMERY_EXPORT double PlannedFpr(const Plan& plan) noexcept;
+[[nodiscard]] BLOOMERY_EXPORT double PlannedFpr(const CountingPlan& plan) noexcept;
+
 // The sizing fields of any kind's options (options.h): a kind that takes no `bits` or `hashes`
 // passes 0 for them.
 struct Sizing {

@@ -212,6 +212,15 @@ class BLOOMERY_EXPORT ScalableFilter : public BatchForms<ScalableFilter, InsertR
   // Persistent. Save writes every stage and its key count; not concurrent with inserts. Load also
   // checks that every stage is what the saved options would grow, and options.max_bytes becomes
   // the loaded chain's max_memory_bytes. There is no Map: a chain grows, and a mapping cannot.
+  //
+  // SaveHeaderToBytes: the start of SaveToBytes() without its payload, that is the header, the
+  // stage table and the payload's checksums as the bits are now ([0, payload_offset),
+  // docs/FORMAT.md): SaveToBytes() equals it followed by stage(0).bytes(), ..., stage(stage_count()
+  // - 1).bytes(). For an embedder that sends the image in pieces straight from the stages' memory
+  // (the Redis module's BF.SCANDUMP) instead of holding a copy: the pieces make one valid image as
+  // long as no insert, Clear or union runs between this call and the last piece. O(bytes) to
+  // checksum; the result is 4 KiB plus 8 bytes per MiB of filter, rounded up to 4 KiB.
+  [[nodiscard]] absl::StatusOr<std::string> SaveHeaderToBytes() const;
 
   // Back to one empty stage; a full filter accepts keys again. Frees the other stages.
   void Clear() noexcept;

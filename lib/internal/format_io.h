@@ -31,6 +31,14 @@ namespace bloomery::internal {
 [[nodiscard]] absl::StatusOr<std::string> WriteFilter(
     const std::string* path, FileHeader header, std::span<const std::span<const uint8_t>> payloads);
 
+// The first payload_offset bytes WriteFilter writes for `header` and `payloads` (the header, the
+// stage table and the chunk checksums of the payloads as they are now), validated as a written
+// file is (InternalError if a reader would refuse it). WriteFilter's bytes are these followed by
+// the payloads: an embedder can send a file image in pieces without a copy of the payload
+// (ScalableFilter::SaveHeaderToBytes).
+[[nodiscard]] absl::StatusOr<std::string> EncodeFileRegion(
+    FileHeader header, std::span<const std::span<const uint8_t>> payloads);
+
 // The file a save to `path` replaces: `path` with its symlinks followed (a dangling link's target
 // is created). FailedPrecondition if that is not a regular file (a device, FIFO, directory...): a
 // filter never replaces one.

@@ -206,10 +206,11 @@ template <typename Filter>
 void BindGeometry(py::class_<PyFilter<Filter>>& cls) {
   using W = PyFilter<Filter>;
   cls.def_property_readonly(
-         "capacity", [](W& self) { return self.filter().plan().capacity; },
-         "Keys the filter was planned for.")
+         "capacity", [](W& self) { return self.filter().capacity(); },
+         "Keys the filter was planned for (sized by bits and hashes alone: bits * ln 2 / hashes, "
+         "as C++ capacity() says).")
       .def_property_readonly(
-          "error_rate", [](W& self) { return self.filter().plan().expected_fpr; },
+          "error_rate", [](W& self) { return self.filter().planned_fpr(); },
           "The FPR predicted at `capacity` keys (at most the one asked for).")
       .def_property_readonly("num_bits",
                              [](W& self) -> uint64_t {
