@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -29,7 +30,26 @@ absl::Status CheckTotal(uint64_t total, uint64_t max_total) {
   return absl::OkStatus();
 }
 
+HeldAllocator g_held;
+
 }  // namespace
+
+void SetHeldAllocator(HeldAllocator allocator) noexcept { g_held = allocator; }
+
+void* AllocateHeld(size_t bytes) {
+  void* block = g_held.allocate != nullptr ? g_held.allocate(bytes) : ::operator new(bytes);
+  if (block == nullptr) throw std::bad_alloc();
+  return block;
+}
+
+void ReleaseHeld(void* block) noexcept {
+  if (block == nullptr) return;
+  if (g_held.release != nullptr) {
+    g_held.release(block);
+  } else {
+    ::operator delete(block);
+  }
+}
 
 std::string EncodeDumpPrefix(uint64_t total) {
   std::string prefix(kDumpPrefixBytes, '\0');
@@ -56,7 +76,7 @@ absl::StatusOr<ChunkAssembler> ChunkAssembler::Start(std::string_view prefix, ui
   return ChunkAssembler(total);
 }
 
-absl::StatusOr<ChunkAssembler> ChunkAssembler::Resume(uint64_t total, std::string received,
+absl::StatusOr<ChunkAssembler> ChunkAssembler::Resume(uint64_t total, std::string_view received,
                                                       uint64_t max_total) {
   if (absl::Status s = CheckTotal(total, max_total); !s.ok()) return s;
   if (received.size() > total) {
@@ -68,7 +88,7 @@ absl::StatusOr<ChunkAssembler> ChunkAssembler::Resume(uint64_t total, std::strin
     return absl::InvalidArgumentError("ERR invalid dump: a pending load with every byte received");
   }
   ChunkAssembler assembler(total);
-  assembler.bytes_ = std::move(received);
+  assembler.bytes_.assign(received.data(), received.size());
   return assembler;
 }
 

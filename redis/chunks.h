@@ -15,7 +15,8 @@
 // refused, and memory grows only with bytes actually received, never past the announced total.
 // The complete image is then validated by the one format validator (LoadFromBytes): a wrong
 // order, a gap, a truncated or corrupted chunk is an error, never a crash. A dump taken while
-// the filter was being written to can mix two states; its checksums then fail on load.
+// the filter was being written to is refused by SCANDUMP itself (module.cc); one that mixed two
+// states all the same would fail its checksums on load.
 #ifndef BLOOMERY_REDIS_CHUNKS_H_
 #define BLOOMERY_REDIS_CHUNKS_H_
 
@@ -48,7 +49,38 @@ struct DumpSlice {
 [[nodiscard]] DumpSlice SliceForIterator(uint64_t total, long long iterator,
                                          uint64_t chunk_bytes = kDumpChunkBytes);
 
-// Reassembles one image from LOADCHUNK calls. Move-only value; holds at most `total()` bytes.
+// Where the module keeps bytes that a client's commands make it hold between commands (a pending
+// LOADCHUNK image, SCANDUMP's header): by default the C++ heap (tests, fuzzers); RedisModule_OnLoad
+// sets the server's allocator (RedisModule_TryAlloc and RedisModule_Free), so that they count in
+// used_memory, and so in maxmemory, eviction and deny-oom, as the filters do. Set once, before
+// anything is allocated through it. `allocate` answers null when there is no memory.
+struct HeldAllocator {
+  void* (*allocate)(size_t bytes) = nullptr;
+  void (*release)(void* block) = nullptr;
+};
+void SetHeldAllocator(HeldAllocator allocator) noexcept;
+[[nodiscard]] void* AllocateHeld(size_t bytes);  // std::bad_alloc when refused
+void ReleaseHeld(void* block) noexcept;
+
+// A std allocator over the held allocator above.
+template <typename T>
+struct HeldAllocation {
+  using value_type = T;
+  HeldAllocation() noexcept = default;
+  template <typename U>
+  HeldAllocation(const HeldAllocation<U>&) noexcept {}  // NOLINT: rebinding converts implicitly
+  [[nodiscard]] T* allocate(size_t n) { return static_cast<T*>(AllocateHeld(n * sizeof(T))); }
+  void deallocate(T* block, size_t) noexcept { ReleaseHeld(block); }
+  template <typename U>
+  bool operator==(const HeldAllocation<U>&) const noexcept {
+    return true;
+  }
+};
+// Bytes in the held allocator.
+using HeldBytes = std::basic_string<char, std::char_traits<char>, HeldAllocation<char>>;
+
+// Reassembles one image from LOADCHUNK calls. Move-only value; holds at most `total()` bytes, in
+// the held allocator.
 class ChunkAssembler {
  public:
   // From the prefix chunk. InvalidArgument unless it is a well-formed prefix;
@@ -57,7 +89,8 @@ class ChunkAssembler {
                                                             uint64_t max_total);
   // A half-received image, as an RDB saved it: the same checks as Start, and `received` must
   // be shorter than `total` (a complete image is never pending; no chunk could finish it).
-  [[nodiscard]] static absl::StatusOr<ChunkAssembler> Resume(uint64_t total, std::string received,
+  [[nodiscard]] static absl::StatusOr<ChunkAssembler> Resume(uint64_t total,
+                                                             std::string_view received,
                                                              uint64_t max_total);
 
   // Appends the chunk LOADCHUNK got with `iterator`. InvalidArgument (nothing appended) if it is
@@ -66,13 +99,15 @@ class ChunkAssembler {
 
   [[nodiscard]] bool complete() const noexcept { return bytes_.size() == total_; }
   [[nodiscard]] uint64_t total() const noexcept { return total_; }
-  [[nodiscard]] std::string_view received() const noexcept { return bytes_; }
+  [[nodiscard]] std::string_view received() const noexcept {
+    return {bytes_.data(), bytes_.size()};
+  }
 
  private:
   explicit ChunkAssembler(uint64_t total) : total_(total) {}
 
   uint64_t total_;
-  std::string bytes_;
+  HeldBytes bytes_;
 };
 
 }  // namespace bloomery::redis

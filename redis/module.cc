@@ -33,6 +33,7 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -89,10 +90,14 @@ struct BloomValue {
   explicit BloomValue(ChunkAssembler pending) : state(std::move(pending)) {}
 
   std::variant<ScalableFilter, ChunkAssembler> state;
-  // BF.SCANDUMP's image, kept between its calls so that each costs O(chunk) rather than a
-  // serialization of the whole filter; dropped by the call that ends the dump and by every write
-  // (a dump across writes mixes two states, which LOADCHUNK's validator then refuses).
-  std::string dump;
+  // BF.SCANDUMP's state between its calls. The dump's image is the filter's file image
+  // (SaveToBytes), but no copy of it is kept: its header region (header, stage table and the
+  // payload's checksums, about 8 bytes per MiB of filter) is taken when the dump begins, in the
+  // server's allocator, and each chunk of the payload is read from the stages when it is asked
+  // for. Freed by the call that ends the dump; a write frees it and marks the dump stale, since
+  // the header's checksums no longer hold (ScanDumpCommand refuses the rest of that dump).
+  HeldBytes dump_header;
+  bool dump_stale = false;
 
   ScalableFilter* filter() { return std::get_if<ScalableFilter>(&state); }
   ChunkAssembler* pending() { return std::get_if<ChunkAssembler>(&state); }
@@ -149,9 +154,12 @@ class OpenKey {
     key_.Set(value.release());
     holds_ = value_->filter() != nullptr ? Holds::kFilter : Holds::kPendingLoad;
   }
-  // After a write to the filter: a cached SCANDUMP image is stale.
+  // After a write to the filter: a SCANDUMP under way is stale.
   void Modified() {
-    if (value_ != nullptr && !value_->dump.empty()) std::string().swap(value_->dump);
+    if (value_ != nullptr && !value_->dump_header.empty()) {
+      HeldBytes().swap(value_->dump_header);
+      value_->dump_stale = true;
+    }
   }
   void Delete() {
     key_.Delete();
@@ -468,10 +476,49 @@ int DebugCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   return api::kOk;
 }
 
-// BF.SCANDUMP key iterator (chunks.h). Iterator 0 serializes the filter (O(bytes)) into the
-// value's cached image; later calls copy one chunk of it, and the call that ends the dump frees
-// it (a client that stops early leaves it until the next write or the key's deletion; it counts
-// in MEMORY USAGE but not in used_memory, so the command is deny-oom).
+// The bytes of a dump's image: its header region, then every stage's bytes.
+uint64_t DumpImageBytes(const BloomValue& value) {
+  uint64_t bytes = value.dump_header.size();
+  const ScalableFilter& filter = *std::get_if<ScalableFilter>(&value.state);
+  for (uint32_t i = 0; i < filter.stage_count(); ++i) bytes += filter.stage(i).bytes().size();
+  return bytes;
+}
+
+// Replies the image's bytes [begin, begin + length) (inside DumpImageBytes): straight from the
+// header or a stage where they lie in one, else assembled for this reply alone.
+int ReplyDumpBytes(RedisModuleCtx* ctx, const BloomValue& value, uint64_t begin, uint64_t length) {
+  const ScalableFilter& filter = *std::get_if<ScalableFilter>(&value.state);
+  std::vector<std::string_view> parts = {{value.dump_header.data(), value.dump_header.size()}};
+  for (uint32_t i = 0; i < filter.stage_count(); ++i) {
+    const std::span<const uint8_t> bytes = filter.stage(i).bytes();
+    parts.emplace_back(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+  std::string assembled;
+  for (std::string_view part : parts) {
+    if (begin >= part.size()) {
+      begin -= part.size();
+      continue;
+    }
+    const std::string_view piece = part.substr(begin, length);
+    if (assembled.empty() && piece.size() == length) {
+      return api::ReplyWithStringBuffer(ctx, piece.data(), piece.size());
+    }
+    assembled.append(piece);
+    length -= piece.size();
+    begin = 0;
+    if (length == 0) break;
+  }
+  return api::ReplyWithStringBuffer(ctx, assembled.data(), assembled.size());
+}
+
+// BF.SCANDUMP key iterator (chunks.h). A read that keeps no copy of the filter: iterator 0 takes
+// the image's header region (BloomValue::dump_header: a pass over the bits for their checksums,
+// and about 8 bytes per MiB of filter held, in the server's allocator, so in used_memory); every
+// later call copies its chunk from the header or the stages' memory into the reply. A write
+// between two calls would mix two states in one image: the rest of that dump is refused with an
+// error saying to start again. A call past iterator 0 with no header held (the dump began before
+// a restart or a failover, or another client ended it) takes the header again from the filter as
+// it is now.
 int ScanDumpCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc != 3) return api::WrongArity(ctx);
   long long iterator = 0;
@@ -481,23 +528,32 @@ int ScanDumpCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   OpenKey key(ctx, argv[1], api::kRead);
   const ScalableFilter* filter = key.filter();
   if (filter == nullptr) return key.ReplyNotAFilter(ctx);
-  std::string& image = key.value()->dump;
-  if (iterator == 0 || image.empty()) {
-    absl::StatusOr<std::string> saved = filter->SaveToBytes();
-    if (!saved.ok()) return ReplyError(ctx, saved.status());
-    image = std::move(*saved);
+  BloomValue& value = *key.value();
+  if (iterator == 0) value.dump_stale = false;
+  if (value.dump_stale) {
+    return api::ReplyWithError(ctx,
+                               "ERR the filter was written to since this dump began (iterator 0), "
+                               "so its chunks would not make one image: start again from 0");
   }
+  if (iterator == 0 || value.dump_header.empty()) {
+    absl::StatusOr<std::string> header = filter->SaveHeaderToBytes();
+    if (!header.ok()) return ReplyError(ctx, header.status());
+    value.dump_header.assign(header->data(), header->size());
+  }
+  const uint64_t total = DumpImageBytes(value);
   api::ReplyWithArray(ctx, 2);
   if (iterator == 0) {
-    const std::string prefix = EncodeDumpPrefix(image.size());
+    const std::string prefix = EncodeDumpPrefix(total);
     api::ReplyWithLongLong(ctx, 1);
     return api::ReplyWithStringBuffer(ctx, prefix.data(), prefix.size());
   }
-  const DumpSlice slice = SliceForIterator(image.size(), iterator, g_chunk_bytes);
+  const DumpSlice slice = SliceForIterator(total, iterator, g_chunk_bytes);
   api::ReplyWithLongLong(ctx, slice.next_iterator);
-  api::ReplyWithStringBuffer(ctx, image.data() + slice.begin, slice.length);
-  if (slice.length == 0) std::string().swap(image);  // the dump is over
-  return api::kOk;
+  if (slice.length == 0) {
+    HeldBytes().swap(value.dump_header);  // the dump is over
+    return api::ReplyWithStringBuffer(ctx, "", 0);
+  }
+  return ReplyDumpBytes(ctx, value, slice.begin, slice.length);
 }
 
 // BF.LOADCHUNK key iterator data. A failed chunk deletes the half-loaded key, so a client can
@@ -528,7 +584,17 @@ int LoadChunkCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     return key.ReplyNotAFilter(ctx);
   }
   api::ReplicateVerbatim(ctx);
-  if (absl::Status appended = pending->Append(iterator, data); !appended.ok()) {
+  absl::Status appended;
+  try {
+    appended = pending->Append(iterator, data);
+  } catch (const std::bad_alloc&) {
+    // The server's allocator refused the pending image's growth (HeldBytes): the load is dropped
+    // here and, after the chunk just replicated, on the replicas and in the AOF too.
+    api::Replicate(ctx, "DEL", "s", argv[1]);
+    appended = absl::ResourceExhaustedError(
+        "ERR no memory for the pending image: the load is dropped, start it again");
+  }
+  if (!appended.ok()) {
     key.Delete();
     return ReplyError(ctx, appended);
   }
@@ -670,7 +736,7 @@ void* RdbLoad(RedisModuleIO* io, int encoding_version) {
     status = filter.status();
   } else if (tag == kSavedPendingLoad) {
     absl::StatusOr<ChunkAssembler> pending =
-        ChunkAssembler::Resume(total, std::string(bytes), MaxImageBytes(source));
+        ChunkAssembler::Resume(total, bytes, MaxImageBytes(source));
     if (pending.ok()) value = std::make_unique<BloomValue>(std::move(*pending));
     status = pending.status();
   } else {
@@ -732,7 +798,7 @@ void AofRewrite(RedisModuleIO* aof, RedisModuleString* key, void* opaque) {
 size_t MemUsage(const void* opaque) {
   auto& value = *const_cast<BloomValue*>(static_cast<const BloomValue*>(opaque));
   if (const ScalableFilter* filter = value.filter()) {
-    return ServerMemory(*filter) + value.dump.capacity();
+    return ServerMemory(*filter) + value.dump_header.capacity();
   }
   return sizeof(BloomValue) + value.pending()->received().size();
 }
@@ -764,7 +830,7 @@ void* Copy(RedisModuleString*, RedisModuleString*, const void* opaque) {
   try {
     if (ChunkAssembler* pending = value.pending()) {
       absl::StatusOr<ChunkAssembler> copy =
-          ChunkAssembler::Resume(pending->total(), std::string(pending->received()), 0);
+          ChunkAssembler::Resume(pending->total(), pending->received(), 0);
       if (!copy.ok()) return nullptr;
       return std::make_unique<BloomValue>(std::move(*copy)).release();
     }
@@ -820,8 +886,8 @@ constexpr CommandSpec kCommands[] = {
     // Not "fast": the estimated FPR reads every bit.
     ReadingCommand("bf.info", Guarded<InfoCommand>, /*fast=*/false),
     ReadingCommand("bf.debug", Guarded<DebugCommand>, /*fast=*/false),
-    // deny-oom: its first call copies the whole filter (BloomValue::dump). That copy is a cache
-    // of the value, never seen by another command, replicated or saved: a read, not a write.
+    // deny-oom: its first call holds the image's header (BloomValue::dump_header, in used_memory),
+    // never seen by another command, replicated or saved: a read, not a write.
     {"bf.scandump", Guarded<ScanDumpCommand>, "readonly deny-oom", {{1, 0, kReader}}, "read"},
     // Replaces a pending load by the filter it completes.
     {"bf.loadchunk",
@@ -847,6 +913,8 @@ extern "C" __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisMo
   namespace api = bloomery::redis::api;
   if (api::Bind(ctx, br::kModuleName, br::kModuleVersion) != api::kOk) return api::kErr;
   br::SetModuleAllocator(br::ServerAllocator());
+  // What a client makes the module hold between commands counts where the filters do.
+  br::SetHeldAllocator({.allocate = api::TryAlloc, .release = api::Free});
   if (br::ParseModuleArgs(ctx, argv, argc) != api::kOk) return api::kErr;
   if (api::RegisterInfoFunc(ctx, br::AddInfo) != api::kOk) return api::kErr;
   // rdb_load checks IsIOError after every read, so a truncated RDB or RESTORE payload is

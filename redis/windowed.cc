@@ -45,11 +45,18 @@ int64_t g_now_ns = 0;
 int64_t LogicalClock() { return g_now_ns; }
 void RunAt(int64_t ms) { g_now_ns = ms * kNsPerMs; }
 
-int64_t WallClockMs() {
+int64_t RealClockMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
-             .count() +
-         g_clock_offset_ms;
+      .count();
+}
+
+// This server's clock as the module reads it: within the times BFW.AT accepts, [0, kMaxTimeMs],
+// whatever the offset (ClockOffsetCommand keeps it there; the clamp holds it as real time moves),
+// so that every write replicates at a time its replicas and the AOF apply, and RunAt's
+// nanoseconds never overflow.
+int64_t WallClockMs() {
+  return std::clamp<int64_t>(RealClockMs() + g_clock_offset_ms, 0, kMaxTimeMs);
 }
 
 // What a key of our type holds: the filter, and the time of its last write, at which it is saved
@@ -310,6 +317,14 @@ int ClockOffsetCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) 
   long long offset = 0;
   if (api::StringToLongLong(argv[1], &offset) != api::kOk) {
     return api::ReplyWithError(ctx, "ERR bad offset");
+  }
+  // The clock it gives must stay a time BFW.AT accepts (WallClockMs): checked without overflow.
+  const int64_t now = RealClockMs();
+  if (offset < -now || offset > kMaxTimeMs - now) {
+    return api::ReplyWithError(
+        ctx, absl::StrCat("ERR the offset must keep the clock within the times BFW.AT accepts: ",
+                          -now, " to ", kMaxTimeMs - now, " ms now")
+                 .c_str());
   }
   g_clock_offset_ms = offset;
   return api::ReplyWithSimpleString(ctx, "OK");

@@ -7,8 +7,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -266,6 +268,48 @@ TEST_CASE("LOADCHUNK refuses a bad prefix, an oversized total, gaps, overlaps an
   // Complete yet pending: no LOADCHUNK could finish it.
   CHECK(absl::IsInvalidArgument(ChunkAssembler::Resume(4, "1234", 0).status()));
   CHECK(ChunkAssembler::Resume(4, "123", 0).ok());
+}
+
+// A held allocator that counts what it holds (the module's is the server's, counted in
+// used_memory), and refuses past a limit.
+size_t g_held_bytes = 0;
+size_t g_held_limit = 0;
+std::unordered_map<void*, size_t> g_held_blocks;
+void* CountingAllocate(size_t bytes) {
+  if (g_held_bytes + bytes > g_held_limit) return nullptr;
+  void* block = ::operator new(bytes);
+  g_held_blocks[block] = bytes;
+  g_held_bytes += bytes;
+  return block;
+}
+void CountingRelease(void* block) {
+  g_held_bytes -= g_held_blocks.at(block);
+  g_held_blocks.erase(block);
+  ::operator delete(block);
+}
+
+TEST_CASE("a pending image's bytes live in the held allocator, and its refusal is bad_alloc") {
+  g_held_limit = 1 << 20;
+  SetHeldAllocator({.allocate = CountingAllocate, .release = CountingRelease});
+  {
+    absl::StatusOr<ChunkAssembler> assembler =
+        ChunkAssembler::Start(EncodeDumpPrefix(uint64_t{4} << 20), 0);
+    REQUIRE(assembler.ok());
+    const std::string chunk(100'000, 'x');
+    REQUIRE(assembler->Append(100'001, chunk).ok());
+    CHECK(g_held_bytes >= 100'000);
+    absl::StatusOr<ChunkAssembler> resumed =
+        ChunkAssembler::Resume(uint64_t{4} << 20, assembler->received(), 0);
+    REQUIRE(resumed.ok());
+    CHECK(g_held_bytes >= 200'000);
+    // Past what the allocator grants: bad_alloc (the module drops the load), nothing appended.
+    const std::string big(1 << 20, 'y');
+    CHECK_THROWS_AS(static_cast<void>(assembler->Append(100'001 + (1 << 20), big)), std::bad_alloc);
+    CHECK(assembler->received().size() == 100'000);
+  }
+  CHECK(g_held_bytes == 0);
+  CHECK(g_held_blocks.empty());
+  SetHeldAllocator({});
 }
 
 TEST_CASE("a window is an integer with ms, s, m, h or d, or bare milliseconds") {

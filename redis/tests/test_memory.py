@@ -2,6 +2,7 @@
 """Filter memory counts as any other key's: INFO memory's used_memory grows by a filter's bytes,
 maxmemory's eviction policies evict for it, and with noeviction the commands that allocate are
 refused (deny-oom) once the server is over its limit."""
+import struct
 import time
 
 import pytest
@@ -102,7 +103,7 @@ def test_noeviction_refuses_what_allocates_once_over_the_limit(make_server):
     r.execute_command("BF.ADD", "f", "a")
     r.execute_command("BF.RESERVE", "full", *BIG)  # under the limit when it starts: accepted
     assert used_memory(r) > 2 << 20
-    # Every write (test_acl's list) and BF.SCANDUMP, which copies the filter.
+    # Every write (test_acl's list) and BF.SCANDUMP, which holds the image's header.
     for command in WRITES + [("BF.SCANDUMP", "f", 0)]:
         with pytest.raises(redis.exceptions.ResponseError, match="^OOM command not allowed"):
             r.execute_command(*command)
@@ -112,6 +113,84 @@ def test_noeviction_refuses_what_allocates_once_over_the_limit(make_server):
     r.delete("full")
     assert r.execute_command("BF.RESERVE", "g", "0.01", "100") == b"OK"
     assert r.execute_command("BF.ADD", "f", "b") == 1
+
+
+def rss(r):
+    return r.info("memory")["used_memory_rss"]
+
+
+def test_a_reader_s_scandump_holds_no_copy_of_the_filter(make_server):
+    """A user allowed only BF.SCANDUMP began a dump of every filter and never read it on: each kept
+    a whole copy in the module's own heap (RSS +280 MiB, used_memory flat). Now the dump reads the
+    live filter: what a begun dump holds is its header, counted in used_memory and MEMORY USAGE."""
+    server = make_server()
+    r = server.client()
+    filters = 0
+    for i in range(3):
+        r.execute_command("BF.RESERVE", f"f{i}", 0.01, 10_000_000)  # ~17 MiB each
+        r.execute_command("BF.MADD", f"f{i}", *[f"key{j}" for j in range(1000)])
+        filters += info_size(r, f"f{i}")
+    r.execute_command("ACL", "SETUSER", "dumper", "on", ">pw", "~*", "+bf.scandump")
+    reader = server.client(username="dumper", password="pw")
+    usage = [r.memory_usage(f"f{i}") for i in range(3)]
+    used, resident = used_memory(r), rss(r)
+    for i in range(3):
+        assert reader.execute_command("BF.SCANDUMP", f"f{i}", 0)[0] == 1
+    uncounted = (rss(r) - resident) - (used_memory(r) - used)
+    assert uncounted < filters / 8, (uncounted, filters)
+    for i in range(3):
+        held = r.memory_usage(f"f{i}") - usage[i]
+        assert 0 < held <= 4096 + 8 * (filters // 3 >> 20) + 4096  # the header, 4 KiB rounded
+    # The dump still reads back whole: the chunks load a filter equal to the source.
+    chunks, iterator = [], 0
+    while True:
+        iterator, data = reader.execute_command("BF.SCANDUMP", "f0", iterator)
+        if iterator == 0:
+            break
+        chunks.append((iterator, data))
+    for chunk in chunks:
+        r.execute_command("BF.LOADCHUNK", "copy", *chunk)
+    assert r.execute_command("DEBUG", "DIGEST-VALUE", "copy") == r.execute_command(
+        "DEBUG", "DIGEST-VALUE", "f0")
+    assert r.memory_usage("f0") == usage[0]  # the dump's end freed its header
+
+
+def loadchunk_prefix(total):
+    return b"BLMRDUMP" + struct.pack("<Q", total)
+
+
+def test_a_pending_loadchunk_image_counts_in_used_memory(r):
+    """Three keys announced 80 MiB images and sent 1 MiB chunks, never finishing: the bytes
+    received lived in the module's heap (RSS +250 MiB, used_memory 1 MiB). They count now."""
+    mib = 1 << 20
+    before = used_memory(r)
+    for i in range(3):
+        r.execute_command("BF.LOADCHUNK", f"p{i}", 1, loadchunk_prefix(80 * mib))
+        for chunk in range(7):
+            r.execute_command("BF.LOADCHUNK", f"p{i}", (chunk + 1) * mib + 1, b"\x01" * mib)
+    assert used_memory(r) - before >= 3 * 7 * mib
+    assert all(r.memory_usage(f"p{i}") >= 7 * mib for i in range(3))
+    r.delete("p0", "p1", "p2")
+    # Freed with the keys (the connection's query buffer, grown for 1 MiB arguments, stays).
+    assert used_memory(r) - before < 4 * mib
+
+
+def test_pending_images_meet_maxmemory(make_server):
+    """With noeviction, LOADCHUNK (deny-oom) is refused once pending images take the server over
+    maxmemory: they can no longer grow without bound."""
+    r = make_server(config=["--maxmemory", "24mb", "--maxmemory-policy", "noeviction"]).client()
+    mib = 1 << 20
+    sent = 0
+    with pytest.raises(redis.exceptions.ResponseError, match="^OOM command not allowed"):
+        for chunk in range(79):
+            for i in range(3):
+                if chunk == 0:
+                    r.execute_command("BF.LOADCHUNK", f"p{i}", 1, loadchunk_prefix(80 * mib))
+                r.execute_command("BF.LOADCHUNK", f"p{i}", (chunk + 1) * mib + 1, b"\x01" * mib)
+                sent += mib
+    assert sent <= 32 * mib
+    r.delete("p0", "p1", "p2")
+    assert r.execute_command("BF.RESERVE", "f", "0.01", "100") == b"OK"
 
 
 def madd(r, key, keys, command="BF.MADD"):

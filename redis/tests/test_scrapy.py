@@ -1,8 +1,11 @@
 # Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 """Two Scrapy processes sharing one filter through the module crawl a local site: every page is
-downloaded exactly once between them; with RedisWindowedDupeFilter, once again per window."""
+downloaded exactly once between them; with RedisWindowedDupeFilter, once again per window. A
+filter whose key disappears mid-crawl reserves it again as it was."""
 import collections
 import http.server
+import importlib
+import logging
 import os
 import subprocess
 import sys
@@ -101,3 +104,113 @@ def test_windowed_revisit_crawl(make_server, site):
     r.execute_command("BFW.TESTING-CLOCK-OFFSET", 8 * 86_400_000)
     crawl(site_port, server, 2, "RedisWindowedDupeFilter")
     assert_each_page_downloaded(downloads, 2)
+
+
+# The INFO fields that describe a filter as reserved (the others count keys or tell the time), and
+# for BF.* the stages' error-rate shares BF.DEBUG gives.
+RESERVED_FIELDS = {"BFW.INFO": (b"Mode", b"Window ms", b"Generations", b"Refresh", b"Layout",
+                                b"Capacity", b"Error rate", b"Size"),
+                   "BF.INFO": (b"Capacity", b"Size", b"Expansion rate", b"Layout")}
+
+
+def reserved_sizing(r, key):
+    family = "BFW" if r.type(key) == b"bloomeryw" else "BF"
+    info = dict(zip(*[iter(r.execute_command(f"{family}.INFO", key))] * 2))
+    sizing = {field: info[field] for field in RESERVED_FIELDS[f"{family}.INFO"]}
+    if family == "BF":
+        sizing["stages"] = [line.split(b" size:")[0] + line.split(b"ratio:")[1]
+                            for line in r.execute_command("BF.DEBUG", key)[1:]]
+    return sizing
+
+
+class ReserveHook:
+    """A redis client that runs `hook` once, just before its next BF.RESERVE or BFW.RESERVE: another
+    crawler recreating the key between this one's "not found" and its own reserve."""
+
+    def __init__(self, client):
+        self.client = client
+        self.hook = None
+
+    def execute_command(self, *args):
+        if args[0] in ("BF.RESERVE", "BFW.RESERVE") and self.hook is not None:
+            hook, self.hook = self.hook, None
+            hook()
+        return self.client.execute_command(*args)
+
+    def close(self):
+        self.client.close()
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+@pytest.mark.parametrize("kind", ["RedisWindowedDupeFilter", "RedisBloomDupeFilter"])
+def test_dupefilter_recreates_a_key_that_disappeared(server, kind, shards, caplog):
+    """BFW.ADD creates no key: a windowed filter's key that vanishes mid-crawl (DEL, FLUSHDB,
+    eviction) failed every later request with "not found" until the crawler restarted, and BF.ADD
+    recreated a BF.* key with the module's defaults (capacity 100, error rate 0.01). Now the next
+    request_seen reserves it again as it was reserved, counts and logs the re-creation; of two
+    crawlers that find it gone at once, one creates it and the other uses it."""
+    from scrapy.http import Request
+    from scrapy.utils.test import get_crawler
+
+    import scrapy_crawler
+
+    module = importlib.import_module(scrapy_crawler.PACKAGE)
+    stat = "bloomery/dupefilter/redis_key_recreated"
+
+    def crawler_filter(client):
+        crawler = get_crawler(settings_dict={"REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7"})
+        own = ({"window": "90m", "generations": 6} if kind == "RedisWindowedDupeFilter"
+               else {"expansion": 4})
+        dupefilter = getattr(module, kind)(
+            client, fingerprinter=crawler.request_fingerprinter, key="seen", capacity=5000,
+            error_rate=0.0001, shards=shards, stats=crawler.stats, **own)
+        dupefilter.open()
+        return dupefilter, crawler.stats
+
+    r = server.client()
+    first, first_stats = crawler_filter(r)
+    other_client = ReserveHook(server.client())
+    other, other_stats = crawler_filter(other_client)
+    keys = first.keys
+    assert sorted(k.decode() for k in r.keys("*")) == sorted(keys)
+    as_reserved = {key: reserved_sizing(r, key) for key in keys}
+    for sizing in as_reserved.values():
+        if kind == "RedisWindowedDupeFilter":
+            assert sizing[b"Window ms"] == 90 * 60_000 and sizing[b"Generations"] == 6
+        else:
+            assert sizing[b"Expansion rate"] == 4 and sizing[b"Capacity"] == 5000 // shards
+    requests = [Request(f"http://example.com/page{i}") for i in range(40)]
+    # Both shards hold some of the requests, so both keys are recreated below.
+    assert {first._key_for(first.fingerprinter.fingerprint(q)) for q in requests} == set(keys)
+    assert not any(first.request_seen(q) for q in requests)
+    assert all(other.request_seen(q) for q in requests)
+
+    caplog.set_level(logging.WARNING)
+    recreated = 0
+    for vanish in (lambda: r.delete(*keys), r.flushdb):
+        vanish()
+        caplog.clear()
+        # The requests were forgotten with the key: new again, once, for both crawlers.
+        assert not any(first.request_seen(q) for q in requests)
+        assert all(other.request_seen(q) for q in requests)
+        recreated += len(keys)
+        assert first_stats.get_value(stat) == recreated
+        assert other_stats.get_value(stat) is None
+        gone = [record for record in caplog.records if "was gone" in record.getMessage()]
+        assert len(gone) == len(keys)
+        assert {key: reserved_sizing(r, key) for key in keys} == as_reserved
+
+    # The race: `other` finds its key gone, and `first` recreates it (adding a request of its own)
+    # before other's reserve, which then answers "item exists": one key, created once.
+    r.delete(*keys)
+    late = Request("http://example.com/late")
+    late_key = other._key_for(other.fingerprinter.fingerprint(late))
+    early = next(q for q in requests
+                 if first._key_for(first.fingerprinter.fingerprint(q)) == late_key)
+    other_client.hook = lambda: first.request_seen(early)
+    assert not other.request_seen(late)
+    assert other_client.hook is None  # it ran
+    assert first.request_seen(late) and other.request_seen(early)
+    assert first_stats.get_value(stat) == recreated + 1
+    assert other_stats.get_value(stat) is None
+    assert reserved_sizing(r, late_key) == as_reserved[late_key]

@@ -195,6 +195,37 @@ def test_testing_clock_needs_the_module_argument(server):
         server.client().execute_command("BFW.TESTING-CLOCK-OFFSET", 1000)
 
 
+def test_testing_clock_offset_stays_within_the_times_bfw_at_accepts(make_server):
+    """An offset that would take the clock before 1970 or past BFW.AT's last time (2^63 - 1 ns) is
+    refused, so no write replicates at a time its replicas refuse, and none overflows the filters'
+    nanoseconds (2^62 ms did: BFW.ADD answered 1 and BFW.EXISTS 0)."""
+    master = make_server("master", module_args=TESTING,
+                         config=["--appendonly", "yes", "--aof-use-rdb-preamble", "no"])
+    m = master.client()
+    m.execute_command("BFW.RESERVE", "w", 0.01, 1000, "WINDOW", "1h")
+    for offset in (2**62, -2**62, 2**63 - 1, -(2**63)):
+        with pytest.raises(redis.ResponseError, match="within the times BFW.AT accepts"):
+            step_clock(m, offset)
+    assert m.execute_command("BFW.ADD", "w", "a") == 1
+    assert m.execute_command("BFW.EXISTS", "w", "a") == 1
+    # The furthest offset allowed, a few seconds short of the last time: writes still replicate.
+    last_ms = (2**63 - 1) // 1_000_000
+    step_clock(m, last_ms - int(time.time() * 1000) - 5_000)
+    replica = make_server("replica", module_args=TESTING,
+                          config=["--replicaof", "127.0.0.1", str(master.port)])
+    rr = wait_for_sync(replica)
+    assert m.execute_command("BFW.ADD", "w", "late") == 1
+    # "a" was written 292 years earlier: long expired.
+    assert m.execute_command("BFW.MEXISTS", "w", "a", "late") == [0, 1]
+    assert info(m, "w")[b"Time ms"] <= last_ms
+    m.wait(1, 10_000)
+    assert rr.execute_command("BFW.MEXISTS", "w", "late") == [1]
+    assert digest(rr, "w") == digest(m, "w")
+    value = digest(m, "w")
+    master.restart()  # the AOF's BFW.AT at that time replays
+    assert digest(master.client(), "w") == value
+
+
 def test_duration_window_expires_by_the_masters_clock(make_server):
     """A 1-hour window of 4 generations: a key lives between 45 and 60 minutes. Reads on the
     master expire it on time without a write."""
