@@ -26,7 +26,9 @@ Anything else is a ``TypeError``: Python's ``hash()`` is salted per process, and
 by one process must answer the same in another. ``add_many``/``contains_many``/``update`` take any
 iterable of keys or an integer buffer (a NumPy ``uint64`` array is read in place) and release the
 GIL. Files written by ``save``/``tofile``/``tobytes`` are the C++ library's and the ``bloomery``
-command-line tool's format; pickling and ``copy`` go through it.
+command-line tool's format; pickling and ``copy`` go through it. (``bloomery.BloomFilter.tofile``,
+pybloom-live's API, puts pybloom-live's 40-byte header before it, which keeps the error rate asked
+for; its ``fromfile`` reads both.)
 """
 
 import pkgutil as _pkgutil

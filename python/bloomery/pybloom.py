@@ -9,6 +9,12 @@ What pybloom-live (https://github.com/joseph-fox/python-bloomfilter) does and th
 - ``count`` and ``len()`` are the keys added that were new (``add(key, skip_check=True)`` counts its
   key without looking); ``error_rate`` is the rate asked for (``predicted_error_rate`` is what the
   geometry predicts at ``capacity``, at most that); a bad capacity or rate is ``ValueError``.
+- ``tofile``/``fromfile`` keep both, as pybloom-live's files do: a ``BloomFilter``'s file is
+  pybloom-live's 40-byte header (``<dQQQQ``: error_rate, num_slices, bits_per_slice, capacity,
+  count) followed by bloomery's file where pybloom-live's bits would be (``bits_per_slice`` 0: no
+  pybloom bits follow, so pybloom-live refuses the file rather than misread it). A file of
+  bloomery's format alone (``save``, ``tobytes``, earlier versions' ``tofile``) still loads, with the
+  predicted rate and the count estimated from the bits.
 - ``ScalableBloomFilter`` grows x4 by default (``mode=LARGE_SET_GROWTH``) and names it ``scale``;
   ``filters`` lists its stages that hold keys (read-only views); a union of another mode, initial
   capacity or rate is ``ValueError`` with pybloom-live's message, and two that both grew unite.
@@ -17,13 +23,19 @@ Everything else is the C++ kind's (``BlockedFilter``, ``ScalableFilter``): their
 files and options. The differences that remain are listed in the README's Python section.
 """
 
+import struct as _struct
 from itertools import islice as _islice
 
-from ._native import BlockedFilter, ScalableFilter
+from ._native import BlockedFilter, FormatError, ScalableFilter
 
 _AT_CAPACITY = "BloomFilter is at capacity"
 # An iterable of unknown length past capacity is inserted in lists of at most this many keys.
 _CHUNK = 1 << 16
+# pybloom-live's BloomFilter.FILE_FMT: error_rate, num_slices, bits_per_slice, capacity, count.
+_PYBLOOM_HEADER = _struct.Struct("<dQQQQ")
+# The first bytes of every bloomery file (docs/FORMAT.md). Read as pybloom-live's error_rate (a
+# little-endian double) they are about 2^406, never a rate in (0, 1): the two cannot be confused.
+_BLOOMERY_MAGIC = b"BLOOMERY"
 
 
 class _LoadsAsThisClass:
@@ -32,20 +44,20 @@ class _LoadsAsThisClass:
 
     @classmethod
     def load(cls, path, **options):
-        """The C++ kind's ``load``, as this class (a ``BloomFilter``'s ``count`` is estimated from
-        the bits: see ``fromfile``)."""
+        """The C++ kind's ``load``, as this class. bloomery's file keeps neither a
+        ``BloomFilter``'s ``count`` nor the rate asked for: ``count`` is the keys estimated from
+        the bits (at most ``capacity``) and ``error_rate`` the predicted one (``tofile`` keeps
+        both)."""
         return cls._from_native(cls._cpp_kind.load(path, **options))
 
     @classmethod
     def frombytes(cls, data, **options):
-        """The C++ kind's ``frombytes``, as this class (see ``fromfile``)."""
+        """The C++ kind's ``frombytes``, as this class (as ``load``)."""
         return cls._from_native(cls._cpp_kind.frombytes(data, **options))
 
     @classmethod
     def fromfile(cls, f, n=-1):
-        """The C++ kind's ``fromfile``, as this class. The file keeps neither a ``BloomFilter``'s
-        ``count`` nor the rate asked for: ``count`` is the keys estimated from the bits (at most
-        ``capacity``) and ``error_rate`` the predicted one."""
+        """The C++ kind's ``fromfile``, as this class (``BloomFilter`` reads its own: see there)."""
         return cls._from_native(cls._cpp_kind.fromfile(f, n))
 
 
@@ -172,14 +184,50 @@ class BloomFilter(_LoadsAsThisClass, BlockedFilter):
         self.count = count
         self._error_rate = error_rate
 
+    def tofile(self, f):
+        """Writes pybloom-live's header (the rate asked for and ``count`` included), then the
+        filter's bloomery file, to the binary file object ``f``; ``fromfile`` reads it back."""
+        image = BlockedFilter.tobytes(self)
+        f.write(_PYBLOOM_HEADER.pack(self._error_rate, self.hashes, 0, self.capacity, self.count))
+        f.write(image)
+
     @classmethod
-    def _from_native(cls, native):
-        # bloomery's file keeps neither the count nor the rate asked for: the count is the
-        # estimate from the bits (at most capacity), the rate the predicted one.
+    def fromfile(cls, f, n=-1):
+        """Reads a filter written by ``tofile`` from the binary file object ``f`` (its next ``n``
+        bytes; all that is left if ``n`` < 0), ``error_rate`` and ``count`` as they were. A file of
+        bloomery's format alone (written by ``tofile`` before it kept them, or by ``save``/
+        ``tobytes``) loads as ``load`` reads it. pybloom-live's own files do not load (its bits
+        are other hashes): ``bloomery.FormatError``."""
+        data = f.read() if n < 0 else f.read(n)
+        if data[:len(_BLOOMERY_MAGIC)] == _BLOOMERY_MAGIC:
+            return cls._from_native(cls._cpp_kind.frombytes(data))
+        header, image = data[:_PYBLOOM_HEADER.size], data[_PYBLOOM_HEADER.size:]
+        if len(header) < _PYBLOOM_HEADER.size or image[:len(_BLOOMERY_MAGIC)] != _BLOOMERY_MAGIC:
+            raise FormatError(
+                "not a BloomFilter file: neither bloomery's file nor bloomery's tofile() (a "
+                "pybloom-live header before bloomery's file); pybloom-live's own files hash keys "
+                "differently and cannot be read")
+        error_rate, hashes, _, capacity, count = _PYBLOOM_HEADER.unpack(header)
+        native = cls._cpp_kind.frombytes(image)
+        if not (0 < error_rate < 1 and hashes == native.hashes and capacity == native.capacity
+                and count <= capacity):
+            raise FormatError(
+                f"BloomFilter file: its pybloom header (error_rate {error_rate!r}, num_slices "
+                f"{hashes}, capacity {capacity}, count {count}) does not describe the filter "
+                f"that follows (hashes {native.hashes}, capacity {native.capacity})")
+        return cls._from_native(native, count, error_rate)
+
+    @classmethod
+    def _from_native(cls, native, count=None, error_rate=None):
+        # Unless given, as bloomery's file tells them: the count is the estimate from the bits
+        # (at most capacity), the rate the predicted one.
         result = cls.__new__(cls)
         BlockedFilter.__setstate__(result, BlockedFilter.__getstate__(native))
-        result.count = min(BlockedFilter.__len__(native), native.capacity)
-        result._error_rate = BlockedFilter.error_rate.__get__(native)
+        if count is None:
+            count = min(BlockedFilter.__len__(native), native.capacity)
+        result.count = count
+        result._error_rate = (BlockedFilter.error_rate.__get__(native) if error_rate is None
+                              else error_rate)
         return result
 
     def __repr__(self):

@@ -1,8 +1,8 @@
 # Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 """Scrapy request de-duplication shared by many crawlers through Redis and bloomery_redis.so.
 
-Every crawler process, on any machine, asks the same Redis filter with one ``BF.ADD`` per
-request: an atomic test-and-set on the server, so of two crawlers that find the same URL at the
+Every crawler process, on any machine, asks the same Redis filter with one ``BF.INSERT key
+NOCREATE ITEMS fingerprint`` (``BF.ADD`` that creates no key) per request: an atomic test-and-set on the server, so of two crawlers that find the same URL at the
 same moment exactly one is told it is new (the client-side ``SETBIT``/``GETBIT`` recipe needs k
 round trips and lets both through). In a project's settings::
 
@@ -26,7 +26,7 @@ too hot or too big for one node.
 
 Past its capacity the filter grows (a scaling filter keeps its error rate). A filter that refuses
 a request instead (a key created ``NONSCALING`` by someone else, past its capacity; a stage or
-memory limit) answers ``BF.ADD`` with an error, which ``request_seen`` raises as
+memory limit) answers ``BF.INSERT`` with an error, which ``request_seen`` raises as
 ``redis.ResponseError``: no request is dropped silently.
 
 Revisit crawls: ``DUPEFILTER_CLASS = "bloomery.scrapy.RedisWindowedDupeFilter"`` forgets a request
@@ -41,18 +41,35 @@ request again within the window does not restart its age. The window runs on the
 clock, so replicas and restarts forget exactly what the master forgot. Sharding works as above;
 ``BLOOMERY_REDIS_EXPANSION`` does not apply (a windowed filter has a fixed size for its capacity).
 
+A key that disappears while crawlers use it (evicted under ``maxmemory``, ``FLUSHDB``, an
+operator's ``DEL``) is created again as it was reserved. Neither ``BF.INSERT ... NOCREATE`` nor
+``BFW.ADD`` creates a key (``BF.ADD`` would, with the module's defaults: capacity 100, error rate
+0.01): on their ``not found`` the filter reserves the key again exactly as ``open`` did (of two
+crawlers that find it gone at once, one creates it and the other finds it) and adds the request.
+The requests the lost key held are forgotten, so they may be crawled again. Each re-creation is
+logged as a warning and counted in the stat ``bloomery/dupefilter/redis_key_recreated`` of the
+crawler that made it.
+
 The filter lives in the server: this module calls no bloomery code of its own, but importing it
 imports the ``bloomery`` package (and so its extension) and needs the ``redis`` package (Debian:
 python3-redis).
 """
 
+import logging
+
 from scrapy.dupefilters import RFPDupeFilter
+
+logger = logging.getLogger(__name__)
+
+# The stat counting keys this crawler created again after they disappeared.
+RECREATED_STAT = "bloomery/dupefilter/redis_key_recreated"
 
 
 class RedisBloomDupeFilter(RFPDupeFilter):
     """A ``DUPEFILTER_CLASS`` whose memory of requests is a BF.* filter in Redis."""
 
-    add_command = "BF.ADD"
+    # The add that creates no key: its "not found" makes _add reserve the key again as open() did.
+    add_command = ("BF.INSERT", "NOCREATE", "ITEMS")
 
     def __init__(
         self,
@@ -65,6 +82,7 @@ class RedisBloomDupeFilter(RFPDupeFilter):
         error_rate=0.001,
         expansion=2,
         shards=1,
+        stats=None,
     ):
         super().__init__(None, debug, fingerprinter=fingerprinter)
         self.client = client
@@ -73,7 +91,9 @@ class RedisBloomDupeFilter(RFPDupeFilter):
         self.error_rate = float(error_rate)
         self.expansion = int(expansion)
         self.shards = max(1, int(shards))
+        self.stats = stats
         self.keys = []
+        self.shard_capacity = self.capacity
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -98,6 +118,7 @@ class RedisBloomDupeFilter(RFPDupeFilter):
             capacity=settings.getint("BLOOMERY_REDIS_CAPACITY", 1_000_000),
             error_rate=settings.getfloat("BLOOMERY_REDIS_ERROR_RATE", 0.001),
             shards=settings.getint("BLOOMERY_REDIS_SHARDS", 1),
+            stats=crawler.stats,
             **cls._own_settings(settings),
         )
 
@@ -110,20 +131,27 @@ class RedisBloomDupeFilter(RFPDupeFilter):
             "BF.RESERVE", key, self.error_rate, capacity, "EXPANSION", self.expansion
         )
 
-    def open(self):
+    def _reserve_if_missing(self, key):
+        """Reserves `key` with this filter's sizing. True if this call created it; False if it
+        exists already (made by another crawler, or before)."""
         import redis
 
+        try:
+            self._reserve(key, self.shard_capacity)
+        except redis.ResponseError as error:
+            if "item exists" not in str(error):
+                raise
+            return False
+        return True
+
+    def open(self):
         if self.shards == 1:
             self.keys = [self.key]
         else:
             self.keys = [f"{{{self.key}:{i}}}" for i in range(self.shards)]
-        per_shard = max(1, -(-self.capacity // self.shards))
+        self.shard_capacity = max(1, -(-self.capacity // self.shards))
         for shard_key in self.keys:
-            try:
-                self._reserve(shard_key, per_shard)
-            except redis.ResponseError as error:
-                if "item exists" not in str(error):
-                    raise
+            self._reserve_if_missing(shard_key)
 
     def _key_for(self, fingerprint):
         if self.shards == 1:
@@ -135,8 +163,44 @@ class RedisBloomDupeFilter(RFPDupeFilter):
         if isinstance(fingerprint, str):
             fingerprint = fingerprint.encode()
         # 1: this call added it (new, crawl it); 0: some crawler added it before.
-        key = self._key_for(fingerprint)
-        return self.client.execute_command(self.add_command, key, fingerprint) == 0
+        return self._add(self._key_for(fingerprint), fingerprint) == 0
+
+    def _add_once(self, key, fingerprint):
+        """The add command's answer for `fingerprint` in `key`: 1 new, 0 seen before."""
+        command, *options = self.add_command
+        reply = self.client.execute_command(command, key, *options, fingerprint)
+        return reply[0] if isinstance(reply, list) else reply
+
+    # Re-creations one add tries before it gives up (each needs the key to vanish again between
+    # the reserve and the add that follows it).
+    _MAX_RECREATIONS = 3
+
+    def _add(self, key, fingerprint):
+        # The add creates no key: one that disappeared (eviction, FLUSHDB, DEL) is reserved again
+        # as open() did, and the add retried; a reserve that finds the key (another crawler made it
+        # first) is fine.
+        import redis
+
+        for attempt in range(self._MAX_RECREATIONS + 1):
+            try:
+                return self._add_once(key, fingerprint)
+            except redis.ResponseError as error:
+                if not _is_not_found(error) or attempt == self._MAX_RECREATIONS:
+                    raise
+            if self._reserve_if_missing(key):
+                self._recreated(key)
+
+    def _recreated(self, key):
+        logger.warning(
+            "%s: Redis key %r was gone (evicted, flushed or deleted); created it again (%s). The "
+            "requests it held are forgotten and may be crawled again", type(self).__name__, key,
+            self._sizing())
+        if self.stats is not None:
+            self.stats.inc_value(RECREATED_STAT)
+
+    def _sizing(self):
+        return (f"error rate {self.error_rate:g}, capacity {self.shard_capacity}, "
+                f"expansion {self.expansion}")
 
     def close(self, reason):
         self.client.close()
@@ -146,7 +210,7 @@ class RedisWindowedDupeFilter(RedisBloomDupeFilter):
     """A ``DUPEFILTER_CLASS`` that forgets a request a window after it was first seen: a BFW.*
     windowed filter in Redis (``BLOOMERY_REDIS_WINDOW``, e.g. ``"7d"``)."""
 
-    add_command = "BFW.ADD"
+    add_command = ("BFW.ADD",)
 
     def __init__(self, client, debug=False, *, window="7d", generations=4, **kwargs):
         super().__init__(client, debug, **kwargs)
@@ -167,3 +231,14 @@ class RedisWindowedDupeFilter(RedisBloomDupeFilter):
             "BFW.RESERVE", key, self.error_rate, capacity, "WINDOW", self.window,
             "GENERATIONS", self.generations, "REFRESH", "KEEP_FIRST_SEEN",
         )
+
+    def _sizing(self):
+        return (f"error rate {self.error_rate:g}, capacity {self.shard_capacity}, window "
+                f"{self.window}, {self.generations} generations")
+
+
+def _is_not_found(error):
+    """Whether a redis ResponseError is the module's answer for a missing key ("ERR not found";
+    redis-py drops the "ERR ")."""
+    message = str(error)
+    return message in ("not found", "ERR not found")

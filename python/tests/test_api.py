@@ -8,6 +8,7 @@ import math
 import os
 import pickle
 import re
+import struct
 import subprocess
 import sys
 import textwrap
@@ -1098,6 +1099,88 @@ def test_bloomfilter_error_rate_is_the_rate_asked_for():
     assert bloomery.BloomFilter.frombytes(f.tobytes()).error_rate == f.predicted_error_rate
 
 
+@pytest.mark.parametrize("error_rate", [0.1, 0.01, 0.001])
+def test_bloomfilter_tofile_keeps_the_rate_asked_for_and_the_count(error_rate, tmp_path):
+    # pybloom-live's own suite: fromfile gave back the planned rate (0.01 -> 0.0092, 0.001 ->
+    # 0.00094, 0.1 -> 0.0997) and an estimated count.
+    f = bloomery.BloomFilter(1_000, error_rate)
+    keys = urls("tofile", 700)
+    f.update(keys)
+    assert f.predicted_error_rate != error_rate  # what fromfile answered before
+    other = bloomery.BloomFilter(50, error_rate)
+    other.update(["x", "y"])
+    # pybloom-live's way: filters one after another in one file, each read back with its length.
+    path = tmp_path / "filters.pybloom"
+    with open(path, "wb") as out:
+        f.tofile(out)
+        length = out.tell()
+        other.tofile(out)
+    buffer = io.BytesIO()
+    f.tofile(buffer)
+    buffer.seek(0)
+    with open(path, "rb") as stream:
+        loaded = [bloomery.BloomFilter.fromfile(stream, length),
+                  bloomery.BloomFilter.fromfile(stream),
+                  bloomery.BloomFilter.fromfile(buffer)]
+    for g, original in zip(loaded, (f, other, f)):
+        assert type(g) is bloomery.BloomFilter
+        assert g.error_rate == error_rate
+        assert g.count == len(g) == original.count
+        assert g.capacity == original.capacity
+        assert g.predicted_error_rate == original.predicted_error_rate
+    assert loaded[0].contains_many(keys).all() and "x" in loaded[1]
+    # The file starts with pybloom-live's header: its error_rate as asked, its count.
+    assert buffer.getvalue()[:40] == struct.pack("<dQQQQ", error_rate, f.hashes, 0, 1_000, f.count)
+    assert buffer.getvalue()[40:] == f.tobytes()
+
+
+def test_bloomfilter_fromfile_reads_files_written_before_the_pybloom_header():
+    f = bloomery.BloomFilter(1_000, 0.01)
+    keys = urls("old file", 300)
+    f.update(keys)
+    old = io.BytesIO()
+    bloomery.BlockedFilter.tofile(f, old)  # what BloomFilter.tofile wrote before
+    assert old.getvalue() == f.tobytes()
+    old.seek(0)
+    g = bloomery.BloomFilter.fromfile(old)
+    # The file keeps only the geometry: the predicted rate, the count estimated from the bits.
+    assert type(g) is bloomery.BloomFilter and g.error_rate == f.predicted_error_rate
+    assert g.count == min(bloomery.BlockedFilter.__len__(f), 1_000)
+    assert g.contains_many(keys).all()
+
+
+def test_bloomfilter_fromfile_refuses_pybloom_lives_own_files_and_bad_headers():
+    # pybloom-live 4.0's file for BloomFilter(100, 0.01) with 2 keys: its header, then its bits.
+    pybloom_file = struct.pack("<dQQQQ", 0.01, 7, 137, 100, 2) + bytes(120)
+    with pytest.raises(bloomery.FormatError, match="pybloom-live's own files"):
+        bloomery.BloomFilter.fromfile(io.BytesIO(pybloom_file))
+    with pytest.raises(bloomery.FormatError):
+        bloomery.BloomFilter.fromfile(io.BytesIO(b""))
+    f = bloomery.BloomFilter(100, 0.01)
+    f.update(["a", "b"])
+    for rate, hashes, capacity, count in ((0.0, f.hashes, 100, 2), (float("nan"), f.hashes, 100, 2),
+                                          (0.01, f.hashes + 1, 100, 2), (0.01, f.hashes, 99, 2),
+                                          (0.01, f.hashes, 100, 101)):
+        header = struct.pack("<dQQQQ", rate, hashes, 0, capacity, count)
+        with pytest.raises(bloomery.FormatError, match="does not describe the filter"):
+            bloomery.BloomFilter.fromfile(io.BytesIO(header + f.tobytes()))
+
+
+def test_scalable_bloomfilter_tofile_keeps_the_rate_asked_for():
+    # Its file keeps the chain's bound as asked (the stages' shares are derived from it).
+    for error_rate in (0.1, 0.01, 0.001):
+        s = bloomery.ScalableBloomFilter(100, error_rate)
+        s.update(range(1_000))
+        buffer = io.BytesIO()
+        s.tofile(buffer)
+        buffer.seek(0)
+        loaded = bloomery.ScalableBloomFilter.fromfile(buffer)
+        assert type(loaded) is bloomery.ScalableBloomFilter
+        assert loaded.error_rate == error_rate
+        assert [(g.capacity, g.count, g.error_rate) for g in loaded.filters] == \
+            [(g.capacity, g.count, g.error_rate) for g in s.filters]
+
+
 def test_bloomfilter_bad_capacity_or_rate_is_a_value_error_like_pybloom():
     for capacity in (-100, 0):
         with pytest.raises(ValueError, match="Capacity must be > 0"):
@@ -1207,3 +1290,38 @@ def test_bloomfilter_union_of_another_capacity_or_rate_says_so_like_pybloom():
             f.intersection(other)
     f.add("a")
     assert "a" in f.union(bloomery.BloomFilter(100, 0.01))
+
+
+@pytest.mark.parametrize("kind", ["BlockedFilter", "ClassicFilter", "CountingFilter"])
+def test_a_geometry_that_cannot_hold_its_capacity_is_refused_at_creation(kind):
+    """4096 bits for a million keys (a typo, 4K for 4G) was accepted; then tobytes, save, copy,
+    pickle and | failed ("planned fpr outside [0, 1)"). Refused when asked for, naming the numbers."""
+    cls = getattr(bloomery, kind)
+    with pytest.raises(ValueError, match="4096 bits cannot hold 1000000 keys"):
+        cls(capacity=10**6, bits=4096, hashes=4)
+    layouts = ["word64", "block256", "line512"] if kind == "BlockedFilter" else [None]
+    for layout in layouts:
+        options = {} if layout is None else {"layout": layout}
+        with pytest.raises(ValueError, match="cannot hold"):
+            cls(capacity=10**6, bits=4096, hashes=4, **options)
+    # A poor geometry that still plans an FPR below 1 is kept, and everything that saves works.
+    f = cls(capacity=3000, bits=4096, hashes=4)
+    assert 0.5 < f.error_rate < 1
+    assert pickle.loads(pickle.dumps(f)).tobytes() == f.tobytes()
+    assert f.copy().tobytes() == f.tobytes()
+
+
+@pytest.mark.parametrize("kind", ["BlockedFilter", "ClassicFilter", "CountingFilter"])
+def test_a_filter_sized_by_bits_and_hashes_reports_the_capacity_its_fpr_is_planned_at(kind):
+    """Python said capacity 0 and error_rate 0 for BlockedFilter(bits=4096, hashes=4); C++ said 709
+    keys (4096 ln 2 / 4) and planned no FPR there. Both say 709 keys and the FPR at 709 keys now."""
+    f = getattr(bloomery, kind)(bits=1 << 20, hashes=7)
+    cells = (1 << 20) // (f.counter_bits if kind == "CountingFilter" else 1)
+    assert f.capacity == int(cells * math.log(2) / 7)
+    assert 0.005 < f.error_rate < 0.02
+    f.update(f"key{i}" for i in range(f.capacity))
+    absent = 200_000
+    hits = sum(f"absent{i}" in f for i in range(absent))
+    sd = math.sqrt(absent * f.error_rate * (1 - f.error_rate))
+    assert abs(hits - absent * f.error_rate) <= 6 * sd + 1
+    assert type(f).frombytes(f.tobytes()).error_rate == f.error_rate
