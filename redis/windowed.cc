@@ -136,7 +136,7 @@ using WriteFunc = int (*)(RedisModuleCtx* ctx, RedisModuleString** argv, int arg
                           std::optional<int64_t> at);
 
 int Reserve(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, std::optional<int64_t> at) {
-  if (argc < 6) return api::WrongArity(ctx);
+  if (argc < 4) return api::WrongArity(ctx);
   absl::StatusOr<WindowedParams> params = ParseWindowedReserve(Args(argv, 2, argc));
   if (absl::IsFailedPrecondition(params.status())) return api::WrongArity(ctx);
   if (!params.ok()) return ReplyParseError(ctx, params.status());

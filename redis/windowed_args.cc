@@ -95,7 +95,8 @@ bool ParseWindow(std::string_view text, int64_t* ms) {
 }
 
 absl::StatusOr<WindowedParams> ParseWindowedReserve(std::span<const std::string_view> args) {
-  if (args.size() < 4) return Arity();
+  // The rate and capacity are required; a missing window is named below, not an arity error.
+  if (args.size() < 2) return Arity();
   // The error rate and capacity as BF.RESERVE reads them, with its texts.
   absl::StatusOr<FilterParams> sizing = ParseReserve(args.first(2));
   if (!sizing.ok()) return sizing.status();

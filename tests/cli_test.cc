@@ -1704,6 +1704,22 @@ TEST_CASE("input conventions: --strip-cr, non-UTF-8 file names in JSON, --max-me
 // ---------------------------------------------------------------------------------------------
 // layouts (#26): --layout on what makes a blocked or scalable filter, plan's row per layout
 
+TEST_CASE("build says which layout --layout auto took, in its summary and its JSON") {
+  const std::string input = WriteLines("auto_layout.txt", NumberedLines("a", 0, 100));
+  const std::string file = Scratch().File("auto_layout.bloom");
+  for (const auto& [prefer, layout] : {std::pair{"smallest", "line512"}, {"fastest", "word64"}}) {
+    CAPTURE(prefer);
+    const RunResult text = Run({"build", "--capacity", "1e6", "--fpr", "0.01", "--layout", "auto",
+                                "--prefer", prefer, "-o", file, input});
+    REQUIRE_MESSAGE(text.exit_code == 0, text.err);
+    CHECK(Contains(text.err, absl::StrCat("blocked filter (", layout, ")")));
+    const Json json =
+        Build({"--capacity", "1e6", "--fpr", "0.01", "--layout", "auto", "--prefer", prefer}, file,
+              input);
+    CHECK(json["layout"].string == layout);
+  }
+}
+
 TEST_CASE("plan prints one plan per layout, each the library's, and --measure times each") {
   RunResult r = Run({"plan", "--capacity", "1e6", "--fpr", "0.01", "--json"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);

@@ -36,7 +36,10 @@ struct Report {
 void PrintReport(const Report& report, const AnyFilter& filter, bool json) {
   const double fpr_now = filter.EstimatedFpr();
   if (json) {
-    Json out = {{"file", report.path}, {"kind", KindName(filter)}};
+    // The layout: what --layout auto chose, among the rest.
+    Json out = {{"file", report.path},
+                {"kind", KindName(filter)},
+                {"layout", std::string(LayoutName(filter.layout()))}};
     if (!report.inputs) out["lines"] = report.lines;
     if (report.erased) {
       out["erased"] = *report.erased;
@@ -62,10 +65,13 @@ void PrintReport(const Report& report, const AnyFilter& filter, bool json) {
       : report.inputs ? absl::StrFormat("the union of %d files", *report.inputs)
                       : absl::StrFormat("%s lines inserted, %s new keys", FormatCount(report.lines),
                                         FormatCount(report.new_keys));
+  const std::string_view layout = LayoutName(filter.layout());
   std::fprintf(stderr,
-               "bloomery %.*s: %s: %.*s filter, %s, %s; planned FPR %s at %s keys, now about %s\n",
+               "bloomery %.*s: %s: %.*s filter (%.*s), %s, %s; planned FPR %s at %s keys, now "
+               "about %s\n",
                static_cast<int>(report.command.size()), report.command.data(), report.path.c_str(),
-               static_cast<int>(KindName(filter).size()), KindName(filter).data(), what.c_str(),
+               static_cast<int>(KindName(filter).size()), KindName(filter).data(),
+               static_cast<int>(layout.size()), layout.data(), what.c_str(),
                FormatBytes(static_cast<double>(filter.memory_bytes())).c_str(),
                FormatFpr(filter.planned_fpr()).c_str(), FormatCount(filter.capacity()).c_str(),
                FormatFpr(fpr_now).c_str());
