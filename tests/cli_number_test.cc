@@ -22,12 +22,11 @@ constexpr uint64_t kGi = kMi * kKi;
 constexpr uint64_t kTi = kGi * kKi;
 
 // What a refused form's message says; the input is quoted ahead of it.
-constexpr std::string_view kNotCount = " is not a whole number (e.g. 1000000, 1e6, 2^20, 10M)";
+constexpr std::string_view kNotCount = " is not a whole number (e.g. 1000000, 1e6, 2^20, 10M, 1Mi)";
 constexpr std::string_view kNotBits =
-    " is not a number of bits (e.g. 1048576, 2^20, 1G; not bytes: no B)";
-constexpr std::string_view kNotSize = " is not a size (e.g. 1048576, 2^20, 4G, 1.5GiB)";
+    " is not a number of bits (e.g. 8000000, 2^23, 8M, 1Gi; not bytes: no B)";
+constexpr std::string_view kNotSize = " is not a size (e.g. 1048576, 2^20, 4G, 4GB, 1.5GiB)";
 constexpr std::string_view kTooLarge = " is too large";
-constexpr std::string_view kNotWhole = " is not a whole number";
 constexpr std::string_view kNotFraction = " is not a probability in (0, 1) (e.g. 0.01, 1e-3, 1%)";
 
 struct NumberCase {
@@ -59,9 +58,9 @@ const std::vector<NumberCase>& NumberCases() {
       {"1e0", Unit::kCount, 1, ""},
       {"0e5", Unit::kCount, 0, ""},
       {"1e-999", Unit::kCount, 0, ""},  // underflows to 0: whole
-      {"1.5", Unit::kCount, 0, kNotWhole},
-      {".5", Unit::kCount, 0, kNotWhole},
-      {"1e-1", Unit::kCount, 0, kNotWhole},
+      {"1.5", Unit::kCount, 0, " is 1.5, not a whole number"},
+      {".5", Unit::kCount, 0, " is 0.5, not a whole number"},
+      {"1e-1", Unit::kCount, 0, " is 0.1, not a whole number"},
       {"1e30", Unit::kCount, 0, kTooLarge},
       {"1e999", Unit::kCount, 0, kTooLarge},
       {"4.611686018427387904e18", Unit::kCount, 0, kTooLarge},  // 2^62 as a double: not below it
@@ -96,7 +95,7 @@ const std::vector<NumberCase>& NumberCases() {
       {"1.5M", Unit::kCount, 1'500'000, ""},
       {"1e3k", Unit::kCount, 1'000'000, ""},
       {".5k", Unit::kCount, 500, ""},
-      {"1.0005k", Unit::kCount, 0, kNotWhole},
+      {"1.0005k", Unit::kCount, 0, " is 1000.5, not a whole number"},
       {"4611686T", Unit::kCount, 4'611'686'000'000'000'000, ""},
       {"4611687T", Unit::kCount, 0, kTooLarge},
       {"18446744073709551615T", Unit::kCount, 0, kTooLarge},  // the product overflows
@@ -104,42 +103,51 @@ const std::vector<NumberCase>& NumberCases() {
       {"1g", Unit::kCount, 0, kNotCount},
       {"1KB", Unit::kCount, 0, kNotCount},
       {"1MiB", Unit::kCount, 0, kNotCount},
+      // Ki, Mi, Gi, Ti: powers of 1024, for counts too.
+      {"1Ki", Unit::kCount, kKi, ""},
+      {"10Mi", Unit::kCount, 10 * kMi, ""},
+      {"1.5Gi", Unit::kCount, 3 * kGi / 2, ""},
+      {"2Ti", Unit::kCount, 2 * kTi, ""},
+      {"1ki", Unit::kCount, 0, kNotCount},
+      {"1KI", Unit::kCount, 0, kNotCount},
       {"1P", Unit::kCount, 0, kNotCount},
       {"1MM", Unit::kCount, 0, kNotCount},
       {"M", Unit::kCount, 0, kNotCount},
-      // Bits: K, M, G, T are powers of 1024; no byte units, no k.
-      {"1G", Unit::kBits, kGi, ""},
-      {"1K", Unit::kBits, kKi, ""},
-      {"1.5M", Unit::kBits, 3 * kMi / 2, ""},
-      {"4M", Unit::kBits, 4 * kMi, ""},
-      {"2T", Unit::kBits, 2 * kTi, ""},
+      // Bits: the same convention (1G is 10^9 bits, as 1G keys is 10^9 keys); no byte units.
+      {"1G", Unit::kBits, 1'000'000'000, ""},
+      {"1k", Unit::kBits, 1000, ""},
+      {"1K", Unit::kBits, 1000, ""},
+      {"1.5M", Unit::kBits, 1'500'000, ""},
+      {"2T", Unit::kBits, 2'000'000'000'000, ""},
+      {"1Gi", Unit::kBits, kGi, ""},
+      {"1.5Mi", Unit::kBits, 3 * kMi / 2, ""},
       {"1073741824", Unit::kBits, kGi, ""},
-      {"1k", Unit::kBits, 0, kNotBits},
       {"1GB", Unit::kBits, 0, kNotBits},
       {"1GiB", Unit::kBits, 0, kNotBits},
       {"8B", Unit::kBits, 0, kNotBits},
-      {"1Gi", Unit::kBits, 0, kNotBits},
-      // Bytes: K, M, G, T are powers of 1024, optionally followed by B or iB.
-      {"4G", Unit::kBytes, 4 * kGi, ""},
-      {"4GB", Unit::kBytes, 4 * kGi, ""},
+      // Bytes: the same, the suffix optionally followed by B.
+      {"4G", Unit::kBytes, 4'000'000'000, ""},
+      {"4GB", Unit::kBytes, 4'000'000'000, ""},
+      {"4Gi", Unit::kBytes, 4 * kGi, ""},
       {"4GiB", Unit::kBytes, 4 * kGi, ""},
       {"1.5GiB", Unit::kBytes, 3 * kGi / 2, ""},
-      {"512M", Unit::kBytes, 512 * kMi, ""},
+      {"2.5GiB", Unit::kBytes, 5 * kGi / 2, ""},
+      {"2.6M", Unit::kBytes, 2'600'000, ""},  // was "not a whole number" as 2.6 x 2^20
+      {"512M", Unit::kBytes, 512'000'000, ""},
       {"64KiB", Unit::kBytes, 64 * kKi, ""},
-      {"1TB", Unit::kBytes, kTi, ""},
-      {"1e3K", Unit::kBytes, 1000 * kKi, ""},
+      {"1kB", Unit::kBytes, 1000, ""},
+      {"1TB", Unit::kBytes, 1'000'000'000'000, ""},
+      {"1e3Ki", Unit::kBytes, 1000 * kKi, ""},
       {"1048576", Unit::kBytes, kMi, ""},
-      {"1.1K", Unit::kBytes, 0, kNotWhole},
-      {"4194304T", Unit::kBytes, kMax, ""},
-      {"4194305T", Unit::kBytes, 0, kTooLarge},
-      {"8B", Unit::kBytes, 0, kNotSize},
+      {"8B", Unit::kBytes, 8, ""},
+      {"1.1Ki", Unit::kBytes, 0, " is 1126.4, not a whole number"},
+      {"4194304Ti", Unit::kBytes, kMax, ""},
+      {"4194305Ti", Unit::kBytes, 0, kTooLarge},
       {"8iB", Unit::kBytes, 0, kNotSize},
-      {"1k", Unit::kBytes, 0, kNotSize},
-      {"1kB", Unit::kBytes, 0, kNotSize},
-      {"1Gi", Unit::kBytes, 0, kNotSize},
       {"1GiBB", Unit::kBytes, 0, kNotSize},
       {"1Gb", Unit::kBytes, 0, kNotSize},
       {"1gib", Unit::kBytes, 0, kNotSize},
+      {"1KIB", Unit::kBytes, 0, kNotSize},
       // Nothing but the number: no space, sign, hex, words or trailing text.
       {"", Unit::kCount, 0, kNotCount},
       {".", Unit::kCount, 0, kNotCount},

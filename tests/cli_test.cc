@@ -349,17 +349,23 @@ uint64_t PlannedBlockedBits(const std::vector<std::string>& args) {
   return ParseJson(r.out)["blocked"]["bits"].U64();
 }
 
-TEST_CASE("numbers may be written as 1e6, 1M, 2^20, 4G, 1%") {
+TEST_CASE("numbers may be written as 1e6, 1M, 1Mi, 2^20, 4G, 1%: one convention for every flag") {
   const uint64_t plain = PlannedBlockedBits({"--capacity", "1000000", "--fpr", "0.01"});
   CHECK(PlannedBlockedBits({"--capacity", "1e6", "--fpr", "0.01"}) == plain);
   CHECK(PlannedBlockedBits({"--capacity", "1M", "--fpr", "1%"}) == plain);
   CHECK(PlannedBlockedBits({"--capacity=1000k", "--fpr=1e-2"}) == plain);
   CHECK(PlannedBlockedBits({"--capacity", "1048576", "--fpr", "0.01"}) ==
         PlannedBlockedBits({"--capacity", "2^20", "--fpr", "0.01"}));
-  for (const char* bits : {"1G", "2^30", "1073741824"}) {
+  for (const char* bits : {"1Gi", "2^30", "1073741824"}) {
     CAPTURE(bits);
     CHECK(PlannedBlockedBits({"--bits", bits, "--hashes", "6"}) == uint64_t{1} << 30);
   }
+  // 1G is 10^9 for --bits as for --capacity (1,953,125 lines of 512 bits).
+  CHECK(PlannedBlockedBits({"--bits", "1G", "--hashes", "6"}) == 1'000'000'000);
+  CHECK(PlannedBlockedBits({"--capacity", "1Mi", "--fpr", "0.01"}) ==
+        PlannedBlockedBits({"--capacity", "2^20", "--fpr", "0.01"}));
+  // Said once, in the top-level help.
+  CHECK(Contains(Run({"--help"}).out, "Ki, Mi, Gi, Ti powers of 1024"));
   // Bits are not bytes: "1GB" must not quietly mean 2^30 bits (nor 2^33).
   for (const char* bits : {"1GB", "1GiB", "8B"}) {
     CAPTURE(bits);
@@ -545,7 +551,7 @@ TEST_CASE("bench --json reports every operation, the floor and an FPR that match
 
 TEST_CASE("bench calls a size in cache by the core's L2, else by measurement, and says which") {
   // 10,000 keys: a 12 KiB filter, inside a 1 MiB L2: decided by size.
-  RunResult fits = Run({"bench", "--keys", "10000", "--reps", "1", "--l2", "1M", "--json"});
+  RunResult fits = Run({"bench", "--keys", "10000", "--reps", "1", "--l2", "1MiB", "--json"});
   REQUIRE_MESSAGE(fits.exit_code == 0, fits.err);
   const Json fits_json = ParseJson(fits.out);
   CHECK(fits_json["l2_cache_bytes"].U64() == 1 << 20);
@@ -561,7 +567,7 @@ TEST_CASE("bench calls a size in cache by the core's L2, else by measurement, an
   CHECK(size["floor_ratio_to_l2_floor"].Num() ==
         doctest::Approx(size["floor_ns_per_key"].Num() / past_json["l2_floor_ns_per_key"].Num()));
   CHECK(size["in_cache"].boolean == (size["floor_ratio_to_l2_floor"].Num() <= 3));
-  RunResult text = Run({"bench", "--keys", "10000", "--reps", "1", "--l2", "1M"});
+  RunResult text = Run({"bench", "--keys", "10000", "--reps", "1", "--l2", "1Mi"});
   REQUIRE(text.exit_code == 0);
   CHECK(Contains(text.out, "L2 cache: 1.00 MiB"));
   CHECK(Contains(text.out, "cache decided by"));

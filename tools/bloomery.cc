@@ -40,7 +40,8 @@ int main(int argc, char** argv) {
   }
   CLI::App root("bloomery: Bloom filters from the command line. Keys are read one per line.\n",
                 "bloomery");
-  root.footer("Exit codes: 0 success, 1 bad input or file, 2 bad usage.");
+  root.footer(std::string(bloomery::cli::kNumberConvention) +
+              "\nExit codes: 0 success, 1 bad input or file, 2 bad usage.");
   root.get_formatter()->label("Usage", "usage");
   root.set_version_flag("--version", "bloomery " BLOOMERY_VERSION_STRING,
                         "Print the version (the library's) and exit");

@@ -51,26 +51,32 @@ std::string_view DecimalPrefix(std::string_view text) {
   return text.substr(0, at);
 }
 
-// The suffixes a unit takes and the power of its base (1000 or 1024) each stands for.
+// One convention for every number flag (kNumberConvention): K (or k), M, G, T are powers of 1000
+// and Ki, Mi, Gi, Ti powers of 1024, for counts, bits and bytes alike; a size may end in B.
 struct Suffix {
   std::string_view text;
-  int power;
+  double multiplier;
 };
-constexpr Suffix kCountSuffixes[] = {{"", 0}, {"k", 1}, {"K", 1}, {"M", 2}, {"G", 3}, {"T", 4}};
-constexpr Suffix kBitsSuffixes[] = {{"", 0}, {"K", 1}, {"M", 2}, {"G", 3}, {"T", 4}};
-constexpr Suffix kBytesSuffixes[] = {{"", 0},    {"K", 1},   {"M", 2},  {"G", 3},  {"T", 4},
-                                     {"KB", 1},  {"MB", 2},  {"GB", 3}, {"TB", 4}, {"KiB", 1},
-                                     {"MiB", 2}, {"GiB", 3}, {"TiB", 4}};
+constexpr double kKilo = 1e3, kKibi = 1024.0;
+constexpr Suffix kSuffixes[] = {{"", 1},
+                                {"k", kKilo},
+                                {"K", kKilo},
+                                {"M", 1e6},
+                                {"G", 1e9},
+                                {"T", 1e12},
+                                {"Ki", kKibi},
+                                {"Mi", kKibi* kKibi},
+                                {"Gi", kKibi* kKibi* kKibi},
+                                {"Ti", kKibi* kKibi* kKibi* kKibi}};
 
-// Each Unit's suffixes, in the enum's order.
-constexpr std::span<const Suffix> kSuffixes[] = {kCountSuffixes, kBitsSuffixes, kBytesSuffixes};
-
-// The power `suffix` stands for in `unit`, or -1 if the unit does not take it.
-int SuffixPower(std::string_view suffix, Unit unit) {
-  for (const Suffix& s : kSuffixes[static_cast<int>(unit)]) {
-    if (s.text == suffix) return s.power;
+// The multiplier `suffix` stands for in `unit`, or 0 if the unit does not take it: one of
+// kSuffixes, and for a size the same followed by B ("4GB", "4GiB", "512B").
+double SuffixMultiplier(std::string_view suffix, Unit unit) {
+  if (unit == Unit::kBytes && suffix.ends_with('B')) suffix.remove_suffix(1);
+  for (const Suffix& s : kSuffixes) {
+    if (s.text == suffix) return s.multiplier;
   }
-  return -1;
+  return 0;
 }
 
 }  // namespace
@@ -89,9 +95,9 @@ int ExitCodeFor(const absl::Status& status) {
 
 absl::StatusOr<uint64_t> ParseNumber(std::string_view text, Unit unit) {
   const std::string_view what =
-      unit == Unit::kCount  ? "a whole number (e.g. 1000000, 1e6, 2^20, 10M)"
-      : unit == Unit::kBits ? "a number of bits (e.g. 1048576, 2^20, 1G; not bytes: no B)"
-                            : "a size (e.g. 1048576, 2^20, 4G, 1.5GiB)";
+      unit == Unit::kCount  ? "a whole number (e.g. 1000000, 1e6, 2^20, 10M, 1Mi)"
+      : unit == Unit::kBits ? "a number of bits (e.g. 8000000, 2^23, 8M, 1Gi; not bytes: no B)"
+                            : "a size (e.g. 1048576, 2^20, 4G, 4GB, 1.5GiB)";
   const absl::Status too_large = UsageError(absl::StrCat("\"", AsAbsl(text), "\" is too large"));
   // A power: digits, '^', digits.
   const size_t caret = Digits(text);
@@ -112,9 +118,8 @@ absl::StatusOr<uint64_t> ParseNumber(std::string_view text, Unit unit) {
     return value;
   }
   const std::string_view number = DecimalPrefix(text);
-  const int power = number.empty() ? -1 : SuffixPower(text.substr(number.size()), unit);
-  if (power < 0) return BadNumber(text, what);
-  const double multiplier = std::pow(unit == Unit::kCount ? 1000.0 : 1024.0, power);
+  const double multiplier = number.empty() ? 0 : SuffixMultiplier(text.substr(number.size()), unit);
+  if (multiplier == 0) return BadNumber(text, what);
   uint64_t whole = 0;
   uint64_t value = 0;
   if (absl::SimpleAtoi(AsAbsl(number), &whole)) {  // digits only: exact, whatever its size
@@ -129,7 +134,7 @@ absl::StatusOr<uint64_t> ParseNumber(std::string_view text, Unit unit) {
   const double scaled = mantissa * multiplier;
   if (!(scaled < static_cast<double>(kMaxNumber))) return too_large;
   if (scaled != std::floor(scaled)) {
-    return UsageError(absl::StrCat("\"", AsAbsl(text), "\" is not a whole number"));
+    return UsageError(absl::StrFormat("\"%s\" is %.15g, not a whole number", AsAbsl(text), scaled));
   }
   return static_cast<uint64_t>(scaled);
 }
@@ -215,8 +220,7 @@ void SizingFlags::Add(CLI::App& app, const std::string& capacity_help,
   AddNumber(app, "--capacity", capacity, Unit::kCount, capacity_help);
   CLI::Option* fpr_flag = AddFraction(app, "--fpr", fpr, fpr_help);
   // --bits fixes the size; --fpr asks the planner for one.
-  AddNumber(app, "--bits", bits, Unit::kBits,
-            "a given size in bits instead: 2^30, 1G (K, M, G, T: powers of 1024)")
+  AddNumber(app, "--bits", bits, Unit::kBits, "a given size in bits instead: 2^30, 1Gi, 8G")
       ->excludes(fpr_flag);
   AddInteger(app, "--hashes", hashes, kMinHashes, kMaxHashes,
              "probes per key, 1..16 (default: the planner's choice)");
@@ -245,7 +249,7 @@ absl::StatusOr<FilterOptions> SizingFlags::Options(uint64_t default_capacity,
 CLI::Option* AddMaxMemory(CLI::App& app, uint64_t& out) {
   return AddNumber(
       app, "--max-memory", out, Unit::kBytes,
-      "refuse a filter over SIZE of memory (4G, 512M; default: the RAM or cgroup limit)");
+      "refuse a filter over SIZE of memory (4GiB, 512M; default: the RAM or cgroup limit)");
 }
 
 CLI::Option* AddStripCr(CLI::App& app, bool& out) {

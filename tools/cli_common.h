@@ -87,11 +87,16 @@ void AddFileCommands(Commands& commands);
 
 // What a number flag accepts. Every form is strict: nothing but the number (no spaces, sign, hex
 // or trailing text); "1e6", "1.5e6" and "2^20" are fine; the value must be a whole number < 2^62.
+// One convention for every unit (kNumberConvention, said once in --help): K (or k), M, G, T are
+// powers of 1000, Ki, Mi, Gi, Ti powers of 1024: "10M" == 10^7, "1Gi" == 2^30.
 enum class Unit {
-  kCount,  // k/K, M, G, T are powers of 1000: "10M" == 10^7
-  kBits,   // K, M, G, T are powers of 1024: "1G" == 2^30 bits; byte units ("1GB") are refused
-  kBytes,  // K, M, G, T are powers of 1024, optionally followed by B or iB: "4G" == "4GiB"
+  kCount,  // keys, lines
+  kBits,   // bits: byte units ("1GB") are refused
+  kBytes,  // bytes: the suffix may be followed by B ("4GB" == "4G" == 4 * 10^9, "4GiB" == 2^32)
 };
+inline constexpr std::string_view kNumberConvention =
+    "Numbers: K (or k), M, G, T are powers of 1000 and Ki, Mi, Gi, Ti powers of 1024, for counts, "
+    "bits and bytes alike (a size may end in B: 4GB, 2.5GiB); 2^20 and 1e6 work too.";
 [[nodiscard]] absl::StatusOr<uint64_t> ParseNumber(std::string_view text, Unit unit);
 // A probability in (0, 1): "0.01", "1e-3", or a percentage "1%".
 [[nodiscard]] absl::StatusOr<double> ParseFraction(std::string_view text);

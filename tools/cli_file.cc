@@ -411,7 +411,7 @@ new keys: build then exits 1 and writes nothing.)",
       RunBuild);
   app->add_option("input", flags->file.input, "lines to read (default: stdin, or \"-\")")
       ->type_name("INPUT");
-  flags->create.Add(*app, "keys expected (scalable: the first stage's); k, M, G, T: powers of 1000",
+  flags->create.Add(*app, "keys expected (scalable: the first stage's): 1e6, 10M, 2^20",
                     "false-positive rate at capacity (default 0.01; scalable: the whole chain's)");
   app->add_option("-o", flags->output, "the filter file to write")
       ->type_name("FILE")

@@ -561,9 +561,8 @@ void AddPlanCommands(Commands& commands) {
 --capacity N --fpr P asks the planner for the smallest filter whose predicted FPR at N keys
 is <= P; --bits B [--hashes K] describes a given geometry and what it gives at N keys.)",
       RunPlan);
-  plan_flags->sizing.Add(
-      *plan, "keys the filter holds: 1000000, 1e6, 2^20, 10M (k, M, G, T: powers of 1000)",
-      "target false-positive rate: 0.01, 1e-3, 1%");
+  plan_flags->sizing.Add(*plan, "keys the filter holds: 1000000, 1e6, 2^20, 10M",
+                         "target false-positive rate: 0.01, 1e-3, 1%");
   AddJson(*plan, plan_flags->json);
   AddFlag(*plan, "--measure", plan_flags->measure,
           "also time each blocked layout's Insert and MayContain here (ns/key, about a second)");

@@ -263,9 +263,10 @@ over B. The expected rate counts every line of A as a key: repeated lines make i
       RunIntersect);
   app->add_option("A", flags->a, "the lines to look for (\"-\": stdin)")->required();
   app->add_option("B", flags->b, "the lines to print (\"-\": stdin)")->required();
-  AddNumber(*app, "--memory", flags->memory, Unit::kBytes,
-            "memory for the filter (default 1G): 4G, 512M, 2^30 (K, M, G, T: powers of 1024); no "
-            "more than about 64 bits per line of A is used");
+  AddNumber(
+      *app, "--memory", flags->memory, Unit::kBytes,
+      "memory for the filter (default 1GiB): 4GiB, 512M, 2^30; no more than about 64 bits per "
+      "line of A is used");
   flags->capacity_flag = AddNumber(*app, "--capacity", flags->capacity, Unit::kCount,
                                    "lines in A, if known: saves the pass that counts them");
   AddStripCr(*app, flags->strip_cr);
@@ -288,7 +289,7 @@ window has passed since it was first printed; --state keeps the window across ru
       RunDedupe);
   app->add_option("input", flags->input, "lines to read (default: stdin, or \"-\")")
       ->type_name("INPUT");
-  flags->create.Add(*app, "distinct lines expected (default 10M); k, M, G, T: powers of 1000",
+  flags->create.Add(*app, "distinct lines expected (default 10M)",
                     "false-positive rate at capacity (default 1e-6): the chance of a wrong drop");
   AddFlag(*app, "--stats", flags->stats, "print lines read, kept and dropped to stderr at the end");
   flags->state_flag =
