@@ -422,7 +422,9 @@ void CheckMeasuredTable(const Json& json, Layout layout, uint64_t keys) {
     absl::StatusOr<Plan> best = PlanForSize(m * keys, 0, keys, layout);
     REQUIRE(best.ok());
     CHECK(row["best_k"].U64() == best->hashes);
-    REQUIRE(row["cells"].items.size() == 8);
+    // Every k the layout takes: 1..16 for the line and the partitioned layout.
+    const BlockShape* shape = FindBlockShape(layout);
+    REQUIRE(row["cells"].items.size() == (shape != nullptr ? shape->max_hashes : kMaxHashes));
     for (const Json& cell : row["cells"].items) {
       const uint32_t k = static_cast<uint32_t>(cell["k"].U64());
       CAPTURE(k);
@@ -433,7 +435,7 @@ void CheckMeasuredTable(const Json& json, Layout layout, uint64_t keys) {
       const uint64_t fp = cell["false_positives"].U64();
       CHECK(cell["measured_fpr"].Num() ==
             doctest::Approx(static_cast<double>(fp) / static_cast<double>(keys)));
-      // 248 cells: 6 sigmas keeps a correct filter from ever failing here by chance.
+      // 496 cells: 6 sigmas keeps a correct filter from ever failing here by chance.
       CHECK(WithinBinomialBound(fp, keys, plan->expected_fpr, 6.0));
     }
   }
@@ -476,7 +478,7 @@ TEST_CASE("table --csv has one line per (m/n, k)") {
   RunResult r = Run({"table", "--keys", "3000", "--csv"});
   REQUIRE(r.exit_code == 0);
   const std::vector<std::string> lines = SplitLines(r.out);
-  REQUIRE(lines.size() == 1 + 31 * 8);
+  REQUIRE(lines.size() == 1 + 31 * 16);  // k = 1..16: the best k at 1e-4 is 12-13
   CHECK(lines[0].starts_with("layout,keys,bits_per_key,best_k,k,"));
   for (const std::string& line : lines) CHECK(std::count(line.begin(), line.end(), ',') == 9);
   CHECK(lines[1].starts_with("blocked,3000,2,"));
@@ -489,7 +491,7 @@ TEST_CASE("table --svg draws one dot per measurable cell, a curve and a legend e
   const std::string svg = ReadFile(svg_path);
   CHECK(svg.starts_with("<svg"));
   CHECK(Contains(svg, "</svg>"));
-  for (int k = 1; k <= 8; ++k) CHECK(Contains(svg, "k = " + std::to_string(k)));
+  for (int k = 1; k <= 16; ++k) CHECK(Contains(svg, "k = " + std::to_string(k)));
   CHECK(Contains(svg, "bits per key"));
   size_t positive_cells = 0;
   const Json json = ParseJson(r.out);
@@ -500,12 +502,12 @@ TEST_CASE("table --svg draws one dot per measurable cell, a curve and a legend e
   for (size_t at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1)) {
     ++circles;
   }
-  CHECK(circles == positive_cells + 8 + 1);  // + a dot per k and one for "measured" in the legend
+  CHECK(circles == positive_cells + 16 + 1);  // + a dot per k and one for "measured" in the legend
   size_t paths = 0;
   for (size_t at = svg.find("<path"); at != std::string::npos; at = svg.find("<path", at + 1)) {
     ++paths;
   }
-  CHECK(paths == 8);
+  CHECK(paths == 16);
 
   RunResult unwritable =
       Run({"table", "--keys", "100", "--svg", Scratch().File("no/such/dir/x.svg")});

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <numbers>
@@ -222,7 +223,13 @@ absl::Status RunPlan(const PlanFlags& plan_flags) {
 constexpr uint64_t kDefaultKeys = 200'000;
 constexpr uint32_t kMinBitsPerKey = 2;
 constexpr uint32_t kMaxBitsPerKey = 32;
-constexpr uint32_t kMaxTableHashes = 8;
+
+// The columns k = 1.. of a layout's table: every k its filters take (16 for the line and the
+// partitioned layout, whose best k at 1e-4 and below is 12 to 16; 8 for block256 and word64).
+uint32_t TableHashes(Layout layout) {
+  const BlockShape* shape = FindBlockShape(layout);
+  return shape != nullptr ? shape->max_hashes : kMaxHashes;
+}
 
 struct Cell {
   uint32_t hashes = 0;
@@ -277,7 +284,7 @@ absl::StatusOr<Table> BuildTable(Layout layout, uint64_t keys) {
     absl::StatusOr<Plan> best = PlanForSize(uint64_t{m} * keys, 0, keys, layout);
     if (!best.ok()) return best.status();
     row.optimal_hashes = best->hashes;
-    for (uint32_t k = 1; k <= kMaxTableHashes; ++k) {
+    for (uint32_t k = 1; k <= TableHashes(layout); ++k) {
       absl::StatusOr<Plan> plan = PlanForSize(uint64_t{m} * keys, k, keys, layout);
       if (!plan.ok()) return plan.status();
       Cell cell;
@@ -320,7 +327,9 @@ std::string RenderText(const Table& table) {
       FormatCount(table.keys), FormatCount(table.keys));
   TextTable text;
   std::vector<std::string> header = {"m/n", "best k", ""};
-  for (uint32_t k = 1; k <= kMaxTableHashes; ++k) header.push_back(absl::StrCat("k=", k));
+  for (uint32_t k = 1; k <= TableHashes(table.layout); ++k) {
+    header.push_back(absl::StrCat("k=", k));
+  }
   text.AddRow(header);
   const std::string floor_text = absl::StrFormat("<%.0e", 1.0 / static_cast<double>(table.keys));
   for (const Row& row : table.rows) {
@@ -382,8 +391,11 @@ Json TableJson(const Table& table) {
 namespace svg {
 
 // matplotlib's "tab10": distinguishable, and dark enough on white.
-constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
-                                    "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+// One colour per k, 1..16 (matplotlib's tab10, then six more of tab20's).
+constexpr const char* kPalette[] = {
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94"};
+static_assert(std::size(kPalette) == kMaxHashes);
 constexpr double kLeft = 100, kTop = 86, kRight = 810, kBottom = 604;
 
 struct Axes {
@@ -419,10 +431,11 @@ std::string Dot(double x, double y, std::string_view color) {
 
 absl::StatusOr<std::string> RenderSvg(const Table& table) {
   const double resolution = 1.0 / static_cast<double>(table.keys);
-  std::vector<std::vector<std::pair<double, double>>> curves(kMaxTableHashes);
+  const uint32_t hashes = TableHashes(table.layout);
+  std::vector<std::vector<std::pair<double, double>>> curves(hashes);
   double lo = resolution;
   double hi = resolution;
-  for (uint32_t k = 1; k <= kMaxTableHashes; ++k) {
+  for (uint32_t k = 1; k <= hashes; ++k) {
     for (double x = kMinBitsPerKey; x <= kMaxBitsPerKey + 1e-9; x += 0.25) {
       const auto bits = static_cast<uint64_t>(std::llround(x * static_cast<double>(table.keys)));
       absl::StatusOr<Plan> plan = PlanForSize(bits, k, table.keys, table.layout);
@@ -473,7 +486,7 @@ absl::StatusOr<std::string> RenderSvg(const Table& table) {
                      "1 / queries: smallest measurable FPR");
   }
   // Curves leave a gap where they leave the plot; dots only for cells with false positives.
-  for (uint32_t k = 1; k <= kMaxTableHashes; ++k) {
+  for (uint32_t k = 1; k <= hashes; ++k) {
     std::string path;
     bool pen_down = false;
     for (const auto& [x, y] : curves[k - 1]) {
@@ -499,7 +512,7 @@ absl::StatusOr<std::string> RenderSvg(const Table& table) {
     out += svg::Dot(846, y, svg::kPalette[k - 1]);
     out += svg::Text(870, y + 4.5, "", absl::StrCat("k = ", k));
   }
-  const double legend = svg::kTop + 22 * kMaxTableHashes + 22;
+  const double legend = svg::kTop + 22 * hashes + 22;
   out += svg::Line(832, legend, 860, legend, R"(stroke="#333" stroke-width="2")");
   out += svg::Text(870, legend + 4.5, "", "predicted");
   out += svg::Dot(846, legend + 22, "#333");
@@ -570,7 +583,7 @@ is <= P; --bits B [--hashes K] describes a given geometry and what it gives at N
   auto [app, flags] = commands.Add<TableFlags>(
       "table", "the m/n x k table of predicted and measured FPR (text, JSON, CSV, SVG chart)",
       R"(For m/n = 2..32 bits per key: the best number of hashes and the false-positive rate for
-k = 1..8, predicted by the layout's exact formula (plan.h) and measured on a real filter of
+every k the layout takes (1..16; 1..8 for block256 and word64), predicted by the layout's exact formula (plan.h) and measured on a real filter of
 that geometry holding N keys, queried with N keys that were never inserted.)",
       RunTable);
   AddNumber(*app, "--keys", flags->keys, Unit::kCount,
