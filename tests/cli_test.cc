@@ -1712,6 +1712,72 @@ TEST_CASE("input conventions: --strip-cr, non-UTF-8 file names in JSON, --max-me
 // ---------------------------------------------------------------------------------------------
 // layouts (#26): --layout on what makes a blocked or scalable filter, plan's row per layout
 
+TEST_CASE(
+    "plan --max-memory answers the budget question across every layout and the classic kind") {
+  // 10^6 keys at 1% in 1.2 MB: only the classic filter (9.59 bits/key, 1,199,121 bytes) fits; the
+  // lowest FPR each reaches in the budget is its plan for the budget's bits.
+  RunResult r = Run({"plan", "--capacity", "1e6", "--fpr", "0.01", "--max-memory", "1.2MB",
+                     "--prefer", "fastest", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const Json json = ParseJson(r.out);
+  CHECK(json["max_memory"].U64() == 1'200'000);
+  std::vector<const Json*> candidates;
+  for (const Json& row : json["layouts"].items) candidates.push_back(&row);
+  candidates.push_back(&json["partitioned"]);
+  for (const Json* c : candidates) {
+    const uint64_t bytes = (*c)["bytes"].U64();
+    CHECK((*c)["fits_max_memory"].boolean == (bytes <= 1'200'000));
+    const double best = (*c)["best_fpr_within_max_memory"].Num();
+    // Within the budget: better than the target where the plan fits, worse where it does not.
+    CHECK((best <= 0.01) == (bytes <= 1'200'000));
+  }
+  CHECK(json["layouts"][0]["best_fpr_within_max_memory"].Num() ==
+        doctest::Approx(
+            PlanForSize(1'200'000 / 64 * 512, 0, 1'000'000, Layout::kLine512)->expected_fpr)
+            .epsilon(1e-9));
+  CHECK(json["pick"].string == "classic");  // the only one that fits, whatever --prefer says
+  CHECK(json["best_within_max_memory"].string == "classic");
+
+  // No budget: --prefer smallest picks the fewest bytes (classic), fastest the planner's fastest
+  // blocked shape; --measure's timings decide fastest when given, and the pick is the one with
+  // the least MayContain ns/key printed.
+  CHECK(
+      ParseJson(Run({"plan", "--capacity", "1e6", "--fpr", "0.01", "--json"}).out)["pick"].string ==
+      "classic");
+  CHECK(
+      ParseJson(Run({"plan", "--capacity", "1e6", "--fpr", "0.01", "--prefer", "fastest", "--json"})
+                    .out)["pick"]
+          .string == "word64");
+  const Json measured = ParseJson(Run({"plan", "--capacity", "1e5", "--fpr", "0.01", "--prefer",
+                                       "fastest", "--measure", "--json"})
+                                      .out);
+  std::string fastest;
+  double least = 1e300;
+  std::vector<const Json*> timed;
+  for (const Json& row : measured["layouts"].items) timed.push_back(&row);
+  timed.push_back(&measured["partitioned"]);
+  for (const Json* row : timed) {
+    REQUIRE((*row)["may_contain_ns_per_key"].Num() > 0);  // classic is timed too
+    if ((*row)["may_contain_ns_per_key"].Num() < least) {
+      least = (*row)["may_contain_ns_per_key"].Num();
+      fastest = row == timed.back() ? "classic" : (*row)["layout"].string;
+    }
+  }
+  CHECK(measured["pick"].string == fastest);
+
+  // Text: the rows and the answer in words; the issue's question, 10^9 keys at 1e-4 in 2.5 GiB.
+  RunResult text = Run({"plan", "--capacity", "1G", "--fpr", "1e-4", "--max-memory", "2.5GiB"});
+  REQUIRE_MESSAGE(text.exit_code == 0, text.err);
+  CHECK(Contains(text.out, "fits 2.50 GiB"));
+  CHECK(Contains(text.out, "best FPR within it"));
+  CHECK(Contains(text.out, "Pick (--prefer smallest): classic"));
+  RunResult none = Run({"plan", "--capacity", "1G", "--fpr", "1e-4", "--max-memory", "1GiB"});
+  REQUIRE(none.exit_code == 0);
+  CHECK(Contains(none.out, "No candidate meets the target within 1.00 GiB"));
+  CHECK(Contains(none.out, "The lowest FPR it allows"));
+  CHECK(Run({"plan", "--capacity", "1e6", "--fpr", "0.01", "--prefer", "cheapest"}).exit_code == 2);
+}
+
 TEST_CASE("build says which layout --layout auto took, in its summary and its JSON") {
   const std::string input = WriteLines("auto_layout.txt", NumberedLines("a", 0, 100));
   const std::string file = Scratch().File("auto_layout.bloom");

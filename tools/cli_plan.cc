@@ -42,6 +42,8 @@ struct PlanFlags {
   SizingFlags sizing;
   bool json = false;
   bool measure = false;
+  uint64_t max_memory = 0;  // the budget (0: none)
+  std::string prefer = "smallest";
 };
 
 // Keys a --measure run inserts and queries: enough for a steady rate, few enough to be brief.
@@ -56,16 +58,18 @@ struct Speed {
 };
 
 // Times `plan`'s shape at its bits/key and k, on a filter of min(capacity, kMeasureKeys) keys:
-// one Insert pass into a new filter, the best of three MayContain passes.
-absl::StatusOr<Speed> MeasureSpeed(const Plan& plan) {
+// one Insert pass into a new filter, the best of three MayContain passes. A BlockedFilter of the
+// plan's layout, or a ClassicFilter for the partitioned one.
+template <typename Filter>
+absl::StatusOr<Speed> MeasureSpeedOf(const Plan& plan) {
   const uint64_t keys = std::min(plan.capacity, kMeasureKeys);
   FilterOptions options;
   options.capacity = keys;
   options.bits = static_cast<uint64_t>(std::ceil(plan.bits_per_key * static_cast<double>(keys)));
   options.hashes = plan.hashes;
-  options.layout = plan.layout;
+  if constexpr (std::is_same_v<Filter, BlockedFilter>) options.layout = plan.layout;
   options.memory.populate = true;  // page faults are not the layout's cost
-  absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(options);
+  absl::StatusOr<Filter> filter = Filter::Create(options);
   if (!filter.ok()) return filter.status();
   Speed speed;
   speed.insert_ns = measure::NsPerItem(keys, [&] {
@@ -84,6 +88,66 @@ absl::StatusOr<Speed> MeasureSpeed(const Plan& plan) {
   }
   speed.measured_fpr = static_cast<double>(false_positives) / static_cast<double>(keys);
   return speed;
+}
+
+absl::StatusOr<Speed> MeasureSpeed(const Plan& plan) {
+  return plan.layout == Layout::kPartitioned ? MeasureSpeedOf<ClassicFilter>(plan)
+                                             : MeasureSpeedOf<BlockedFilter>(plan);
+}
+
+// A candidate of `plan`: each blocked shape and the classic (partitioned) filter, against the
+// request's target and the --max-memory budget.
+struct Candidate {
+  std::string name;          // "line512", ..., "classic"
+  const Plan* plan;          // the request's plan; nullptr where the shape cannot take it
+  bool fits = true;          // its memory is within the budget (true without one)
+  std::optional<Plan> best;  // with a budget and a capacity: the lowest FPR within the budget
+  std::optional<Speed> speed;
+};
+
+// The geometry of the lowest FPR for `capacity` keys in at most `budget` bytes, in `layout` (k the
+// planner's best, or `hashes`): whole 512-bit lines (a multiple of every blocked shape's block),
+// less 16 bits for the partitioned layout's rounding up to whole slices.
+std::optional<Plan> BestWithin(uint64_t budget, uint64_t capacity, uint32_t hashes, Layout layout) {
+  const uint64_t room = layout == Layout::kPartitioned
+                            ? budget * 8 - std::min<uint64_t>(budget * 8, kMaxHashes)
+                            : budget * 8;
+  const uint64_t bits = std::min(room / kBlockBits * kBlockBits, kMaxBits);
+  if (bits == 0) return std::nullopt;
+  absl::StatusOr<Plan> plan = PlanForSize(bits, hashes, capacity, layout);
+  if (!plan.ok() || plan->bytes() > budget) return std::nullopt;
+  return *plan;
+}
+
+// The candidate --prefer picks among those whose plan meets the request and fits the budget:
+// smallest, the fewest bytes (ties to the faster); fastest, the least MayContain ns/key measured
+// when --measure timed them, else the planner's order (word64, block256, line512, then the
+// classic filter's k cache lines). -1 where none fits.
+int Pick(const std::vector<Candidate>& candidates, bool fastest) {
+  int pick = -1;
+  // Candidates are in kBlockShapes' order (fewest bits first, so fastest last), classic last: the
+  // planner's speed rank is that order reversed for the blocked shapes, classic slowest.
+  auto rank = [&](size_t i) { return i + 1 == candidates.size() ? -1 : static_cast<int>(i); };
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& c = candidates[i];
+    if (c.plan == nullptr || !c.fits) continue;
+    if (pick < 0) {
+      pick = static_cast<int>(i);
+      continue;
+    }
+    const Candidate& best = candidates[static_cast<size_t>(pick)];
+    bool better = false;
+    if (!fastest) {
+      better = c.plan->bytes() < best.plan->bytes() ||
+               (c.plan->bytes() == best.plan->bytes() && rank(i) > rank(static_cast<size_t>(pick)));
+    } else if (c.speed && best.speed) {
+      better = c.speed->may_contain_ns < best.speed->may_contain_ns;
+    } else {
+      better = rank(i) > rank(static_cast<size_t>(pick));
+    }
+    if (better) pick = static_cast<int>(i);
+  }
+  return pick;
 }
 
 absl::Status RunPlan(const PlanFlags& plan_flags) {
@@ -115,27 +179,60 @@ absl::Status RunPlan(const PlanFlags& plan_flags) {
     absl::StatusOr<Plan> plan = PlanFilter(options, Layout::kAuto);
     if (plan.ok()) chosen[static_cast<int>(choice)] = plan->layout;
   }
-  std::vector<std::optional<Speed>> speeds(blocked.size());
-  if (plan_flags.measure) {
-    for (size_t i = 0; i < blocked.size(); ++i) {
-      if (!blocked[i].ok()) continue;
-      absl::StatusOr<Speed> speed = MeasureSpeed(*blocked[i]);
+  // Every candidate: the blocked shapes, then the classic filter; measured, fitted to the budget.
+  const uint64_t budget = plan_flags.max_memory;
+  std::vector<Candidate> candidates;
+  for (size_t i = 0; i < blocked.size(); ++i) {
+    candidates.push_back(
+        {std::string(kBlockShapes[i].name), blocked[i].ok() ? &*blocked[i] : nullptr});
+  }
+  candidates.push_back({"classic", &*partitioned});
+  for (Candidate& c : candidates) {
+    if (c.plan == nullptr) continue;
+    if (plan_flags.measure) {
+      absl::StatusOr<Speed> speed = MeasureSpeed(*c.plan);
       if (!speed.ok()) return speed.status();
-      speeds[i] = *speed;
+      c.speed = *speed;
+    }
+    if (budget != 0) {
+      c.fits = c.plan->bytes() <= budget;
+      if (with_capacity)
+        c.best = BestWithin(budget, request->capacity, request->hashes, c.plan->layout);
     }
   }
+  const int pick = Pick(candidates, plan_flags.prefer == "fastest");
+  // With a budget none fits: the candidate that reaches the lowest FPR within it.
+  int best_within = -1;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const std::optional<Plan>& best = candidates[i].best;
+    if (best &&
+        (best_within < 0 ||
+         best->expected_fpr < candidates[static_cast<size_t>(best_within)].best->expected_fpr)) {
+      best_within = static_cast<int>(i);
+    }
+  }
+  // A candidate's figures beyond its plan: its speed, and against the budget.
+  auto candidate_json = [&](const Candidate& c, Json row) {
+    if (c.speed) {
+      row["insert_ns_per_key"] = c.speed->insert_ns;
+      row["may_contain_ns_per_key"] = c.speed->may_contain_ns;
+      row["measured_fpr"] = c.speed->measured_fpr;
+      row["measured_keys"] = std::min(c.plan->capacity, kMeasureKeys);
+    }
+    if (budget != 0) {
+      row["fits_max_memory"] = c.fits;
+      row["best_fpr_within_max_memory"] = c.best ? Json(c.best->expected_fpr) : Json();
+      row["best_hashes_within_max_memory"] = c.best ? Json(c.best->hashes) : Json();
+    }
+    return row;
+  };
   if (plan_flags.json) {
     Json layouts = Json::array();
     for (size_t i = 0; i < blocked.size(); ++i) {
       if (!blocked[i].ok()) continue;
       Json row = {{"layout", std::string(kBlockShapes[i].name)}};
       row.update(PlanJson(*blocked[i], 1));
-      if (speeds[i]) {
-        row["insert_ns_per_key"] = speeds[i]->insert_ns;
-        row["may_contain_ns_per_key"] = speeds[i]->may_contain_ns;
-        row["measured_fpr"] = speeds[i]->measured_fpr;
-      }
-      layouts.push_back(std::move(row));
+      layouts.push_back(candidate_json(candidates[i], std::move(row)));
     }
     // "" where auto takes no layout (the request fits none).
     auto chosen_name = [](const std::optional<Layout>& layout) {
@@ -146,9 +243,17 @@ absl::Status RunPlan(const PlanFlags& plan_flags) {
          {"target_fpr", request->bits == 0 ? Json(request->fpr) : Json()},
          {"requested_bits", request->bits},
          {"blocked", PlanJson(*blocked.front(), 1)},
-         {"partitioned", PlanJson(*partitioned, partitioned->hashes)},
+         {"partitioned",
+          candidate_json(candidates.back(), PlanJson(*partitioned, partitioned->hashes))},
          {"layouts", std::move(layouts)},
-         {"auto", {{"smallest", chosen_name(chosen[0])}, {"fastest", chosen_name(chosen[1])}}}});
+         {"auto", {{"smallest", chosen_name(chosen[0])}, {"fastest", chosen_name(chosen[1])}}},
+         {"max_memory", budget},
+         {"prefer", plan_flags.prefer},
+         // The candidate --prefer picks ("" where none meets the request within the budget), and
+         // with a budget the one reaching the lowest FPR within it.
+         {"pick", pick < 0 ? std::string() : candidates[static_cast<size_t>(pick)].name},
+         {"best_within_max_memory",
+          best_within < 0 ? std::string() : candidates[static_cast<size_t>(best_within)].name}});
     return absl::OkStatus();
   }
   std::string out =
@@ -200,16 +305,55 @@ absl::Status RunPlan(const PlanFlags& plan_flags) {
   if (plan_flags.measure) {
     for (const bool insert : {true, false}) {
       std::vector<std::string> row = {insert ? "Insert ns/key" : "MayContain ns/key"};
-      for (size_t i = 0; i < plans.size(); ++i) {
-        const bool timed = i < speeds.size() && speeds[i];
-        row.push_back(timed ? absl::StrFormat(
-                                  "%.1f", insert ? speeds[i]->insert_ns : speeds[i]->may_contain_ns)
-                            : "-");
+      for (const Candidate& c : candidates) {
+        row.push_back(
+            c.speed ? absl::StrFormat("%.1f", insert ? c.speed->insert_ns : c.speed->may_contain_ns)
+                    : "-");
       }
       table.AddRow(std::move(row));
     }
   }
+  // Per candidate, by index (the columns are the candidates, in order).
+  auto add_candidate_row = [&](std::string name, auto cell) {
+    std::vector<std::string> row = {std::move(name)};
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      row.push_back(candidates[i].plan != nullptr ? cell(i) : "-");
+    }
+    table.AddRow(std::move(row));
+  };
+  if (budget != 0) {
+    add_candidate_row(absl::StrCat("fits ", FormatBytes(static_cast<double>(budget))),
+                      [&](size_t i) { return std::string(candidates[i].fits ? "yes" : "no"); });
+    if (with_capacity) {
+      add_candidate_row("best FPR within it", [&](size_t i) {
+        const std::optional<Plan>& best = candidates[i].best;
+        return best ? absl::StrFormat("%.4g (k = %d)", best->expected_fpr, best->hashes)
+                    : std::string("-");
+      });
+    }
+  }
+  add_candidate_row(absl::StrCat("--prefer ", plan_flags.prefer), [&](size_t i) {
+    return std::string(static_cast<int>(i) == pick ? "<- pick" : "");
+  });
   absl::StrAppend(&out, table.Render());
+  if (pick < 0) {
+    absl::StrAppend(&out, "\nNo candidate meets the target within ",
+                    FormatBytes(static_cast<double>(budget)), ".");
+    if (best_within >= 0) {
+      const Candidate& c = candidates[static_cast<size_t>(best_within)];
+      absl::StrAppend(&out,
+                      " The lowest FPR it allows: ", absl::StrFormat("%.4g", c.best->expected_fpr),
+                      " (", c.name, ", k = ", c.best->hashes, ").");
+    }
+    absl::StrAppend(&out, "\n");
+  } else {
+    const Candidate& c = candidates[static_cast<size_t>(pick)];
+    absl::StrAppend(&out, "\nPick (--prefer ", plan_flags.prefer, "): ", c.name, ", ",
+                    FormatBytes(static_cast<double>(c.plan->bytes())),
+                    c.name == "classic" ? " (bloomery build --kind classic)"
+                                        : absl::StrCat(" (bloomery build --layout ", c.name, ")"),
+                    "\n");
+  }
   if (!with_capacity) absl::StrAppend(&out, "\n(give --capacity N to see the FPR at N keys)\n");
   if (plan_flags.measure) {
     absl::StrAppend(&out, "\n(ns/key: single-key calls on this machine, ",
@@ -576,6 +720,15 @@ is <= P; --bits B [--hashes K] describes a given geometry and what it gives at N
       RunPlan);
   plan_flags->sizing.Add(*plan, "keys the filter holds: 1000000, 1e6, 2^20, 10M",
                          "target false-positive rate: 0.01, 1e-3, 1%");
+  AddNumber(*plan, "--max-memory", plan_flags->max_memory, Unit::kBytes,
+            "a memory budget (2.5GiB, 512M): say which candidates fit it, and the lowest FPR each "
+            "reaches within it");
+  plan->add_option("--prefer", plan_flags->prefer,
+                   "which candidate to pick among those that meet the target within the budget: "
+                   "smallest (the default: the fewest bytes) or fastest (by --measure's MayContain "
+                   "timings when given, else word64, block256, line512, classic)")
+      ->type_name("P")
+      ->check(CLI::IsMember({"smallest", "fastest"}));
   AddJson(*plan, plan_flags->json);
   AddFlag(*plan, "--measure", plan_flags->measure,
           "also time each blocked layout's Insert and MayContain here (ns/key, about a second)");
