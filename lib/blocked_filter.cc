@@ -11,6 +11,7 @@
 #include "internal/block256_layout.h"
 #include "internal/block_layout.h"
 #include "internal/fill_estimate.h"
+#include "internal/health_scan.h"
 #include "internal/line_ops.h"
 #include "internal/persistence.h"
 #include "internal/storage.h"
@@ -97,13 +98,40 @@ absl::Status BlockedFilter::IntersectWith(const BlockedFilter& other) {
   return absl::OkStatus();
 }
 
-double BlockedFilter::EstimatedFpr() const noexcept {
+internal::ScanTotals BlockedFilter::Scan(bool sample) const {
   const internal::BlockSlices slices = internal::SlicesOfBlock(plan_.layout, hashes_);
-  double total = 0;
-  for (uint64_t b = 0; b < blocks_; ++b) {
-    total += internal::BlockFpr(words_ + (b << block_shift_), slices, hashes_);
-  }
-  return blocks_ ? total / static_cast<double>(blocks_) : 0.0;
+  return internal::ScanUnits(
+      blocks_, 2,
+      [&](uint64_t b, double* out) {
+        uint32_t set = 0;
+        out[0] = internal::BlockFpr(block_at(b), slices, hashes_, &set);
+        out[1] = set;
+      },
+      sample, internal::RunUnits(uint64_t{8} << block_shift_));
+}
+
+double BlockedFilter::EstimatedFpr() const noexcept {
+  return blocks_ ? Scan(false).total[0] / static_cast<double>(blocks_) : 0.0;
+}
+
+FilterHealth BlockedFilter::Health() const {
+  const internal::ScanTotals scan = Scan(memory_bytes() > kHealthExactBytes);
+  const double blocks = static_cast<double>(std::max<uint64_t>(blocks_, 1));
+  const internal::CountReading count =
+      internal::CountFromSample(scan.total[1], scan.error[1], bits(), hashes_);
+  FilterHealth health;
+  health.capacity = capacity();
+  health.estimated_count = count.count;
+  health.estimated_count_error = count.error;
+  health.fill_ratio = bits() ? scan.total[1] / static_cast<double>(bits()) : 0.0;
+  health.planned_fpr = planned_fpr();
+  health.estimated_fpr = scan.total[0] / blocks;
+  health.estimated_fpr_error = 3 * scan.error[0] / blocks;
+  health.sampled = scan.sampled;
+  health.state =
+      ClassifyHealth(health.estimated_fpr, health.planned_fpr,
+                     count.count / static_cast<double>(std::max<uint64_t>(health.capacity, 1)));
+  return health;
 }
 
 // Persistence (lib/internal/persistence.h): a one-stage file of kind "blocked" (docs/FORMAT.md).

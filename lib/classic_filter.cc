@@ -12,6 +12,7 @@
 #include "internal/classic_layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
+#include "internal/health_scan.h"
 #include "internal/persistence.h"
 #include "internal/storage.h"
 
@@ -156,6 +157,50 @@ double ClassicFilter::EstimatedFpr() const noexcept {
     fpr *= static_cast<double>(set) / static_cast<double>(slice_bits_);
   }
   return fpr;
+}
+
+FilterHealth ClassicFilter::Health() const {
+  const bool sample = memory_bytes() > kHealthExactBytes;
+  // A slice's units are its 512-bit chunks (the last may be shorter), read by PopCountRange.
+  constexpr uint64_t kChunkBits = 512;
+  const uint64_t chunks = (slice_bits_ + kChunkBits - 1) / kChunkBits;
+  const uint32_t strata = std::max<uint32_t>(16, kHealthStrata / hashes_);
+  double fpr = 1.0;
+  double relative_variance = 0;  // of the FPR, summed over slices (the delta method)
+  double set = 0;
+  double set_variance = 0;
+  bool sampled = false;
+  for (uint32_t i = 0; i < hashes_; ++i) {
+    const uint64_t start = i * slice_bits_;
+    const internal::ScanTotals scan = internal::ScanUnits(
+        chunks, 1,
+        [&](uint64_t c, double* out) {
+          out[0] = static_cast<double>(PopCountRange(
+              start + c * kChunkBits, std::min(start + (c + 1) * kChunkBits, start + slice_bits_)));
+        },
+        sample, internal::RunUnits(kChunkBits / 8), strata);
+    sampled = scan.sampled;
+    const double slice_set = std::min(scan.total[0], static_cast<double>(slice_bits_));
+    fpr *= slice_set / static_cast<double>(slice_bits_);
+    if (slice_set > 0) relative_variance += std::pow(scan.error[0] / slice_set, 2);
+    set += slice_set;
+    set_variance += scan.error[0] * scan.error[0];
+  }
+  const internal::CountReading count =
+      internal::CountFromSample(set, std::sqrt(set_variance), bits(), hashes_);
+  FilterHealth health;
+  health.capacity = capacity();
+  health.estimated_count = count.count;
+  health.estimated_count_error = count.error;
+  health.fill_ratio = bits() ? set / static_cast<double>(bits()) : 0.0;
+  health.planned_fpr = planned_fpr();
+  health.estimated_fpr = fpr;
+  health.estimated_fpr_error = 3 * fpr * std::sqrt(relative_variance);
+  health.sampled = sampled;
+  health.state =
+      ClassifyHealth(fpr, health.planned_fpr,
+                     count.count / static_cast<double>(std::max<uint64_t>(health.capacity, 1)));
+  return health;
 }
 
 // Persistence (lib/internal/persistence.h): a one-stage file of kind "classic" (docs/FORMAT.md),

@@ -15,6 +15,7 @@
 #include "internal/counting_layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
+#include "internal/health_scan.h"
 #include "internal/persistence.h"
 #include "internal/storage.h"
 
@@ -276,29 +277,54 @@ uint64_t CountingFilter::NonZeroCounters() const noexcept {
   return count;
 }
 
+internal::ScanTotals CountingFilter::Scan(bool sample) const {
+  const double per_slice = CountersPerSlice(plan_.counter_bits);
+  return internal::ScanUnits(
+      plan_.blocks, 3,
+      [&](uint64_t b, double* out) {
+        double fill[kCountingSlices];
+        uint64_t non_zero = 0;
+        uint64_t sum = 0;
+        for (uint32_t j = 0; j < kCountingSlices; ++j) {
+          const uint64_t w = LoadRelaxed(line(b) + j);
+          const uint32_t slice = NonZeroInWord(w, plan_.counter_bits);
+          non_zero += slice;
+          fill[j] = slice / per_slice;
+          for (uint32_t shift = 0; shift < 64; shift += plan_.counter_bits) {
+            sum += (w >> shift) & max_count_;
+          }
+        }
+        out[0] = internal::SlicedLineFprFromFill(fill, kCountingSlices, plan_.hashes);
+        out[1] = static_cast<double>(non_zero);
+        out[2] = static_cast<double>(sum);
+      },
+      sample, internal::RunUnits(kWordsPerBlock * 8));
+}
+
 double CountingFilter::EstimatedCount() const noexcept {
-  const uint64_t words = plan_.blocks * kWordsPerBlock;
-  uint64_t sum = 0;
-  for (uint64_t i = 0; i < words; ++i) {
-    const uint64_t w = LoadRelaxed(words_ + i);
-    for (uint32_t shift = 0; shift < 64; shift += plan_.counter_bits) {
-      sum += (w >> shift) & max_count_;
-    }
-  }
-  return static_cast<double>(sum) / plan_.hashes;
+  return Scan(false).total[2] / plan_.hashes;
 }
 
 double CountingFilter::EstimatedFpr() const noexcept {
-  const double per_slice = CountersPerSlice(plan_.counter_bits);
-  double total = 0;
-  for (uint64_t b = 0; b < plan_.blocks; ++b) {
-    double fill[kCountingSlices];
-    for (uint32_t j = 0; j < kCountingSlices; ++j) {
-      fill[j] = NonZeroInWord(LoadRelaxed(line(b) + j), plan_.counter_bits) / per_slice;
-    }
-    total += internal::SlicedLineFprFromFill(fill, kCountingSlices, plan_.hashes);
-  }
-  return plan_.blocks ? total / static_cast<double>(plan_.blocks) : 0.0;
+  return plan_.blocks ? Scan(false).total[0] / static_cast<double>(plan_.blocks) : 0.0;
+}
+
+FilterHealth CountingFilter::Health() const {
+  const internal::ScanTotals scan = Scan(memory_bytes() > kHealthExactBytes);
+  const double blocks = static_cast<double>(std::max<uint64_t>(plan_.blocks, 1));
+  FilterHealth health;
+  health.capacity = capacity();
+  health.estimated_count = scan.total[2] / plan_.hashes;
+  health.estimated_count_error = 3 * scan.error[2] / plan_.hashes;
+  health.fill_ratio = scan.total[1] / static_cast<double>(std::max<uint64_t>(counters(), 1));
+  health.planned_fpr = planned_fpr();
+  health.estimated_fpr = scan.total[0] / blocks;
+  health.estimated_fpr_error = 3 * scan.error[0] / blocks;
+  health.sampled = scan.sampled;
+  health.state = ClassifyHealth(
+      health.estimated_fpr, health.planned_fpr,
+      health.estimated_count / static_cast<double>(std::max<uint64_t>(health.capacity, 1)));
+  return health;
 }
 
 // Persistence (lib/internal/persistence.h): a one-stage file of kind "counting" (docs/FORMAT.md);

@@ -589,6 +589,40 @@ double ScalableFilter::EstimatedFpr() const noexcept {
   return 1.0 - none;
 }
 
+FilterHealth ScalableFilter::Health() const {
+  const uint32_t count = stage_count();
+  FilterHealth health;
+  double none = 1.0;  // probability that no stage answers "maybe"
+  double fpr_variance = 0;
+  double count_variance = 0;
+  double set = 0;
+  double bits = 0;
+  uint64_t inserted = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    const FilterHealth s = stage(i).Health();
+    none *= 1.0 - s.estimated_fpr;
+    fpr_variance += std::pow(s.estimated_fpr_error / 3, 2);
+    health.estimated_count += s.estimated_count;
+    count_variance += std::pow(s.estimated_count_error / 3, 2);
+    set += s.fill_ratio * static_cast<double>(stage(i).bits());
+    bits += static_cast<double>(stage(i).bits());
+    inserted += stage_keys(i);
+    health.sampled = health.sampled || s.sampled;
+  }
+  health.capacity = capacity();
+  health.inserted = inserted;
+  health.estimated_count_error = 3 * std::sqrt(count_variance);
+  health.fill_ratio = bits > 0 ? set / bits : 0.0;
+  health.planned_fpr = planned_fpr();
+  health.estimated_fpr = 1.0 - none;
+  health.estimated_fpr_error = 3 * std::sqrt(fpr_variance);
+  const double load = full() ? static_cast<double>(inserted) /
+                                   static_cast<double>(std::max<uint64_t>(health.capacity, 1))
+                             : 0.0;
+  health.state = ClassifyHealth(health.estimated_fpr, health.planned_fpr, load);
+  return health;
+}
+
 uint32_t ScalableFilter::stage_count() const noexcept {
   return chain_->stage_count.load(std::memory_order_acquire);
 }

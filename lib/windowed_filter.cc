@@ -16,6 +16,7 @@
 #include "internal/block_layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
+#include "internal/health_scan.h"
 #include "internal/line_ops.h"
 #include "internal/memory_limit.h"
 #include "internal/persistence.h"
@@ -391,39 +392,98 @@ void WindowedFilter::Clear() noexcept {
   if (window_ns_ > 0) origin_ns_ = state_->clock();
 }
 
-double WindowedFilter::SlotFpr(uint32_t slot) const noexcept {
+internal::ScanTotals WindowedFilter::Scan(uint64_t slots, bool sample) const {
   const internal::BlockSlices slices = internal::SlicesOfBlock(plan_.layout, plan_.hashes);
-  double total = 0;
-  for (uint64_t b = 0; b < blocks_; ++b) {
-    total += internal::BlockFpr(block_at(b, slot), slices, plan_.hashes);
-  }
-  return blocks_ ? total / static_cast<double>(blocks_) : 0.0;
+  return internal::ScanUnits(
+      blocks_, 2 * size_t{generations_},
+      [&](uint64_t b, double* out) {
+        for (uint32_t slot = 0; slot < generations_; ++slot) {
+          uint32_t set = 0;
+          out[2 * slot] = (slots >> slot & 1) != 0
+                              ? internal::BlockFpr(block_at(b, slot), slices, plan_.hashes, &set)
+                              : 0.0;
+          out[2 * slot + 1] = set;
+        }
+      },
+      sample, internal::RunUnits(uint64_t{8} * generations_ << block_shift_));
 }
 
-double WindowedFilter::SlotCount(uint32_t slot) const noexcept {
-  uint64_t set = 0;
-  for (uint64_t b = 0; b < blocks_; ++b)
-    set += internal::PopCountWords(block_at(b, slot), block_words());
-  // Swamidass & Baldi, as BlockedFilter::EstimatedCount.
-  return internal::CountFromFill(set, plan_.bits, plan_.hashes);
+uint64_t WindowedFilter::LiveSlots(uint64_t now) const noexcept {
+  uint64_t slots = 0;
+  for (uint32_t slot = 0; slot < generations_; ++slot) {
+    if (SlotLive(slot, now)) slots |= uint64_t{1} << slot;
+  }
+  return slots;
 }
 
 double WindowedFilter::EstimatedCount() const noexcept {
-  const uint64_t now = EpochNow();
+  const uint64_t slots = LiveSlots(EpochNow());
+  const internal::ScanTotals scan = Scan(slots, false);
   double count = 0;
   for (uint32_t slot = 0; slot < generations_; ++slot) {
-    if (SlotLive(slot, now)) count += SlotCount(slot);
+    // Swamidass & Baldi, as BlockedFilter::EstimatedCount.
+    if ((slots >> slot & 1) != 0) {
+      count += internal::CountFromFill(static_cast<uint64_t>(scan.total[2 * slot + 1]), plan_.bits,
+                                       plan_.hashes);
+    }
   }
   return count;
 }
 
 double WindowedFilter::EstimatedFpr() const noexcept {
-  const uint64_t now = EpochNow();
+  const uint64_t slots = LiveSlots(EpochNow());
+  const internal::ScanTotals scan = Scan(slots, false);
   double none = 1;
   for (uint32_t slot = 0; slot < generations_; ++slot) {
-    if (SlotLive(slot, now)) none *= 1 - SlotFpr(slot);
+    if ((slots >> slot & 1) != 0) {
+      none *= 1 - (blocks_ ? scan.total[2 * slot] / static_cast<double>(blocks_) : 0.0);
+    }
   }
   return 1 - none;
+}
+
+FilterHealth WindowedFilter::Health() const {
+  const uint64_t slots = LiveSlots(EpochNow());
+  const internal::ScanTotals scan = Scan(slots, memory_bytes() > kHealthExactBytes);
+  const double blocks = static_cast<double>(std::max<uint64_t>(blocks_, 1));
+  FilterHealth health;
+  double none = 1;
+  double fpr_variance = 0;
+  double count_variance = 0;
+  double set = 0;
+  double bits = 0;
+  for (uint32_t slot = 0; slot < generations_; ++slot) {
+    if ((slots >> slot & 1) == 0) continue;
+    none *= 1 - scan.total[2 * slot] / blocks;
+    fpr_variance += std::pow(scan.error[2 * slot] / blocks, 2);
+    const internal::CountReading count = internal::CountFromSample(
+        scan.total[2 * slot + 1], scan.error[2 * slot + 1], plan_.bits, plan_.hashes);
+    health.estimated_count += count.count;
+    count_variance += std::pow(count.error / 3, 2);
+    set += scan.total[2 * slot + 1];
+    bits += static_cast<double>(plan_.bits);
+  }
+  health.capacity = capacity_;
+  health.estimated_count_error = 3 * std::sqrt(count_variance);
+  health.fill_ratio = bits > 0 ? set / bits : 0.0;
+  health.planned_fpr = planned_fpr();
+  health.estimated_fpr = 1 - none;
+  health.estimated_fpr_error = 3 * std::sqrt(fpr_variance);
+  health.sampled = scan.sampled;
+  if (window_ns_ == 0) {
+    // Rotation holds the window at its capacity, where the FPR its bits give is the planned one
+    // give or take their fluctuation (a few percent): only more than a window's keys in its
+    // generations (a union of two) takes it past kOverFullWindow times.
+    constexpr double kOverFullWindow = 1.25;
+    health.state = health.estimated_fpr > kOverFullWindow * health.planned_fpr
+                       ? HealthState::kOverLimit
+                       : HealthState::kOk;
+  } else {
+    health.state = ClassifyHealth(
+        health.estimated_fpr, health.planned_fpr,
+        health.estimated_count / static_cast<double>(std::max<uint64_t>(capacity_, 1)));
+  }
+  return health;
 }
 
 WindowedFilter::GenerationInfo WindowedFilter::generation(uint32_t age) const noexcept {
@@ -434,7 +494,11 @@ WindowedFilter::GenerationInfo WindowedFilter::generation(uint32_t age) const no
   const auto slot = static_cast<uint32_t>(info.epoch % generations_);
   info.live =
       SlotLive(slot, now) && state_->slot_epoch[slot].load(std::memory_order_acquire) == info.epoch;
-  if (info.live) info.estimated_keys = SlotCount(slot);
+  if (info.live) {
+    info.estimated_keys = internal::CountFromFill(
+        static_cast<uint64_t>(Scan(uint64_t{1} << slot, false).total[2 * slot + 1]), plan_.bits,
+        plan_.hashes);
+  }
   return info;
 }
 

@@ -175,6 +175,10 @@ class BLOOMERY_EXPORT AnyFilter {
   [[nodiscard]] double EstimatedFpr() const noexcept {
     return Visit([](const auto& f) { return f.EstimatedFpr(); });
   }
+  // The kind's Health (health.h).
+  [[nodiscard]] FilterHealth Health() const {
+    return Visit([](const auto& f) { return f.Health(); });
+  }
   [[nodiscard]] uint64_t memory_bytes() const noexcept {
     return Visit([](const auto& f) { return f.memory_bytes(); });
   }

@@ -119,6 +119,12 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   // filter, that all its k bits are set, computed from the actual bits (every block, every start
   // slice, each slice's fill). O(bytes).
   [[nodiscard]] double EstimatedFpr() const noexcept;
+  // Health (health.h): EstimatedFpr's reading of every block, with each block's set bits for the
+  // fill and the count, over the whole filter up to kHealthExactBytes and over a stratified
+  // sample of ~1 MiB above (~1-2 ms for 1 GiB: benchmarks/README.md). Unset `inserted`: a blocked
+  // filter counts nothing on insert. May overlap inserts in concurrent mode (a reading of some
+  // state between them). Allocates a few small vectors.
+  [[nodiscard]] FilterHealth Health() const;
 
   // Blocks of the layout's shape (512-bit lines, 256-bit blocks or 64-bit words).
   [[nodiscard]] uint64_t blocks() const noexcept { return blocks_; }
@@ -147,6 +153,9 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   // (By value: the callers then need not spill the hash for the call.)
   bool InsertOutOfLine(KeyHash hash) noexcept;
   [[nodiscard]] bool MayContainOutOfLine(KeyHash hash) const noexcept;
+
+  // Per block: its FPR term (BlockFpr) and its set bits, totalled (ScanUnits, health_scan.h).
+  [[nodiscard]] internal::ScanTotals Scan(bool sample) const;
 
   friend class BatchForms<BlockedFilter>;
   // The batch loops, instantiated in blocked_filter.cc for every FilterKey.

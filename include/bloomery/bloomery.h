@@ -11,6 +11,7 @@
 #include "bloomery/file.h"         // IWYU pragma: export
 #include "bloomery/filter.h"       // IWYU pragma: export
 #include "bloomery/filter_kind.h"  // IWYU pragma: export (and every kind's header)
+#include "bloomery/health.h"       // IWYU pragma: export
 #include "bloomery/key.h"          // IWYU pragma: export
 #include "bloomery/options.h"      // IWYU pragma: export
 #include "bloomery/plan.h"         // IWYU pragma: export

@@ -94,6 +94,10 @@ class BLOOMERY_EXPORT ClassicFilter : public BatchForms<ClassicFilter>,
   // The FPR this filter has now: the product over slices of each slice's fill ratio, which is the
   // exact probability that a random absent key finds its k bits set (one per slice). O(bytes).
   [[nodiscard]] double EstimatedFpr() const noexcept;
+  // Health (health.h): the same product from each slice's fill, read whole up to
+  // kHealthExactBytes, above from a stratified sample of each slice (kHealthStrata / k strata,
+  // at least 16, of one kHealthRunBytes run each: ~1 MiB in all). Unset `inserted`.
+  [[nodiscard]] FilterHealth Health() const;
 
   [[nodiscard]] uint64_t slice_bits() const noexcept { return slice_bits_; }
   // plan(), bits() (slice_bits() * hashes()), hashes(), Clear, PopCount, FillRatio and

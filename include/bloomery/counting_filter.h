@@ -161,6 +161,11 @@ class BLOOMERY_EXPORT CountingFilter : public BatchForms<CountingFilter>,
   // filter, that all its k counters are non-zero, computed from the actual counters (every
   // line, every start slice, each slice's fraction of non-zero counters). O(bytes).
   [[nodiscard]] double EstimatedFpr() const noexcept;
+  // Health (health.h): from the counters, EstimatedFpr's reading and EstimatedCount's sum (so
+  // estimated_count is insertions minus erasures, with multiplicity, and its error only the
+  // sample's), fill_ratio the fraction of non-zero counters; read whole up to
+  // kHealthExactBytes, above from a stratified sample of lines. Unset `inserted`.
+  [[nodiscard]] FilterHealth Health() const;
 
   [[nodiscard]] const CountingPlan& plan() const noexcept { return plan_; }
   // Keys planned for (PlannedCapacity, plan.h) and the FPR the plan predicts at that many keys.
@@ -188,6 +193,9 @@ class BLOOMERY_EXPORT CountingFilter : public BatchForms<CountingFilter>,
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
   [[nodiscard]] static absl::StatusOr<CountingFilter> Open(internal::FilterFile& file,
                                                            const LoadOptions& options);
+  // Per line: its FPR term, its non-zero counters and its counters' sum (ScanUnits,
+  // health_scan.h).
+  [[nodiscard]] internal::ScanTotals Scan(bool sample) const;
   // Sets saturated_ from the counters themselves (after a load).
   void RecountSaturated() noexcept;
 

@@ -5,9 +5,9 @@
 // `Filter<F>` is what generic code may rely on for any kind (BlockedFilter, ClassicFilter,
 // CountingFilter, ScalableFilter, WindowedFilter, and whatever comes next): Create from its
 // options, Insert and MayContain for the three key types, their batch forms, UnionWith with
-// CheckCompatible, capacity, planned_fpr, EstimatedCount, EstimatedFpr, Clear, Save and Load (to a
-// file or to bytes), memory_bytes, seed and concurrent, each with one meaning for every kind.
-// `MappableFilter<F>` adds Map and Flush (the kinds stored as one fixed-size stage).
+// CheckCompatible, capacity, planned_fpr, EstimatedCount, EstimatedFpr, Health, Clear, Save and
+// Load (to a file or to bytes), memory_bytes, seed and concurrent, each with one meaning for every
+// kind. `MappableFilter<F>` adds Map and Flush (the kinds stored as one fixed-size stage).
 // tests/filter_test.cc asserts that every kind satisfies them.
 //
 // What differs between kinds is said honestly rather than papered over: what Insert answers
@@ -34,6 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "bloomery/export.h"
+#include "bloomery/health.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
@@ -46,6 +47,8 @@ namespace internal {
 class FilterAccess;
 struct FilterFile;
 struct KindFormat;
+// A reading of a filter's blocks (lib/internal/health_scan.h), behind EstimatedFpr and Health.
+struct ScanTotals;
 }  // namespace internal
 
 // The memory a filter's bits live in: its own anonymous pages (transparent huge pages where the
@@ -339,6 +342,9 @@ concept Filter =
       { cf.planned_fpr() } noexcept -> std::same_as<double>;
       { cf.EstimatedCount() } noexcept -> std::same_as<double>;
       { cf.EstimatedFpr() } noexcept -> std::same_as<double>;
+      // Health (health.h): both estimates, the fill and a state, read whole or from a sample of
+      // ~1 MiB of a large filter.
+      { cf.Health() } -> std::same_as<FilterHealth>;
       { f.Clear() } noexcept;
       { cf.memory_bytes() } noexcept -> std::same_as<uint64_t>;
       { cf.seed() } noexcept -> std::same_as<uint64_t>;

@@ -236,6 +236,17 @@ class BLOOMERY_EXPORT ScalableFilter : public BatchForms<ScalableFilter, InsertR
   // The chain's FPR now: 1 - prod_i (1 - f_i) with f_i each stage's exact FPR from its bits
   // (BlockedFilter::EstimatedFpr). O(bytes).
   [[nodiscard]] double EstimatedFpr() const noexcept;
+  // Health (health.h), the whole chain's: each stage's BlockedFilter::Health (so a stage above
+  // kHealthExactBytes is sampled: ~1 MiB read per such stage), combined: `inserted` the stages'
+  // counts (EstimatedCount), estimated_count the sum of the stages' readings from their fill,
+  // estimated_fpr as EstimatedFpr, planned_fpr the chain's bound, capacity the allocated stages'.
+  // A chain that can still grow is not near its limit for holding keys: the state looks at the
+  // count only once it is full() (kNearLimit past 90% of capacity by the stage counts). While it
+  // grows its FPR stays below the bound (kNearLimit above 0.8x, e.g. after ~15 full stages at
+  // r = 0.9); a full chain sits at its capacity, where the FPR its bits give is the planned one
+  // give or take a few percent, so kOverLimit there means that noise went up (or a union's
+  // stage was fuller than its count): it refuses keys, so it gets no fuller.
+  [[nodiscard]] FilterHealth Health() const;
 
   // Stages allocated so far (>= 1).
   [[nodiscard]] uint32_t stage_count() const noexcept;

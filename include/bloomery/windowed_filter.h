@@ -252,6 +252,15 @@ class BLOOMERY_EXPORT WindowedFilter : public BatchForms<WindowedFilter>, public
   // The FPR now over the whole window: 1 - prod over live generations of (1 - that generation's
   // exact FPR from its bits). O(bytes).
   [[nodiscard]] double EstimatedFpr() const noexcept;
+  // Health (health.h), the live window's: EstimatedFpr and EstimatedCount's readings of the live
+  // generations (read whole up to kHealthExactBytes of the whole array, above from a stratified
+  // sample of ~1 MiB of interleaved blocks), fill_ratio over the live generations' bits,
+  // capacity the window's keys. Unset `inserted`. Key-count mode: rotation keeps the window at
+  // its capacity, so a full window is its normal state, not a limit, and its FPR there is the
+  // planned one give or take a few percent: kOk, or kOverLimit above 1.25x planned_fpr (more
+  // keys than a window in its generations: a union of two windows). Duration mode:
+  // ClassifyHealth's rule (more than capacity keys within one window overfill it).
+  [[nodiscard]] FilterHealth Health() const;
 
   // One generation's plan: ceil(capacity/G) keys at the per-generation FPR.
   [[nodiscard]] const Plan& generation_plan() const noexcept { return plan_; }
@@ -341,8 +350,11 @@ class BLOOMERY_EXPORT WindowedFilter : public BatchForms<WindowedFilter>, public
   }
   // Words of a block: 8 (line), 4 (block256), 1 (word64).
   [[nodiscard]] uint32_t block_words() const noexcept { return uint32_t{1} << block_shift_; }
-  [[nodiscard]] double SlotFpr(uint32_t slot) const noexcept;
-  [[nodiscard]] double SlotCount(uint32_t slot) const noexcept;
+  // Per interleaved run of G blocks, for each slot in `slots` (a bit per slot): its block's FPR
+  // term (values 2 * slot) and set bits (2 * slot + 1) (ScanUnits, health_scan.h).
+  [[nodiscard]] internal::ScanTotals Scan(uint64_t slots, bool sample) const;
+  // The live slots at epoch `now`, a bit per slot.
+  [[nodiscard]] uint64_t LiveSlots(uint64_t now) const noexcept;
   friend class BatchForms<WindowedFilter>;
   // The batch loops, instantiated in windowed_filter.cc for every FilterKey.
   template <FilterKey Key>

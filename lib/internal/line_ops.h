@@ -58,16 +58,21 @@ struct BlockSlices {
 
 // The probability that a random key absent from this block finds all its k bits set: the mean,
 // over the start slices, of the product of the k slices' fill ratios (the exact per-block term
-// of a blocked filter's FPR). One reading of every shape (the line, block256, word64).
-[[nodiscard]] inline double BlockFpr(const uint64_t* block, BlockSlices slices,
-                                     uint32_t hashes) noexcept {
+// of a blocked filter's FPR). One reading of every shape (the line, block256, word64). With
+// `set_bits`, also the block's set bits (Health's fill, read in the same pass).
+[[nodiscard]] inline double BlockFpr(const uint64_t* block, BlockSlices slices, uint32_t hashes,
+                                     uint32_t* set_bits = nullptr) noexcept {
   const uint64_t mask = slices.bits == 64 ? ~uint64_t{0} : (uint64_t{1} << slices.bits) - 1;
   double fill[16];
+  uint32_t total = 0;
   for (uint32_t j = 0; j < slices.count; ++j) {
     const uint32_t bit = j * slices.bits;
-    const uint64_t set = (LoadRelaxed(block + bit / 64) >> (bit % 64)) & mask;
-    fill[j] = static_cast<double>(std::popcount(set)) / slices.bits;
+    const auto set =
+        static_cast<uint32_t>(std::popcount((LoadRelaxed(block + bit / 64) >> (bit % 64)) & mask));
+    total += set;
+    fill[j] = static_cast<double>(set) / slices.bits;
   }
+  if (set_bits != nullptr) *set_bits = total;
   return SlicedLineFprFromFill(fill, slices.count, hashes);
 }
 
