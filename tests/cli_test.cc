@@ -15,11 +15,13 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -1172,6 +1174,172 @@ TEST_CASE("info describes a file (text and JSON), and reports corruption and mis
   RunResult missing = Run({"info", Scratch().File("no_such.bloom")});
   CHECK(missing.exit_code == 1);
   CHECK(Contains(missing.err, "no_such.bloom"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Prometheus text exposition format (version 0.0.4), as `info --metrics` must write it.
+
+struct MetricSample {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> labels;  // unescaped values
+  double value = 0;
+
+  [[nodiscard]] std::string Label(std::string_view key) const {
+    for (const auto& [name, value] : labels) {
+      if (name == key) return value;
+    }
+    FAIL("sample has no label " << std::string(key));
+    return "";
+  }
+};
+
+// Parses `text`, failing the test case on any line that is not a HELP, a TYPE or a sample of the
+// format: metric and label names by their regexes, label values quoted with only \\, \" and \n
+// escaped, a float value (Go's syntax: +Inf, -Inf, NaN), HELP and TYPE once per metric and
+// before its samples, each metric's samples together.
+std::vector<MetricSample> ParseExposition(const std::string& text) {
+  static const std::regex kHelp(R"(# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) (.*))");
+  static const std::regex kType(
+      R"(# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped))");
+  static const std::regex kSample(
+      R"(([a-zA-Z_:][a-zA-Z0-9_:]*)(\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*",?)*)\})? )"
+      R"(([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]Inf|NaN))");
+  static const std::regex kLabel(R"(([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)\")");
+  std::vector<MetricSample> samples;
+  std::unordered_set<std::string> helped;
+  std::unordered_set<std::string> typed;
+  std::unordered_set<std::string> finished;  // metrics whose samples another metric's followed
+  std::string current;
+  REQUIRE(!text.empty());
+  REQUIRE(text.back() == '\n');
+  for (const std::string& line : SplitLines(text)) {
+    CAPTURE(line);
+    std::smatch m;
+    if (std::regex_match(line, m, kHelp)) {
+      CHECK(helped.insert(m[1]).second);
+      continue;
+    }
+    if (std::regex_match(line, m, kType)) {
+      CHECK(helped.count(m[1]) == 1);  // HELP first, as the library clients write it
+      CHECK(typed.insert(m[1]).second);
+      continue;
+    }
+    REQUIRE(std::regex_match(line, m, kSample));
+    MetricSample sample;
+    sample.name = m[1];
+    CHECK(typed.count(sample.name) == 1);
+    if (sample.name != current) {
+      if (!current.empty()) finished.insert(current);
+      CHECK(finished.count(sample.name) == 0);
+      current = sample.name;
+    }
+    const std::string labels = m[3];
+    for (std::sregex_iterator it(labels.begin(), labels.end(), kLabel), end; it != end; ++it) {
+      std::string value;
+      const std::string escaped = (*it)[2];
+      for (size_t i = 0; i < escaped.size(); ++i) {
+        if (escaped[i] == '\\') {
+          ++i;
+          value += escaped[i] == 'n' ? '\n' : escaped[i];
+        } else {
+          value += escaped[i];
+        }
+      }
+      sample.labels.emplace_back((*it)[1], value);
+    }
+    const std::string value = m[4];
+    sample.value = value == "+Inf"   ? INFINITY
+                   : value == "-Inf" ? -INFINITY
+                   : value == "NaN"  ? NAN
+                                     : std::stod(value);
+    samples.push_back(std::move(sample));
+  }
+  return samples;
+}
+
+TEST_CASE("info shows the health, and --metrics prints it for several files as Prometheus text") {
+  // Names that need every escape of a label value.
+  const std::string over = Scratch().File("health \"over\"\\a.bloom");
+  const std::string ok = Scratch().File("health\nok.bloom");
+  const std::string scalable = Scratch().File("health_scalable.bloom");
+  Build({"--capacity", "1000"}, over, WriteLines("health.txt", NumberedLines("h", 0, 2000)));
+  Build({"--kind", "counting", "--capacity", "4000"}, ok,
+        WriteLines("health.txt", NumberedLines("h", 0, 1000)));
+  Build({"--kind", "scalable", "--capacity", "500"}, scalable,
+        WriteLines("health.txt", NumberedLines("h", 0, 2000)));
+
+  RunResult text = Run({"info", over});
+  REQUIRE_MESSAGE(text.exit_code == 0, text.err);
+  for (const char* field : {"health", "over_limit", "estimated keys", "+-", "fill", "/"}) {
+    CHECK(Contains(text.out, field));
+  }
+
+  const std::vector<std::string> files = {over, ok, scalable};
+  std::vector<Json> infos;
+  for (const std::string& file : files) {
+    RunResult run = Run({"info", file, "--json"});
+    REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+    infos.push_back(ParseJson(run.out));
+  }
+  CHECK(infos[0]["health"]["state"].string == "over_limit");
+  CHECK(infos[1]["health"]["state"].string == "ok");
+  CHECK(infos[2]["health"]["state"].string == "ok");  // a chain that grows
+  CHECK(infos[2]["health"]["inserted"].U64() <= 2000);
+  CHECK_FALSE(infos[0]["health"].Has("inserted"));
+  CHECK(infos[1]["health"]["estimated_count"].Num() == doctest::Approx(1000));
+  CHECK(infos[0]["health"]["estimated_count"].Num() == doctest::Approx(2000).epsilon(0.03));
+
+  RunResult metrics = Run({"info", "--metrics", over, ok, scalable});
+  REQUIRE_MESSAGE(metrics.exit_code == 0, metrics.err);
+  const std::vector<MetricSample> samples = ParseExposition(metrics.out);
+  // One sample per file per metric, and per state for the state.
+  const std::vector<std::pair<std::string, std::string>> gauges = {
+      {"bloomery_filter_fill_ratio", "fill_ratio"},
+      {"bloomery_filter_estimated_fpr", "estimated_fpr"},
+      {"bloomery_filter_planned_fpr", "planned_fpr"},
+      {"bloomery_filter_health_ratio", "health_ratio"},
+      {"bloomery_filter_estimated_count", "estimated_count"},
+      {"bloomery_filter_estimated_count_error", "estimated_count_error"},
+      {"bloomery_filter_capacity", "capacity"}};
+  CHECK(samples.size() == files.size() * (gauges.size() + 1 + 3));
+  for (size_t i = 0; i < files.size(); ++i) {
+    CAPTURE(files[i]);
+    const Json& health = infos[i]["health"];
+    std::unordered_set<std::string> seen;
+    int states_set = 0;
+    for (const MetricSample& s : samples) {
+      if (s.Label("file") != files[i]) continue;
+      CHECK(s.Label("kind") == infos[i]["kind"].string);
+      seen.insert(s.name);
+      if (s.name == "bloomery_filter_state") {
+        const bool is = s.Label("state") == health["state"].string;
+        CHECK(s.value == (is ? 1 : 0));
+        states_set += static_cast<int>(s.value);
+      } else if (s.name == "bloomery_filter_memory_bytes") {
+        CHECK(s.value == infos[i]["memory_bytes"].Num());
+      } else {
+        bool known = false;
+        for (const auto& [metric, field] : gauges) {
+          if (metric != s.name) continue;
+          known = true;
+          // The same double, printed by two writers (shortest round trip, nlohmann's %.17g).
+          CHECK(s.value == doctest::Approx(health[field].Num()).epsilon(1e-15));
+        }
+        CHECK(known);
+      }
+    }
+    CHECK(states_set == 1);
+    CHECK(seen.size() == gauges.size() + 2);
+  }
+
+  // A file that does not load is left out and named; the others are still printed; exit 1.
+  RunResult partial = Run({"info", "--metrics", over, Scratch().File("no_such.bloom")});
+  CHECK(partial.exit_code == 1);
+  CHECK(Contains(partial.err, "no_such.bloom"));
+  CHECK(ParseExposition(partial.out).size() == gauges.size() + 1 + 3);
+  // Several files without --metrics, and --metrics with --json, are usage errors.
+  CHECK(Run({"info", over, ok}).exit_code != 0);
+  CHECK(Run({"info", "--metrics", "--json", over}).exit_code != 0);
 }
 
 TEST_CASE("dedupe --state remembers lines across runs") {

@@ -3,9 +3,11 @@
 // The subcommands over filter files: build, add, remove, query, info, merge and repair. Every kind
 // of filter goes through AnyFilter (cli_common.h); every Save is atomic (temp file, fsync,
 // rename), so a file is always either its old or its new contents, never half of each.
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <span>
@@ -241,7 +243,134 @@ Json GenerationsJson(AnyFilter& filter) {
   return generations;
 }
 
-absl::Status RunInfo(const FileFlags& flags) {
+// The filter's health (health.h) as `info --json` gives it; a saturated filter's count and its
+// error are the string "saturated", as estimated_count is.
+Json HealthJson(const FilterHealth& health) {
+  Json out = {{"state", std::string(HealthStateName(health.state))},
+              {"capacity", health.capacity},
+              {"estimated_count", EstimateJson(health.estimated_count)},
+              {"estimated_count_error", EstimateJson(health.estimated_count_error)},
+              {"fill_ratio", health.fill_ratio},
+              {"planned_fpr", health.planned_fpr},
+              {"estimated_fpr", health.estimated_fpr},
+              {"estimated_fpr_error", health.estimated_fpr_error},
+              {"health_ratio", health.estimated_fpr / health.planned_fpr},
+              {"sampled", health.sampled}};
+  if (health.inserted) out["inserted"] = *health.inserted;
+  return out;
+}
+
+// The health rows of `info`'s table.
+template <typename Row>
+void AddHealthRows(const FilterHealth& health, Row& row) {
+  row("health", absl::StrCat(std::string(HealthStateName(health.state)), " (FPR now ",
+                             absl::StrFormat("%.2f", health.estimated_fpr / health.planned_fpr),
+                             "x planned; near above 0.8x or 90% of capacity, over above 1x)"));
+  row("health: estimated keys",
+      std::isfinite(health.estimated_count)
+          ? absl::StrCat(FormatEstimate(health.estimated_count), " +- ",
+                         FormatEstimate(health.estimated_count_error), " of ",
+                         FormatCount(health.capacity), health.sampled ? " (sampled)" : "")
+          : "saturated");
+  if (health.inserted) row("health: keys added", FormatCount(*health.inserted));
+  row("health: fill", absl::StrFormat("%.4f", health.fill_ratio));
+  row("health: FPR now / planned",
+      absl::StrCat(FormatFpr(health.estimated_fpr),
+                   health.estimated_fpr_error > 0
+                       ? absl::StrCat(" +- ", FormatFpr(health.estimated_fpr_error))
+                       : "",
+                   " / ", FormatFpr(health.planned_fpr)));
+}
+
+// A Prometheus label value: backslash, double quote and newline escaped (the text exposition
+// format, version 0.0.4).
+std::string EscapeLabel(std::string_view value) {
+  std::string out;
+  for (const char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// A sample's value: Go's float syntax as Prometheus reads it (+Inf, -Inf, NaN).
+std::string MetricValue(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  char buffer[32];  // the shortest text that reads back as the same double
+  const std::to_chars_result end = std::to_chars(std::begin(buffer), std::end(buffer), value);
+  return std::string(buffer, end.ptr);
+}
+
+struct FileHealth {
+  std::string path;
+  std::string kind;
+  uint64_t memory_bytes = 0;
+  FilterHealth health;
+};
+
+// `info --metrics`: every metric's HELP and TYPE once, then one sample per file (per state for
+// bloomery_filter_state).
+void PrintMetrics(const std::vector<FileHealth>& files) {
+  struct Metric {
+    const char* name;
+    const char* help;
+    double (*value)(const FileHealth&);
+  };
+  static constexpr Metric kMetrics[] = {
+      {"bloomery_filter_fill_ratio", "Fraction of the filter's bits (counting: counters) set.",
+       [](const FileHealth& f) { return f.health.fill_ratio; }},
+      {"bloomery_filter_estimated_fpr",
+       "False-positive rate a lookup sees now, from the filter's bits.",
+       [](const FileHealth& f) { return f.health.estimated_fpr; }},
+      {"bloomery_filter_planned_fpr", "False-positive rate planned at capacity.",
+       [](const FileHealth& f) { return f.health.planned_fpr; }},
+      {"bloomery_filter_health_ratio", "Estimated over planned false-positive rate.",
+       [](const FileHealth& f) { return f.health.estimated_fpr / f.health.planned_fpr; }},
+      {"bloomery_filter_estimated_count", "Distinct keys held, estimated from the bits.",
+       [](const FileHealth& f) { return f.health.estimated_count; }},
+      {"bloomery_filter_estimated_count_error",
+       "Half-width of the estimated count's 3-sigma interval.",
+       [](const FileHealth& f) { return f.health.estimated_count_error; }},
+      {"bloomery_filter_capacity",
+       "Keys planned for (scalable: by the stages allocated; windowed: one window's).",
+       [](const FileHealth& f) { return static_cast<double>(f.health.capacity); }},
+      {"bloomery_filter_memory_bytes", "Bytes of the filter's bits.",
+       [](const FileHealth& f) { return static_cast<double>(f.memory_bytes); }},
+  };
+  auto labels = [](const FileHealth& f) {
+    return absl::StrCat("file=\"", EscapeLabel(f.path), "\",kind=\"", EscapeLabel(f.kind), "\"");
+  };
+  std::string out;
+  for (const Metric& metric : kMetrics) {
+    absl::StrAppend(&out, "# HELP ", metric.name, " ", metric.help, "\n# TYPE ", metric.name,
+                    " gauge\n");
+    for (const FileHealth& f : files) {
+      absl::StrAppend(&out, metric.name, "{", labels(f), "} ", MetricValue(metric.value(f)), "\n");
+    }
+  }
+  absl::StrAppend(&out,
+                  "# HELP bloomery_filter_state Health state: 1 for the filter's, 0 for the "
+                  "others (ok, near_limit, over_limit).\n# TYPE bloomery_filter_state gauge\n");
+  for (const FileHealth& f : files) {
+    for (const HealthState state : kHealthStates) {
+      absl::StrAppend(&out, "bloomery_filter_state{", labels(f), ",state=\"",
+                      std::string(HealthStateName(state)), "\"} ", f.health.state == state ? 1 : 0,
+                      "\n");
+    }
+  }
+  std::fputs(out.c_str(), stdout);
+}
+
+// One file's description (`bloomery info FILE`).
+absl::Status DescribeFile(const FileFlags& flags) {
   const std::string& path = flags.file;
   absl::StatusOr<FileInfo> info = InspectFile(path, /*verify_checksums=*/true);
   if (!info.ok()) return FileStatus(info.status(), path);
@@ -255,6 +384,7 @@ absl::Status RunInfo(const FileFlags& flags) {
                                 : info->dirty ? "not verified (dirty: checksums are stale)"
                                               : "not verified";
   const double estimated_count = filter->EstimatedCount();
+  const FilterHealth health = filter->Health();
   const std::string seed = absl::StrFormat("0x%016x", info->seed);
   // A chain's first stage's, as its header says; otherwise the filter's (for one sized by bits
   // and hashes, the keys its planned FPR is stated at, where the header holds 0).
@@ -284,6 +414,7 @@ absl::Status RunInfo(const FileFlags& flags) {
                {"estimated_count", EstimateJson(estimated_count)},
                {"estimated_fpr", filter->EstimatedFpr()},
                {"memory_bytes", filter->memory_bytes()},
+               {"health", HealthJson(health)},
                {"loaded_stages", filter->stage_count()},
                {"generations", GenerationsJson(*filter)}});
     return absl::OkStatus();
@@ -316,6 +447,7 @@ absl::Status RunInfo(const FileFlags& flags) {
                             ? FormatEstimate(estimated_count)
                             : "saturated (every bit set: no count can be inferred)");
   row("FPR now", FormatFpr(filter->EstimatedFpr()));
+  AddHealthRows(health, row);
   row("memory", FormatBytes(static_cast<double>(filter->memory_bytes())));
   for (const Json& g : GenerationsJson(*filter)) {
     row(absl::StrCat("generation ", g["age"].get<uint32_t>()),
@@ -327,6 +459,44 @@ absl::Status RunInfo(const FileFlags& flags) {
   }
   std::fputs(table.Render().c_str(), stdout);
   return absl::OkStatus();
+}
+
+struct InfoFlags {
+  FileFlags file;  // its `file` is files[0]
+  std::vector<std::string> files;
+  bool metrics = false;
+};
+
+absl::Status RunInfo(const InfoFlags& flags) {
+  if (!flags.metrics) {
+    if (flags.files.size() != 1) {
+      return absl::InvalidArgumentError("info takes one FILE (several only with --metrics)");
+    }
+    FileFlags one = flags.file;
+    one.file = flags.files[0];
+    return DescribeFile(one);
+  }
+  // Every file that loads is reported; the first error is returned after (exit 1), so one bad
+  // file does not hide the others from a scraper.
+  std::vector<FileHealth> healths;
+  absl::Status first_error;
+  LoadOptions load = flags.file.Load();
+  load.allow_dirty = true;  // as info: a dirty file is described, not refused
+  for (const std::string& path : flags.files) {
+    absl::StatusOr<AnyFilter> filter = LoadFilter(path, load);
+    if (!filter.ok()) {
+      if (first_error.ok()) {
+        first_error = filter.status();  // printed by main
+      } else {
+        std::fprintf(stderr, "bloomery info: %s\n", std::string(filter.status().message()).c_str());
+      }
+      continue;
+    }
+    healths.push_back(
+        {path, std::string(KindName(*filter)), filter->memory_bytes(), filter->Health()});
+  }
+  PrintMetrics(healths);
+  return first_error;
 }
 
 struct MergeFlags {
@@ -438,6 +608,26 @@ false-positive rate.)",
   app->get_option("--json")->needs(count);
 }
 
+void AddInfoCommand(Commands& commands) {
+  auto [app, flags] = commands.Add<InfoFlags>(
+      "info", "describe a filter file: kind, geometry, checksums, keys, FPR now, health",
+      R"(The header after verifying every checksum, then from the loaded filter the estimated
+keys ("saturated" when every bit is set), the FPR now, the memory and its health (state
+ok, near_limit or over_limit; docs/OPERATING.md). A corrupted file is reported as such,
+with exit code 1. With --metrics, for one or more files, the health in the Prometheus
+text format: a file that cannot be loaded is left out, named on stderr, and exit is 1.)",
+      RunInfo);
+  app->add_option("files", flags->files, "the filter file (several with --metrics)")
+      ->type_name("FILE...")
+      ->required()
+      ->expected(1, CLI::detail::expected_max_vector_size);
+  AddMaxMemory(*app, flags->file.max_memory);
+  AddJson(*app, flags->file.json, "print JSON instead of a table");
+  AddFlag(*app, "--metrics", flags->metrics,
+          "print the health of every FILE as Prometheus metrics (text exposition format)")
+      ->excludes(app->get_option("--json"));
+}
+
 void AddMergeCommand(Commands& commands) {
   auto [app, flags] = commands.Add<MergeFlags>(
       "merge", "write the union of filter files built alike",
@@ -474,12 +664,7 @@ present (a false positive) erases counts of other keys, which can then read abse
 remove only lines you inserted.)",
       RunRemove, kInput | kNoWait, kSummaryJson);
   AddQueryCommand(commands);
-  AddFileCommand<FileFlags>(
-      commands, "info", "describe a filter file: kind, geometry, checksums, keys, FPR now",
-      R"(The header after verifying every checksum, then from the loaded filter the estimated
-keys ("saturated" when every bit is set), the FPR now and the memory. A corrupted file
-is reported as such, with exit code 1.)",
-      RunInfo, 0, "print JSON instead of a table");
+  AddInfoCommand(commands);
   AddMergeCommand(commands);
   AddFileCommand<FileFlags>(
       commands, "repair", "make a file left DIRTY (a crashed read-write mapping) whole again",
