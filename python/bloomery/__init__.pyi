@@ -1,7 +1,7 @@
 # Type stubs for bloomery (the classes live in the C++ extension bloomery._native).
 import datetime
 import os
-from typing import BinaryIO, ClassVar, Iterable, Literal, TypeVar, Union, overload
+from typing import BinaryIO, ClassVar, Iterable, Literal, Optional, TypedDict, TypeVar, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,29 @@ fastest layout whose filter fits max_memory. Given without layout='auto': ValueE
 __version__: str
 """The C++ library's version (its VERSION file), as `bloomery --version` prints it."""
 
+_HealthState = Literal["ok", "near_limit", "over_limit"]
+"""ok; near_limit: the estimated FPR above 0.8x planned or the count past 90% of capacity;
+over_limit: the estimated FPR above planned (docs/OPERATING.md)."""
+
+class _Health(TypedDict):
+    """What filter.health() returns (C++ FilterHealth, bloomery/health.h); a name of the stubs
+    only, for type checkers."""
+
+    state: _HealthState
+    capacity: int
+    inserted: Optional[int]
+    """Keys a scalable chain reported added (its stages' counts); None for the other kinds."""
+    estimated_count: float
+    """Distinct keys held, from the bits (counting: insertions minus erasures); inf if saturated."""
+    estimated_count_error: float
+    """Half-width of estimated_count's 3-sigma interval."""
+    fill_ratio: float
+    planned_fpr: float
+    estimated_fpr: float
+    estimated_fpr_error: float
+    """3-sigma half-width of the sample's error; 0 when the filter was read whole (<= 4 MiB)."""
+    sampled: bool
+
 class FormatError(ValueError):
     """A file or byte string that is not a valid bloomery filter (of the expected kind)."""
 
@@ -50,6 +73,9 @@ class _Filter:
     def __len__(self) -> int:
         """Estimated number of distinct keys added (counting filters: insertions)."""
     def estimated_fpr(self) -> float: ...
+    def health(self) -> _Health:
+        """The filter's health: state, estimates with their errors, fill, planned and estimated
+        FPR. Reads the whole filter up to 4 MiB, a ~1 MiB sample above."""
     def clear(self) -> None: ...
     def union_update(self: _F, other: _F) -> _F: ...
     def __ior__(self: _F, other: _F) -> _F: ...

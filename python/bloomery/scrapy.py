@@ -20,6 +20,13 @@ every doubling, and the stats ``bloomery/dupefilter/over_capacity`` (True),
 ``bloomery/dupefilter/past_capacity`` (new requests taken past the capacity) and
 ``bloomery/dupefilter/estimated_fpr`` (the chance of a wrong drop now, as of the last warning).
 
+Its health (``filter.health()``: docs/OPERATING.md) goes into the crawl stats every
+``BLOOMERY_DUPEFILTER_HEALTH_EVERY`` requests (default 10,000; 0: only at close) and when the
+spider closes: ``bloomery/dupefilter/health/state`` ("ok", "near_limit" or "over_limit"),
+``.../estimated_fpr``, ``.../planned_fpr``, ``.../fill_ratio``, ``.../estimated_count`` and
+``.../capacity``. Each change of state is logged once, as a warning. A reading costs about a
+millisecond however large the filter (a ~1 MiB sample of it).
+
 With ``JOBDIR`` set, the filter is saved atomically to ``JOBDIR/requests.seen.bloom`` when the
 spider closes (as Scrapy saves its request queue there), and loaded when the crawl resumes: a
 crawl stopped gracefully (Ctrl-C once, ``CLOSESPIDER_*``) resumes without fetching a page twice.
@@ -68,6 +75,7 @@ class BloomDupeFilter(RFPDupeFilter):
         growth=2,
         checkpoint_every=0,
         stats=None,
+        health_every=10_000,
     ):
         # The parent's file (requests.seen, one hex line per request) is replaced by ours.
         super().__init__(None, debug, fingerprinter=fingerprinter)
@@ -104,6 +112,12 @@ class BloomDupeFilter(RFPDupeFilter):
         self.next_warning = self.capacity
         if self.capacity is not None and self.requests > self.capacity:
             self._over_capacity()
+        # Health: read every health_every requests (a counter here, nothing per request in the
+        # filter), and at close; a change of state is logged once.
+        self.health_every = health_every
+        self.requests_since_health = 0
+        self.health_state = "ok"
+        self._update_health()
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -118,6 +132,7 @@ class BloomDupeFilter(RFPDupeFilter):
             growth=settings.getint("BLOOMERY_DUPEFILTER_GROWTH", 2),
             checkpoint_every=settings.getint("BLOOMERY_DUPEFILTER_CHECKPOINT_EVERY", 0),
             stats=crawler.stats,
+            health_every=settings.getint("BLOOMERY_DUPEFILTER_HEALTH_EVERY", 10_000),
         )
 
     def request_seen(self, request):
@@ -132,7 +147,32 @@ class BloomDupeFilter(RFPDupeFilter):
                     self.stats.inc_value("bloomery/dupefilter/past_capacity")
                 if self.requests > self.next_warning:
                     self._over_capacity()
+        if self.health_every:
+            self.requests_since_health += 1
+            if self.requests_since_health >= self.health_every:
+                self._update_health()
         return seen
+
+    def _update_health(self):
+        """Puts the filter's health into the stats and warns once when its state changes. Never
+        raises (request_seen calls it after the add)."""
+        self.requests_since_health = 0
+        try:
+            health = self.filter.health()
+            if self.stats is not None:
+                for name in ("state", "estimated_fpr", "planned_fpr", "fill_ratio",
+                             "estimated_count", "capacity"):
+                    self.stats.set_value(f"bloomery/dupefilter/health/{name}", health[name])
+            if health["state"] != self.health_state:
+                logger.warning(
+                    "BloomDupeFilter: filter health %s -> %s: estimated FPR %.3g (planned "
+                    "%.3g), about %d requests held for a capacity of %d (docs/OPERATING.md)",
+                    self.health_state, health["state"], health["estimated_fpr"],
+                    health["planned_fpr"], min(health["estimated_count"], 2**63),
+                    health["capacity"])
+                self.health_state = health["state"]
+        except Exception:  # noqa: BLE001 - a stats backend's error must not lose a request
+            logger.exception("BloomDupeFilter: reading the filter's health failed")
 
     def _over_capacity(self):
         """Warns that the fixed filter holds more requests than its capacity (first when they pass
@@ -159,6 +199,7 @@ class BloomDupeFilter(RFPDupeFilter):
     def close(self, reason):
         # The running mark goes only after a good save: if the save fails, the next run starts
         # from an empty filter rather than from an older file.
+        self._update_health()
         self.checkpoint()
         if self.state_path:
             with contextlib.suppress(FileNotFoundError):

@@ -1325,3 +1325,61 @@ def test_a_filter_sized_by_bits_and_hashes_reports_the_capacity_its_fpr_is_plann
     sd = math.sqrt(absent * f.error_rate * (1 - f.error_rate))
     assert abs(hits - absent * f.error_rate) <= 6 * sd + 1
     assert type(f).frombytes(f.tobytes()).error_rate == f.error_rate
+
+
+HEALTH_FIELDS = {"state", "capacity", "inserted", "estimated_count", "estimated_count_error",
+                 "fill_ratio", "planned_fpr", "estimated_fpr", "estimated_fpr_error", "sampled"}
+
+
+@pytest.mark.parametrize("cls", [bloomery.BlockedFilter, bloomery.ClassicFilter,
+                                 bloomery.CountingFilter])
+def test_health_goes_ok_near_over_as_a_fixed_filter_fills_past_capacity(cls):
+    states = []
+    for percent in (50, 95, 130):
+        f = cls(20_000, 0.01)
+        f.update(range(20_000 * percent // 100))
+        h = f.health()
+        assert set(h) == HEALTH_FIELDS
+        assert h["capacity"] == f.capacity and h["planned_fpr"] == f.error_rate
+        assert h["inserted"] is None  # these kinds count nothing on insert
+        assert h["estimated_fpr"] == pytest.approx(f.estimated_fpr(), rel=1e-12)  # read whole
+        assert h["estimated_fpr_error"] == 0 and h["sampled"] is False
+        truth = 20_000 * percent // 100
+        assert abs(h["estimated_count"] - truth) <= max(0.03 * truth, h["estimated_count_error"])
+        assert 0 < h["fill_ratio"] < 1
+        states.append(h["state"])
+    assert states == ["ok", "near_limit", "over_limit"]
+
+
+def test_health_of_a_scalable_chain_counts_its_keys_and_stays_ok_while_it_grows():
+    f = bloomery.ScalableFilter(1_000, 0.01)
+    f.update(range(5_000))
+    h = f.health()
+    assert set(h) == HEALTH_FIELDS
+    assert h["state"] == "ok"
+    assert h["capacity"] == f.capacity > 5_000
+    assert 4_950 <= h["inserted"] <= 5_000  # the stages' counts: keys reported added
+    assert abs(h["estimated_count"] - 5_000) <= 150
+    assert h["estimated_fpr"] <= h["planned_fpr"] == 0.01
+
+
+def test_health_of_windows_key_count_stays_ok_a_duration_window_overfills():
+    by_keys = bloomery.WindowedFilter(1_000, 0.01)
+    by_keys.update(range(5_000))  # five windows' worth: rotation keeps one
+    assert by_keys.health()["state"] == "ok"
+    by_time = bloomery.WindowedFilter(1_000, 0.01, window=3600)
+    by_time.update(range(100))
+    assert by_time.health()["state"] == "ok"
+    by_time.update(range(1_000))  # a window's keys within one generation's time
+    h = by_time.health()
+    assert h["state"] == "over_limit" and h["estimated_fpr"] > h["planned_fpr"]
+
+
+def test_health_of_a_large_filter_is_sampled_with_a_stated_error():
+    f = bloomery.BlockedFilter(6_000_000, 0.01)  # ~7 MiB: above the 4 MiB read whole
+    f.update(np.arange(3_000_000, dtype=np.uint64))
+    h = f.health()
+    assert h["sampled"] is True and h["estimated_fpr_error"] > 0
+    assert abs(h["estimated_fpr"] - f.estimated_fpr()) <= h["estimated_fpr_error"]
+    assert abs(h["estimated_count"] - 3_000_000) <= h["estimated_count_error"]
+    assert f.health() == h  # a fixed seed: the same bits, the same reading

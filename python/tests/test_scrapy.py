@@ -368,3 +368,47 @@ def test_a_resumed_fixed_filter_already_past_its_capacity_warns_at_once(tmp_path
     BloomDupeFilter.from_crawler(crawler)
     assert [r for r in caplog.records if "planned for 100" in r.getMessage()]
     assert crawler.stats.get_value("bloomery/dupefilter/over_capacity") is True
+
+
+def health_warnings(caplog):
+    return [r for r in caplog.records if "filter health" in r.getMessage()]
+
+
+def test_health_goes_into_the_stats_and_each_change_is_logged_once(caplog):
+    crawler = get_crawler(settings_dict=crawler_settings(
+        BLOOMERY_DUPEFILTER_CAPACITY=1_000, BLOOMERY_DUPEFILTER_ERROR_RATE=0.01,
+        BLOOMERY_DUPEFILTER_SCALABLE=False, BLOOMERY_DUPEFILTER_HEALTH_EVERY=100))
+    df = BloomDupeFilter.from_crawler(crawler)
+    stat = lambda name: crawler.stats.get_value(f"bloomery/dupefilter/health/{name}")  # noqa
+    assert stat("state") == "ok" and stat("capacity") == 1_000  # read at creation
+    states = []
+    for i in range(3_000):
+        df.request_seen(Request(f"http://a.example/{i}"))
+        if (i + 1) % 100 == 0:
+            states.append(stat("state"))
+    # A fixed filter of 1,000 taking 3,000 distinct requests goes ok -> near -> over, in order.
+    assert states[0] == "ok" and states[-1] == "over_limit"
+    changes = [s for i, s in enumerate(states) if i == 0 or s != states[i - 1]]
+    assert changes == ["ok", "near_limit", "over_limit"]
+    # One warning per change, none while the state holds.
+    logged = health_warnings(caplog)
+    assert [r.levelname for r in logged] == ["WARNING", "WARNING"]
+    assert "ok -> near_limit" in logged[0].getMessage()
+    assert "near_limit -> over_limit" in logged[1].getMessage()
+    assert stat("estimated_fpr") > stat("planned_fpr")
+    assert 0 < stat("fill_ratio") < 1 and stat("estimated_count") > 1_000
+    # Close reads it again: the stats hold the final state, and nothing new is logged.
+    df.close("finished")
+    assert stat("state") == "over_limit" and len(health_warnings(caplog)) == 2
+
+
+def test_a_growing_scalable_filter_stays_ok_and_logs_nothing(caplog):
+    crawler = get_crawler(settings_dict=crawler_settings(
+        BLOOMERY_DUPEFILTER_CAPACITY=100, BLOOMERY_DUPEFILTER_HEALTH_EVERY=50))
+    df = BloomDupeFilter.from_crawler(crawler)
+    for i in range(2_000):
+        df.request_seen(Request(f"http://a.example/{i}"))
+    df.close("finished")
+    assert crawler.stats.get_value("bloomery/dupefilter/health/state") == "ok"
+    assert crawler.stats.get_value("bloomery/dupefilter/health/estimated_count") > 1_900
+    assert health_warnings(caplog) == []
