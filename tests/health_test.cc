@@ -130,6 +130,20 @@ TEST_CASE("blocked: Health's count and FPR in every layout, read whole and sampl
   }
 }
 
+TEST_CASE("blocked: Health's count and FPR on a 64 MiB filter" * doctest::test_suite("slow")) {
+  constexpr uint64_t kCapacity = 55'000'000;  // 64 MiB of lines at 1%
+  for (const Layout layout : {Layout::kBlocked, Layout::kWord64}) {
+    CheckAccuracy<BlockedFilter>(
+        std::string("blocked ") + std::string(LayoutName(layout)) + " 64 MiB", kCapacity, true,
+        [&] {
+          BlockedFilter f = MakeOrFail<BlockedFilter>(Blocked(kCapacity, layout));
+          CHECK(f.memory_bytes() >= (uint64_t{60} << 20));
+          return f;
+        },
+        FillAll<BlockedFilter>);
+  }
+}
+
 TEST_CASE("classic: Health's count and FPR, read whole and sampled") {
   for (const uint64_t capacity : {kSmall, kLarge}) {
     CheckAccuracy<ClassicFilter>(
