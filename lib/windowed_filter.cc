@@ -392,16 +392,22 @@ void WindowedFilter::Clear() noexcept {
   if (window_ns_ > 0) origin_ns_ = state_->clock();
 }
 
-internal::ScanTotals WindowedFilter::Scan(uint64_t slots, bool sample) const {
+internal::ScanTotals WindowedFilter::Scan(uint64_t slots, bool sample, bool fpr) const {
   const internal::BlockSlices slices = internal::SlicesOfBlock(plan_.layout, plan_.hashes);
   return internal::ScanUnits(
       blocks_, 2 * size_t{generations_},
       [&](uint64_t b, double* out) {
         for (uint32_t slot = 0; slot < generations_; ++slot) {
           uint32_t set = 0;
-          out[2 * slot] = (slots >> slot & 1) != 0
-                              ? internal::BlockFpr(block_at(b, slot), slices, plan_.hashes, &set)
-                              : 0.0;
+          out[2 * slot] = 0.0;
+          if ((slots >> slot & 1) != 0) {
+            if (fpr) {
+              out[2 * slot] = internal::BlockFpr(block_at(b, slot), slices, plan_.hashes, &set);
+            } else {
+              set =
+                  static_cast<uint32_t>(internal::PopCountWords(block_at(b, slot), block_words()));
+            }
+          }
           out[2 * slot + 1] = set;
         }
       },
@@ -418,7 +424,7 @@ uint64_t WindowedFilter::LiveSlots(uint64_t now) const noexcept {
 
 double WindowedFilter::EstimatedCount() const noexcept {
   const uint64_t slots = LiveSlots(EpochNow());
-  const internal::ScanTotals scan = Scan(slots, false);
+  const internal::ScanTotals scan = Scan(slots, /*sample=*/false, /*fpr=*/false);
   double count = 0;
   for (uint32_t slot = 0; slot < generations_; ++slot) {
     // Swamidass & Baldi, as BlockedFilter::EstimatedCount.
@@ -496,8 +502,9 @@ WindowedFilter::GenerationInfo WindowedFilter::generation(uint32_t age) const no
       SlotLive(slot, now) && state_->slot_epoch[slot].load(std::memory_order_acquire) == info.epoch;
   if (info.live) {
     info.estimated_keys = internal::CountFromFill(
-        static_cast<uint64_t>(Scan(uint64_t{1} << slot, false).total[2 * slot + 1]), plan_.bits,
-        plan_.hashes);
+        static_cast<uint64_t>(
+            Scan(uint64_t{1} << slot, /*sample=*/false, /*fpr=*/false).total[2 * slot + 1]),
+        plan_.bits, plan_.hashes);
   }
   return info;
 }

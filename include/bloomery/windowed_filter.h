@@ -351,8 +351,9 @@ class BLOOMERY_EXPORT WindowedFilter : public BatchForms<WindowedFilter>, public
   // Words of a block: 8 (line), 4 (block256), 1 (word64).
   [[nodiscard]] uint32_t block_words() const noexcept { return uint32_t{1} << block_shift_; }
   // Per interleaved run of G blocks, for each slot in `slots` (a bit per slot): its block's FPR
-  // term (values 2 * slot) and set bits (2 * slot + 1) (ScanUnits, health_scan.h).
-  [[nodiscard]] internal::ScanTotals Scan(uint64_t slots, bool sample) const;
+  // term (values 2 * slot; 0 without `fpr`) and set bits (2 * slot + 1) (ScanUnits,
+  // health_scan.h).
+  [[nodiscard]] internal::ScanTotals Scan(uint64_t slots, bool sample, bool fpr = true) const;
   // The live slots at epoch `now`, a bit per slot.
   [[nodiscard]] uint64_t LiveSlots(uint64_t now) const noexcept;
   friend class BatchForms<WindowedFilter>;
