@@ -24,8 +24,9 @@ Its health (``filter.health()``: docs/OPERATING.md) goes into the crawl stats ev
 ``BLOOMERY_DUPEFILTER_HEALTH_EVERY`` requests (default 10,000; 0: only at close) and when the
 spider closes: ``bloomery/dupefilter/health/state`` ("ok", "near_limit" or "over_limit"),
 ``.../estimated_fpr``, ``.../planned_fpr``, ``.../fill_ratio``, ``.../estimated_count`` and
-``.../capacity``. Each change of state is logged once, as a warning. A reading costs about a
-millisecond however large the filter (a ~1 MiB sample of it).
+``.../capacity``. Each change of state is logged once, as a warning. A reading costs 1-2
+milliseconds however large the filter (a ~1 MiB sample of it; a scalable chain: per large
+stage).
 
 With ``JOBDIR`` set, the filter is saved atomically to ``JOBDIR/requests.seen.bloom`` when the
 spider closes (as Scrapy saves its request queue there), and loaded when the crawl resumes: a

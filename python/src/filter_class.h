@@ -182,7 +182,7 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
           "'near_limit' or 'over_limit'), capacity, inserted (a scalable chain's count of keys "
           "added, else None), estimated_count and its 3-sigma estimated_count_error, fill_ratio, "
           "planned_fpr, estimated_fpr and estimated_fpr_error. Reads the whole filter up to 4 "
-          "MiB, a ~1 MiB sample above (about a millisecond for 1 GiB).")
+          "MiB, a ~1 MiB sample above (1-2 ms for 1 GiB).")
       .def(
           "clear", [](W& self) { self.Exclusive([](Filter& f) { f.Clear(); }); },
           "Removes every key.")
