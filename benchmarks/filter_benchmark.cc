@@ -13,6 +13,7 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -319,6 +320,28 @@ void BM_InsertAfterPopulate(benchmark::State& state) {
   ReportKeys(state, state.iterations() * keys.size());
 }
 
+// Health() (issue #40: at most ~1 ms on a 1 GiB filter) of a filter of 2^arg bytes holding its
+// capacity's keys, 10 bits/key: the stratified sample above 4 MiB, the whole filter below. Filling
+// 1 GiB takes a few seconds, outside the timed part.
+void BM_Health(benchmark::State& state) {
+  const uint64_t bytes = uint64_t{1} << state.range(0);
+  FilterOptions options;
+  options.bits = bytes * 8;
+  options.hashes = 7;
+  options.memory.populate = true;
+  BlockedFilter filter = ValueOrDie(BlockedFilter::Create(options));
+  std::vector<uint64_t> keys(uint64_t{1} << 20);
+  for (uint64_t done = 0; done < filter.capacity(); done += keys.size()) {
+    for (size_t i = 0; i < keys.size(); ++i) keys[i] = Mix(done + i);
+    filter.InsertMany(
+        std::span(keys).first(std::min<uint64_t>(keys.size(), filter.capacity() - done)));
+  }
+  double fpr = 0;
+  for (auto _ : state) fpr += filter.Health().estimated_fpr;
+  benchmark::DoNotOptimize(fpr);
+  state.counters["bytes"] = static_cast<double>(bytes);
+}
+
 // Insert families fill 0 .. n keys once: n / kChunk iterations shared by the threads. libbloom's
 // insert (k misses per key) would take ~20 s to fill 2^27 keys, so it inserts at most 2^22 (its
 // cost does not depend on the fill).
@@ -332,6 +355,11 @@ void Register() {
   benchmark::RegisterBenchmark("BM_InsertAfterPopulateRewritten", BM_InsertAfterPopulate<true>)
       ->Iterations(8)
       ->Unit(benchmark::kMicrosecond);
+  for (int log2_bytes : {22, 26, 30}) {  // 4 MiB (read whole), 64 MiB and 1 GiB (sampled)
+    benchmark::RegisterBenchmark("BM_Health", BM_Health)
+        ->Arg(log2_bytes)
+        ->Unit(benchmark::kMicrosecond);
+  }
   for (int64_t n : kSizes) {
     benchmark::RegisterBenchmark("BM_Floor", BM_Floor)->Arg(n);
     for (int distance : kFloorDistances) {

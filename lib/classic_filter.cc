@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "internal/batch_pipeline.h"
+#include "internal/bit_count.h"
 #include "internal/classic_layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
@@ -144,7 +145,7 @@ uint64_t ClassicFilter::PopCountRange(uint64_t begin, uint64_t end) const noexce
     const uint64_t last = std::min<uint64_t>(64, first + (end - begin));  // exclusive
     const uint64_t width = last - first;
     const uint64_t mask = width == 64 ? ~uint64_t{0} : ((uint64_t{1} << width) - 1) << first;
-    count += std::popcount(word & mask);
+    count += internal::BitCount(word & mask);
     begin += width;
   }
   return count;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "internal/batch_pipeline.h"
+#include "internal/bit_count.h"
 #include "internal/block_layout.h"
 #include "internal/counting_layout.h"
 #include "internal/fill_estimate.h"
@@ -62,7 +63,7 @@ uint32_t NonZeroInWord(uint64_t word, uint32_t counter_bits) noexcept {
   x |= x >> 2;
   if (counter_bits == 8) x |= x >> 4;
   const uint64_t low_bits = counter_bits == 4 ? 0x1111111111111111ull : 0x0101010101010101ull;
-  return static_cast<uint32_t>(std::popcount(x & low_bits));
+  return internal::BitCount(x & low_bits);
 }
 
 // The sum of the counters of width `counter_bits` in `word` (`max`: a counter's mask).

@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "bloomery/plan.h"
 #include "internal/batch_pipeline.h"
+#include "internal/bit_count.h"
 #include "internal/block_layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
@@ -84,7 +85,7 @@ StageUnion UniteStages(const Stage& a, const Stage& b) noexcept {
   for (uint64_t w = 0; w < a.filter.bytes().size() / 8; ++w) {
     const uint64_t x = LoadRelaxed(wa + w);
     const uint64_t y = LoadRelaxed(wb + w);
-    set += std::popcount(x | y);
+    set += internal::BitCount(x | y);
     a_holds_b &= (x | y) == x;
     b_holds_a &= (x | y) == y;
   }

@@ -37,7 +37,7 @@
 namespace bloomery {
 
 // A filter of at most this many bytes (a chain's stage on its own) is read whole by Health().
-inline constexpr uint64_t kHealthExactBytes = uint64_t{4} << 20;
+inline constexpr uint64_t kHealthExactBytes = uint64_t{1} << 20;
 // Above it: strata, and the bytes of the one contiguous run read in each.
 inline constexpr uint32_t kHealthStrata = 256;
 inline constexpr uint64_t kHealthRunBytes = 4096;

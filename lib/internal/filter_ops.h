@@ -22,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
+#include "internal/bit_count.h"
 
 namespace bloomery::internal {
 
@@ -60,7 +61,7 @@ inline void ClearWords(uint64_t* words, uint64_t n) noexcept {
 // Bits set in words[0, n).
 [[nodiscard]] inline uint64_t PopCountWords(const uint64_t* words, uint64_t n) noexcept {
   uint64_t count = 0;
-  for (uint64_t i = 0; i < n; ++i) count += std::popcount(LoadRelaxed(words + i));
+  for (uint64_t i = 0; i < n; ++i) count += BitCount(LoadRelaxed(words + i));
   return count;
 }
 
