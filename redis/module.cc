@@ -49,6 +49,7 @@
 #include "bloomery/version.h"
 #include "chunks.h"
 #include "commands.h"
+#include "health.h"
 #include "module_api.h"
 #include "server_memory.h"
 #include "windowed.h"
@@ -69,9 +70,20 @@ constexpr const char* kModuleName = "bf";
 constexpr int kModuleVersion = 20404;
 // bloomery's own version (VERSION) is in the module's INFO section instead: `INFO bf` answers
 // bf_bloomery_version (fields take the module's name as prefix).
+//
+// INFO bf also answers the health of every filter of both types, kept as writes happen (health.h):
+// bf_filters, bf_bytes, bf_filters_near_limit, bf_filters_over_limit and bf_worst_fpr_ratio (the
+// largest estimated / planned FPR): what an exporter that scrapes INFO shows, and what to alert on
+// (docs/OPERATING.md).
 void AddInfo(RedisModuleInfoCtx* ctx, int /*for_crash_report*/) {
   api::InfoAddSection(ctx, "");
   api::InfoAddFieldCString(ctx, "bloomery_version", BLOOMERY_VERSION_STRING);
+  const HealthTotals totals = CurrentHealthTotals();
+  api::InfoAddFieldULongLong(ctx, "filters", totals.filters);
+  api::InfoAddFieldULongLong(ctx, "bytes", totals.bytes);
+  api::InfoAddFieldULongLong(ctx, "filters_near_limit", totals.near_limit);
+  api::InfoAddFieldULongLong(ctx, "filters_over_limit", totals.over_limit);
+  api::InfoAddFieldDouble(ctx, "worst_fpr_ratio", totals.worst_fpr_ratio);
 }
 // rdb_save's first word: what follows.
 constexpr uint64_t kSavedFilter = 0;
@@ -86,10 +98,14 @@ bool g_testing_clock = false;
 
 // What a key of our type holds.
 struct BloomValue {
-  explicit BloomValue(ScalableFilter filter) : state(std::move(filter)) {}
+  explicit BloomValue(ScalableFilter filter) : state(std::move(filter)) {
+    health.Refresh(*this->filter());
+  }
   explicit BloomValue(ChunkAssembler pending) : state(std::move(pending)) {}
 
   std::variant<ScalableFilter, ChunkAssembler> state;
+  // Its filter's health in INFO bf's totals (health.h); none while a load is pending.
+  TrackedHealth health;
   // BF.SCANDUMP's state between its calls. The dump's image is the filter's file image
   // (SaveToBytes), but no copy of it is kept: its header region (header, stage table and the
   // payload's checksums, about 8 bytes per MiB of filter) is taken when the dump begins, in the
@@ -287,6 +303,10 @@ size_t ApplyInserts(OpenKey& key, Source source, std::span<const std::string_vie
     (void)filter.InsertMany(keys, results);
   }
   size_t applied = FirstRefused(results);
+  const auto added_of = [&](size_t end) {
+    return static_cast<uint64_t>(std::count(
+        results.begin(), results.begin() + static_cast<ptrdiff_t>(end), InsertResult::kAdded));
+  };
   if (applied < keys.size() && source == Source::kServer &&
       filter.options().memory.max_memory_bytes != 0 && filter.options().scaling) {
     if (absl::StatusOr<ScalableFilter> uncapped = CloneFilter(filter, 0); uncapped.ok()) {
@@ -297,6 +317,7 @@ size_t ApplyInserts(OpenKey& key, Source source, std::span<const std::string_vie
     }
   }
   key.Modified();
+  key.value()->health.AfterWrite(filter, added_of(applied));
   return applied;
 }
 
@@ -432,6 +453,10 @@ int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (filter == nullptr) return key.ReplyNotAFilter(ctx);
 
   const bool scaling = filter->options().scaling;
+  // The health is read now (Health(): a sample of ~1 MiB above 4 MiB) and refreshes INFO bf's
+  // totals on the way.
+  key.value()->health.Refresh(*filter);
+  const FilterHealth& health = key.value()->health.last();
   const InfoField fields[] = {
       {"Capacity", "CAPACITY", static_cast<long long>(filter->capacity())},
       {"Size", "SIZE", static_cast<long long>(FilterMemory(*filter))},
@@ -445,6 +470,15 @@ int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
        static_cast<double>(TotalBits(*filter)) / static_cast<double>(filter->capacity())},
       // LayoutName's views are of string literals: NUL-terminated.
       {"Layout", "LAYOUT", LayoutName(filter->layout()).data()},
+      // The health (health.h; docs/OPERATING.md says what to alert on). HealthStateName's views
+      // are of string literals too.
+      {"Health", "HEALTH", HealthStateName(health.state).data()},
+      {"Planned FPR", "PLANNEDFPR", health.planned_fpr},
+      // Health's reading of the FPR (a sample above 4 MiB) over the planned one: over 1 is over.
+      {"FPR over planned", "FPRRATIO",
+       health.planned_fpr > 0 ? health.estimated_fpr / health.planned_fpr : 0.0},
+      {"Fill ratio", "FILL", health.fill_ratio},
+      {"Estimated items error", "ITEMSERROR", health.estimated_count_error},
   };
   return ReplyInfo(ctx, fields, argc == 3 ? std::optional(Arg(argv[2])) : std::nullopt);
 }
@@ -669,7 +703,10 @@ int MergeCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
       return ReplyError(ctx, MergeRefused(merged));
     }
     merged_in_place = merged.ok();
-    if (merged_in_place) dest.Modified();
+    if (merged_in_place) {
+      dest.Modified();
+      dest.value()->health.Refresh(*target);
+    }
   }
   if (!merged_in_place && (target == nullptr || !merging.empty())) {
     // A client's merge stays under MAX_BYTES; one from the master or the AOF did not exceed the
@@ -693,6 +730,7 @@ int MergeCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     } else {
       *target = std::move(*scratch);
       dest.Modified();
+      dest.value()->health.Refresh(*target);
     }
   }
   api::ReplicateVerbatim(ctx);

@@ -21,6 +21,7 @@
 #include "bf_args.h"
 #include "bloomery/windowed_filter.h"
 #include "commands.h"
+#include "health.h"
 #include "server_memory.h"
 #include "windowed_args.h"
 
@@ -62,9 +63,14 @@ int64_t WallClockMs() {
 // What a key of our type holds: the filter, and the time of its last write, at which it is saved
 // and at which a replica answers.
 struct WindowedValue {
-  WindowedValue(WindowedFilter f, int64_t time) : filter(std::move(f)), time_ms(time) {}
+  // Its health enters INFO bf's totals as of `time` (health.h).
+  WindowedValue(WindowedFilter f, int64_t time) : filter(std::move(f)), time_ms(time) {
+    RunAt(time_ms);
+    health.Refresh(filter);
+  }
   WindowedFilter filter;
   int64_t time_ms;
+  TrackedHealth health;
 };
 
 // An open key of the windowed type; closes it when it goes out of scope.
@@ -178,7 +184,8 @@ int InsertItems(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, int fir
   RunAt(value->time_ms);
   const std::vector<std::string_view> items = Args(argv, first_item, argc);
   const std::unique_ptr<bool[]> was_new = std::make_unique<bool[]>(items.size());
-  (void)value->filter.InsertMany(items, {was_new.get(), items.size()});
+  const size_t added = value->filter.InsertMany(items, {was_new.get(), items.size()});
+  value->health.AfterWrite(value->filter, added);
 
   if (multi) api::ReplyWithArray(ctx, static_cast<long>(items.size()));
   for (size_t i = 0; i < items.size(); ++i) api::ReplyWithLongLong(ctx, was_new[i] ? 1 : 0);
@@ -283,11 +290,14 @@ size_t ValueMemory(const WindowedValue& value) {
 int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc != 2) return api::WrongArity(ctx);
   WindowedKey key(ctx, argv[1], api::kRead);
-  const WindowedValue* value = key.value();
+  WindowedValue* value = key.value();
   if (value == nullptr) return key.ReplyNotAFilter(ctx);
   RunAt(ReadTime(ctx, *value));
   const WindowedFilter& filter = value->filter;
   const bool keys_mode = filter.window_ns() == 0;
+  // The live window's health, read now; INFO bf's totals take it on the way.
+  value->health.Refresh(filter);
+  const FilterHealth& health = value->health.last();
   const InfoField fields[] = {
       {"Mode", nullptr, keys_mode ? "KEYS" : "WINDOW"},
       {keys_mode ? "Window keys" : "Window ms", nullptr,
@@ -305,6 +315,13 @@ int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
       {"Estimated FPR", nullptr, filter.EstimatedFpr()},
       {"Epoch", nullptr, static_cast<long long>(filter.generation(0).epoch)},
       {"Time ms", nullptr, static_cast<long long>(value->time_ms)},
+      // The health (health.h), as BF.INFO's.
+      {"Health", nullptr, HealthStateName(health.state).data()},
+      {"Planned FPR", nullptr, health.planned_fpr},
+      {"FPR over planned", nullptr,
+       health.planned_fpr > 0 ? health.estimated_fpr / health.planned_fpr : 0.0},
+      {"Fill ratio", nullptr, health.fill_ratio},
+      {"Estimated items error", nullptr, health.estimated_count_error},
   };
   return ReplyInfo(ctx, fields, std::nullopt);
 }

@@ -50,6 +50,12 @@ The requests the lost key held are forgotten, so they may be crawled again. Each
 logged as a warning and counted in the stat ``bloomery/dupefilter/redis_key_recreated`` of the
 crawler that made it.
 
+Health: every ``BLOOMERY_DUPEFILTER_HEALTH_EVERY`` requests (default 10,000; 0: only at close) and at
+close, the filter's keys' ``BF.INFO``/``BFW.INFO`` health goes into the crawl stats, the worst over
+the shards: ``bloomery/dupefilter/health/state`` ("ok", "near_limit" or "over_limit"),
+``.../fpr_over_planned`` and ``.../fill_ratio``; a change of state is logged once as a warning
+(docs/OPERATING.md says what each means and what to do).
+
 The filter lives in the server: this module calls no bloomery code of its own, but importing it
 imports the ``bloomery`` package (and so its extension) and needs the ``redis`` package (Debian:
 python3-redis).
@@ -83,6 +89,7 @@ class RedisBloomDupeFilter(RFPDupeFilter):
         expansion=2,
         shards=1,
         stats=None,
+        health_every=10_000,
     ):
         super().__init__(None, debug, fingerprinter=fingerprinter)
         self.client = client
@@ -94,6 +101,10 @@ class RedisBloomDupeFilter(RFPDupeFilter):
         self.stats = stats
         self.keys = []
         self.shard_capacity = self.capacity
+        # Health: the keys' INFO read every health_every requests (0: only at close).
+        self.health_every = int(health_every)
+        self.requests_since_health = 0
+        self.health_state = "ok"
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -119,6 +130,7 @@ class RedisBloomDupeFilter(RFPDupeFilter):
             error_rate=settings.getfloat("BLOOMERY_REDIS_ERROR_RATE", 0.001),
             shards=settings.getint("BLOOMERY_REDIS_SHARDS", 1),
             stats=crawler.stats,
+            health_every=settings.getint("BLOOMERY_DUPEFILTER_HEALTH_EVERY", 10_000),
             **cls._own_settings(settings),
         )
 
@@ -163,7 +175,48 @@ class RedisBloomDupeFilter(RFPDupeFilter):
         if isinstance(fingerprint, str):
             fingerprint = fingerprint.encode()
         # 1: this call added it (new, crawl it); 0: some crawler added it before.
-        return self._add(self._key_for(fingerprint), fingerprint) == 0
+        seen = self._add(self._key_for(fingerprint), fingerprint) == 0
+        if self.health_every:
+            self.requests_since_health += 1
+            if self.requests_since_health >= self.health_every:
+                self._update_health()
+        return seen
+
+    # The INFO command of the keys, whose Health, FPR over planned and Fill ratio fields
+    # (docs/OPERATING.md) the health reads.
+    info_command = "BF.INFO"
+    _STATES = ("ok", "near_limit", "over_limit")
+
+    def _update_health(self):
+        """Puts the worst health of the filter's keys into the stats and warns once when that
+        state changes (as bloomery.scrapy.BloomDupeFilter does). Never raises: request_seen and
+        close call it, and a failed INFO must not lose a request."""
+        self.requests_since_health = 0
+        try:
+            worst = {"state": "ok", "fpr_over_planned": 0.0, "fill_ratio": 0.0}
+            for key in self.keys:
+                reply = self.client.execute_command(self.info_command, key)
+                if not isinstance(reply, dict):  # RESP2: the flat list of the map's pairs
+                    reply = dict(zip(reply[::2], reply[1::2]))
+                info = {(k.decode() if isinstance(k, bytes) else k): v for k, v in reply.items()}
+                state = info["Health"]
+                state = state.decode() if isinstance(state, bytes) else str(state)
+                if self._STATES.index(state) > self._STATES.index(worst["state"]):
+                    worst["state"] = state
+                worst["fpr_over_planned"] = max(worst["fpr_over_planned"],
+                                                float(info["FPR over planned"]))
+                worst["fill_ratio"] = max(worst["fill_ratio"], float(info["Fill ratio"]))
+            if self.stats is not None:
+                for name, value in worst.items():
+                    self.stats.set_value(f"bloomery/dupefilter/health/{name}", value)
+            if worst["state"] != self.health_state:
+                logger.warning(
+                    "%s: filter health %s -> %s: estimated FPR %.3gx the planned one at worst "
+                    "over %d key(s) (docs/OPERATING.md)", type(self).__name__, self.health_state,
+                    worst["state"], worst["fpr_over_planned"], len(self.keys))
+                self.health_state = worst["state"]
+        except Exception:  # noqa: BLE001 - a stats backend's or INFO's error must not lose a request
+            logger.exception("%s: reading the filter's health failed", type(self).__name__)
 
     def _add_once(self, key, fingerprint):
         """The add command's answer for `fingerprint` in `key`: 1 new, 0 seen before."""
@@ -203,6 +256,7 @@ class RedisBloomDupeFilter(RFPDupeFilter):
                 f"expansion {self.expansion}")
 
     def close(self, reason):
+        self._update_health()
         self.client.close()
 
 
@@ -211,6 +265,7 @@ class RedisWindowedDupeFilter(RedisBloomDupeFilter):
     windowed filter in Redis (``BLOOMERY_REDIS_WINDOW``, e.g. ``"7d"``)."""
 
     add_command = ("BFW.ADD",)
+    info_command = "BFW.INFO"
 
     def __init__(self, client, debug=False, *, window="7d", generations=4, **kwargs):
         super().__init__(client, debug, **kwargs)

@@ -165,9 +165,9 @@ def test_info_is_a_map_in_resp3(server):
     resp3 = wire(server, b"HELLO 3", b"BF.INFO k SIZE")
     assert resp3.endswith(b"%1\r\n+Size\r\n:" + str(info_size(r, "k")).encode() + b"\r\n"), resp3
     resp3 = wire(server, b"HELLO 3", b"BF.INFO k")
-    assert b"%8\r\n+Capacity\r\n:100\r\n+Size\r\n" in resp3, resp3
+    assert b"%13\r\n+Capacity\r\n:100\r\n+Size\r\n" in resp3, resp3
     assert wire(server, b"BF.INFO k CAPACITY") == b"*1\r\n:100\r\n"
-    assert wire(server, b"BF.INFO k").startswith(b"*16\r\n+Capacity\r\n:100\r\n+Size\r\n")
+    assert wire(server, b"BF.INFO k").startswith(b"*26\r\n+Capacity\r\n:100\r\n+Size\r\n")
 
 
 def wire(server, *commands):

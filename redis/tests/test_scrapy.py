@@ -214,3 +214,42 @@ def test_dupefilter_recreates_a_key_that_disappeared(server, kind, shards, caplo
     assert first_stats.get_value(stat) == recreated + 1
     assert other_stats.get_value(stat) is None
     assert reserved_sizing(r, late_key) == as_reserved[late_key]
+
+
+@pytest.mark.parametrize("kind", ["RedisWindowedDupeFilter", "RedisBloomDupeFilter"])
+def test_dupefilter_puts_the_filters_health_in_the_stats_and_logs_each_change(server, kind,
+                                                                              caplog):
+    """Every health_every requests and at close: the worst BF.INFO/BFW.INFO health of the keys in
+    the crawl stats, and one warning per change of state. A window of time planned for 500
+    requests per generation (4,000 over 2 shards and 4 generations of 1h) that takes 6,000 within
+    one goes over; a scaling chain grows and stays ok."""
+    from scrapy.http import Request
+    from scrapy.utils.test import get_crawler
+
+    import scrapy_crawler
+
+    module = importlib.import_module(scrapy_crawler.PACKAGE)
+    crawler = get_crawler(settings_dict={"REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7"})
+    own = {"window": "1h"} if kind == "RedisWindowedDupeFilter" else {}
+    dupefilter = getattr(module, kind)(
+        server.client(), fingerprinter=crawler.request_fingerprinter, key="health",
+        capacity=4_000, error_rate=0.01, shards=2, stats=crawler.stats, health_every=250, **own)
+    dupefilter.open()
+    caplog.set_level(logging.WARNING)
+    states = []
+    for i in range(6_000):
+        dupefilter.request_seen(Request(f"http://example.com/p{i}"))
+        if (i + 1) % 250 == 0:
+            states.append(crawler.stats.get_value("bloomery/dupefilter/health/state"))
+    dupefilter.close("finished")
+    changes = [r for r in caplog.records if "filter health" in r.getMessage()]
+    if kind == "RedisWindowedDupeFilter":
+        assert states[0] == "ok" and states[-1] == "over_limit"
+        assert crawler.stats.get_value("bloomery/dupefilter/health/fpr_over_planned") > 1
+        # One warning per change: ok -> ... -> over_limit, never the same state twice in a row.
+        expected = [s for i, s in enumerate(states) if s != (states[i - 1] if i else "ok")]
+        assert [r.getMessage().split(" -> ")[1].split(":")[0] for r in changes] == expected
+    else:
+        assert set(states) == {"ok"} and not changes
+        assert crawler.stats.get_value("bloomery/dupefilter/health/fpr_over_planned") < 1
+    assert 0 < crawler.stats.get_value("bloomery/dupefilter/health/fill_ratio") < 1

@@ -162,10 +162,10 @@ def test_info_is_a_map_in_resp3(server):
     flat array of its pairs."""
     server.client().execute_command("BFW.RESERVE", "w", 0.01, 100, "KEYS", 100)
     resp3 = wire(server, b"HELLO 3", b"BFW.INFO w")
-    assert b"%12\r\n+Mode\r\n+KEYS\r\n+Window keys\r\n:100\r\n+Generations\r\n:4\r\n" in resp3
+    assert b"%17\r\n+Mode\r\n+KEYS\r\n+Window keys\r\n:100\r\n+Generations\r\n:4\r\n" in resp3
     assert b"+Error rate\r\n,0.01\r\n" in resp3, resp3
     resp2 = wire(server, b"BFW.INFO w")
-    assert resp2.startswith(b"*24\r\n+Mode\r\n+KEYS\r\n+Window keys\r\n:100\r\n"), resp2
+    assert resp2.startswith(b"*34\r\n+Mode\r\n+KEYS\r\n+Window keys\r\n:100\r\n"), resp2
     assert b"+Error rate\r\n$4\r\n0.01\r\n" in resp2, resp2
 
 
