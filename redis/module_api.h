@@ -202,8 +202,8 @@ inline constexpr CommandInfoVersion kCommandInfoVersion = {1, sizeof(CommandHist
   X(SetCommandInfo, int, (RedisModuleCommand*, const CommandInfo* info))                       \
   X(RegisterInfoFunc, int, (RedisModuleCtx*, InfoFunc))                                        \
   X(InfoAddSection, int, (RedisModuleInfoCtx*, const char* name))                              \
-  X(InfoAddFieldCString, int, (RedisModuleInfoCtx*, const char* field, const char* value))   \
-  X(InfoAddFieldULongLong, int, (RedisModuleInfoCtx*, const char* field, unsigned long long)) \
+  X(InfoAddFieldCString, int, (RedisModuleInfoCtx*, const char* field, const char* value))     \
+  X(InfoAddFieldULongLong, int, (RedisModuleInfoCtx*, const char* field, unsigned long long))  \
   X(InfoAddFieldDouble, int, (RedisModuleInfoCtx*, const char* field, double value))
 
 // Functions of newer servers, bound when the server has them and left null otherwise (GetApi
