@@ -21,7 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -1193,18 +1193,103 @@ struct MetricSample {
   }
 };
 
+// A cursor over one line of the exposition format, for ParseExposition.
+class ExpositionLine {
+ public:
+  explicit ExpositionLine(std::string_view line) : rest_(line) {}
+
+  [[nodiscard]] bool done() const { return rest_.empty(); }
+
+  // Consumes `literal` if the line continues with it.
+  bool Take(std::string_view literal) {
+    if (!rest_.starts_with(literal)) return false;
+    rest_.remove_prefix(literal.size());
+    return true;
+  }
+
+  // A metric name ([a-zA-Z_:][a-zA-Z0-9_:]*), or with colons false a label name; empty if none.
+  std::string Name(bool colons) {
+    size_t n = 0;
+    while (n < rest_.size()) {
+      const char c = rest_[n];
+      const bool alpha =
+          (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (colons && c == ':');
+      if (!alpha && !(n > 0 && c >= '0' && c <= '9')) break;
+      ++n;
+    }
+    std::string name(rest_.substr(0, n));
+    rest_.remove_prefix(n);
+    return name;
+  }
+
+  // A quoted label value with only \\, \" and \n escaped, unescaped; nullopt if malformed.
+  std::optional<std::string> Quoted() {
+    if (!Take("\"")) return std::nullopt;
+    std::string value;
+    while (!rest_.empty()) {
+      const char c = rest_.front();
+      rest_.remove_prefix(1);
+      if (c == '"') return value;
+      if (c == '\n') return std::nullopt;
+      if (c != '\\') {
+        value += c;
+        continue;
+      }
+      if (rest_.empty()) return std::nullopt;
+      const char e = rest_.front();
+      rest_.remove_prefix(1);
+      if (e == 'n') {
+        value += '\n';
+      } else if (e == '\\' || e == '"') {
+        value += e;
+      } else {
+        return std::nullopt;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // The rest of the line as a float in Go's syntax (+Inf, -Inf, NaN); nullopt if it is not one.
+  std::optional<double> Value() {
+    const std::string_view text = rest_;
+    rest_ = {};
+    if (text == "+Inf") return INFINITY;
+    if (text == "-Inf") return -INFINITY;
+    if (text == "NaN") return NAN;
+    size_t i = 0;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    size_t digits = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i, ++digits;
+    if (i < text.size() && text[i] == '.') {
+      ++i;
+      while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i, ++digits;
+    }
+    if (digits == 0) return std::nullopt;
+    if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+      ++i;
+      if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+      size_t exponent = 0;
+      while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i, ++exponent;
+      if (exponent == 0) return std::nullopt;
+    }
+    if (i != text.size()) return std::nullopt;
+    return std::stod(std::string(text));
+  }
+
+  [[nodiscard]] std::string_view rest() const { return rest_; }
+
+ private:
+  std::string_view rest_;
+};
+
 // Parses `text`, failing the test case on any line that is not a HELP, a TYPE or a sample of the
-// format: metric and label names by their regexes, label values quoted with only \\, \" and \n
-// escaped, a float value (Go's syntax: +Inf, -Inf, NaN), HELP and TYPE once per metric and
-// before its samples, each metric's samples together.
+// format: metric names [a-zA-Z_:][a-zA-Z0-9_:]*, label names [a-zA-Z_][a-zA-Z0-9_]*, label values
+// quoted with only \\, \" and \n escaped, a float value (Go's syntax: +Inf, -Inf, NaN), HELP and
+// TYPE once per metric and before its samples, each metric's samples together. (A hand parser:
+// GCC 12's std::regex trips -Wmaybe-uninitialized under the sanitizers.)
 std::vector<MetricSample> ParseExposition(const std::string& text) {
-  static const std::regex kHelp(R"(# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) (.*))");
-  static const std::regex kType(
-      R"(# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped))");
-  static const std::regex kSample(
-      R"(([a-zA-Z_:][a-zA-Z0-9_:]*)(\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*",?)*)\})? )"
-      R"(([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]Inf|NaN))");
-  static const std::regex kLabel(R"(([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)\")");
+  static const std::unordered_set<std::string> kTypes = {"counter", "gauge", "histogram", "summary",
+                                                         "untyped"};
   std::vector<MetricSample> samples;
   std::unordered_set<std::string> helped;
   std::unordered_set<std::string> typed;
@@ -1214,44 +1299,50 @@ std::vector<MetricSample> ParseExposition(const std::string& text) {
   REQUIRE(text.back() == '\n');
   for (const std::string& line : SplitLines(text)) {
     CAPTURE(line);
-    std::smatch m;
-    if (std::regex_match(line, m, kHelp)) {
-      CHECK(helped.insert(m[1]).second);
+    ExpositionLine cursor(line);
+    if (cursor.Take("# HELP ")) {
+      const std::string name = cursor.Name(/*colons=*/true);
+      REQUIRE(!name.empty());
+      REQUIRE(cursor.Take(" "));
+      CHECK(helped.insert(name).second);
       continue;
     }
-    if (std::regex_match(line, m, kType)) {
-      CHECK(helped.count(m[1]) == 1);  // HELP first, as the library clients write it
-      CHECK(typed.insert(m[1]).second);
+    if (cursor.Take("# TYPE ")) {
+      const std::string name = cursor.Name(/*colons=*/true);
+      REQUIRE(!name.empty());
+      REQUIRE(cursor.Take(" "));
+      CHECK(kTypes.count(std::string(cursor.rest())) == 1);
+      CHECK(helped.count(name) == 1);  // HELP first, as the library clients write it
+      CHECK(typed.insert(name).second);
       continue;
     }
-    REQUIRE(std::regex_match(line, m, kSample));
     MetricSample sample;
-    sample.name = m[1];
+    sample.name = cursor.Name(/*colons=*/true);
+    REQUIRE(!sample.name.empty());
     CHECK(typed.count(sample.name) == 1);
     if (sample.name != current) {
       if (!current.empty()) finished.insert(current);
       CHECK(finished.count(sample.name) == 0);
       current = sample.name;
     }
-    const std::string labels = m[3];
-    for (std::sregex_iterator it(labels.begin(), labels.end(), kLabel), end; it != end; ++it) {
-      std::string value;
-      const std::string escaped = (*it)[2];
-      for (size_t i = 0; i < escaped.size(); ++i) {
-        if (escaped[i] == '\\') {
-          ++i;
-          value += escaped[i] == 'n' ? '\n' : escaped[i];
-        } else {
-          value += escaped[i];
+    if (cursor.Take("{")) {
+      while (!cursor.Take("}")) {
+        std::string label = cursor.Name(/*colons=*/false);
+        REQUIRE(!label.empty());
+        REQUIRE(cursor.Take("="));
+        std::optional<std::string> value = cursor.Quoted();
+        REQUIRE(value.has_value());
+        sample.labels.emplace_back(std::move(label), std::move(*value));
+        if (!cursor.Take(",")) {
+          REQUIRE(cursor.Take("}"));
+          break;
         }
       }
-      sample.labels.emplace_back((*it)[1], value);
     }
-    const std::string value = m[4];
-    sample.value = value == "+Inf"   ? INFINITY
-                   : value == "-Inf" ? -INFINITY
-                   : value == "NaN"  ? NAN
-                                     : std::stod(value);
+    REQUIRE(cursor.Take(" "));
+    const std::optional<double> value = cursor.Value();
+    REQUIRE(value.has_value());
+    sample.value = *value;
     samples.push_back(std::move(sample));
   }
   return samples;
