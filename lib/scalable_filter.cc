@@ -21,6 +21,7 @@
 #include "internal/block_layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
+#include "internal/health_scan.h"
 #include "internal/persistence.h"
 
 namespace bloomery {
@@ -593,30 +594,20 @@ double ScalableFilter::EstimatedFpr() const noexcept {
 FilterHealth ScalableFilter::Health() const {
   const uint32_t count = stage_count();
   FilterHealth health;
-  double none = 1.0;  // probability that no stage answers "maybe"
-  double fpr_variance = 0;
-  double count_variance = 0;
-  double set = 0;
-  double bits = 0;
+  internal::HealthOfParts parts;
   uint64_t inserted = 0;
   for (uint32_t i = 0; i < count; ++i) {
     const FilterHealth s = stage(i).Health();
-    none *= 1.0 - s.estimated_fpr;
-    fpr_variance += std::pow(s.estimated_fpr_error / 3, 2);
-    health.estimated_count += s.estimated_count;
-    count_variance += std::pow(s.estimated_count_error / 3, 2);
-    set += s.fill_ratio * static_cast<double>(stage(i).bits());
-    bits += static_cast<double>(stage(i).bits());
+    const double bits = static_cast<double>(stage(i).bits());
+    parts.Add(s.estimated_fpr, s.estimated_fpr_error, s.estimated_count, s.estimated_count_error,
+              s.fill_ratio * bits, bits);
     inserted += stage_keys(i);
     health.sampled = health.sampled || s.sampled;
   }
+  parts.Into(health);
   health.capacity = capacity();
   health.inserted = inserted;
-  health.estimated_count_error = 3 * std::sqrt(count_variance);
-  health.fill_ratio = bits > 0 ? set / bits : 0.0;
   health.planned_fpr = planned_fpr();
-  health.estimated_fpr = 1.0 - none;
-  health.estimated_fpr_error = 3 * std::sqrt(fpr_variance);
   const double load = full() ? static_cast<double>(inserted) /
                                    static_cast<double>(std::max<uint64_t>(health.capacity, 1))
                              : 0.0;

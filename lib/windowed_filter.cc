@@ -453,28 +453,17 @@ FilterHealth WindowedFilter::Health() const {
   const internal::ScanTotals scan = Scan(slots, memory_bytes() > kHealthExactBytes);
   const double blocks = static_cast<double>(std::max<uint64_t>(blocks_, 1));
   FilterHealth health;
-  double none = 1;
-  double fpr_variance = 0;
-  double count_variance = 0;
-  double set = 0;
-  double bits = 0;
+  internal::HealthOfParts parts;
   for (uint32_t slot = 0; slot < generations_; ++slot) {
     if ((slots >> slot & 1) == 0) continue;
-    none *= 1 - scan.total[2 * slot] / blocks;
-    fpr_variance += std::pow(scan.error[2 * slot] / blocks, 2);
     const internal::CountReading count = internal::CountFromSample(
         scan.total[2 * slot + 1], scan.error[2 * slot + 1], plan_.bits, plan_.hashes);
-    health.estimated_count += count.count;
-    count_variance += std::pow(count.error / 3, 2);
-    set += scan.total[2 * slot + 1];
-    bits += static_cast<double>(plan_.bits);
+    parts.Add(scan.total[2 * slot] / blocks, 3 * scan.error[2 * slot] / blocks, count.count,
+              count.error, scan.total[2 * slot + 1], static_cast<double>(plan_.bits));
   }
+  parts.Into(health);
   health.capacity = capacity_;
-  health.estimated_count_error = 3 * std::sqrt(count_variance);
-  health.fill_ratio = bits > 0 ? set / bits : 0.0;
   health.planned_fpr = planned_fpr();
-  health.estimated_fpr = 1 - none;
-  health.estimated_fpr_error = 3 * std::sqrt(fpr_variance);
   health.sampled = scan.sampled;
   if (window_ns_ == 0) {
     // Rotation holds the window at its capacity, where the FPR its bits give is the planned one

@@ -122,6 +122,39 @@ struct CountReading {
   return reading;
 }
 
+// The health of a filter made of parts any of which may answer "maybe" (a scalable chain's stages,
+// a window's live generations), from each part's reading: the FPR is 1 - prod(1 - fpr_i), counts
+// and set bits add, and the parts' independent errors (3-sigma, as FilterHealth states them) add
+// in quadrature. Fills the estimates and the fill of `health`; capacity, planned_fpr, sampled and
+// state are the kind's to set.
+class HealthOfParts {
+ public:
+  void Add(double fpr, double fpr_error, double count, double count_error, double set_bits,
+           double bits) noexcept {
+    none_ *= 1.0 - fpr;
+    fpr_variance_ += (fpr_error / 3) * (fpr_error / 3);
+    count_ += count;
+    count_variance_ += (count_error / 3) * (count_error / 3);
+    set_ += set_bits;
+    bits_ += bits;
+  }
+  void Into(FilterHealth& health) const noexcept {
+    health.estimated_count = count_;
+    health.estimated_count_error = 3 * std::sqrt(count_variance_);
+    health.fill_ratio = bits_ > 0 ? set_ / bits_ : 0.0;
+    health.estimated_fpr = 1.0 - none_;
+    health.estimated_fpr_error = 3 * std::sqrt(fpr_variance_);
+  }
+
+ private:
+  double none_ = 1.0;  // probability that no part answers "maybe"
+  double fpr_variance_ = 0;
+  double count_ = 0;
+  double count_variance_ = 0;
+  double set_ = 0;
+  double bits_ = 0;
+};
+
 }  // namespace bloomery::internal
 
 #endif  // BLOOMERY_LIB_INTERNAL_HEALTH_SCAN_H_
