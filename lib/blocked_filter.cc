@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "internal/batch_pipeline.h"
@@ -31,10 +32,12 @@ using internal::Pipeline;
 }  // namespace
 
 absl::StatusOr<BlockedFilter> BlockedFilter::Create(const FilterOptions& options) {
+  // Sized by capacity and fpr: blocks that halve (FoldablePlan); by bits: exactly those.
+  absl::StatusOr<Plan> plan = PlanFilter(options, options.layout);
+  if (plan.ok() && options.bits == 0) plan = FoldablePlan(*plan);
   return internal::CreateArrayFilter(
-      PlanFilter(options, options.layout), options,
-      [&](FilterMemory memory, const Plan& plan, const KeyHasher& hasher) {
-        return BlockedFilter(std::move(memory), plan, hasher, options.memory.concurrent);
+      plan, options, [&](FilterMemory memory, const Plan& planned, const KeyHasher& hasher) {
+        return BlockedFilter(std::move(memory), planned, hasher, options.memory.concurrent);
       });
 }
 
@@ -132,6 +135,95 @@ FilterHealth BlockedFilter::Health() const {
       ClassifyHealth(health.estimated_fpr, health.planned_fpr,
                      count.count / static_cast<double>(std::max<uint64_t>(health.capacity, 1)));
   return health;
+}
+
+absl::StatusOr<BlockedFilter> BlockedFilter::EmptyLike(uint64_t blocks, uint64_t capacity,
+                                                       const MemoryOptions& memory) const {
+  const uint64_t block_bits = uint64_t{64} << block_shift_;
+  absl::StatusOr<Plan> plan = PlanForSize(blocks * block_bits, hashes_, capacity, plan_.layout);
+  if (!plan.ok()) return plan.status();
+  absl::StatusOr<FilterMemory> bits =
+      internal::AllocateFilterMemory(WholeLineBytes(plan->bits), memory);
+  if (!bits.ok()) return bits.status();
+  return BlockedFilter(*std::move(bits), *plan, hasher_, memory.concurrent);
+}
+
+namespace {
+
+// The most keys, at most `limit`, that `blocks` blocks of `like`'s layout and k hold at an FPR
+// <= max_fpr (at least 1: a plan's capacity 0 means "sized by bits").
+uint64_t CapacityWithin(const Plan& like, uint64_t blocks, uint64_t limit, double max_fpr) {
+  const uint64_t bits = blocks * (like.bits / like.blocks());
+  const auto fits = [&](uint64_t keys) {
+    return PredictedFpr(like.layout, static_cast<double>(keys), bits, like.hashes) <= max_fpr;
+  };
+  uint64_t lo = 1;  // fits(lo), or 1 regardless
+  uint64_t hi = std::max<uint64_t>(limit, 1);
+  if (fits(hi)) return hi;
+  while (hi - lo > 1) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+// dst's blocks from src's: block j of dst is the or of blocks factor*j .. factor*j + factor - 1
+// of src (factor 1: a copy, 2: a halving). `words` per block; src read with relaxed loads where
+// other threads may be setting its bits.
+void FoldBlocks(const uint64_t* src, bool concurrent, uint64_t* dst, uint64_t dst_blocks,
+                uint64_t words, uint64_t factor) noexcept {
+  for (uint64_t j = 0; j < dst_blocks; ++j) {
+    for (uint64_t w = 0; w < words; ++w) {
+      uint64_t folded = 0;
+      for (uint64_t f = 0; f < factor; ++f) {
+        folded |= internal::LoadWord(src + (j * factor + f) * words + w, concurrent);
+      }
+      dst[j * words + w] = folded;
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<BlockedFilter> BlockedFilter::FoldedTo(double max_fpr,
+                                                      const MemoryOptions& memory) const {
+  if (!(max_fpr > 0.0 && max_fpr < 1.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("the FPR to fold to must be in (0, 1), got %g", max_fpr));
+  }
+  const double now = EstimatedFpr();
+  if (now > max_fpr) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "the FPR is already %.4g, above %g: folding only raises it (to bring it down, rebuild "
+        "with a larger capacity, or use a scalable filter, which grows)",
+        now, max_fpr));
+  }
+  if (blocks_ % 2 != 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%d blocks cannot halve: an odd count, as a filter sized by explicit bits or planned "
+        "before folding has; rebuild it from capacity and fpr to fold it later",
+        blocks_));
+  }
+  const uint64_t words = uint64_t{1} << block_shift_;
+  const uint64_t limit = capacity();
+  // Each halving is made from the last one kept; the first whose FPR passes max_fpr is dropped.
+  std::optional<BlockedFilter> kept;
+  for (uint64_t blocks = blocks_; blocks % 2 == 0;) {
+    const BlockedFilter& from = kept ? *kept : *this;
+    absl::StatusOr<BlockedFilter> half =
+        EmptyLike(blocks / 2, CapacityWithin(plan_, blocks / 2, limit, max_fpr), memory);
+    if (!half.ok()) return half.status();
+    FoldBlocks(from.words_, from.concurrent_, half->words_, blocks / 2, words, 2);
+    if (half->EstimatedFpr() > max_fpr) break;
+    kept = *std::move(half);
+    blocks /= 2;
+  }
+  if (kept) return *std::move(kept);
+  absl::StatusOr<BlockedFilter> copy =
+      EmptyLike(blocks_, CapacityWithin(plan_, blocks_, limit, max_fpr), memory);
+  if (!copy.ok()) return copy.status();
+  FoldBlocks(words_, concurrent_, copy->words_, blocks_, words, 1);
+  return copy;
 }
 
 // Persistence (lib/internal/persistence.h): a one-stage file of kind "blocked" (docs/FORMAT.md).

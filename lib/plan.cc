@@ -2,6 +2,7 @@
 #include "bloomery/plan.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numbers>
 #include <vector>
@@ -284,6 +285,27 @@ absl::StatusOr<Plan> PlanAuto(const FilterOptions& options) {
 
 absl::StatusOr<Plan> PlanFilter(const FilterOptions& options, Layout layout) {
   return layout == Layout::kAuto ? PlanAuto(options) : PlanShape(options, layout);
+}
+
+absl::StatusOr<Plan> FoldablePlan(const Plan& plan) {
+  const BlockShape* shape = FindBlockShape(plan.layout);
+  if (shape == nullptr || plan.capacity == 0) return plan;
+  const uint64_t blocks = plan.blocks();
+  const int log2 = std::bit_width(blocks) - 1;
+  if (log2 <= 8) return plan;
+  const uint64_t multiple = uint64_t{1} << (log2 - 8);
+  const uint64_t rounded = (blocks + multiple - 1) / multiple * multiple;
+  if (rounded > kMaxBits / shape->block_bits) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("%d blocks rounded for folding pass 2^48 bits", blocks));
+  }
+  Plan foldable = plan;
+  foldable.bits = rounded * shape->block_bits;
+  foldable.bits_per_key =
+      static_cast<double>(foldable.bits) / static_cast<double>(foldable.capacity);
+  foldable.expected_fpr =
+      PredictedFpr(plan.layout, static_cast<double>(plan.capacity), foldable.bits, plan.hashes);
+  return foldable;
 }
 
 std::vector<absl::StatusOr<Plan>> PlanEachLayout(const FilterOptions& options) {

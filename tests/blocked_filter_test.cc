@@ -3,12 +3,14 @@
 
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "test_util.h"
 
 namespace bloomery {
@@ -102,6 +104,116 @@ TEST_CASE("explicit geometry: 2^30 bits and 6 hashes") {
   CHECK(f.Insert("https://example.com/a"));
   CHECK_FALSE(f.Insert("https://example.com/a"));
   CHECK(f.MayContain("https://example.com/a"));
+}
+
+TEST_CASE("Create plans blocks that halve, for at most 1/256 more memory") {
+  for (const Layout layout : {Layout::kLine512, Layout::kBlock256, Layout::kWord64}) {
+    for (const uint64_t n : {1'000u, 123'457u, 10'000'000u}) {
+      FilterOptions o = K::Sized(n, 0.01);
+      o.layout = layout;
+      const absl::StatusOr<Plan> exact = PlanFilter(o, layout);
+      REQUIRE(exact.ok());
+      const BlockedFilter f = K::Make(o);
+      CAPTURE(LayoutName(layout));
+      CAPTURE(n);
+      CHECK(f.blocks() >= exact->blocks());
+      CHECK(f.blocks() <= exact->blocks() + exact->blocks() / 256);
+      CHECK(f.plan().expected_fpr <= exact->expected_fpr);
+      if (exact->blocks() >= 512) {
+        CHECK(f.blocks() % (std::bit_floor(exact->blocks()) >> 8) == 0);
+      } else {
+        CHECK(f.blocks() == exact->blocks());
+      }
+    }
+  }
+  // Explicit bits are kept exactly (a bits-and-hashes filter is what was asked for).
+  CHECK(K::Make(K::Geometry(512 * 1001, 6)).blocks() == 1001);
+}
+
+// An over-sized filter (100x its keys) folded to its planned FPR: the smallest halving whose
+// exact FPR is within it, every key kept, the very bits of a filter of that size given the same
+// keys, and a next halving that would pass it.
+TEST_CASE("FoldedTo: the smallest halving within the FPR, with the bits of a filter of that size") {
+  for (const Layout layout : {Layout::kLine512, Layout::kBlock256, Layout::kWord64}) {
+    CAPTURE(LayoutName(layout));
+    FilterOptions o = K::Sized(2'000'000, 0.01);
+    o.layout = layout;
+    BlockedFilter f = K::Make(o);
+    const std::vector<uint64_t> keys = DistinctInts(20'000, 7);
+    f.InsertMany(keys);
+    absl::StatusOr<BlockedFilter> folded = f.FoldedTo(0.01);
+    REQUIRE_MESSAGE(folded.ok(), folded.status());
+    CHECK(folded->layout() == f.layout());
+    CHECK(folded->hashes() == f.hashes());
+    CHECK(folded->seed() == f.seed());
+    CHECK(folded->integer_hash() == f.integer_hash());
+    CHECK(folded->blocks() < f.blocks() / 16);
+    CHECK(f.blocks() % folded->blocks() == 0);
+    CHECK(std::has_single_bit(f.blocks() / folded->blocks()));
+    const double fpr = folded->EstimatedFpr();
+    MESSAGE(LayoutName(layout) << ": " << f.memory_bytes() << " -> " << folded->memory_bytes()
+                               << " bytes, FPR " << f.EstimatedFpr() << " -> " << fpr
+                               << ", planned " << folded->planned_fpr() << " at "
+                               << folded->capacity() << " keys");
+    CHECK(fpr <= 0.01);
+    CHECK(folded->planned_fpr() <= 0.01);
+    CHECK(folded->capacity() >= keys.size());
+    CHECK(folded->capacity() <= f.capacity());
+    CHECK(folded->MayContainMany(keys) == keys.size());
+    // The same keys inserted into a filter of the folded size: the same bits.
+    FilterOptions same = K::Geometry(folded->bits(), f.hashes());
+    same.layout = layout;
+    BlockedFilter direct = K::Make(same);
+    direct.InsertMany(keys);
+    CHECK(testing::Bytes(direct) == testing::Bytes(*folded));
+    // One more halving passes 0.01 (else the fold was not the smallest).
+    if (folded->blocks() % 2 == 0) {
+      FilterOptions half = K::Geometry(folded->bits() / 2, f.hashes());
+      half.layout = layout;
+      BlockedFilter smaller = K::Make(half);
+      smaller.InsertMany(keys);
+      CHECK(smaller.EstimatedFpr() > 0.01);
+    }
+    // It saves and loads as any filter (its header's planned FPR is its geometry's).
+    absl::StatusOr<std::string> saved = folded->SaveToBytes();
+    REQUIRE(saved.ok());
+    absl::StatusOr<BlockedFilter> loaded = BlockedFilter::LoadFromBytes(*saved);
+    REQUIRE_MESSAGE(loaded.ok(), loaded.status());
+    CHECK(testing::Bytes(*loaded) == testing::Bytes(*folded));
+    // The memory options are the caller's.
+    absl::StatusOr<BlockedFilter> shared = f.FoldedTo(0.01, {.concurrent = true});
+    REQUIRE(shared.ok());
+    CHECK(shared->concurrent());
+    CHECK(testing::Bytes(*shared) == testing::Bytes(*folded));
+  }
+}
+
+TEST_CASE("FoldedTo: no halving within the FPR gives a copy; what cannot fold says why") {
+  BlockedFilter f = K::Make(K::Sized(100'000, 0.01));
+  f.InsertMany(DistinctInts(100'000, 3));
+  const double now = f.EstimatedFpr();
+  absl::StatusOr<BlockedFilter> same = f.FoldedTo(now * 1.01);
+  REQUIRE(same.ok());
+  CHECK(same->blocks() == f.blocks());
+  CHECK(testing::Bytes(*same) == testing::Bytes(f));
+  CHECK(same->planned_fpr() <= now * 1.01);
+
+  absl::StatusOr<BlockedFilter> above = f.FoldedTo(now / 2);
+  CHECK(above.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(absl::StrContains(above.status().message(), "already"));
+  for (const double bad : {0.0, 1.0, -0.5, std::numeric_limits<double>::quiet_NaN()}) {
+    CHECK(f.FoldedTo(bad).status().code() == absl::StatusCode::kInvalidArgument);
+  }
+  BlockedFilter odd = K::Make(K::Geometry(512 * 1001, 6));
+  absl::StatusOr<BlockedFilter> refused = odd.FoldedTo(0.5);
+  CHECK(refused.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(absl::StrContains(refused.status().message(), "1001 blocks cannot halve"));
+  // An empty filter folds as far as its blocks halve.
+  const BlockedFilter empty = K::Make(K::Sized(1'000'000, 0.01));
+  absl::StatusOr<BlockedFilter> tiny = empty.FoldedTo(0.01);
+  REQUIRE(tiny.ok());
+  CHECK(tiny->blocks() % 2 == 1);
+  CHECK(tiny->EstimatedFpr() == 0.0);
 }
 
 }  // namespace

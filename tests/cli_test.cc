@@ -307,7 +307,10 @@ TEST_CASE("plan --json reports what the library's planner says, for both layouts
   for (const auto& [name, layout] :
        {std::pair{"blocked", Layout::kBlocked}, std::pair{"partitioned", Layout::kPartitioned}}) {
     CAPTURE(name);
+    // The blocked row is what BlockedFilter::Create makes: blocks that halve (FoldablePlan).
     absl::StatusOr<Plan> plan = PlanFor(1'000'000, 0.01, layout);
+    REQUIRE(plan.ok());
+    if (layout == Layout::kBlocked) plan = FoldablePlan(*plan);
     REQUIRE(plan.ok());
     const Json& got = json[name];
     CHECK(got["bits"].U64() == plan->bits);
@@ -1036,6 +1039,50 @@ TEST_CASE("merge writes the union of compatible files and refuses incompatible o
   CHECK(kind.exit_code == 1);
   CHECK(Contains(kind.err, "cannot merge a classic filter into a blocked filter"));
   CHECK_FALSE(std::filesystem::exists(not_written));
+}
+
+TEST_CASE("fold shrinks an over-sized blocked file within --fpr and refuses other kinds") {
+  const std::vector<std::string> lines = NumberedLines("https://fold.example/", 0, 5000);
+  const std::string big = Scratch().File("fold_big.bloom");
+  const Json built =
+      Build({"--capacity", "1M", "--fpr", "0.01"}, big, WriteLines("fold.txt", lines));
+  const std::string small = Scratch().File("fold_small.bloom");
+  RunResult fold = Run({"fold", "--fpr", "0.01", big, "-o", small, "--json"});
+  REQUIRE_MESSAGE(fold.exit_code == 0, fold.err);
+  const Json report = ParseJson(fold.out);
+  CHECK(report["folded_from_memory_bytes"].U64() == built["memory_bytes"].U64());
+  CHECK(report["memory_bytes"].U64() * 32 <= built["memory_bytes"].U64());
+  CHECK(report["estimated_fpr"].Num() <= 0.01);
+  CHECK(report["planned_fpr"].Num() <= 0.01);
+  CHECK(report["capacity"].U64() >= lines.size());
+  // Every line is still present, and the folded file is a file like any other.
+  RunResult query = Run({"query", small}, JoinLines(lines));
+  REQUIRE(query.exit_code == 0);
+  CHECK(query.out == JoinLines(lines));
+  RunResult info = Run({"info", small});
+  REQUIRE_MESSAGE(info.exit_code == 0, info.err);
+  // The text summary names both sizes; folding in place works under the file's lock.
+  RunResult text = Run({"fold", "--fpr", "0.01", big, "-o", big});
+  REQUIRE_MESSAGE(text.exit_code == 0, text.err);
+  CHECK(Contains(text.err, "folded"));
+  CHECK(Contains(text.err, "FPR then about"));
+  CHECK(std::filesystem::file_size(big) == std::filesystem::file_size(small));
+
+  // Already above the FPR asked for, another kind, a bad FPR: exit 1 or 2 with the reason, and
+  // nothing written.
+  const std::string none = Scratch().File("fold_none.bloom");
+  RunResult above = Run({"fold", "--fpr", "1e-9", small, "-o", none});
+  CHECK(above.exit_code == 1);
+  CHECK(Contains(above.err, "already"));
+  const std::string scalable = Scratch().File("fold_scalable.bloom");
+  Build({"--kind", "scalable", "--capacity", "1000"}, scalable, WriteLines("fold.txt", lines));
+  RunResult kind = Run({"fold", "--fpr", "0.01", scalable, "-o", none});
+  CHECK(kind.exit_code == 1);
+  CHECK(Contains(kind.err, "only a blocked filter folds"));
+  RunResult bad = Run({"fold", "--fpr", "2", small, "-o", none});
+  CHECK(bad.exit_code != 0);
+  CHECK(Contains(bad.err, "(0, 1)"));
+  CHECK_FALSE(std::filesystem::exists(none));
 }
 
 TEST_CASE("merge unites scalable files that both grew, reporting the bound the union keeps") {
@@ -2064,6 +2111,8 @@ TEST_CASE("plan prints one plan per layout, each the library's, and --measure ti
     CAPTURE(LayoutName(layout));
     CHECK(layouts[i]["layout"].string == LayoutName(layout));
     absl::StatusOr<Plan> plan = PlanFor(1'000'000, 0.01, layout);
+    REQUIRE(plan.ok());
+    plan = FoldablePlan(*plan);  // what BlockedFilter::Create makes of it
     REQUIRE(plan.ok());
     CHECK(layouts[i]["bits"].U64() == plan->bits);
     CHECK(layouts[i]["hashes"].U64() == plan->hashes);

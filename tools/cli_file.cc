@@ -1,7 +1,7 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The subcommands over filter files: build, add, remove, query, info, merge and repair. Every kind
-// of filter goes through AnyFilter (cli_common.h); every Save is atomic (temp file, fsync,
+// The subcommands over filter files: build, add, remove, query, info, merge, fold and repair. Every
+// kind of filter goes through AnyFilter (cli_common.h); every Save is atomic (temp file, fsync,
 // rename), so a file is always either its old or its new contents, never half of each.
 #include <charconv>
 #include <cmath>
@@ -24,7 +24,7 @@
 namespace bloomery::cli {
 namespace {
 
-// What build, add, remove and merge did, for the one-line summary or its JSON.
+// What build, add, remove, merge and fold did, for the one-line summary or its JSON.
 struct Report {
   Report(std::string_view command, std::string path) : command(command), path(std::move(path)) {}
   std::string_view command;
@@ -33,6 +33,11 @@ struct Report {
   uint64_t new_keys = 0;
   std::optional<uint64_t> erased;  // remove only
   std::optional<uint64_t> inputs;  // merge only: files merged
+  struct Fold {
+    uint64_t bytes = 0;  // the input's memory
+    double fpr = 0;      // the input's FPR now
+  };
+  std::optional<Fold> folded_from;  // fold only
 };
 
 void PrintReport(const Report& report, const AnyFilter& filter, bool json) {
@@ -42,8 +47,11 @@ void PrintReport(const Report& report, const AnyFilter& filter, bool json) {
     Json out = {{"file", report.path},
                 {"kind", KindName(filter)},
                 {"layout", std::string(LayoutName(filter.layout()))}};
-    if (!report.inputs) out["lines"] = report.lines;
-    if (report.erased) {
+    if (!report.inputs && !report.folded_from) out["lines"] = report.lines;
+    if (report.folded_from) {
+      out["folded_from_memory_bytes"] = report.folded_from->bytes;
+      out["folded_from_estimated_fpr"] = report.folded_from->fpr;
+    } else if (report.erased) {
       out["erased"] = *report.erased;
       out["not_found"] = report.lines - *report.erased;
     } else if (report.inputs) {
@@ -65,8 +73,14 @@ void PrintReport(const Report& report, const AnyFilter& filter, bool json) {
           ? absl::StrFormat("%s lines: %s erased, %s not found", FormatCount(report.lines),
                             FormatCount(*report.erased), FormatCount(report.lines - *report.erased))
       : report.inputs ? absl::StrFormat("the union of %d files", *report.inputs)
-                      : absl::StrFormat("%s lines inserted, %s new keys", FormatCount(report.lines),
-                                        FormatCount(report.new_keys));
+      : report.folded_from
+          ? absl::StrFormat("folded %gx from %s (FPR then about %s)",
+                            static_cast<double>(report.folded_from->bytes) /
+                                static_cast<double>(filter.memory_bytes()),
+                            FormatBytes(static_cast<double>(report.folded_from->bytes)),
+                            FormatFpr(report.folded_from->fpr))
+          : absl::StrFormat("%s lines inserted, %s new keys", FormatCount(report.lines),
+                            FormatCount(report.new_keys));
   const std::string_view layout = LayoutName(filter.layout());
   std::fprintf(stderr,
                "bloomery %.*s: %s: %.*s filter (%.*s), %s, %s; planned FPR %s at %s keys, now "
@@ -525,6 +539,52 @@ absl::Status RunMerge(const MergeFlags& flags) {
   return SaveAndReport(*merged, report, flags.file.json);
 }
 
+struct FoldFlags {
+  FileFlags file;
+  double fpr = 0;
+  std::string output;
+};
+
+// Why a kind other than blocked does not fold, for fold's refusal.
+std::string_view WhyNoFold(FilterKind kind) {
+  switch (kind) {
+    case FilterKind::kScalable:
+      return "a chain's stages are planned from its first capacity and growth, and a file is "
+             "checked against that plan";
+    case FilterKind::kWindowed:
+      return "a window's generations are planned from its capacity and window";
+    case FilterKind::kCounting:
+      return "counters cannot be or-ed";
+    default:
+      return "its probes spread over slices of the whole array, not over blocks";
+  }
+}
+
+absl::Status RunFold(const FoldFlags& flags) {
+  const std::string& input = flags.file.file;
+  // OUT may be FILE (fold in place): its lock covers the load as well as the save.
+  absl::StatusOr<FileLock> lock = LockFile(flags.output, flags.file.no_wait);
+  if (!lock.ok()) return lock.status();
+  absl::StatusOr<AnyFilter> filter = LoadFilter(input, flags.file.Load());
+  if (!filter.ok()) return filter.status();
+  const BlockedFilter* blocked = filter->get_if<BlockedFilter>();
+  if (blocked == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s is a %s filter, and only a blocked filter folds (%s)", input,
+                        KindName(*filter), WhyNoFold(filter->kind())));
+  }
+  Report report{"fold", flags.output};
+  report.folded_from = Report::Fold{blocked->memory_bytes(), blocked->EstimatedFpr()};
+  MemoryOptions memory;
+  memory.max_memory_bytes = flags.file.max_memory;
+  absl::StatusOr<BlockedFilter> folded = blocked->FoldedTo(flags.fpr, memory);
+  if (!folded.ok()) {
+    return absl::Status(folded.status().code(),
+                        absl::StrCat("cannot fold ", input, ": ", folded.status().message()));
+  }
+  return SaveAndReport(AnyFilter(*std::move(folded)), report, flags.file.json);
+}
+
 absl::Status RunRepair(const FileFlags& flags) {
   absl::StatusOr<FileLock> lock = LockFile(flags.file, flags.no_wait);
   if (!lock.ok()) return lock.status();
@@ -648,6 +708,31 @@ counts.)",
   AddNoWait(*app, flags->file.no_wait);
 }
 
+void AddFoldCommand(Commands& commands) {
+  auto [app, flags] = commands.Add<FoldFlags>(
+      "fold", "shrink an over-sized blocked filter to the smallest size within an FPR",
+      R"(Halves FILE's blocks (block 2j or-ed with block 2j + 1) while the FPR with the keys in it
+now, computed exactly from the folded bits, stays within --fpr, and writes the result to
+OUT atomically: every key of FILE still answers present. The summary says the memory before
+and after, and the FPR planned for the keys the folded geometry holds within --fpr. Blocked
+filters sized by capacity and FPR fold; one sized by explicit --bits, or made before folding,
+may have an odd block count and is refused (docs/OPERATING.md).)",
+      RunFold);
+  app->add_option("file", flags->file.file, "the filter file to fold")
+      ->type_name("FILE")
+      ->required();
+  app->add_option("--fpr", flags->fpr, "the FPR the folded filter must stay within, now")
+      ->type_name("P")
+      ->required();
+  app->add_option("-o", flags->output, "the file to write (FILE itself to fold in place)")
+      ->type_name("OUT")
+      ->required()
+      ->check(FileName());
+  flags->file.AddLoadFlags(*app);
+  AddJson(*app, flags->file.json, kSummaryJson);
+  AddNoWait(*app, flags->file.no_wait);
+}
+
 }  // namespace
 
 void AddFileCommands(Commands& commands) {
@@ -666,6 +751,7 @@ remove only lines you inserted.)",
   AddQueryCommand(commands);
   AddInfoCommand(commands);
   AddMergeCommand(commands);
+  AddFoldCommand(commands);
   AddFileCommand<FileFlags>(
       commands, "repair", "make a file left DIRTY (a crashed read-write mapping) whole again",
       R"(Loads FILE with its stale checksums unverified and saves it atomically with fresh ones and

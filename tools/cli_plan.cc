@@ -168,8 +168,12 @@ absl::Status RunPlan(const PlanFlags& plan_flags) {
   if (!partitioned.ok()) return partitioned.status();
   // One plan per blocked shape (kBlockShapes' order, the line first); a shape that cannot take
   // the request (--hashes above its k) shows "-". The line's error is the request's.
-  const std::vector<absl::StatusOr<Plan>> blocked = PlanEachLayout(*request);
+  std::vector<absl::StatusOr<Plan>> blocked = PlanEachLayout(*request);
   if (!blocked.front().ok()) return blocked.front().status();
+  // What BlockedFilter::Create makes of a capacity and an fpr: blocks that halve (FoldablePlan).
+  for (absl::StatusOr<Plan>& plan : blocked) {
+    if (plan.ok() && request->bits == 0) plan = FoldablePlan(*plan);
+  }
   // What --layout auto creates for this request, by --prefer (layout.h LayoutChoice): the
   // planner's own choice (PlanFilter), not a rule restated here.
   std::optional<Layout> chosen[2];

@@ -126,6 +126,24 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   // state between them). Allocates a few small vectors.
   [[nodiscard]] FilterHealth Health() const;
 
+  // Folding an over-sized filter (docs/OPERATING.md): the smallest copy, by halvings, whose FPR
+  // with the keys in it now, computed exactly from its bits (EstimatedFpr), is <= max_fpr. A
+  // halving ors blocks 2j and 2j + 1 into block j; a key's block, fastrange(hash.hi, blocks),
+  // halves with the block count exactly, so every inserted key still answers true, and the result
+  // has the very bits of a filter of that size built from the same keys. Create plans a filter
+  // sized by capacity and fpr to halve at least log2(blocks) - 8 times (FoldablePlan, plan.h); one
+  // with an odd block count (planned before folding, or sized by explicit bits) cannot halve. The
+  // result keeps the layout, k, seed and integer hash, takes `memory` (the concurrency mode and
+  // cap included), and is planned for the most keys its geometry holds at <= max_fpr (at most
+  // this filter's capacity), so that planned_fpr() <= max_fpr and Health() watches that promise.
+  // No halving within max_fpr: an unfolded copy. O(bytes); may overlap inserts in concurrent mode
+  // (folds some state between them).
+  // Errors: InvalidArgument for max_fpr outside (0, 1) or NaN; FailedPrecondition when the FPR
+  // is already above max_fpr, or the block count is odd (the message says which and what to do);
+  // ResourceExhausted when `memory` refuses the copy.
+  [[nodiscard]] absl::StatusOr<BlockedFilter> FoldedTo(double max_fpr,
+                                                       const MemoryOptions& memory = {}) const;
+
   // Blocks of the layout's shape (512-bit lines, 256-bit blocks or 64-bit words).
   [[nodiscard]] uint64_t blocks() const noexcept { return blocks_; }
   // Prefetches the block `hash` maps to, for a caller that pipelines its own lookups (as
@@ -167,6 +185,10 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   template <bool kWrite, typename Key, typename Kernel>
   size_t RunKernel(std::span<const Key> keys, std::span<bool> results,
                    Kernel kernel) const noexcept;
+  // A filter of this one's layout, k and hasher with `blocks` blocks, planned for `capacity`
+  // keys; its bits all 0.
+  [[nodiscard]] absl::StatusOr<BlockedFilter> EmptyLike(uint64_t blocks, uint64_t capacity,
+                                                        const MemoryOptions& memory) const;
   // Block `index` of the layout's shape.
   [[nodiscard]] uint64_t* block_at(uint64_t index) const noexcept {
     return words_ + (index << block_shift_);

@@ -168,6 +168,15 @@ struct Sizing {
 [[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<Plan> PlanFilter(const FilterOptions& options,
                                                               Layout layout);
 
+// Folding (BlockedFilter::FoldedTo) halves a blocked filter by or-ing blocks 2j and 2j + 1 into
+// block j, which keeps every key's block: the block index, fastrange(hash.hi, blocks), halves
+// exactly when the block count is even. The plan BlockedFilter::Create makes for a capacity and an
+// fpr is PlanFilter's with its blocks rounded up to a multiple of 2^t, t = floor(log2(blocks)) - 8
+// (none below 512 blocks): at most 1/256 more memory, the FPR only lower, and a filter that can
+// halve at least t times. A plan sized by bits (capacity 0) is returned as it is.
+// Errors: ResourceExhausted if the rounded bits pass kMaxBits.
+[[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<Plan> FoldablePlan(const Plan& plan);
+
 // One plan per blocked shape (kBlockShapes' order) for `options` (its layout ignored): what
 // `bloomery plan` prints a row of. A shape that cannot be planned (hashes above its maximum)
 // has its error in its place.

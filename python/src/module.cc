@@ -39,6 +39,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "bloomery/bloomery.h"
@@ -119,6 +120,25 @@ void BindFixedSize(py::module_& m, const char* name, const char* doc) {
       "num_slices", [](PyFilter<Filter>& self) { return self.filter().hashes(); },
       "k, the number of probes per key.");
   cls.def("__repr__", [name](PyFilter<Filter>& self) { return Describe(name, self.filter()); });
+  if constexpr (std::is_same_v<Filter, BlockedFilter>) {
+    cls.def(
+        "folded",
+        [](PyFilter<Filter>& self, double max_fpr, uint64_t max_memory) {
+          return Wrap(OrThrow(self.Exclusive([&](Filter& f) {
+            return f.FoldedTo(
+                max_fpr,
+                {.concurrent = f.concurrent(),
+                 .max_memory_bytes = max_memory,
+                 .huge_pages = f.huge_page_bytes() != 0 ? HugePages::kAuto : HugePages::kNever});
+          })));
+        },
+        py::arg("max_fpr"), py::kw_only(), py::arg("max_memory") = 0,
+        "A new filter, the smallest halving of this one whose FPR with the keys in it now stays "
+        "<= max_fpr (C++ FoldedTo): every key added still answers True, at a fraction of the "
+        "memory. Its capacity is what the folded size holds at max_fpr. ValueError when the FPR "
+        "is already above max_fpr or the filter cannot halve (an odd block count: sized by "
+        "bits); MemoryError beyond max_memory.");
+  }
 }
 
 void BindModule(py::module_& m) {

@@ -1383,3 +1383,27 @@ def test_health_of_a_large_filter_is_sampled_with_a_stated_error():
     assert abs(h["estimated_fpr"] - f.estimated_fpr()) <= h["estimated_fpr_error"]
     assert abs(h["estimated_count"] - 3_000_000) <= h["estimated_count_error"]
     assert f.health() == h  # a fixed seed: the same bits, the same reading
+
+
+@pytest.mark.parametrize("layout", ["line512", "block256", "word64"])
+def test_folded_shrinks_an_over_sized_filter_within_the_fpr_and_keeps_every_key(layout):
+    f = bloomery.BlockedFilter(1_000_000, 0.01, layout=layout)
+    f.update(range(10_000))
+    g = f.folded(0.01)
+    assert type(g) is bloomery.BlockedFilter
+    assert g.layout == layout and g.num_slices == f.num_slices and g.seed == f.seed
+    assert g.memory_bytes * 32 <= f.memory_bytes
+    assert g.estimated_fpr() <= 0.01 and g.error_rate <= 0.01
+    assert 10_000 <= g.capacity <= f.capacity
+    assert all(k in g for k in range(10_000))
+    assert g.health()["state"] == "ok"
+    # The fold is a filter like any other: it round-trips and merges with its own size.
+    assert bloomery.BlockedFilter.frombytes(g.tobytes()).tobytes() == g.tobytes()
+    assert f.folded(0.01).tobytes() == g.tobytes()  # the same answer twice
+    with pytest.raises(ValueError, match="already"):
+        g.folded(g.estimated_fpr() / 2)
+    with pytest.raises(ValueError, match="cannot halve"):
+        bloomery.BlockedFilter(bits=512 * 1001, hashes=6).folded(0.5)
+    with pytest.raises(ValueError):
+        f.folded(1.5)
+    assert not hasattr(bloomery.ClassicFilter(1000, 0.01), "folded")
