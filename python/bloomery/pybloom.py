@@ -20,7 +20,7 @@ What pybloom-live (https://github.com/joseph-fox/python-bloomfilter) does and th
   capacity or rate is ``ValueError`` with pybloom-live's message, and two that both grew unite.
 
 Everything else is the C++ kind's (``BlockedFilter``, ``ScalableFilter``): their keys, batches,
-files and options. The differences that remain are listed in the README's Python section.
+files and options. The differences that remain are listed in docs/PYTHON.md.
 """
 
 import struct as _struct

@@ -1,6 +1,6 @@
 # Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 """ACLs cover the BF.* commands: key specs say which commands read and which write a key (%R~ and
-%W~ key permissions), and README.md's recipe for Redis 7.0, which puts module commands in no ACL
+%W~ key permissions), and docs/REDIS.md's recipe for Redis 7.0, which puts module commands in no ACL
 category, refuses every BF write to a user whose rules say -@write."""
 import pytest
 import redis
@@ -20,7 +20,7 @@ READS = [
     ("BF.CARD", "f"),
     ("BF.DEBUG", "f"),
 ]
-# README.md, "Redis": what an operator on Redis 7.0 appends to a user's rules that say -@write.
+# docs/REDIS.md: what an operator on Redis 7.0 appends to a user's rules that say -@write.
 RECIPE_7_0 = "-bf.reserve -bf.add -bf.madd -bf.insert -bf.merge -bf.loadchunk"
 
 
