@@ -61,8 +61,12 @@ class _Filter:
     def add(self, key: Key) -> bool:
         """Adds key; True if it was ALREADY present (pybloom-live), False if new."""
     def __contains__(self, key: Key) -> bool: ...
+    @overload
     def add_many(self, keys: Keys) -> int:
         """Adds every key, GIL released; returns how many were new."""
+    @overload
+    def add_many(self, keys: Keys, *, present: Literal[True]) -> npt.NDArray[np.bool_]:
+        """Adds every key; answers per key in add()'s sense: True where it was already present."""
     def update(self, keys: Keys) -> None: ...
     @overload
     def contains_many(self, keys: Keys) -> npt.NDArray[np.bool_]: ...
@@ -75,7 +79,7 @@ class _Filter:
     def estimated_fpr(self) -> float: ...
     def health(self) -> _Health:
         """The filter's health: state, estimates with their errors, fill, planned and estimated
-        FPR. Reads the whole filter up to 4 MiB, a ~1 MiB sample above."""
+        FPR. Reads the whole filter up to 1 MiB, a ~1 MiB sample above."""
     def clear(self) -> None: ...
     def union_update(self: _F, other: _F) -> _F: ...
     def __ior__(self: _F, other: _F) -> _F: ...
@@ -238,8 +242,12 @@ class BloomFilter(BlockedFilter):
         """ValueError for capacity <= 0 or error_rate outside (0, 1), with pybloom's messages."""
     def add(self, key: Key, skip_check: bool = False) -> bool:
         """IndexError('BloomFilter is at capacity') once count == capacity (checked first)."""
+    @overload
     def add_many(self, keys: Keys) -> int:
         """As add() one by one: the keys before the one that finds the filter full, then IndexError."""
+    @overload
+    def add_many(self, keys: Keys, *, present: Literal[True]) -> npt.NDArray[np.bool_]:
+        """The same, answering per key in add()'s sense: True where it was already present."""
     @property
     def error_rate(self) -> float:
         """The rate asked for (a loaded file's: the predicted one)."""

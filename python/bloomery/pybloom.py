@@ -102,33 +102,49 @@ class BloomFilter(_LoadsAsThisClass, BlockedFilter):
     # The keys added that were new (pybloom-live's ``count``), kept in C beside the filter for add.
     count = BlockedFilter._pybloom_count
 
-    def add_many(self, keys):
+    def add_many(self, keys, *, present=False):
         """Adds every key in order, as ``add`` would one by one: the keys before the one that finds
-        the filter at capacity are in, then IndexError. Returns how many were new. Batches that fit
-        in the room left run as ``BlockedFilter.add_many`` (GIL released)."""
+        the filter at capacity are in, then IndexError. Returns how many were new; with
+        ``present=True``, a NumPy bool array in ``add``'s sense (True: the key was already
+        present). Batches that fit in the room left run as ``BlockedFilter.add_many`` (GIL
+        released)."""
         try:
             size = len(keys)
         except TypeError:
             size = None
         if size is not None and size <= self.capacity - self.count:
-            added = BlockedFilter.add_many(self, keys)
-            self.count += added
-            return added
+            return self._add_piece(keys, present)
         # Past capacity, or of unknown length: pieces no longer than the room left, so count can
         # never pass capacity, and a key left over once it is reached is refused as add() refuses it.
         # A 1-D buffer is sliced in place; anything else is read in lists.
         take = _pieces(keys)
+        answers = []
         added = 0
         while True:
             room = self.capacity - self.count
             piece = take(max(room, 1))
             if piece is None:
-                return added
+                if not present:
+                    return added
+                import numpy
+                return numpy.concatenate(answers) if answers else numpy.zeros(0, dtype=bool)
             if room <= 0:
                 raise IndexError(_AT_CAPACITY)
-            new = BlockedFilter.add_many(self, piece)
+            answer = self._add_piece(piece, present)
+            if present:
+                answers.append(answer)
+            else:
+                added += answer
+
+    def _add_piece(self, keys, present):
+        # BlockedFilter.add_many, with count kept: the keys that were new.
+        if not present:
+            new = BlockedFilter.add_many(self, keys)
             self.count += new
-            added += new
+            return new
+        answers = BlockedFilter.add_many(self, keys, present=True)
+        self.count += int(answers.size - answers.sum())
+        return answers
 
     def update(self, keys):
         """Adds every key of ``keys`` (as ``add_many``, returning None like ``set.update``)."""

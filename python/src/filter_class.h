@@ -76,6 +76,65 @@ size_t InsertAll(PyFilter<Filter>& self, py::handle keys) {
   return added;
 }
 
+// One bool per key of `keys`, from `answer(span, out)` over each chunk: written in place into
+// the NumPy array where the length is known (a NumPy array, a list), else collected and copied.
+template <typename Filter, typename Answer>
+py::array_t<bool> AnswerEach(PyFilter<Filter>& self, py::handle keys,
+                             typename PyFilter<Filter>::Guard& guard, const Answer& answer) {
+  std::optional<size_t> length = KnownLength(keys);
+  py::array_t<bool> results(static_cast<py::ssize_t>(length.value_or(0)));
+  std::vector<uint8_t> grown;
+  size_t total = 0;
+  ForEachChunk(keys, self.filter().hasher(), guard, [&](auto span, size_t offset) {
+    total = offset + span.size();
+    if (length && total <= *length) {
+      answer(span, std::span<bool>(results.mutable_data() + offset, span.size()));
+      return;
+    }
+    if (length) {
+      grown.assign(results.data(), results.data() + offset);
+      length.reset();
+    }
+    const auto chunk = std::make_unique<bool[]>(span.size());
+    answer(span, std::span<bool>(chunk.get(), span.size()));
+    grown.insert(grown.end(), chunk.get(), chunk.get() + span.size());
+  });
+  if (!length) {
+    py::array_t<bool> all(static_cast<py::ssize_t>(grown.size()));
+    std::copy(grown.begin(), grown.end(), all.mutable_data());
+    return all;
+  }
+  if (total < *length) results.resize({static_cast<py::ssize_t>(total)});
+  return results;
+}
+
+// add_many(keys, present=True): every key inserted, in order, answering per key in add()'s
+// sense: True where the key was already present. Raises after the batch as InsertAll does.
+template <typename Filter>
+py::array_t<bool> InsertAllPresent(PyFilter<Filter>& self, py::handle keys) {
+  typename PyFilter<Filter>::Guard guard(self);
+  size_t refused = 0;
+  py::array_t<bool> present =
+      AnswerEach(self, keys, guard, [&](auto span, std::span<bool> out) {
+        using Answer = InsertAnswer<Filter>;
+        if constexpr (std::is_same_v<Answer, bool>) {
+          self.filter().InsertMany(span, out);
+          for (bool& answer : out) answer = !answer;  // was new -> already present
+        } else {
+          std::vector<Answer> answers(span.size());
+          refused += self.filter().InsertMany(span, std::span<Answer>(answers)).refused;
+          for (size_t i = 0; i < answers.size(); ++i) {
+            out[i] = answers[i] == InsertResult::kPresent;
+          }
+        }
+      });
+  if (refused > 0) {
+    PyErr_Format(full_error, "the scalable filter is full: %zu new keys were not added", refused);
+    throw py::error_already_set();
+  }
+  return present;
+}
+
 template <typename Filter>
 py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const char* doc) {
   using W = PyFilter<Filter>;
@@ -92,10 +151,16 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
          },
          "False: the key was certainly never added. True: it was, or a false positive.")
       .def(
-          "add_many", [](W& self, py::handle keys) { return InsertAll(self, keys); },
-          py::arg("keys"),
+          "add_many",
+          [](W& self, py::handle keys, bool present) -> py::object {
+            if (present) return InsertAllPresent(self, keys);
+            return py::int_(InsertAll(self, keys));
+          },
+          py::arg("keys"), py::kw_only(), py::arg("present") = false,
           "Adds every key of an iterable (str, bytes, int) or of an integer buffer (a NumPy uint64 "
-          "array is read in place), in order, with the GIL released. Returns how many were new.")
+          "array is read in place), in order, with the GIL released. Returns how many were new; "
+          "with present=True, a NumPy bool array in add()'s sense instead: True where the key was "
+          "already present (a duplicate, or a false positive).")
       .def(
           "update", [](W& self, py::handle keys) { InsertAll(self, keys); }, py::arg("keys"),
           "Adds every key of `keys` (as add_many, returning None like set.update).")
@@ -110,34 +175,9 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
               });
               return py::int_(present);
             }
-            // Answers go straight into the result array when the length is known (a NumPy
-            // array, a list); iterables of unknown (or wrong) length collect them in `grown`.
-            std::optional<size_t> length = KnownLength(keys);
-            py::array_t<bool> results(static_cast<py::ssize_t>(length.value_or(0)));
-            std::vector<uint8_t> grown;
-            size_t total = 0;
-            ForEachChunk(keys, self.filter().hasher(), guard, [&](auto span, size_t offset) {
-              total = offset + span.size();
-              if (length && total <= *length) {
-                bool* out = results.mutable_data() + offset;
-                self.filter().MayContainMany(span, std::span<bool>(out, span.size()));
-                return;
-              }
-              if (length) {
-                grown.assign(results.data(), results.data() + offset);
-                length.reset();
-              }
-              const auto chunk = std::make_unique<bool[]>(span.size());
-              self.filter().MayContainMany(span, std::span<bool>(chunk.get(), span.size()));
-              grown.insert(grown.end(), chunk.get(), chunk.get() + span.size());
+            return AnswerEach(self, keys, guard, [&](auto span, std::span<bool> out) {
+              self.filter().MayContainMany(span, out);
             });
-            if (!length) {
-              py::array_t<bool> all(static_cast<py::ssize_t>(grown.size()));
-              std::copy(grown.begin(), grown.end(), all.mutable_data());
-              return all;
-            }
-            if (total < *length) results.resize({static_cast<py::ssize_t>(total)});
-            return results;
           },
           py::arg("keys"), py::kw_only(), py::arg("count") = false,
           "Looks up every key of an iterable or integer buffer with the GIL released. Returns a "
@@ -181,7 +221,7 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
           "The filter's health (C++ Health(), bloomery/health.h) as a dict: state ('ok', "
           "'near_limit' or 'over_limit'), capacity, inserted (a scalable chain's count of keys "
           "added, else None), estimated_count and its 3-sigma estimated_count_error, fill_ratio, "
-          "planned_fpr, estimated_fpr and estimated_fpr_error. Reads the whole filter up to 4 "
+          "planned_fpr, estimated_fpr and estimated_fpr_error. Reads the whole filter up to 1 "
           "MiB, a ~1 MiB sample above (1-2 ms for 1 GiB).")
       .def(
           "clear", [](W& self) { self.Exclusive([](Filter& f) { f.Clear(); }); },

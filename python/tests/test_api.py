@@ -1407,3 +1407,36 @@ def test_folded_shrinks_an_over_sized_filter_within_the_fpr_and_keeps_every_key(
     with pytest.raises(ValueError):
         f.folded(1.5)
     assert not hasattr(bloomery.ClassicFilter(1000, 0.01), "folded")
+
+
+@pytest.mark.parametrize("make", [lambda: bloomery.BlockedFilter(10_000, 0.001),
+                                  lambda: bloomery.ScalableFilter(1_000, 0.001),
+                                  lambda: bloomery.CountingFilter(10_000, 0.001),
+                                  lambda: bloomery.BloomFilter(10_000, 0.001)])
+def test_add_many_present_answers_in_adds_sense(make):
+    f = make()
+    keys = [f"k{i}" for i in range(3_000)]
+    first = f.add_many(keys[:2_000], present=True)
+    assert first.dtype == bool and first.shape == (2_000,)
+    assert first.sum() <= 10  # new keys: False, but for false positives within the batch
+    again = f.add_many(iter(keys[1_000:]), present=True)  # unknown length: collected
+    assert again.shape == (2_000,)
+    assert again[:1_000].all()  # already present, as add() says
+    # One by one, add() gives the same answers on a copy of the same history.
+    g = make()
+    g.add_many(keys[:2_000])
+    if isinstance(g, bloomery.BloomFilter):
+        expected = [g.add(k) for k in keys[1_000:]]
+    else:
+        expected = [k in g or (g.add(k) and False) for k in keys[1_000:]]
+    assert list(again) == expected
+    if isinstance(f, bloomery.BloomFilter):
+        assert f.count == g.count == 4_000 - int(first.sum()) - int(again.sum())
+
+
+def test_bloomfilter_add_many_present_stops_at_capacity_as_add_does():
+    f = bloomery.BloomFilter(100, 0.001)
+    with pytest.raises(IndexError):
+        f.add_many(range(150), present=True)
+    assert f.count == 100
+    assert f.add_many([], present=True).shape == (0,)
