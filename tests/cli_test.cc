@@ -556,6 +556,38 @@ TEST_CASE("bench --json reports every operation, the floor and an FPR that match
   }
 }
 
+TEST_CASE(
+    "bench --kind classic times a ClassicFilter of the planner's geometry; other kinds exit 2") {
+  RunResult r = Run(
+      {"bench", "--kind", "classic", "--keys", "20000", "--reps", "1", "--threads", "2", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const Json json = ParseJson(r.out);
+  CHECK(json["filter"].string == "ClassicFilter");
+  CHECK(json["kind"].string == "classic");
+  CHECK(json["layout"].string == "partitioned");
+  const Json& size = json["sizes"][0];
+  absl::StatusOr<Plan> plan = PlanForSize(200'000, 0, 20'000, Layout::kPartitioned);
+  REQUIRE(plan.ok());
+  CHECK(size["bits"].U64() == plan->bits);
+  CHECK(size["hashes"].U64() == plan->hashes);
+  CHECK(WithinBinomialBound(size["false_positives"].U64(), size["lookups"].U64(),
+                            plan->expected_fpr));
+  for (const char* op : {"insert", "insert_many", "may_contain_absent", "may_contain_many_absent",
+                         "concurrent_insert_many"}) {
+    CAPTURE(op);
+    CHECK(size["operations"][op]["ns_per_key"].Num() > 0);
+  }
+  RunResult text = Run({"bench", "--kind", "classic", "--keys", "20000", "--reps", "1"});
+  REQUIRE(text.exit_code == 0);
+  CHECK(Contains(text.out, "ClassicFilter (partitioned"));
+  RunResult counting = Run({"bench", "--kind", "counting"});
+  CHECK(counting.exit_code == 2);
+  CHECK(Contains(counting.err, "--kind must be blocked or classic"));
+  RunResult layout = Run({"bench", "--kind", "classic", "--layout", "word64"});
+  CHECK(layout.exit_code == 2);
+  CHECK(Contains(layout.err, "a classic filter has none"));
+}
+
 TEST_CASE("bench calls a size in cache by the core's L2, else by measurement, and says which") {
   // 10,000 keys: a 12 KiB filter, inside a 1 MiB L2: decided by size.
   RunResult fits = Run({"bench", "--keys", "10000", "--reps", "1", "--l2", "1MiB", "--json"});

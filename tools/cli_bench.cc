@@ -1,14 +1,16 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// `bloomery bench`: how fast a BlockedFilter is on this machine, measured against the physical
-// limit (one random cache-line read per key: benchmarks/measure/memory_floor.h, the floor
-// bloomery_benchmark reports against too) in the same run.
+// `bloomery bench`: how fast a BlockedFilter (or, with --kind classic, a ClassicFilter) is on this
+// machine, measured against the physical limit (one random cache-line read per key:
+// benchmarks/measure/memory_floor.h, the floor bloomery_benchmark reports against too) in the same
+// run.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,8 +62,9 @@ struct SizeReport {
 
 struct BenchConfig {
   std::vector<uint64_t> sizes;
-  double fpr = 0;  // 0: 10 bits/key
-  Layout layout = Layout::kLine512;
+  double fpr = 0;                          // 0: 10 bits/key
+  FilterKind kind = FilterKind::kBlocked;  // or kClassic
+  Layout layout = Layout::kLine512;        // the blocked filter's
   uint32_t reps = 3;
   uint32_t threads = 0;
   uint64_t l2_bytes = 0;  // 0: unknown
@@ -95,6 +98,14 @@ uint64_t DefaultOutOfCacheKeys() {
   return keys;
 }
 
+// The kind --kind names, as the header of the report spells it.
+std::string KindTitle(const BenchConfig& config) {
+  return config.kind == FilterKind::kClassic
+             ? std::string("ClassicFilter (partitioned: k cache lines per key)")
+             : absl::StrCat("BlockedFilter (", std::string(LayoutName(config.layout)), ")");
+}
+
+template <typename Filter>
 absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys) {
   SizeReport report;
   report.keys = keys;
@@ -108,7 +119,7 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
   std::iota(absent.begin(), absent.end(), uint64_t{1} << 63);
   const std::span<const uint64_t> present(inserted.data(), report.lookups);
 
-  absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(BenchOptions(config, keys, false));
+  absl::StatusOr<Filter> filter = Filter::Create(BenchOptions(config, keys, false));
   if (!filter.ok()) return filter.status();
   report.plan = filter->plan();
 
@@ -168,11 +179,11 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
   report.in_cache =
       report.in_cache_by_size ||
       report.floor_ns_per_key <= measure::kInCacheFloorRatio * config.l2_floor_ns_per_key;
-  report.huge_page_bytes = measure::HugePageBytes(*filter);
+  report.huge_page_bytes = filter->huge_page_bytes();
   report.floor_huge_page_bytes = floor_memory->huge_page_bytes();
 
   if (config.threads > 0) {
-    absl::StatusOr<BlockedFilter> shared = BlockedFilter::Create(BenchOptions(config, keys, true));
+    absl::StatusOr<Filter> shared = Filter::Create(BenchOptions(config, keys, true));
     if (!shared.ok()) return shared.status();
     const uint32_t t = config.threads;
     std::vector<double> insert_samples;
@@ -212,9 +223,9 @@ double L2FloorRatio(const BenchConfig& config, const SizeReport& r) {
 std::string RenderText(const BenchConfig& config, const std::vector<SizeReport>& reports) {
   const uint64_t cache = measure::LastLevelCacheBytes();
   std::string out = absl::StrFormat(
-      "bloomery bench: BlockedFilter (%s) at %s, SIMD target %s, median of %d run%s\n"
+      "bloomery bench: %s at %s, SIMD target %s, median of %d run%s\n"
       "L2 cache: %s; last-level cache: %s; floor in L2: %.2f ns/key\n\n",
-      std::string(LayoutName(config.layout)),
+      KindTitle(config),
       config.fpr > 0 ? absl::StrCat("FPR ", FormatFpr(config.fpr))
                      : absl::StrFormat("%g bits/key", kBitsPerKey),
       std::string(ActiveSimdTarget()), config.reps, config.reps == 1 ? "" : "s",
@@ -316,15 +327,18 @@ Json RenderJson(const BenchConfig& config, const std::vector<SizeReport>& report
                      {"floor_ratio_to_l2_floor", L2FloorRatio(config, r)},
                      {"operations", std::move(operations)}});
   }
-  return {{"filter", "BlockedFilter"},
-          {"layout", std::string(LayoutName(config.layout))},
-          {"simd_target", std::string(ActiveSimdTarget())},
-          {"reps", config.reps},
-          {"threads", config.threads},
-          {"last_level_cache_bytes", measure::LastLevelCacheBytes()},
-          {"l2_cache_bytes", config.l2_bytes},
-          {"l2_floor_ns_per_key", config.l2_floor_ns_per_key},
-          {"sizes", std::move(sizes)}};
+  return {
+      {"filter", config.kind == FilterKind::kClassic ? "ClassicFilter" : "BlockedFilter"},
+      {"kind", std::string(FilterKindName(config.kind))},
+      {"layout", std::string(LayoutName(config.kind == FilterKind::kClassic ? Layout::kPartitioned
+                                                                            : config.layout))},
+      {"simd_target", std::string(ActiveSimdTarget())},
+      {"reps", config.reps},
+      {"threads", config.threads},
+      {"last_level_cache_bytes", measure::LastLevelCacheBytes()},
+      {"l2_cache_bytes", config.l2_bytes},
+      {"l2_floor_ns_per_key", config.l2_floor_ns_per_key},
+      {"sizes", std::move(sizes)}};
 }
 
 // The flags fill in a BenchConfig; the sizes and the L2 floor come from them in RunBench.
@@ -332,7 +346,9 @@ struct BenchFlags {
   BenchConfig config;
   uint64_t keys = 0;
   std::string layout = "line512";
+  std::string kind = "blocked";
   bool json = false;
+  CLI::Option* layout_flag = nullptr;
   CLI::Option* keys_flag = nullptr;
   CLI::Option* l2_flag = nullptr;
 };
@@ -345,6 +361,15 @@ absl::Status RunBench(const BenchFlags& flags) {
   absl::StatusOr<Layout> layout = ParseLayoutFlag(flags.layout, /*allow_auto=*/false);
   if (!layout.ok()) return layout.status();
   config.layout = *layout;
+  const std::optional<FilterKind> kind = ParseFilterKind(flags.kind);
+  if (kind != FilterKind::kBlocked && kind != FilterKind::kClassic) {
+    return UsageError(absl::StrCat("--kind must be blocked or classic, got \"", flags.kind,
+                                   "\" (bench times the two fixed-size bit-array kinds)"));
+  }
+  config.kind = *kind;
+  if (config.kind == FilterKind::kClassic && Given(flags.layout_flag)) {
+    return UsageError("--layout is the blocked filter's block; a classic filter has none");
+  }
   config.sizes = flags.keys ? std::vector<uint64_t>{flags.keys}
                             : std::vector<uint64_t>{kInCacheKeys, DefaultOutOfCacheKeys()};
   if (!Given(flags.l2_flag)) config.l2_bytes = measure::L2CacheBytes();
@@ -354,7 +379,9 @@ absl::Status RunBench(const BenchFlags& flags) {
   config.l2_floor_ns_per_key = *l2_floor;
   std::vector<SizeReport> reports;
   for (const uint64_t size : config.sizes) {
-    absl::StatusOr<SizeReport> report = BenchOneSize(config, size);
+    absl::StatusOr<SizeReport> report = config.kind == FilterKind::kClassic
+                                            ? BenchOneSize<ClassicFilter>(config, size)
+                                            : BenchOneSize<BlockedFilter>(config, size);
     if (!report.ok()) return report.status();
     reports.push_back(*std::move(report));
   }
@@ -371,9 +398,10 @@ absl::Status RunBench(const BenchFlags& flags) {
 void AddBenchCommands(Commands& commands) {
   auto [app, flags] = commands.Add<BenchFlags>(
       "bench", "ns/key of inserts and lookups next to the memory floor, measured FPR",
-      R"(ns per key (median of R runs) of a BlockedFilter's operations and of the memory floor: one
-random 64-byte line read per key over memory of the filter's size (benchmarks/measure);
-"x floor" is each operation against it. Default sizes: 1M keys and 32M keys, doubled
+      R"(ns per key (median of R runs) of a BlockedFilter's operations (a ClassicFilter's with --kind
+classic) and of the memory floor: one random 64-byte line read per key over memory of the
+filter's size (benchmarks/measure); "x floor" is each operation against it (a classic
+filter reads k lines per key, so expect about k times it out of cache). Default sizes: 1M keys and 32M keys, doubled
 until the filter is twice the last-level cache (at most 128M keys). A size is "in cache"
 when the filter fits the core's L2, or else when its floor is at most 3x the floor over
 memory that fits L2 (measured): a VM may report its host's whole L3 as its own.)",
@@ -382,9 +410,12 @@ memory that fits L2 (measured): a VM may report its host's whole L3 as its own.)
                                "one size of N keys instead of the two default sizes; each "
                                "operation is timed over min(N, 4M) keys");
   AddFraction(*app, "--fpr", flags->config.fpr, "size the filter for FPR P instead of 10 bits/key");
-  app->add_option("--layout", flags->layout,
-                  absl::StrCat("the filter's block: ", BlockLayoutList(), " (default line512)"))
-      ->type_name("L");
+  app->add_option("--kind", flags->kind, "blocked (default) or classic")->type_name("KIND");
+  flags->layout_flag =
+      app->add_option(
+             "--layout", flags->layout,
+             absl::StrCat("the blocked filter's block: ", BlockLayoutList(), " (default line512)"))
+          ->type_name("L");
   AddInteger(*app, "--threads", flags->config.threads, 1, 1024,
              "also measure T threads inserting and looking up at once (a concurrent filter)");
   AddInteger(*app, "--reps", flags->config.reps, 1, 100,
