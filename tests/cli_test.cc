@@ -329,6 +329,32 @@ TEST_CASE("plan --json reports what the library's planner says, for both layouts
   CHECK(Contains(text.out, "1,000,000 keys"));
 }
 
+TEST_CASE("plan --svg draws every candidate's FPR against memory, the target, budget and pick") {
+  const std::string chart = Scratch().File("plan.svg");
+  RunResult r =
+      Run({"plan", "--capacity", "1M", "--fpr", "1e-4", "--max-memory", "2.5MiB", "--svg", chart});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(Contains(r.out, "<- pick"));  // the table is printed as without --svg
+  const std::string svg = ReadFile(chart);
+  CHECK(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  CHECK(svg.ends_with("</svg>\n"));
+  // One curve per candidate: three layouts and the classic filter.
+  size_t paths = 0;
+  for (size_t at = svg.find("<path "); at != std::string::npos; at = svg.find("<path ", at + 1)) {
+    ++paths;
+  }
+  CHECK(paths == 4);
+  for (const char* label : {"line512", "block256", "word64", "classic", "target 0.0001",
+                            "budget 2.50 MiB", "the pick"}) {
+    CAPTURE(label);
+    CHECK(Contains(svg, label));
+  }
+  CHECK(Contains(svg, R"(r="9" fill="none")"));  // the pick's ring
+  RunResult no_capacity = Run({"plan", "--bits", "1M", "--hashes", "4", "--svg", chart});
+  CHECK(no_capacity.exit_code == 2);
+  CHECK(Contains(no_capacity.err, "--svg needs --capacity"));
+}
+
 TEST_CASE("plan --bits 2^30 --hashes 6 describes that geometry at a capacity") {
   RunResult r = Run({"plan", "--bits", "2^30", "--hashes", "6", "--capacity", "1e8", "--json"});
   REQUIRE(r.exit_code == 0);
