@@ -603,9 +603,24 @@ TEST_CASE(
     CAPTURE(op);
     CHECK(size["operations"][op]["ns_per_key"].Num() > 0);
   }
-  RunResult text = Run({"bench", "--kind", "classic", "--keys", "20000", "--reps", "1"});
+  const std::string chart = Scratch().File("bench.svg");
+  RunResult text =
+      Run({"bench", "--kind", "classic", "--keys", "20000", "--reps", "1", "--svg", chart});
   REQUIRE(text.exit_code == 0);
   CHECK(Contains(text.out, "ClassicFilter (partitioned"));
+  // The chart: the page, then one bar per operation (six) and the floor's.
+  const std::string svg = ReadFile(chart);
+  CHECK(svg.ends_with("</svg>\n"));
+  size_t bars = 0;
+  for (size_t at = svg.find("<rect "); at != std::string::npos; at = svg.find("<rect ", at + 1)) {
+    ++bars;
+  }
+  CHECK(bars == 1 + 6 + 1);
+  for (const char* label :
+       {"ClassicFilter", "InsertMany", "MayContainMany, absent", "memory floor", "x)"}) {
+    CAPTURE(label);
+    CHECK(Contains(svg, label));
+  }
   RunResult counting = Run({"bench", "--kind", "counting"});
   CHECK(counting.exit_code == 2);
   CHECK(Contains(counting.err, "--kind must be blocked or classic"));

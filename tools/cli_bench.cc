@@ -21,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "bloomery/bloomery.h"
 #include "cli_common.h"
+#include "cli_svg.h"
 #include "memory_floor.h"
 #include "timing.h"
 
@@ -341,6 +342,55 @@ Json RenderJson(const BenchConfig& config, const std::vector<SizeReport>& report
       {"sizes", std::move(sizes)}};
 }
 
+// `bench --svg`: per size, a panel of horizontal bars, one per operation (ns/key, and its ratio to
+// the floor), then the floor's own bar, each panel on its own scale from 0.
+std::string RenderSvg(const BenchConfig& config, const std::vector<SizeReport>& reports) {
+  std::string out = svg::Page();
+  const double middle = (svg::kLeft + svg::kRight) / 2 + 45;
+  out += svg::Text(middle, 32, R"(text-anchor="middle" font-size="20" font-weight="bold")",
+                   absl::StrCat("bloomery bench: ", KindTitle(config)));
+  out += svg::Text(
+      middle, 56, R"(text-anchor="middle" font-size="14" fill="#444")",
+      absl::StrFormat("ns per key, median of %d run%s, SIMD target %s; shorter is faster; the "
+                      "grey bar is the memory floor (one random line read per key)",
+                      config.reps, config.reps == 1 ? "" : "s", std::string(ActiveSimdTarget())));
+  constexpr double kLabels = 190;  // the operations' names, left of each panel
+  constexpr double kGap = 40;
+  const double panel_width =
+      (1000 - 20 - kLabels - kGap * static_cast<double>(reports.size() - 1)) /
+      static_cast<double>(reports.size());
+  for (size_t p = 0; p < reports.size(); ++p) {
+    const SizeReport& r = reports[p];
+    std::vector<const Operation*> ops;
+    for (const Operation& op : r.operations) ops.push_back(&op);
+    for (const Operation& op : r.threaded) ops.push_back(&op);
+    double most = r.floor_ns_per_key;
+    for (const Operation* op : ops) most = std::max(most, op->ns_per_key);
+    const double left = kLabels + static_cast<double>(p) * (panel_width + kGap);
+    const double scale = (panel_width - 90) / most;  // room for the value's label
+    out += svg::Text(left + panel_width / 2, svg::kTop, R"(text-anchor="middle" font-size="15")",
+                     absl::StrCat(SizeLabel(r), ": ", FormatCount(r.keys), " keys, ",
+                                  FormatBytes(static_cast<double>(r.plan.bytes()))));
+    const double row = (svg::kBottom - svg::kTop - 20) / static_cast<double>(ops.size() + 1);
+    for (size_t i = 0; i <= ops.size(); ++i) {
+      const bool floor = i == ops.size();
+      const double ns = floor ? r.floor_ns_per_key : ops[i]->ns_per_key;
+      const double y = svg::kTop + 20 + row * static_cast<double>(i);
+      if (p == 0) {
+        out += svg::Text(left - 8, y + row * 0.45 + 4, R"(text-anchor="end")",
+                         floor ? std::string("memory floor") : ops[i]->name);
+      }
+      out += svg::Bar(left, y + row * 0.15, std::max(ns * scale, 1.0), row * 0.6,
+                      floor ? "#9e9e9e" : svg::kPalette[i % std::size(svg::kPalette)]);
+      out += svg::Text(left + ns * scale + 6, y + row * 0.45 + 4, "",
+                       floor ? absl::StrFormat("%.2f", ns)
+                             : absl::StrFormat("%.2f (%.1fx)", ns, ns / r.floor_ns_per_key));
+    }
+    out += svg::Line(left, svg::kTop + 20, left, svg::kBottom, R"(stroke="#555")");
+  }
+  return out + "</svg>\n";
+}
+
 // The flags fill in a BenchConfig; the sizes and the L2 floor come from them in RunBench.
 struct BenchFlags {
   BenchConfig config;
@@ -348,6 +398,8 @@ struct BenchFlags {
   std::string layout = "line512";
   std::string kind = "blocked";
   bool json = false;
+  std::string svg;
+  CLI::Option* svg_flag = nullptr;
   CLI::Option* layout_flag = nullptr;
   CLI::Option* keys_flag = nullptr;
   CLI::Option* l2_flag = nullptr;
@@ -384,6 +436,9 @@ absl::Status RunBench(const BenchFlags& flags) {
                                             : BenchOneSize<BlockedFilter>(config, size);
     if (!report.ok()) return report.status();
     reports.push_back(*std::move(report));
+  }
+  if (Given(flags.svg_flag)) {
+    if (absl::Status s = WriteTextFile(flags.svg, RenderSvg(config, reports)); !s.ok()) return s;
   }
   if (flags.json) {
     PrintJson(RenderJson(config, reports));
@@ -423,6 +478,10 @@ memory that fits L2 (measured): a VM may report its host's whole L3 as its own.)
   flags->l2_flag = AddNumber(*app, "--l2", flags->config.l2_bytes, Unit::kBytes,
                              "the core's L2 cache size (default: from sysfs, else CPUID)");
   AddJson(*app, flags->json);
+  flags->svg_flag =
+      app->add_option("--svg", flags->svg,
+                      "also write a bar chart of the ns/key of every operation and of the floor")
+          ->type_name("FILE");
 }
 
 }  // namespace bloomery::cli

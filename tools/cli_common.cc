@@ -2,8 +2,10 @@
 #include "cli_common.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <utility>
@@ -335,5 +337,16 @@ std::string FormatBytes(double bytes) {
 }
 
 std::string FormatFpr(double fpr) { return absl::StrFormat("%.3g", fpr); }
+
+absl::Status WriteTextFile(const std::string& path, const std::string& contents) {
+  std::FILE* file = std::fopen(path.c_str(), "wbe");
+  if (file == nullptr) {
+    return InputError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  }
+  const bool written = std::fwrite(contents.data(), 1, contents.size(), file) == contents.size();
+  const bool closed = std::fclose(file) == 0;
+  if (!written || !closed) return absl::DataLossError(absl::StrCat("writing ", path, " failed"));
+  return absl::OkStatus();
+}
 
 }  // namespace bloomery::cli

@@ -177,6 +177,10 @@ class TextTable {
 // An FPR for people: "0.00977" or "9.77e-06".
 [[nodiscard]] std::string FormatFpr(double fpr);
 
+// Writes `contents` to `path` (a chart, not a filter: not atomic). Errors: InputError when it
+// cannot be opened, DataLoss when a write or the close fails.
+[[nodiscard]] absl::Status WriteTextFile(const std::string& path, const std::string& contents);
+
 // ---------------------------------------------------------------------------------------------
 // Lines in and out (cli_io.cc), and the progress bar of long subcommands.
 //

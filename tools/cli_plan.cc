@@ -24,6 +24,7 @@
 #include "absl/strings/str_format.h"
 #include "bloomery/bloomery.h"
 #include "cli_common.h"
+#include "cli_svg.h"
 #include "timing.h"
 
 namespace bloomery::cli {
@@ -155,7 +156,6 @@ int Pick(const std::vector<Candidate>& candidates, bool fastest) {
 absl::StatusOr<std::string> RenderPlanSvg(const FilterOptions& request,
                                           const std::vector<Candidate>& candidates, int pick,
                                           uint64_t budget);
-absl::Status WriteFile(const std::string& path, const std::string& contents);
 
 absl::Status RunPlan(const PlanFlags& plan_flags) {
   const SizingFlags& flags = plan_flags.sizing;
@@ -228,7 +228,7 @@ absl::Status RunPlan(const PlanFlags& plan_flags) {
   if (Given(plan_flags.svg_flag)) {
     absl::StatusOr<std::string> chart = RenderPlanSvg(*request, candidates, pick, budget);
     if (!chart.ok()) return chart.status();
-    if (absl::Status s = WriteFile(plan_flags.svg, *chart); !s.ok()) return s;
+    if (absl::Status s = WriteTextFile(plan_flags.svg, *chart); !s.ok()) return s;
   }
   // A candidate's figures beyond its plan: its speed, and against the budget.
   auto candidate_json = [&](const Candidate& c, Json row) {
@@ -550,16 +550,12 @@ Json TableJson(const Table& table) {
           {"rows", std::move(rows)}};
 }
 
-// The SVG chart: FPR (log scale) against bits/key, a predicted curve and measured dots per k.
-namespace svg {
+// The FPR charts of table --svg and plan --svg: FPR (log scale) against a linear x, on cli_svg.h's
+// page.
+namespace chart {
+using namespace svg;  // NOLINT: the drawing primitives
 
-// matplotlib's "tab10": distinguishable, and dark enough on white.
-// One colour per k, 1..16 (matplotlib's tab10, then six more of tab20's).
-constexpr const char* kPalette[] = {
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-    "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94"};
 static_assert(std::size(kPalette) == kMaxHashes);
-constexpr double kLeft = 100, kTop = 86, kRight = 810, kBottom = 604;
 
 struct Axes {
   double decade_lo, decade_hi;
@@ -575,32 +571,11 @@ struct Axes {
   }
 };
 
-std::string Text(double x, double y, std::string_view attributes, std::string_view text) {
-  return absl::StrFormat(R"(<text x="%.1f" y="%.1f" %s>%s</text>)"
-                         "\n",
-                         x, y, attributes, text);
-}
-
-std::string Line(double x1, double y1, double x2, double y2, std::string_view style) {
-  return absl::StrFormat(R"(<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>)"
-                         "\n",
-                         x1, y1, x2, y2, style);
-}
-
-std::string Dot(double x, double y, std::string_view color) {
-  return absl::StrFormat(R"(<circle cx="%.1f" cy="%.1f" r="3.6" fill="%s"/>)"
-                         "\n",
-                         x, y, color);
-}
-
 // The frame every chart shares: the white page, a title and subtitle, the log-scale FPR axis's
 // decades and the plot's border, with `y_label` and `x_label`.
 std::string Frame(const Axes& axes, std::string_view title, std::string_view subtitle,
                   std::string_view x_label, std::string_view y_label) {
-  std::string out =
-      R"(<svg xmlns="http://www.w3.org/2000/svg" width="1000" height="680" viewBox="0 0 1000 680" font-family="Helvetica, Arial, sans-serif" font-size="13">
-<rect width="100%" height="100%" fill="white"/>
-)";
+  std::string out = Page();
   const double middle = (kLeft + kRight) / 2;
   out += Text(middle, 32, R"(text-anchor="middle" font-size="20" font-weight="bold")", title);
   out += Text(middle, 56, R"(text-anchor="middle" font-size="14" fill="#444")", subtitle);
@@ -638,7 +613,7 @@ std::string Path(const Axes& axes, const std::vector<std::pair<double, double>>&
                          path, color);
 }
 
-}  // namespace svg
+}  // namespace chart
 
 absl::StatusOr<std::string> RenderSvg(const Table& table) {
   const double resolution = 1.0 / static_cast<double>(table.keys);
@@ -658,8 +633,8 @@ absl::StatusOr<std::string> RenderSvg(const Table& table) {
   }
   // Curves plunge fast at large x; past 12 decades below the top the chart would be all axis.
   const double top = std::ceil(std::log10(hi) - 1e-9);
-  const svg::Axes axes{std::max(std::floor(std::log10(lo) + 1e-9), top - 12), top};
-  std::string out = svg::Frame(
+  const chart::Axes axes{std::max(std::floor(std::log10(lo) + 1e-9), top - 12), top};
+  std::string out = chart::Frame(
       axes,
       absl::StrCat("Bloom filter false-positive rate: ", TableLayoutName(table.layout), " layout"),
       absl::StrFormat("lines: exact formula; dots: measured with %s keys inserted and %s absent "
@@ -678,7 +653,7 @@ absl::StatusOr<std::string> RenderSvg(const Table& table) {
   }
   // Curves leave a gap where they leave the plot; dots only for cells with false positives.
   for (uint32_t k = 1; k <= hashes; ++k) {
-    out += svg::Path(axes, curves[k - 1], svg::kPalette[k - 1]);
+    out += chart::Path(axes, curves[k - 1], svg::kPalette[k - 1]);
     for (const Row& row : table.rows) {
       const double fpr = MeasuredFpr(row.cells[k - 1], table.keys);
       if (fpr > 0 && axes.Visible(fpr)) {
@@ -733,10 +708,10 @@ absl::StatusOr<std::string> RenderPlanSvg(const FilterOptions& request,
     }
   }
   const double top = std::min(0.0, std::ceil(std::log10(hi) - 1e-9));
-  svg::Axes axes{std::max(std::floor(std::log10(lo) + 1e-9), top - 12), top};
+  chart::Axes axes{std::max(std::floor(std::log10(lo) + 1e-9), top - 12), top};
   axes.x_lo = bytes_lo;
   axes.x_hi = bytes_hi;
-  std::string out = svg::Frame(
+  std::string out = chart::Frame(
       axes,
       absl::StrCat("Memory and false-positive rate for ", FormatCount(request.capacity), " keys"),
       absl::StrCat("lines: each candidate's exact FPR at its best k; dots: the planner's plans",
@@ -764,7 +739,7 @@ absl::StatusOr<std::string> RenderPlanSvg(const FilterOptions& request,
     const Candidate& c = candidates[i];
     if (c.plan == nullptr) continue;
     const char* color = svg::kPalette[i];
-    out += svg::Path(axes, curves[i], color);
+    out += chart::Path(axes, curves[i], color);
     const double x = axes.X(static_cast<double>(c.plan->bytes()));
     if (axes.Visible(c.plan->expected_fpr)) {
       out += svg::Dot(x, axes.Y(c.plan->expected_fpr), color);
@@ -789,17 +764,6 @@ absl::StatusOr<std::string> RenderPlanSvg(const FilterOptions& request,
   return out + "</svg>\n";
 }
 
-absl::Status WriteFile(const std::string& path, const std::string& contents) {
-  std::FILE* file = std::fopen(path.c_str(), "wbe");
-  if (file == nullptr) {
-    return InputError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
-  }
-  const bool written = std::fwrite(contents.data(), 1, contents.size(), file) == contents.size();
-  const bool closed = std::fclose(file) == 0;
-  if (!written || !closed) return absl::DataLossError(absl::StrCat("writing ", path, " failed"));
-  return absl::OkStatus();
-}
-
 struct TableFlags {
   uint64_t keys = kDefaultKeys;
   std::string layout = "blocked";
@@ -820,7 +784,7 @@ absl::Status RunTable(const TableFlags& flags) {
   if (Given(flags.svg_flag)) {
     absl::StatusOr<std::string> svg = RenderSvg(*table);
     if (!svg.ok()) return svg.status();
-    if (absl::Status s = WriteFile(flags.svg, *svg); !s.ok()) return s;
+    if (absl::Status s = WriteTextFile(flags.svg, *svg); !s.ok()) return s;
   }
   if (flags.json) {
     PrintJson(TableJson(*table));
