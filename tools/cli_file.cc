@@ -556,7 +556,8 @@ std::string_view WhyNoFold(FilterKind kind) {
     case FilterKind::kCounting:
       return "counters cannot be or-ed";
     default:
-      return "its probes spread over slices of the whole array, not over blocks";
+      return "a classic filter's slices would have to halve bit by bit, which fold does not do "
+             "yet";
   }
 }
 
