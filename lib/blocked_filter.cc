@@ -5,13 +5,13 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
-#include <optional>
 #include <utility>
 
 #include "internal/batch_pipeline.h"
 #include "internal/block256_layout.h"
 #include "internal/block_layout.h"
 #include "internal/fill_estimate.h"
+#include "internal/fold.h"
 #include "internal/health_scan.h"
 #include "internal/line_ops.h"
 #include "internal/persistence.h"
@@ -150,23 +150,6 @@ absl::StatusOr<BlockedFilter> BlockedFilter::EmptyLike(uint64_t blocks, uint64_t
 
 namespace {
 
-// The most keys, at most `limit`, that `blocks` blocks of `like`'s layout and k hold at an FPR
-// <= max_fpr (at least 1: a plan's capacity 0 means "sized by bits").
-uint64_t CapacityWithin(const Plan& like, uint64_t blocks, uint64_t limit, double max_fpr) {
-  const uint64_t bits = blocks * (like.bits / like.blocks());
-  const auto fits = [&](uint64_t keys) {
-    return PredictedFpr(like.layout, static_cast<double>(keys), bits, like.hashes) <= max_fpr;
-  };
-  uint64_t lo = 1;  // fits(lo), or 1 regardless
-  uint64_t hi = std::max<uint64_t>(limit, 1);
-  if (fits(hi)) return hi;
-  while (hi - lo > 1) {
-    const uint64_t mid = lo + (hi - lo) / 2;
-    (fits(mid) ? lo : hi) = mid;
-  }
-  return lo;
-}
-
 // dst's blocks from src's: block j of dst is the or of blocks factor*j .. factor*j + factor - 1
 // of src (factor 1: a copy, 2: a halving). `words` per block; src read with relaxed loads where
 // other threads may be setting its bits.
@@ -187,43 +170,25 @@ void FoldBlocks(const uint64_t* src, bool concurrent, uint64_t* dst, uint64_t ds
 
 absl::StatusOr<BlockedFilter> BlockedFilter::FoldedTo(double max_fpr,
                                                       const MemoryOptions& memory) const {
-  if (!(max_fpr > 0.0 && max_fpr < 1.0)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("the FPR to fold to must be in (0, 1), got %g", max_fpr));
-  }
-  const double now = EstimatedFpr();
-  if (now > max_fpr) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "the FPR is already %.4g, above %g: folding only raises it (to bring it down, rebuild "
-        "with a larger capacity, or use a scalable filter, which grows)",
-        now, max_fpr));
-  }
-  if (blocks_ % 2 != 0) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%d blocks cannot halve: an odd count, as a filter sized by explicit bits or planned "
-        "before folding has; rebuild it from capacity and fpr to fold it later",
-        blocks_));
-  }
   const uint64_t words = uint64_t{1} << block_shift_;
-  const uint64_t limit = capacity();
-  // Each halving is made from the last one kept; the first whose FPR passes max_fpr is dropped.
-  std::optional<BlockedFilter> kept;
-  for (uint64_t blocks = blocks_; blocks % 2 == 0;) {
-    const BlockedFilter& from = kept ? *kept : *this;
-    absl::StatusOr<BlockedFilter> half =
-        EmptyLike(blocks / 2, CapacityWithin(plan_, blocks / 2, limit, max_fpr), memory);
-    if (!half.ok()) return half.status();
-    FoldBlocks(from.words_, from.concurrent_, half->words_, blocks / 2, words, 2);
-    if (half->EstimatedFpr() > max_fpr) break;
-    kept = *std::move(half);
-    blocks /= 2;
-  }
-  if (kept) return *std::move(kept);
-  absl::StatusOr<BlockedFilter> copy =
-      EmptyLike(blocks_, CapacityWithin(plan_, blocks_, limit, max_fpr), memory);
-  if (!copy.ok()) return copy.status();
-  FoldBlocks(words_, concurrent_, copy->words_, blocks_, words, 1);
-  return copy;
+  const uint64_t block_bits = 64 * words;
+  const auto planned = [&](uint64_t blocks) {
+    return internal::CapacityWithin(plan_.layout, blocks * block_bits, hashes_, capacity(),
+                                    max_fpr);
+  };
+  return internal::FoldWithin(
+      *this, max_fpr, blocks_, "blocks",
+      [&](const BlockedFilter& from, uint64_t blocks) -> absl::StatusOr<BlockedFilter> {
+        absl::StatusOr<BlockedFilter> half = EmptyLike(blocks / 2, planned(blocks / 2), memory);
+        if (half.ok())
+          FoldBlocks(from.words_, from.concurrent_, half->words_, blocks / 2, words, 2);
+        return half;
+      },
+      [&]() -> absl::StatusOr<BlockedFilter> {
+        absl::StatusOr<BlockedFilter> copy = EmptyLike(blocks_, planned(blocks_), memory);
+        if (copy.ok()) FoldBlocks(words_, concurrent_, copy->words_, blocks_, words, 1);
+        return copy;
+      });
 }
 
 // Persistence (lib/internal/persistence.h): a one-stage file of kind "blocked" (docs/FORMAT.md).

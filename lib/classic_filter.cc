@@ -13,6 +13,7 @@
 #include "internal/classic_layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/filter_ops.h"
+#include "internal/fold.h"
 #include "internal/health_scan.h"
 #include "internal/persistence.h"
 #include "internal/storage.h"
@@ -88,10 +89,85 @@ absl::StatusOr<ClassicFilter> ClassicFilter::Create(const FilterOptions& options
         absl::StrFormat("a classic filter is partitioned: layout %s is for blocked filters",
                         LayoutName(options.layout)));
   }
+  // Sized by capacity and fpr: slices that halve (FoldablePlan); by bits: exactly those.
+  absl::StatusOr<Plan> plan = PlanFilter(options, Layout::kPartitioned);
+  if (plan.ok() && options.bits == 0) plan = FoldablePlan(*plan);
   return internal::CreateArrayFilter(
-      PlanFilter(options, Layout::kPartitioned), options,
-      [&](FilterMemory memory, const Plan& plan, const KeyHasher& hasher) {
-        return ClassicFilter(std::move(memory), plan, hasher, options.memory.concurrent);
+      plan, options, [&](FilterMemory memory, const Plan& planned, const KeyHasher& hasher) {
+        return ClassicFilter(std::move(memory), planned, hasher, options.memory.concurrent);
+      });
+}
+
+absl::StatusOr<ClassicFilter> ClassicFilter::EmptyLike(uint64_t slice_bits, uint64_t capacity,
+                                                       const MemoryOptions& memory) const {
+  absl::StatusOr<Plan> plan =
+      PlanForSize(slice_bits * hashes_, hashes_, capacity, Layout::kPartitioned);
+  if (!plan.ok()) return plan.status();
+  absl::StatusOr<FilterMemory> bits =
+      internal::AllocateFilterMemory(WholeLineBytes(plan->bits), memory);
+  if (!bits.ok()) return bits.status();
+  return ClassicFilter(*std::move(bits), *plan, hasher_, memory.concurrent);
+}
+
+namespace {
+
+// dst's slices from src's (k of each): bit j of dst's slice i is the or of bits factor*j ..
+// factor*j + factor - 1 of src's slice i (factor 1: a copy, 2: a halving; src_slice even for 2).
+// 64 bits of a source slice at a time, read at any bit offset (relaxed loads where other threads
+// may be setting them); dst is new, so plain or-stores.
+void FoldSlices(const uint64_t* src, bool concurrent, uint64_t src_slice, uint32_t k, uint64_t* dst,
+                uint64_t factor) noexcept {
+  const uint64_t dst_slice = src_slice / factor;
+  const auto mask = [](uint64_t n) { return n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1; };
+  for (uint64_t i = 0; i < k; ++i) {
+    for (uint64_t c = 0; c * 64 < src_slice; ++c) {
+      const uint64_t n = std::min<uint64_t>(64, src_slice - c * 64);
+      const uint64_t from = i * src_slice + c * 64;
+      const uint64_t offset = from % 64;
+      uint64_t x = LoadWord(src + from / 64, concurrent) >> offset;
+      if (offset != 0 && offset + n > 64) {
+        x |= LoadWord(src + from / 64 + 1, concurrent) << (64 - offset);
+      }
+      x &= mask(n);
+      uint64_t out_bits = n;
+      if (factor == 2) {  // or each pair, then gather the pairs' bits into the low half
+        x = (x | (x >> 1)) & 0x5555555555555555ull;
+        x = (x | (x >> 1)) & 0x3333333333333333ull;
+        x = (x | (x >> 2)) & 0x0F0F0F0F0F0F0F0Full;
+        x = (x | (x >> 4)) & 0x00FF00FF00FF00FFull;
+        x = (x | (x >> 8)) & 0x0000FFFF0000FFFFull;
+        x = (x | (x >> 16)) & 0x00000000FFFFFFFFull;
+        out_bits = n / 2;
+      }
+      const uint64_t to = i * dst_slice + c * (64 / factor);
+      dst[to / 64] |= x << (to % 64);
+      if (to % 64 != 0 && to % 64 + out_bits > 64) dst[to / 64 + 1] |= x >> (64 - to % 64);
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<ClassicFilter> ClassicFilter::FoldedTo(double max_fpr,
+                                                      const MemoryOptions& memory) const {
+  const auto planned = [&](uint64_t slice_bits) {
+    return internal::CapacityWithin(Layout::kPartitioned, slice_bits * hashes_, hashes_, capacity(),
+                                    max_fpr);
+  };
+  return internal::FoldWithin(
+      *this, max_fpr, slice_bits_, "bits per slice",
+      [&](const ClassicFilter& from, uint64_t slice_bits) -> absl::StatusOr<ClassicFilter> {
+        absl::StatusOr<ClassicFilter> half =
+            EmptyLike(slice_bits / 2, planned(slice_bits / 2), memory);
+        if (half.ok()) {
+          FoldSlices(from.words_, from.concurrent_, slice_bits, hashes_, half->words_, 2);
+        }
+        return half;
+      },
+      [&]() -> absl::StatusOr<ClassicFilter> {
+        absl::StatusOr<ClassicFilter> copy = EmptyLike(slice_bits_, planned(slice_bits_), memory);
+        if (copy.ok()) FoldSlices(words_, concurrent_, slice_bits_, hashes_, copy->words_, 1);
+        return copy;
       });
 }
 

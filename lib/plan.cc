@@ -288,19 +288,24 @@ absl::StatusOr<Plan> PlanFilter(const FilterOptions& options, Layout layout) {
 }
 
 absl::StatusOr<Plan> FoldablePlan(const Plan& plan) {
+  // The units a fold halves: blocks of the shape, or the bits of each of the k slices.
   const BlockShape* shape = FindBlockShape(plan.layout);
-  if (shape == nullptr || plan.capacity == 0) return plan;
-  const uint64_t blocks = plan.blocks();
-  const int log2 = std::bit_width(blocks) - 1;
+  if (plan.capacity == 0 || (shape == nullptr && plan.layout != Layout::kPartitioned)) {
+    return plan;
+  }
+  const uint64_t unit_bits = shape != nullptr ? shape->block_bits : 1;
+  const uint64_t units = shape != nullptr ? plan.blocks() : plan.bits / plan.hashes;
+  const uint64_t per_unit = shape != nullptr ? unit_bits : unit_bits * plan.hashes;
+  const int log2 = std::bit_width(units) - 1;
   if (log2 <= 8) return plan;
   const uint64_t multiple = uint64_t{1} << (log2 - 8);
-  const uint64_t rounded = (blocks + multiple - 1) / multiple * multiple;
-  if (rounded > kMaxBits / shape->block_bits) {
+  const uint64_t rounded = (units + multiple - 1) / multiple * multiple;
+  if (rounded > kMaxBits / per_unit) {
     return absl::ResourceExhaustedError(
-        absl::StrFormat("%d blocks rounded for folding pass 2^48 bits", blocks));
+        absl::StrFormat("%d bits rounded for folding pass 2^48 bits", plan.bits));
   }
   Plan foldable = plan;
-  foldable.bits = rounded * shape->block_bits;
+  foldable.bits = rounded * per_unit;
   foldable.bits_per_key =
       static_cast<double>(foldable.bits) / static_cast<double>(foldable.capacity);
   foldable.expected_fpr =

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -120,6 +121,55 @@ TEST_CASE("UnionWith refuses a filter of the same bits but another k") {
   ClassicFilter e = K::Make(K::Geometry(a.bits(), a.hashes() + 1));
   CHECK(a.CheckCompatible(e).code() == absl::StatusCode::kFailedPrecondition);
   CHECK(a.UnionWith(e).code() == absl::StatusCode::kFailedPrecondition);
+}
+
+// As blocked_filter_test's: an over-sized filter folded to 1 %, the smallest halving within it,
+// every key kept, the very bits of a filter of the folded size given the same keys.
+TEST_CASE("FoldedTo halves every slice: the smallest fold within the FPR, bits as built") {
+  const ClassicFilter f = [] {
+    ClassicFilter filter = K::Make(K::Sized(2'000'000, 0.01));
+    filter.InsertMany(DistinctInts(20'000, 11));
+    return filter;
+  }();
+  const std::vector<uint64_t> keys = DistinctInts(20'000, 11);
+  CHECK(f.slice_bits() % (std::bit_floor(f.slice_bits()) >> 8) == 0);  // Create's rounding
+  absl::StatusOr<ClassicFilter> folded = f.FoldedTo(0.01);
+  REQUIRE_MESSAGE(folded.ok(), folded.status());
+  MESSAGE("classic: " << f.memory_bytes() << " -> " << folded->memory_bytes() << " bytes, FPR "
+                      << folded->EstimatedFpr() << ", planned " << folded->planned_fpr() << " at "
+                      << folded->capacity() << " keys");
+  CHECK(folded->hashes() == f.hashes());
+  CHECK(folded->slice_bits() * 16 < f.slice_bits());
+  CHECK(f.slice_bits() % folded->slice_bits() == 0);
+  CHECK(folded->EstimatedFpr() <= 0.01);
+  CHECK(folded->planned_fpr() <= 0.01);
+  CHECK(folded->capacity() >= keys.size());
+  CHECK(folded->MayContainMany(keys) == keys.size());
+  ClassicFilter direct = K::Make(K::Geometry(folded->bits(), f.hashes()));
+  direct.InsertMany(keys);
+  CHECK(testing::Bytes(direct) == testing::Bytes(*folded));
+  if (folded->slice_bits() % 2 == 0) {
+    ClassicFilter smaller = K::Make(K::Geometry(folded->bits() / 2, f.hashes()));
+    smaller.InsertMany(keys);
+    CHECK(smaller.EstimatedFpr() > 0.01);
+  }
+  absl::StatusOr<std::string> saved = folded->SaveToBytes();
+  REQUIRE(saved.ok());
+  absl::StatusOr<ClassicFilter> loaded = ClassicFilter::LoadFromBytes(*saved);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status());
+  CHECK(testing::Bytes(*loaded) == testing::Bytes(*folded));
+  // No halving within the FPR: a copy; an odd slice or an FPR already above: refused.
+  ClassicFilter full = K::Make(K::Sized(100'000, 0.01));
+  full.InsertMany(DistinctInts(100'000, 5));
+  absl::StatusOr<ClassicFilter> same = full.FoldedTo(full.EstimatedFpr() * 1.01);
+  REQUIRE(same.ok());
+  CHECK(same->slice_bits() == full.slice_bits());
+  CHECK(testing::Bytes(*same) == testing::Bytes(full));
+  CHECK(folded->FoldedTo(folded->EstimatedFpr() / 2).status().code() ==
+        absl::StatusCode::kFailedPrecondition);
+  const ClassicFilter odd = K::Make(K::Geometry(7 * 1001, 7));
+  CHECK(odd.slice_bits() == 1001);
+  CHECK(odd.FoldedTo(0.5).status().code() == absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

@@ -307,10 +307,10 @@ TEST_CASE("plan --json reports what the library's planner says, for both layouts
   for (const auto& [name, layout] :
        {std::pair{"blocked", Layout::kBlocked}, std::pair{"partitioned", Layout::kPartitioned}}) {
     CAPTURE(name);
-    // The blocked row is what BlockedFilter::Create makes: blocks that halve (FoldablePlan).
+    // Each row is what Create makes: blocks or slices that halve (FoldablePlan).
     absl::StatusOr<Plan> plan = PlanFor(1'000'000, 0.01, layout);
     REQUIRE(plan.ok());
-    if (layout == Layout::kBlocked) plan = FoldablePlan(*plan);
+    plan = FoldablePlan(*plan);
     REQUIRE(plan.ok());
     const Json& got = json[name];
     CHECK(got["bits"].U64() == plan->bits);
@@ -1114,7 +1114,7 @@ TEST_CASE("merge writes the union of compatible files and refuses incompatible o
   CHECK_FALSE(std::filesystem::exists(not_written));
 }
 
-TEST_CASE("fold shrinks an over-sized blocked file within --fpr and refuses other kinds") {
+TEST_CASE("fold shrinks an over-sized blocked or classic file within --fpr, refuses other kinds") {
   const std::vector<std::string> lines = NumberedLines("https://fold.example/", 0, 5000);
   const std::string big = Scratch().File("fold_big.bloom");
   const Json built =
@@ -1151,7 +1151,21 @@ TEST_CASE("fold shrinks an over-sized blocked file within --fpr and refuses othe
   Build({"--kind", "scalable", "--capacity", "1000"}, scalable, WriteLines("fold.txt", lines));
   RunResult kind = Run({"fold", "--fpr", "0.01", scalable, "-o", none});
   CHECK(kind.exit_code == 1);
-  CHECK(Contains(kind.err, "only a blocked filter folds"));
+  CHECK(Contains(kind.err, "only blocked and classic filters fold"));
+  // A classic filter folds by halving its slices.
+  const std::string classic = Scratch().File("fold_classic.bloom");
+  const Json classic_built = Build({"--kind", "classic", "--capacity", "1M", "--fpr", "0.01"},
+                                   classic, WriteLines("fold.txt", lines));
+  const std::string classic_small = Scratch().File("fold_classic_small.bloom");
+  RunResult classic_fold = Run({"fold", "--fpr", "0.01", classic, "-o", classic_small, "--json"});
+  REQUIRE_MESSAGE(classic_fold.exit_code == 0, classic_fold.err);
+  const Json classic_report = ParseJson(classic_fold.out);
+  CHECK(classic_report["kind"].string == "classic");
+  CHECK(classic_report["memory_bytes"].U64() * 32 <= classic_built["memory_bytes"].U64());
+  CHECK(classic_report["estimated_fpr"].Num() <= 0.01);
+  RunResult classic_query = Run({"query", classic_small}, JoinLines(lines));
+  REQUIRE(classic_query.exit_code == 0);
+  CHECK(classic_query.out == JoinLines(lines));
   RunResult bad = Run({"fold", "--fpr", "2", small, "-o", none});
   CHECK(bad.exit_code != 0);
   CHECK(Contains(bad.err, "(0, 1)"));
@@ -2093,26 +2107,27 @@ TEST_CASE("input conventions: --strip-cr, non-UTF-8 file names in JSON, --max-me
 
 TEST_CASE(
     "plan --max-memory answers the budget question across every layout and the classic kind") {
-  // 10^6 keys at 1% in 1.2 MB: only the classic filter (9.59 bits/key, 1,199,121 bytes) fits; the
-  // lowest FPR each reaches in the budget is its plan for the budget's bits.
-  RunResult r = Run({"plan", "--capacity", "1e6", "--fpr", "0.01", "--max-memory", "1.2MB",
+  // 10^6 keys at 1% in 1.21 MB: only the classic filter (9.61 bits/key, 1,200,640 bytes with its
+  // slices rounded to fold) fits; the lowest FPR each reaches in the budget is its plan for the
+  // budget's bits.
+  RunResult r = Run({"plan", "--capacity", "1e6", "--fpr", "0.01", "--max-memory", "1.21MB",
                      "--prefer", "fastest", "--json"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const Json json = ParseJson(r.out);
-  CHECK(json["max_memory"].U64() == 1'200'000);
+  CHECK(json["max_memory"].U64() == 1'210'000);
   std::vector<const Json*> candidates;
   for (const Json& row : json["layouts"].items) candidates.push_back(&row);
   candidates.push_back(&json["partitioned"]);
   for (const Json* c : candidates) {
     const uint64_t bytes = (*c)["bytes"].U64();
-    CHECK((*c)["fits_max_memory"].boolean == (bytes <= 1'200'000));
+    CHECK((*c)["fits_max_memory"].boolean == (bytes <= 1'210'000));
     const double best = (*c)["best_fpr_within_max_memory"].Num();
     // Within the budget: better than the target where the plan fits, worse where it does not.
-    CHECK((best <= 0.01) == (bytes <= 1'200'000));
+    CHECK((best <= 0.01) == (bytes <= 1'210'000));
   }
   CHECK(json["layouts"][0]["best_fpr_within_max_memory"].Num() ==
         doctest::Approx(
-            PlanForSize(1'200'000 / 64 * 512, 0, 1'000'000, Layout::kLine512)->expected_fpr)
+            PlanForSize(1'210'000 / 64 * 512, 0, 1'000'000, Layout::kLine512)->expected_fpr)
             .epsilon(1e-9));
   CHECK(json["pick"].string == "classic");  // the only one that fits, whatever --prefer says
   CHECK(json["best_within_max_memory"].string == "classic");

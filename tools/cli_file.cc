@@ -545,7 +545,7 @@ struct FoldFlags {
   std::string output;
 };
 
-// Why a kind other than blocked does not fold, for fold's refusal.
+// Why a kind other than blocked and classic does not fold, for fold's refusal.
 std::string_view WhyNoFold(FilterKind kind) {
   switch (kind) {
     case FilterKind::kScalable:
@@ -553,12 +553,19 @@ std::string_view WhyNoFold(FilterKind kind) {
              "checked against that plan";
     case FilterKind::kWindowed:
       return "a window's generations are planned from its capacity and window";
-    case FilterKind::kCounting:
-      return "counters cannot be or-ed";
     default:
-      return "a classic filter's slices would have to halve bit by bit, which fold does not do "
-             "yet";
+      return "counters cannot be or-ed";
   }
+}
+
+// The fold of `filter` to `flags.fpr` into a new AnyFilter, for the kinds that fold.
+template <typename F>
+absl::StatusOr<AnyFilter> Folded(const F& filter, const FoldFlags& flags) {
+  MemoryOptions memory;
+  memory.max_memory_bytes = flags.file.max_memory;
+  absl::StatusOr<F> folded = filter.FoldedTo(flags.fpr, memory);
+  if (!folded.ok()) return folded.status();
+  return AnyFilter(*std::move(folded));
 }
 
 absl::Status RunFold(const FoldFlags& flags) {
@@ -569,21 +576,21 @@ absl::Status RunFold(const FoldFlags& flags) {
   absl::StatusOr<AnyFilter> filter = LoadFilter(input, flags.file.Load());
   if (!filter.ok()) return filter.status();
   const BlockedFilter* blocked = filter->get_if<BlockedFilter>();
-  if (blocked == nullptr) {
+  const ClassicFilter* classic = filter->get_if<ClassicFilter>();
+  if (blocked == nullptr && classic == nullptr) {
     return absl::FailedPreconditionError(
-        absl::StrFormat("%s is a %s filter, and only a blocked filter folds (%s)", input,
+        absl::StrFormat("%s is a %s filter, and only blocked and classic filters fold (%s)", input,
                         KindName(*filter), WhyNoFold(filter->kind())));
   }
   Report report{"fold", flags.output};
-  report.folded_from = Report::Fold{blocked->memory_bytes(), blocked->EstimatedFpr()};
-  MemoryOptions memory;
-  memory.max_memory_bytes = flags.file.max_memory;
-  absl::StatusOr<BlockedFilter> folded = blocked->FoldedTo(flags.fpr, memory);
+  report.folded_from = Report::Fold{filter->memory_bytes(), filter->EstimatedFpr()};
+  absl::StatusOr<AnyFilter> folded =
+      blocked != nullptr ? Folded(*blocked, flags) : Folded(*classic, flags);
   if (!folded.ok()) {
     return absl::Status(folded.status().code(),
                         absl::StrCat("cannot fold ", input, ": ", folded.status().message()));
   }
-  return SaveAndReport(AnyFilter(*std::move(folded)), report, flags.file.json);
+  return SaveAndReport(*folded, report, flags.file.json);
 }
 
 absl::Status RunRepair(const FileFlags& flags) {
@@ -711,13 +718,14 @@ counts.)",
 
 void AddFoldCommand(Commands& commands) {
   auto [app, flags] = commands.Add<FoldFlags>(
-      "fold", "shrink an over-sized blocked filter to the smallest size within an FPR",
-      R"(Halves FILE's blocks (block 2j or-ed with block 2j + 1) while the FPR with the keys in it
-now, computed exactly from the folded bits, stays within --fpr, and writes the result to
-OUT atomically: every key of FILE still answers present. The summary says the memory before
-and after, and the FPR planned for the keys the folded geometry holds within --fpr. Blocked
-filters sized by capacity and FPR fold; one sized by explicit --bits, or made before folding,
-may have an odd block count and is refused (docs/OPERATING.md).)",
+      "fold", "shrink an over-sized blocked or classic filter to the smallest size within an FPR",
+      R"(Halves FILE's blocks (block 2j or-ed with block 2j + 1; a classic filter: bits 2j and
+2j + 1 of each slice) while the FPR with the keys in it now, computed exactly from the folded
+bits, stays within --fpr, and writes the result to OUT atomically: every key of FILE still
+answers present. The summary says the memory before and after, and the FPR planned for the
+keys the folded geometry holds within --fpr. Filters sized by capacity and FPR fold; one sized
+by explicit --bits, or made before folding, may have an odd count and is refused
+(docs/OPERATING.md).)",
       RunFold);
   app->add_option("file", flags->file.file, "the filter file to fold")
       ->type_name("FILE")

@@ -176,11 +176,14 @@ absl::Status RunPlan(const PlanFlags& plan_flags) {
           ? PlanForSize(request->bits, request->hashes, request->capacity, Layout::kPartitioned)
           : PlanFor(request->capacity, request->fpr, Layout::kPartitioned, request->hashes);
   if (!partitioned.ok()) return partitioned.status();
+  // What ClassicFilter::Create makes of a capacity and an fpr: slices that halve (FoldablePlan).
+  if (request->bits == 0) partitioned = FoldablePlan(*partitioned);
+  if (!partitioned.ok()) return partitioned.status();
   // One plan per blocked shape (kBlockShapes' order, the line first); a shape that cannot take
   // the request (--hashes above its k) shows "-". The line's error is the request's.
   std::vector<absl::StatusOr<Plan>> blocked = PlanEachLayout(*request);
   if (!blocked.front().ok()) return blocked.front().status();
-  // What BlockedFilter::Create makes of a capacity and an fpr: blocks that halve (FoldablePlan).
+  // What BlockedFilter::Create makes of a capacity and an fpr: blocks that halve, as above.
   for (absl::StatusOr<Plan>& plan : blocked) {
     if (plan.ok() && request->bits == 0) plan = FoldablePlan(*plan);
   }

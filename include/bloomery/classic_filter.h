@@ -99,6 +99,19 @@ class BLOOMERY_EXPORT ClassicFilter : public BatchForms<ClassicFilter>,
   // at least 16, of one kHealthRunBytes run each: ~1 MiB in all). Unset `inserted`.
   [[nodiscard]] FilterHealth Health() const;
 
+  // Folding an over-sized filter (docs/OPERATING.md), as BlockedFilter::FoldedTo: the smallest
+  // copy, by halvings of every slice, whose FPR with the keys in it now (EstimatedFpr, exact) is
+  // <= max_fpr. A halving ors bits 2j and 2j + 1 of each slice into its bit j; a probe's offset,
+  // fastrange(x, slice_bits), halves with an even slice exactly, so every inserted key still
+  // answers true and the result has the very bits a filter of that size gets from the same keys.
+  // Create plans a filter sized by capacity and fpr to halve at least log2(slice_bits) - 8 times
+  // (FoldablePlan, plan.h); an odd slice (explicit bits, or planned before folding) cannot halve.
+  // The result keeps k, seed and integer hash, takes `memory`, and is planned for the most keys
+  // its size holds at <= max_fpr (at most this filter's capacity). No halving within max_fpr: an
+  // unfolded copy. O(bytes). Errors: as BlockedFilter::FoldedTo's.
+  [[nodiscard]] absl::StatusOr<ClassicFilter> FoldedTo(double max_fpr,
+                                                       const MemoryOptions& memory = {}) const;
+
   [[nodiscard]] uint64_t slice_bits() const noexcept { return slice_bits_; }
   // plan(), bits() (slice_bits() * hashes()), hashes(), Clear, PopCount, FillRatio and
   // EstimatedCount come from BitArray; seed(), integer_hash(), hasher(), concurrent(),
@@ -121,6 +134,10 @@ class BLOOMERY_EXPORT ClassicFilter : public BatchForms<ClassicFilter>,
   size_t InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept;
   template <FilterKey Key>
   size_t LookupKeys(std::span<const Key> keys, std::span<bool> results) const noexcept;
+  // A filter of this one's k and hasher with slices of `slice_bits`, planned for `capacity` keys;
+  // its bits all 0.
+  [[nodiscard]] absl::StatusOr<ClassicFilter> EmptyLike(uint64_t slice_bits, uint64_t capacity,
+                                                        const MemoryOptions& memory) const;
   // Set bits among bits [begin, end).
   [[nodiscard]] uint64_t PopCountRange(uint64_t begin, uint64_t end) const noexcept;
 

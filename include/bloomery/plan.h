@@ -168,12 +168,13 @@ struct Sizing {
 [[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<Plan> PlanFilter(const FilterOptions& options,
                                                               Layout layout);
 
-// Folding (BlockedFilter::FoldedTo) halves a blocked filter by or-ing blocks 2j and 2j + 1 into
-// block j, which keeps every key's block: the block index, fastrange(hash.hi, blocks), halves
-// exactly when the block count is even. The plan BlockedFilter::Create makes for a capacity and an
-// fpr is PlanFilter's with its blocks rounded up to a multiple of 2^t, t = floor(log2(blocks)) - 8
-// (none below 512 blocks): at most 1/256 more memory, the FPR only lower, and a filter that can
-// halve at least t times. A plan sized by bits (capacity 0) is returned as it is.
+// Folding (BlockedFilter::FoldedTo, ClassicFilter::FoldedTo) halves a filter by or-ing units 2j
+// and 2j + 1 into unit j: blocks, or the bits of each classic slice. That keeps every key's bits,
+// as the index, fastrange(x, units), halves exactly when the count is even. The plan Create makes
+// for a capacity and an fpr is PlanFilter's with its units (blocks; a slice's bits) rounded up to
+// a multiple of 2^t, t = floor(log2(units)) - 8 (none below 512 units): at most 1/256 more
+// memory, the FPR only lower, and a filter that can halve at least t times. A plan sized by bits
+// (capacity 0), or of another layout, is returned as it is.
 // Errors: ResourceExhausted if the rounded bits pass kMaxBits.
 [[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<Plan> FoldablePlan(const Plan& plan);
 

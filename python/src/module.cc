@@ -120,7 +120,7 @@ void BindFixedSize(py::module_& m, const char* name, const char* doc) {
       "num_slices", [](PyFilter<Filter>& self) { return self.filter().hashes(); },
       "k, the number of probes per key.");
   cls.def("__repr__", [name](PyFilter<Filter>& self) { return Describe(name, self.filter()); });
-  if constexpr (std::is_same_v<Filter, BlockedFilter>) {
+  if constexpr (std::is_same_v<Filter, BlockedFilter> || std::is_same_v<Filter, ClassicFilter>) {
     cls.def(
         "folded",
         [](PyFilter<Filter>& self, double max_fpr, uint64_t max_memory) {

@@ -1406,7 +1406,17 @@ def test_folded_shrinks_an_over_sized_filter_within_the_fpr_and_keeps_every_key(
         bloomery.BlockedFilter(bits=512 * 1001, hashes=6).folded(0.5)
     with pytest.raises(ValueError):
         f.folded(1.5)
-    assert not hasattr(bloomery.ClassicFilter(1000, 0.01), "folded")
+    assert not hasattr(bloomery.ScalableFilter(1000, 0.01), "folded")
+
+
+def test_classic_folded_halves_its_slices_and_keeps_every_key():
+    f = bloomery.ClassicFilter(1_000_000, 0.01)
+    f.update(range(10_000))
+    g = f.folded(0.01)
+    assert type(g) is bloomery.ClassicFilter
+    assert g.memory_bytes * 32 <= f.memory_bytes
+    assert g.estimated_fpr() <= 0.01 and g.error_rate <= 0.01
+    assert all(k in g for k in range(10_000))
 
 
 @pytest.mark.parametrize("make", [lambda: bloomery.BlockedFilter(10_000, 0.001),
