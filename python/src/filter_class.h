@@ -114,20 +114,19 @@ template <typename Filter>
 py::array_t<bool> InsertAllPresent(PyFilter<Filter>& self, py::handle keys) {
   typename PyFilter<Filter>::Guard guard(self);
   size_t refused = 0;
-  py::array_t<bool> present =
-      AnswerEach(self, keys, guard, [&](auto span, std::span<bool> out) {
-        using Answer = InsertAnswer<Filter>;
-        if constexpr (std::is_same_v<Answer, bool>) {
-          self.filter().InsertMany(span, out);
-          for (bool& answer : out) answer = !answer;  // was new -> already present
-        } else {
-          std::vector<Answer> answers(span.size());
-          refused += self.filter().InsertMany(span, std::span<Answer>(answers)).refused;
-          for (size_t i = 0; i < answers.size(); ++i) {
-            out[i] = answers[i] == InsertResult::kPresent;
-          }
-        }
-      });
+  py::array_t<bool> present = AnswerEach(self, keys, guard, [&](auto span, std::span<bool> out) {
+    using Answer = InsertAnswer<Filter>;
+    if constexpr (std::is_same_v<Answer, bool>) {
+      self.filter().InsertMany(span, out);
+      for (bool& answer : out) answer = !answer;  // was new -> already present
+    } else {
+      std::vector<Answer> answers(span.size());
+      refused += self.filter().InsertMany(span, std::span<Answer>(answers)).refused;
+      for (size_t i = 0; i < answers.size(); ++i) {
+        out[i] = answers[i] == InsertResult::kPresent;
+      }
+    }
+  });
   if (refused > 0) {
     PyErr_Format(full_error, "the scalable filter is full: %zu new keys were not added", refused);
     throw py::error_already_set();
