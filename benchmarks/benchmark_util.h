@@ -31,6 +31,7 @@
 
 #include "bloomery/blocked_filter.h"
 #include "bloomery/options.h"
+#include "memory_floor.h"
 #include "timing.h"
 
 namespace bloomery::bench {
@@ -158,6 +159,13 @@ inline const BlockedFilter& FilledFilter(uint64_t n, IntegerHash integers = Inte
     }
     return filter;
   });
+}
+
+// Memory of FilledFilter(n)'s size for its floors (memory_floor.h), allocated once.
+inline measure::FloorMemory& FloorFor(uint64_t n) {
+  const uint64_t bytes = FilledFilter(n).memory_bytes();
+  return Cached<measure::FloorMemory>(
+      n, [bytes] { return ValueOrDie(measure::FloorMemory::Allocate(bytes)); });
 }
 
 // Walks a stream kChunk keys at a time, wrapping around; each thread starts at its own place.

@@ -10,7 +10,9 @@
 #include <bloom.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -25,8 +27,6 @@
 
 namespace bloomery::bench {
 namespace {
-
-using measure::kFloorDistances;
 
 // BM_FloorWork's rounds of computation per line: from none to more than a lookup's own work in
 // cache (4 rounds ~2.4-3.2 ns, 8 ~6.4 ns on the Zen 4 VM; benchmarks/README.md).
@@ -44,12 +44,6 @@ const std::vector<int>& ThreadCounts() {
   return counts;
 }
 
-const measure::FloorMemory& FloorFor(uint64_t n) {
-  const uint64_t bytes = FilledFilter(n).memory_bytes();
-  return Cached<measure::FloorMemory>(
-      n, [bytes] { return ValueOrDie(measure::FloorMemory::Allocate(bytes)); });
-}
-
 // The floor over memory that fits this core's L2, measured once.
 double L2FloorNs() {
   return Cached<double>(0, [] {
@@ -57,32 +51,52 @@ double L2FloorNs() {
   });
 }
 
-void RunFloor(benchmark::State& state, const measure::FloorMemory& memory, size_t distance) {
-  StreamCursor lines(RandomLines(memory.lines()), state);
-  uint64_t acc = 0;
-  for (auto _ : state) acc ^= memory.ReadLinesAt(lines.Next(), distance);
-  benchmark::DoNotOptimize(acc);
+void ReportFloor(benchmark::State& state, const measure::FloorMemory& memory) {
   ReportKeys(state, state.iterations() * kChunk);
   ReportBitsPerKey(state, static_cast<double>(memory.bytes()) * 8,
                    static_cast<uint64_t>(state.range(0)));
   ReportHugePages(state, memory.huge_page_bytes(), memory.bytes());
-  state.counters["distance"] = static_cast<double>(distance);
+}
+
+// The floor (memory_floor.h): one random 64-byte line touched per key and nothing else, over
+// memory of the filter's size and kind, by the fastest strategy of the sweep. Each iteration runs
+// the whole sweep, every strategy over a chunk of its own (a chunk once touched is in cache), and
+// counts the fastest one's time. kRead: BM_Floor, what lookups are measured against; kWrite:
+// BM_WriteFloor (prefetch-for-write and an or into the line), what inserts are.
+template <measure::FloorAccess kAccess>
+void BM_Floor(benchmark::State& state) {
+  measure::FloorMemory& memory = FloorFor(static_cast<uint64_t>(state.range(0)));
+  StreamCursor lines(RandomLines(memory.lines()), state);
+  for (auto _ : state) {
+    double best = std::numeric_limits<double>::infinity();
+    auto time = [&](const measure::FloorStrategy& strategy) {
+      const std::span<const uint64_t> own = lines.Next();
+      const auto start = std::chrono::steady_clock::now();
+      benchmark::DoNotOptimize(memory.TouchLines(own, kAccess, strategy));
+      best = std::min(
+          best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    };
+    for (size_t distance : measure::kFloorDistances) time({false, distance});
+    for (size_t batch : measure::kFloorBatches) time({true, batch});
+    state.SetIterationTime(best);
+  }
+  ReportFloor(state, memory);
   // The floor over memory that fits L2, ns per line: (Time / kChunk) / l2_floor_ns is the ratio
   // `bloomery bench` calls memory in cache by (at most measure::kInCacheFloorRatio).
-  state.counters["l2_floor_ns"] = L2FloorNs();
+  if constexpr (kAccess == measure::FloorAccess::kRead) state.counters["l2_floor_ns"] = L2FloorNs();
 }
 
-// The floor: one random 64-byte line read per key and nothing else, over memory of the filter's
-// size and kind, at the prefetch distance that was fastest on this machine (`distance` says which).
-void BM_Floor(benchmark::State& state) {
-  const measure::FloorMemory& memory = FloorFor(static_cast<uint64_t>(state.range(0)));
-  RunFloor(state, memory, memory.distance());
-}
-
-// The same at one given distance (second argument): the sweep BM_Floor takes the best of.
+// One strategy of the sweep (third argument: 0 for a prefetch distance, 1 for a batch size; second:
+// the distance or size): what BM_Floor takes the best of.
 void BM_FloorAt(benchmark::State& state) {
-  RunFloor(state, FloorFor(static_cast<uint64_t>(state.range(0))),
-           static_cast<size_t>(state.range(1)));
+  measure::FloorMemory& memory = FloorFor(static_cast<uint64_t>(state.range(0)));
+  StreamCursor lines(RandomLines(memory.lines()), state);
+  const measure::FloorStrategy strategy{state.range(2) != 0, static_cast<size_t>(state.range(1))};
+  uint64_t acc = 0;
+  for (auto _ : state)
+    acc ^= memory.TouchLines(lines.Next(), measure::FloorAccess::kRead, strategy);
+  benchmark::DoNotOptimize(acc);
+  ReportFloor(state, memory);
 }
 
 // BM_Floor's reads over `memory` plus `rounds` rounds of computation per line that touches no
@@ -361,9 +375,19 @@ void Register() {
         ->Unit(benchmark::kMicrosecond);
   }
   for (int64_t n : kSizes) {
-    benchmark::RegisterBenchmark("BM_Floor", BM_Floor)->Arg(n);
-    for (int distance : kFloorDistances) {
-      benchmark::RegisterBenchmark("BM_FloorAt", BM_FloorAt)->Args({n, distance});
+    benchmark::RegisterBenchmark("BM_Floor", BM_Floor<measure::FloorAccess::kRead>)
+        ->Arg(n)
+        ->UseManualTime();
+    benchmark::RegisterBenchmark("BM_WriteFloor", BM_Floor<measure::FloorAccess::kWrite>)
+        ->Arg(n)
+        ->UseManualTime();
+    for (const size_t distance : measure::kFloorDistances) {
+      benchmark::RegisterBenchmark("BM_FloorAt", BM_FloorAt)
+          ->Args({n, static_cast<int64_t>(distance), 0});
+    }
+    for (const size_t batch : measure::kFloorBatches) {
+      benchmark::RegisterBenchmark("BM_FloorAt", BM_FloorAt)
+          ->Args({n, static_cast<int64_t>(batch), 1});
     }
     for (int rounds : kWorkRounds) {
       benchmark::RegisterBenchmark("BM_FloorWork", BM_FloorWork)->Args({n, rounds});

@@ -552,7 +552,7 @@ TEST_CASE("table --svg draws one dot per measurable cell, a curve and a legend e
 // ---------------------------------------------------------------------------------------------
 // bench
 
-TEST_CASE("bench --json reports every operation, the floor and an FPR that matches the plan") {
+TEST_CASE("bench --json reports every operation, both floors and an FPR that matches the plan") {
   RunResult r = Run({"bench", "--keys", "10000", "--reps", "1", "--threads", "2", "--json"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const Json json = ParseJson(r.out);
@@ -570,15 +570,27 @@ TEST_CASE("bench --json reports every operation, the floor and an FPR that match
   CHECK(WithinBinomialBound(size["false_positives"].U64(), size["lookups"].U64(),
                             plan->expected_fpr));
   CHECK(size["floor_ns_per_key"].Num() > 0);
+  CHECK(size["write_floor_ns_per_key"].Num() > 0);
+  // The best of each sweep, by name.
+  for (const char* strategy : {"floor_strategy", "write_floor_strategy"}) {
+    CAPTURE(strategy);
+    const std::string& name = size[strategy].string;
+    CHECK((name == "no prefetch" || name.starts_with("prefetch ") ||
+           name.starts_with("batches of ")));
+  }
   CHECK(size["huge_pages"].type == Json::Type::kBool);
+  // Inserts are held to the write floor, lookups to the read floor.
   for (const char* op : {"insert", "insert_many", "may_contain_absent", "may_contain_present",
                          "may_contain_many_absent", "may_contain_many_present",
                          "concurrent_insert_many", "concurrent_may_contain_many_absent"}) {
     CAPTURE(op);
     const Json& timing = size["operations"][op];
+    const bool writes = std::string_view(op).find("insert") != std::string_view::npos;
+    CHECK(timing["floor"].string == (writes ? "write" : "read"));
     CHECK(timing["ns_per_key"].Num() > 0);
     CHECK(timing["ratio_to_floor"].Num() ==
-          doctest::Approx(timing["ns_per_key"].Num() / size["floor_ns_per_key"].Num()));
+          doctest::Approx(timing["ns_per_key"].Num() /
+                          size[writes ? "write_floor_ns_per_key" : "floor_ns_per_key"].Num()));
   }
 }
 
@@ -608,16 +620,16 @@ TEST_CASE(
       Run({"bench", "--kind", "classic", "--keys", "20000", "--reps", "1", "--svg", chart});
   REQUIRE(text.exit_code == 0);
   CHECK(Contains(text.out, "ClassicFilter (partitioned"));
-  // The chart: the page, then one bar per operation (six) and the floor's.
+  // The chart: the page, then one bar per operation (six) and the two floors'.
   const std::string svg = ReadFile(chart);
   CHECK(svg.ends_with("</svg>\n"));
   size_t bars = 0;
   for (size_t at = svg.find("<rect "); at != std::string::npos; at = svg.find("<rect ", at + 1)) {
     ++bars;
   }
-  CHECK(bars == 1 + 6 + 1);
-  for (const char* label :
-       {"ClassicFilter", "InsertMany", "MayContainMany, absent", "memory floor", "x)"}) {
+  CHECK(bars == 1 + 6 + 2);
+  for (const char* label : {"ClassicFilter", "InsertMany", "MayContainMany, absent", "read floor",
+                            "write floor", "x)"}) {
     CAPTURE(label);
     CHECK(Contains(svg, label));
   }
@@ -657,8 +669,9 @@ TEST_CASE("bench calls a size in cache by the core's L2, else by measurement, an
 TEST_CASE("bench prints a table; --fpr sizes the filter; bad numbers exit 2") {
   RunResult r = Run({"bench", "--keys", "10000", "--reps", "1"});
   REQUIRE(r.exit_code == 0);
-  for (const char* row : {"MayContainMany, absent", "InsertMany", "memory floor", "x floor",
-                          "FPR measured", "huge pages", "SIMD target"}) {
+  for (const char* row :
+       {"MayContainMany, absent", "InsertMany", "read floor", "write floor", "x floor",
+        "FPR measured", "huge pages", "SIMD target", "inserts against the write floor"}) {
     CHECK(Contains(r.out, row));
   }
   RunResult fpr = Run({"bench", "--keys", "10000", "--reps", "1", "--fpr", "0.001", "--json"});

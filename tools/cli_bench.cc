@@ -1,9 +1,10 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // `bloomery bench`: how fast a BlockedFilter (or, with --kind classic, a ClassicFilter) is on this
-// machine, measured against the physical limit (one random cache-line read per key:
-// benchmarks/measure/memory_floor.h, the floor bloomery_benchmark reports against too) in the same
-// run.
+// machine, measured against the physical limit in the same run: one random cache-line read per key
+// for lookups, one line prefetched for writing and written per key for inserts, each the best of a
+// sweep of ways to keep misses in flight (lib/measure/memory_floor.h, the floors bloomery_benchmark
+// reports against too).
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -45,6 +46,8 @@ struct Operation {
   std::string name;       // for people
   std::string json_name;  // for JSON
   double ns_per_key = 0;  // median
+  bool writes = false;    // measured against the write floor, else the read floor
+  bool threaded = false;  // several threads: their wall time against one thread's floor
 };
 
 struct SizeReport {
@@ -54,11 +57,19 @@ struct SizeReport {
   uint64_t false_positives = 0;
   uint64_t huge_page_bytes = 0;
   uint64_t floor_huge_page_bytes = 0;
-  double floor_ns_per_key = 0;
+  double floor_ns_per_key = 0;        // reads: the median of the repetitions' best
+  double write_floor_ns_per_key = 0;  // prefetch-for-write and a store
+  std::string floor_strategy;         // the read floor's fastest way, in its median repetition
+  std::string write_floor_strategy;
   bool in_cache = false;
   bool in_cache_by_size = false;  // it fits L2; otherwise the floor against the L2 floor decided
   std::vector<Operation> operations;
   std::vector<Operation> threaded;  // empty without --threads
+
+  double FloorFor(const Operation& op) const {
+    return op.writes ? write_floor_ns_per_key : floor_ns_per_key;
+  }
+  double Ratio(const Operation& op) const { return op.ns_per_key / FloorFor(op); }
 };
 
 struct BenchConfig {
@@ -124,7 +135,7 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
   if (!filter.ok()) return filter.status();
   report.plan = filter->plan();
 
-  // The floor: one random line read per absent lookup (hashed keys land on lines as randomly),
+  // The floors: one random line read (or written) per key (hashed keys land on lines as randomly),
   // over memory of the same size, allocated the same way; lines drawn as BM_Floor draws them.
   absl::StatusOr<measure::FloorMemory> floor_memory =
       measure::FloorMemory::Allocate(filter->memory_bytes());
@@ -142,7 +153,8 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
   };
   constexpr size_t kOps = std::size(kNames);
   std::vector<std::vector<double>> samples(kOps);
-  std::vector<double> floor_samples;
+  std::vector<measure::FloorReading> floor_samples;
+  std::vector<measure::FloorReading> write_floor_samples;
   uint64_t sink = 0;
   for (uint32_t rep = 0; rep < config.reps; ++rep) {
     // Inserts are timed over the first `lookups` keys of a cleared filter; the rest go in untimed
@@ -165,17 +177,22 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
         report.lookups, [&] { report.false_positives = filter->MayContainMany(absent); }));
     samples[5].push_back(
         NsPerItem(report.lookups, [&] { found += filter->MayContainMany(present); }));
-    floor_samples.push_back(
-        NsPerItem(report.lookups, [&] { sink += floor_memory->ReadLines(floor_lines); }));
+    floor_samples.push_back(floor_memory->Measure(floor_lines, measure::FloorAccess::kRead));
+    write_floor_samples.push_back(floor_memory->Measure(floor_lines, measure::FloorAccess::kWrite));
     if (found != 2 * report.lookups) {
       return absl::InternalError(absl::StrFormat("false negative: %d of %d inserted keys found",
                                                  found, 2 * report.lookups));
     }
   }
   for (size_t op = 0; op < kOps; ++op) {
-    report.operations.push_back({kNames[op][0], kNames[op][1], Median(samples[op])});
+    report.operations.push_back({kNames[op][0], kNames[op][1], Median(samples[op]), op < 2});
   }
-  report.floor_ns_per_key = Median(floor_samples);
+  const measure::FloorReading floor = MedianReading(floor_samples);
+  const measure::FloorReading write_floor = MedianReading(write_floor_samples);
+  report.floor_ns_per_key = floor.ns_per_line;
+  report.floor_strategy = measure::StrategyName(floor.strategy);
+  report.write_floor_ns_per_key = write_floor.ns_per_line;
+  report.write_floor_strategy = measure::StrategyName(write_floor.strategy);
   report.in_cache_by_size = config.l2_bytes != 0 && report.plan.bytes() <= config.l2_bytes;
   report.in_cache =
       report.in_cache_by_size ||
@@ -202,9 +219,10 @@ absl::StatusOr<SizeReport> BenchOneSize(const BenchConfig& config, uint64_t keys
     }
     sink += shared_sink.load();
     report.threaded.push_back({absl::StrCat("InsertMany, ", t, " threads"),
-                               "concurrent_insert_many", Median(insert_samples)});
+                               "concurrent_insert_many", Median(insert_samples), true, true});
     report.threaded.push_back({absl::StrCat("MayContainMany, absent, ", t, " threads"),
-                               "concurrent_may_contain_many_absent", Median(lookup_samples)});
+                               "concurrent_may_contain_many_absent", Median(lookup_samples), false,
+                               true});
   }
   // A volatile store makes every result above observable, so no timed loop is optimised away.
   [[maybe_unused]] volatile uint64_t observed = sink;
@@ -278,23 +296,48 @@ std::string RenderText(const BenchConfig& config, const std::vector<SizeReport>&
     for (const SizeReport& r : reports) {
       const Operation& op = (threaded ? r.threaded : r.operations)[index];
       cells.push_back(absl::StrFormat("%.2f", op.ns_per_key));
-      cells.push_back(absl::StrFormat("%.2f", op.ns_per_key / r.floor_ns_per_key));
+      cells.push_back(absl::StrFormat("%.2f", r.Ratio(op)));
     }
     times.AddRow(std::move(cells));
   };
   for (size_t i = 0; i < reports[0].operations.size(); ++i) add_op(i, false);
   for (size_t i = 0; i < reports[0].threaded.size(); ++i) add_op(i, true);
-  row = {"memory floor"};
+  row = {"read floor"};
   for (const SizeReport& r : reports) {
     row.push_back(absl::StrFormat("%.2f", r.floor_ns_per_key));
     row.push_back("1.00");
   }
   times.AddRow(row);
+  row = {"write floor"};
+  for (const SizeReport& r : reports) {
+    row.push_back(absl::StrFormat("%.2f", r.write_floor_ns_per_key));
+    row.push_back("1.00");
+  }
+  times.AddRow(row);
   absl::StrAppend(&out, times.Render());
+  absl::StrAppend(&out,
+                  "(inserts against the write floor, lookups against the read floor; each floor "
+                  "is the best of its sweep, here\n");
+  for (const SizeReport& r : reports) {
+    absl::StrAppend(&out, " ", SizeLabel(r), ": reads ", r.floor_strategy, ", writes ",
+                    r.write_floor_strategy, "\n");
+  }
+  out.back() = ')';
+  out += "\n";
+  for (const SizeReport& r : reports) {
+    for (const auto* list : {&r.operations, &r.threaded}) {
+      for (const Operation& op : *list) {
+        if (!op.threaded && r.Ratio(op) < 1) {
+          absl::StrAppend(&out, "warning: ", op.name, " ", SizeLabel(r),
+                          " ran below its floor; the floor is wrong (please report it)\n");
+        }
+      }
+    }
+  }
   if (config.threads > 0) {
     absl::StrAppend(&out,
                     "(threaded rows: wall-clock time divided by all keys, on a concurrent "
-                    "filter)\n");
+                    "filter; their x floor is against one thread's floor)\n");
   }
   return out;
 }
@@ -306,7 +349,8 @@ Json RenderJson(const BenchConfig& config, const std::vector<SizeReport>& report
     for (const auto* list : {&r.operations, &r.threaded}) {
       for (const Operation& op : *list) {
         operations[op.json_name] = {{"ns_per_key", op.ns_per_key},
-                                    {"ratio_to_floor", op.ns_per_key / r.floor_ns_per_key},
+                                    {"floor", op.writes ? "write" : "read"},
+                                    {"ratio_to_floor", r.Ratio(op)},
                                     {"million_keys_per_second", 1e3 / op.ns_per_key}};
       }
     }
@@ -323,6 +367,9 @@ Json RenderJson(const BenchConfig& config, const std::vector<SizeReport>& report
                      {"huge_page_bytes", r.huge_page_bytes},
                      {"floor_huge_page_bytes", r.floor_huge_page_bytes},
                      {"floor_ns_per_key", r.floor_ns_per_key},
+                     {"floor_strategy", r.floor_strategy},
+                     {"write_floor_ns_per_key", r.write_floor_ns_per_key},
+                     {"write_floor_strategy", r.write_floor_strategy},
                      {"in_cache", r.in_cache},
                      {"in_cache_decided_by", r.in_cache_by_size ? "size" : "measurement"},
                      {"floor_ratio_to_l2_floor", L2FloorRatio(config, r)},
@@ -351,8 +398,8 @@ std::string RenderSvg(const BenchConfig& config, const std::vector<SizeReport>& 
                    absl::StrCat("bloomery bench: ", KindTitle(config)));
   out += svg::Text(
       middle, 56, R"(text-anchor="middle" font-size="14" fill="#444")",
-      absl::StrFormat("ns per key, median of %d run%s, SIMD target %s; shorter is faster; the "
-                      "grey bar is the memory floor (one random line read per key)",
+      absl::StrFormat("ns per key, median of %d run%s, SIMD target %s; shorter is faster; grey: "
+                      "the floors (inserts are held to the write floor)",
                       config.reps, config.reps == 1 ? "" : "s", std::string(ActiveSimdTarget())));
   constexpr double kLabels = 190;  // the operations' names, left of each panel
   constexpr double kGap = 40;
@@ -364,27 +411,34 @@ std::string RenderSvg(const BenchConfig& config, const std::vector<SizeReport>& 
     std::vector<const Operation*> ops;
     for (const Operation& op : r.operations) ops.push_back(&op);
     for (const Operation& op : r.threaded) ops.push_back(&op);
-    double most = r.floor_ns_per_key;
-    for (const Operation* op : ops) most = std::max(most, op->ns_per_key);
+    // The operations, then the two floors' bars.
+    struct Bar {
+      std::string name;
+      double ns;
+      double ratio;  // 0 for a floor's own bar
+    };
+    std::vector<Bar> bars;
+    for (const Operation* op : ops) bars.push_back({op->name, op->ns_per_key, r.Ratio(*op)});
+    bars.push_back({"read floor", r.floor_ns_per_key, 0});
+    bars.push_back({"write floor", r.write_floor_ns_per_key, 0});
+    double most = 0;
+    for (const Bar& bar : bars) most = std::max(most, bar.ns);
     const double left = kLabels + static_cast<double>(p) * (panel_width + kGap);
     const double scale = (panel_width - 90) / most;  // room for the value's label
     out += svg::Text(left + panel_width / 2, svg::kTop, R"(text-anchor="middle" font-size="15")",
                      absl::StrCat(SizeLabel(r), ": ", FormatCount(r.keys), " keys, ",
                                   FormatBytes(static_cast<double>(r.plan.bytes()))));
-    const double row = (svg::kBottom - svg::kTop - 20) / static_cast<double>(ops.size() + 1);
-    for (size_t i = 0; i <= ops.size(); ++i) {
-      const bool floor = i == ops.size();
-      const double ns = floor ? r.floor_ns_per_key : ops[i]->ns_per_key;
+    const double row = (svg::kBottom - svg::kTop - 20) / static_cast<double>(bars.size());
+    for (size_t i = 0; i < bars.size(); ++i) {
+      const Bar& bar = bars[i];
+      const bool floor = bar.ratio == 0;
       const double y = svg::kTop + 20 + row * static_cast<double>(i);
-      if (p == 0) {
-        out += svg::Text(left - 8, y + row * 0.45 + 4, R"(text-anchor="end")",
-                         floor ? std::string("memory floor") : ops[i]->name);
-      }
-      out += svg::Bar(left, y + row * 0.15, std::max(ns * scale, 1.0), row * 0.6,
+      if (p == 0) out += svg::Text(left - 8, y + row * 0.45 + 4, R"(text-anchor="end")", bar.name);
+      out += svg::Bar(left, y + row * 0.15, std::max(bar.ns * scale, 1.0), row * 0.6,
                       floor ? "#9e9e9e" : svg::kPalette[i % std::size(svg::kPalette)]);
-      out += svg::Text(left + ns * scale + 6, y + row * 0.45 + 4, "",
-                       floor ? absl::StrFormat("%.2f", ns)
-                             : absl::StrFormat("%.2f (%.1fx)", ns, ns / r.floor_ns_per_key));
+      out += svg::Text(left + bar.ns * scale + 6, y + row * 0.45 + 4, "",
+                       floor ? absl::StrFormat("%.2f", bar.ns)
+                             : absl::StrFormat("%.2f (%.1fx)", bar.ns, bar.ratio));
     }
     out += svg::Line(left, svg::kTop + 20, left, svg::kBottom, R"(stroke="#555")");
   }
@@ -452,10 +506,12 @@ absl::Status RunBench(const BenchFlags& flags) {
 
 void AddBenchCommands(Commands& commands) {
   auto [app, flags] = commands.Add<BenchFlags>(
-      "bench", "ns/key of inserts and lookups next to the memory floor, measured FPR",
+      "bench", "ns/key of inserts and lookups next to the memory floors, measured FPR",
       R"(ns per key (median of R runs) of a BlockedFilter's operations (a ClassicFilter's with --kind
-classic) and of the memory floor: one random 64-byte line read per key over memory of the
-filter's size (benchmarks/measure); "x floor" is each operation against it (a classic
+classic) and of the memory floors: one random 64-byte line read per key (lookups), or
+prefetched for writing and written (inserts), over memory of the filter's size, each the best
+of a sweep of prefetch distances 0..128 and batches 8..64 (lib/measure); "x floor" is each
+operation against its floor (a classic
 filter reads k lines per key, so expect about k times it out of cache). Default sizes: 1M keys and 32M keys, doubled
 until the filter is twice the last-level cache (at most 128M keys). A size is "in cache"
 when the filter fits the core's L2, or else when its floor is at most 3x the floor over

@@ -4,8 +4,8 @@
 // measurements share: FloorMemory's prefetch sweep, bloomery_benchmark's families
 // (benchmark_util.h) and `bloomery bench` (tools/cli_bench.cc). One definition of each, so a number
 // in one cannot mean something else in another.
-#ifndef BLOOMERY_BENCHMARKS_MEASURE_TIMING_H_
-#define BLOOMERY_BENCHMARKS_MEASURE_TIMING_H_
+#ifndef BLOOMERY_LIB_MEASURE_TIMING_H_
+#define BLOOMERY_LIB_MEASURE_TIMING_H_
 
 #include <algorithm>
 #include <chrono>
@@ -76,4 +76,4 @@ inline FilterOptions OptionsFor(uint64_t keys, bool concurrent, double fpr = 0) 
 
 }  // namespace bloomery::measure
 
-#endif  // BLOOMERY_BENCHMARKS_MEASURE_TIMING_H_
+#endif  // BLOOMERY_LIB_MEASURE_TIMING_H_
