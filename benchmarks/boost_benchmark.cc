@@ -95,6 +95,24 @@ uint64_t BoostLookups(const Filter& f, std::span<const Key> chunk) {
   return found;
 }
 
+// One lookup at a time: key i offset by the answer of key i - 1, so each waits for the last (the
+// memory's latency; BM_Layout_MayContainChained is ours).
+template <typename Subfilter, size_t kStride>
+void BM_Boost_MayContainChained(benchmark::State& state) {
+  const auto n = static_cast<uint64_t>(state.range(0));
+  const auto& f = FilledBoost<Subfilter, kStride>(n);
+  TimeLookups(state, StreamCursor(AbsentKeys(), state), [&f](std::span<const uint64_t> chunk) {
+    uint64_t count = 0;
+    uint64_t last = 0;
+    for (uint64_t key : chunk) {
+      last = f.may_contain(key + last);
+      count += last;
+    }
+    return count;
+  });
+  ReportBoostBits(state, f, n);
+}
+
 template <typename Subfilter, size_t kStride, bool kBulk>
 void BM_Boost_MayContain(benchmark::State& state) {
   const auto n = static_cast<uint64_t>(state.range(0));
@@ -153,6 +171,9 @@ void RegisterConfig(const std::string& name, int64_t n) {
       ->Arg(n);
   benchmark::RegisterBenchmark((prefix + "MayContainMany<" + name + ">").c_str(),
                                BM_Boost_MayContain<Subfilter, kStride, true>)
+      ->Arg(n);
+  benchmark::RegisterBenchmark((prefix + "MayContainChained<" + name + ">").c_str(),
+                               BM_Boost_MayContainChained<Subfilter, kStride>)
       ->Arg(n);
   RegisterFill((prefix + "Insert<" + name + ">").c_str(),
                BM_Boost_Insert<Subfilter, kStride, false>, n);

@@ -9,7 +9,10 @@
 // single-key rows call the avx2::Prober of the filter's shape (avx2::VisitProber), built before
 // the loop, the probe inlined into it, as a user's file built with those flags may.
 // BM_Layout_Insert drops each answer, as Boost.Bloom's insert(key) has none (its like-for-like
-// row); BM_Layout_InsertCounted sums them.
+// row); BM_Layout_InsertCounted sums them. The rows named ...Call are the call a user writes,
+// `filter.MayContain(key)` / `filter.Insert(key)` in the loop, no opt-in; MayContainChained makes
+// each key depend on the last answer, one lookup at a time: the memory's latency, against
+// BM_Boost_MayContainChained.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -28,7 +31,9 @@ inline constexpr int64_t kLayoutSizes[] = {int64_t{1} << 20, int64_t{1} << 26};
 // avx2::Prober of the filter's shape (avx2::VisitProber), built before the loop (kCounted: the
 // answers summed; kDiscarded: each Insert's answer dropped, as Boost.Bloom's insert(key) returns
 // none).
-enum class Calls { kBulk, kCounted, kDiscarded };
+// kOrdinary: the filter's own single-key call per key (answers summed; inserts drop them);
+// kChained: lookups one at a time, key i offset by the answer of key i - 1.
+enum class Calls { kBulk, kCounted, kDiscarded, kOrdinary, kChained };
 
 // The keys' true answers counted (0 for kDiscarded); inserts into a mutable filter, lookups in a
 // const one.
@@ -41,6 +46,25 @@ uint64_t Apply(Filter& filter, std::span<const uint64_t> keys) {
     } else {
       return filter.MayContainMany(keys);
     }
+  } else if constexpr (kCalls == Calls::kOrdinary) {
+    uint64_t count = 0;
+    for (uint64_t key : keys) {
+      if constexpr (kInsert) {
+        (void)filter.Insert(key);
+      } else {
+        count += filter.MayContain(key);
+      }
+    }
+    return count;
+  } else if constexpr (kCalls == Calls::kChained) {
+    static_assert(!kInsert);
+    uint64_t count = 0;
+    uint64_t last = 0;
+    for (uint64_t key : keys) {
+      last = filter.MayContain(key + last);
+      count += last;
+    }
+    return count;
   } else {
     return avx2::VisitProber(filter, [keys](const auto& probe) {
       uint64_t count = 0;
@@ -92,6 +116,14 @@ void RegisterLayout(int64_t n) {
   benchmark::RegisterBenchmark((prefix + "MayContainMany" + name).c_str(),
                                BM_LayoutMayContain<kLayout, Calls::kBulk, kIntegers>)
       ->Arg(n);
+  benchmark::RegisterBenchmark((prefix + "MayContainCall" + name).c_str(),
+                               BM_LayoutMayContain<kLayout, Calls::kOrdinary, kIntegers>)
+      ->Arg(n);
+  benchmark::RegisterBenchmark((prefix + "MayContainChained" + name).c_str(),
+                               BM_LayoutMayContain<kLayout, Calls::kChained, kIntegers>)
+      ->Arg(n);
+  RegisterFill((prefix + "InsertCall" + name).c_str(),
+               BM_LayoutInsert<kLayout, Calls::kOrdinary, false, kIntegers>, n);
   RegisterFill((prefix + "Insert" + name).c_str(),
                BM_LayoutInsert<kLayout, Calls::kDiscarded, false, kIntegers>, n);
   RegisterFill((prefix + "InsertCounted" + name).c_str(),
