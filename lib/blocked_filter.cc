@@ -49,15 +49,21 @@ BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHas
       block_shift_(BlockShift(plan.layout)),
       shape_(simd::ShapeIndex(plan.layout)),
       inline_test_(plan.hashes <= 8 ? &blocked_line::kUnusedProbes[plan.hashes] : nullptr),
-      inline_set_(concurrent && plan.layout != Layout::kWord64 ? nullptr : inline_test_) {}
+      inline_set_(concurrent && plan.layout != Layout::kWord64 ? nullptr : inline_test_) {
+  // Chooses the SIMD target now, so that the single-key calls below may skip the test.
+  static_cast<void>(simd::ActiveKernels());
+}
 
-// The layout's kernels are chosen by index (shape_), with no branch on the layout.
+// The layout's kernels are chosen by index (shape_), with no branch on the layout; every filter
+// was constructed after the target was chosen (InitializedKernels).
 bool BlockedFilter::InsertOutOfLine(KeyHash hash) noexcept {
-  return simd::ActiveKernels().shapes[shape_].set_block(block(hash), hash, hashes_, concurrent_);
+  return simd::InitializedKernels().shapes[shape_].set_block(block(hash), hash, hashes_,
+                                                             concurrent_);
 }
 
 bool BlockedFilter::MayContainOutOfLine(KeyHash hash) const noexcept {
-  return simd::ActiveKernels().shapes[shape_].test_block(block(hash), hash, hashes_, concurrent_);
+  return simd::InitializedKernels().shapes[shape_].test_block(block(hash), hash, hashes_,
+                                                              concurrent_);
 }
 
 template <bool kWrite, typename Key, typename Kernel>
@@ -140,12 +146,12 @@ FilterHealth BlockedFilter::Health() const {
 absl::StatusOr<BlockedFilter> BlockedFilter::EmptyLike(uint64_t blocks, uint64_t capacity,
                                                        const MemoryOptions& memory) const {
   const uint64_t block_bits = uint64_t{64} << block_shift_;
-  absl::StatusOr<Plan> plan = PlanForSize(blocks * block_bits, hashes_, capacity, plan_.layout);
-  if (!plan.ok()) return plan.status();
-  absl::StatusOr<FilterMemory> bits =
-      internal::AllocateFilterMemory(WholeLineBytes(plan->bits), memory);
-  if (!bits.ok()) return bits.status();
-  return BlockedFilter(*std::move(bits), *plan, hasher_, memory.concurrent);
+  return internal::CreateArrayFilter(
+      PlanForSize(blocks * block_bits, hashes_, capacity, plan_.layout),
+      internal::OptionsLike(hasher_, memory),
+      [&](FilterMemory bits, const Plan& planned, const KeyHasher& hasher) {
+        return BlockedFilter(std::move(bits), planned, hasher, memory.concurrent);
+      });
 }
 
 namespace {

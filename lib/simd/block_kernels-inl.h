@@ -351,13 +351,13 @@ HWY_INLINE auto WithVariant(bool concurrent, uint32_t k, const Fn& fn) {
                 : fn(std::false_type{}, std::false_type{});
 }
 
-bool TestLine(const uint64_t* line, const KeyHash& hash, uint32_t k, bool concurrent) noexcept {
+bool TestLine(const uint64_t* line, KeyHash hash, uint32_t k, bool concurrent) noexcept {
   return WithVariant(concurrent, k, [&](auto kConcurrent, auto kSlices64) {
     return TestOne<kConcurrent, kSlices64>(line, hash, k);
   });
 }
 
-bool SetLine(uint64_t* line, const KeyHash& hash, uint32_t k, bool concurrent) noexcept {
+bool SetLine(uint64_t* line, KeyHash hash, uint32_t k, bool concurrent) noexcept {
   return WithVariant(concurrent, k, [&](auto kConcurrent, auto kSlices64) {
     return SetOne<kConcurrent, kSlices64>(line, hash, k);
   });
@@ -533,14 +533,13 @@ HWY_INLINE bool SetShapeOne(uint64_t* block, const KeyHash& hash, uint32_t k) {
 }
 
 template <uint32_t kBlockWords>
-bool TestShapeBlock(const uint64_t* block, const KeyHash& hash, uint32_t k,
-                    bool concurrent) noexcept {
+bool TestShapeBlock(const uint64_t* block, KeyHash hash, uint32_t k, bool concurrent) noexcept {
   return concurrent ? TestShapeOne<kBlockWords, true>(block, hash, k)
                     : TestShapeOne<kBlockWords, false>(block, hash, k);
 }
 
 template <uint32_t kBlockWords>
-bool SetShapeBlock(uint64_t* block, const KeyHash& hash, uint32_t k, bool concurrent) noexcept {
+bool SetShapeBlock(uint64_t* block, KeyHash hash, uint32_t k, bool concurrent) noexcept {
   return concurrent ? SetShapeOne<kBlockWords, true>(block, hash, k)
                     : SetShapeOne<kBlockWords, false>(block, hash, k);
 }

@@ -51,11 +51,11 @@ namespace bloomery::simd {
 struct ShapeKernels {
   // masks[i * words per block ..] = the scalar reference's mask of hashes[i].
   void (*make_masks)(const KeyHash* hashes, size_t n, uint32_t k, uint64_t* masks) noexcept;
-  // Whether all of the key's bits are set in `block` (its block).
-  bool (*test_block)(const uint64_t* block, const KeyHash& hash, uint32_t k,
-                     bool concurrent) noexcept;
+  // Whether all of the key's bits are set in `block` (its block). The hash by value: it travels
+  // in two registers, so a single-key call neither spills it nor reloads it.
+  bool (*test_block)(const uint64_t* block, KeyHash hash, uint32_t k, bool concurrent) noexcept;
   // Sets the key's bits in `block`; whether any was 0 before.
-  bool (*set_block)(uint64_t* block, const KeyHash& hash, uint32_t k, bool concurrent) noexcept;
+  bool (*set_block)(uint64_t* block, KeyHash hash, uint32_t k, bool concurrent) noexcept;
   // test_block for key i against block blocks[i] of `words`; returns how many answered true.
   // While it works on key i it prefetches block prefetch[i] (i < prefetch_count): the next
   // batch's, so the misses in flight stay at about one batch instead of coming in bursts.
@@ -107,6 +107,14 @@ const BlockKernels* InitActiveKernels() noexcept;
     kernels = detail::InitActiveKernels();
   }
   return *kernels;
+}
+
+// ActiveKernels without its first-use test, for a caller that ActiveKernels certainly preceded: a
+// BlockedFilter's single-key calls, since its constructor calls ActiveKernels (so "the first filter
+// operation" that chooses the target is, at the latest, the first filter's creation). One load, no
+// branch: the call through it needs no frame and is a tail jump.
+[[nodiscard]] inline const BlockKernels& InitializedKernels() noexcept {
+  return *detail::g_active_kernels.load(std::memory_order_relaxed);
 }
 
 }  // namespace bloomery::simd
