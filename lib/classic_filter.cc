@@ -100,13 +100,12 @@ absl::StatusOr<ClassicFilter> ClassicFilter::Create(const FilterOptions& options
 
 absl::StatusOr<ClassicFilter> ClassicFilter::EmptyLike(uint64_t slice_bits, uint64_t capacity,
                                                        const MemoryOptions& memory) const {
-  absl::StatusOr<Plan> plan =
-      PlanForSize(slice_bits * hashes_, hashes_, capacity, Layout::kPartitioned);
-  if (!plan.ok()) return plan.status();
-  absl::StatusOr<FilterMemory> bits =
-      internal::AllocateFilterMemory(WholeLineBytes(plan->bits), memory);
-  if (!bits.ok()) return bits.status();
-  return ClassicFilter(*std::move(bits), *plan, hasher_, memory.concurrent);
+  return internal::CreateArrayFilter(
+      PlanForSize(slice_bits * hashes_, hashes_, capacity, Layout::kPartitioned),
+      internal::OptionsLike(hasher_, memory),
+      [&](FilterMemory bits, const Plan& planned, const KeyHasher& hasher) {
+        return ClassicFilter(std::move(bits), planned, hasher, memory.concurrent);
+      });
 }
 
 namespace {

@@ -163,6 +163,17 @@ auto CreateArrayFilter(const absl::StatusOr<KindPlan>& plan, const KindOptions& 
   return make(*std::move(memory), *plan, options.hashing.hasher(LayoutOf(*plan)));
 }
 
+// The options CreateArrayFilter needs to make a filter that hashes as `hasher` in memory `memory`
+// allows: how a kind makes the empty target of a fold or a copy (EmptyLike) by the same path as
+// Create.
+[[nodiscard]] inline FilterOptions OptionsLike(const KeyHasher& hasher,
+                                               const MemoryOptions& memory) {
+  FilterOptions options;
+  options.hashing = HashOptions{hasher.seed, hasher.integers};
+  options.memory = memory;
+  return options;
+}
+
 // Hands `storage` to a filter: the FilterMemory owns it from now on.
 [[nodiscard]] FilterMemory Own(Storage storage);
 // The Storage a FilterMemory owns (an empty one for a default-constructed FilterMemory).
