@@ -4,13 +4,15 @@
 //
 // The kernels are compiled for AVX-512 ("avx3"), AVX2 ("avx2"), SSE4 ("sse4") and plain scalar
 // code ("scalar") in the same binary, and the best one the CPU supports is chosen at the first
-// filter operation. Every target gives bit-identical filters and answers (tests/simd_test.cc), so
-// forcing one only changes speed: use it to compare targets, to reproduce a report, or to avoid
-// AVX-512 frequency throttling on CPUs that suffer from it.
+// filter operation (creating a filter is one; so is ActiveSimdTarget()). Every target gives
+// bit-identical filters and answers (tests/simd_test.cc), so forcing one only changes speed: use it
+// to compare targets, to reproduce a report, or to avoid AVX-512 frequency throttling on CPUs that
+// suffer from it.
 //
 // The environment variable BLOOMERY_SIMD=avx3|avx2|sse4|scalar, read once at the first filter
-// operation, does the same as ForceSimdTarget; an unknown or unsupported value there is ignored
-// (the best target stays), since nothing can report an error at that point.
+// operation (at the latest when the first filter is created), does the same as ForceSimdTarget; an
+// unknown or unsupported value there is ignored (the best target stays), since nothing can report
+// an error at that point.
 //
 //   if (absl::Status s = bloomery::ForceSimdTarget("sse4"); !s.ok()) return s;
 //   std::cout << bloomery::ActiveSimdTarget();  // "sse4"
