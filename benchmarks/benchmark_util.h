@@ -168,6 +168,19 @@ inline measure::FloorMemory& FloorFor(uint64_t n) {
       n, [bytes] { return ValueOrDie(measure::FloorMemory::Allocate(bytes)); });
 }
 
+// One lookup at a time: key i offset by the answer of key i - 1 (`lookup(key) -> bool`), so each
+// waits for the last: the memory's latency. Returns the answers summed.
+template <typename Lookup>
+uint64_t ChainedLookups(std::span<const uint64_t> keys, const Lookup& lookup) {
+  uint64_t count = 0;
+  uint64_t last = 0;
+  for (uint64_t key : keys) {
+    last = lookup(key + last) ? 1 : 0;
+    count += last;
+  }
+  return count;
+}
+
 // Walks a stream kChunk keys at a time, wrapping around; each thread starts at its own place.
 class StreamCursor {
  public:

@@ -58,13 +58,7 @@ uint64_t Apply(Filter& filter, std::span<const uint64_t> keys) {
     return count;
   } else if constexpr (kCalls == Calls::kChained) {
     static_assert(!kInsert);
-    uint64_t count = 0;
-    uint64_t last = 0;
-    for (uint64_t key : keys) {
-      last = filter.MayContain(key + last);
-      count += last;
-    }
-    return count;
+    return ChainedLookups(keys, [&filter](uint64_t key) { return filter.MayContain(key); });
   } else {
     return avx2::VisitProber(filter, [keys](const auto& probe) {
       uint64_t count = 0;
