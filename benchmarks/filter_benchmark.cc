@@ -76,8 +76,7 @@ void BM_Floor(benchmark::State& state) {
       best = std::min(
           best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     };
-    for (size_t distance : measure::kFloorDistances) time({false, distance});
-    for (size_t batch : measure::kFloorBatches) time({true, batch});
+    for (const measure::FloorStrategy& strategy : measure::kFloorSweep) time(strategy);
     state.SetIterationTime(best);
   }
   ReportFloor(state, memory);
@@ -381,13 +380,9 @@ void Register() {
     benchmark::RegisterBenchmark("BM_WriteFloor", BM_Floor<measure::FloorAccess::kWrite>)
         ->Arg(n)
         ->UseManualTime();
-    for (const size_t distance : measure::kFloorDistances) {
+    for (const measure::FloorStrategy& strategy : measure::kFloorSweep) {
       benchmark::RegisterBenchmark("BM_FloorAt", BM_FloorAt)
-          ->Args({n, static_cast<int64_t>(distance), 0});
-    }
-    for (const size_t batch : measure::kFloorBatches) {
-      benchmark::RegisterBenchmark("BM_FloorAt", BM_FloorAt)
-          ->Args({n, static_cast<int64_t>(batch), 1});
+          ->Args({n, static_cast<int64_t>(strategy.depth), strategy.batched ? 1 : 0});
     }
     for (int rounds : kWorkRounds) {
       benchmark::RegisterBenchmark("BM_FloorWork", BM_FloorWork)->Args({n, rounds});

@@ -23,8 +23,10 @@ struct FloorMemory::Impl {
   // 0 bytes.
   std::optional<BlockedFilter> memory;
   FloorStrategy strategy{false, 8};
-  // The memory's first word: a filter's bits, owned here and never read as a filter.
+  // The memory's first word: a filter's bits, owned here and never read as a filter (null for 0
+  // bytes, where no line index is valid and nothing is touched).
   uint64_t* base() const {
+    if (!memory) return nullptr;
     return const_cast<uint64_t*>(reinterpret_cast<const uint64_t*>(memory->bytes().data()));
   }
 };
@@ -152,8 +154,7 @@ FloorReading FloorMemory::Measure(std::span<const uint64_t> lines, FloorAccess a
     const double ns = NsPerItem(lines.size(), [&] { sink ^= TouchLines(lines, access, strategy); });
     if (ns < best.ns_per_line) best = {ns, strategy};
   };
-  for (size_t distance : kFloorDistances) time({false, distance});
-  for (size_t batch : kFloorBatches) time({true, batch});
+  for (const FloorStrategy& strategy : kFloorSweep) time(strategy);
   // A volatile store keeps the timed reads observable.
   [[maybe_unused]] volatile uint64_t observed = sink;
   return best;

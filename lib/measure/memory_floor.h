@@ -17,6 +17,7 @@
 #ifndef BLOOMERY_LIB_MEASURE_MEMORY_FLOOR_H_
 #define BLOOMERY_LIB_MEASURE_MEMORY_FLOOR_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -42,9 +43,16 @@ struct FloorStrategy {
   size_t depth = 0;
   friend bool operator==(const FloorStrategy&, const FloorStrategy&) = default;
 };
-// The sweep: every distance, then every batch size.
+// The sweep: every distance, then every batch size (kFloorSweep, the one list its users walk).
 inline constexpr size_t kFloorDistances[] = {0, 2, 4, 8, 16, 32, 64, 128};
 inline constexpr size_t kFloorBatches[] = {8, 16, 32, 64};
+inline constexpr auto kFloorSweep = [] {
+  std::array<FloorStrategy, std::size(kFloorDistances) + std::size(kFloorBatches)> sweep{};
+  size_t i = 0;
+  for (size_t distance : kFloorDistances) sweep[i++] = {false, distance};
+  for (size_t batch : kFloorBatches) sweep[i++] = {true, batch};
+  return sweep;
+}();
 // "distance 16" or "batches of 32", for reports.
 [[nodiscard]] std::string StrategyName(const FloorStrategy& strategy);
 
