@@ -193,6 +193,12 @@ bool ClassicFilter::MayContain(const KeyHash& hash) const noexcept {
   return true;
 }
 
+void ClassicFilter::Prefetch(const KeyHash& hash) const noexcept {
+  for (uint32_t i = 0; i < hashes_; ++i) {
+    __builtin_prefetch(words_ + ClassicProbeBit(hash, i, slice_bits_) / 64, 0, 3);
+  }
+}
+
 template <FilterKey Key>
 size_t ClassicFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept {
   return ProbeKeys<true>(keys, was_new, hasher_, words_, slice_bits_, hashes_, concurrent_);

@@ -298,7 +298,12 @@ absl::StatusOr<FixedHeader> ReadFixed(const ByteSource& source) {
         "layout 2: a word64 filter from before bloomery's word64 probe took its bits from hash "
         "fields (layout 3); this version does not read it: rebuild the filter from its keys");
   }
-  if (FindBlockShapeByFileCode(h.layout) == nullptr) {
+  if (h.layout == kPartitionedFileCode) {
+    if (!row->partitioned_stages) {
+      return Corrupt(absl::StrFormat(
+          "layout %d (partitioned stages) set, but a %s filter's are not", h.layout, row->name));
+    }
+  } else if (FindBlockShapeByFileCode(h.layout) == nullptr) {
     return Corrupt(absl::StrFormat("unknown layout %d", h.layout));
   }
   if (h.layout != 0 && !row->layouts) {
@@ -336,7 +341,8 @@ absl::Status CheckStages(std::span<const uint8_t> table, const KindRow& row, Fil
     if (!row.stage_tags && s.tag != 0) return Corrupt("reserved stage bytes are not zero");
     if (s.bits == 0 || s.bits > kMaxBits * 8) return Corrupt("stage bits out of range");
     if (s.hashes < kMinHashes || s.hashes > kMaxHashes) return Corrupt("stage hashes out of range");
-    const uint64_t unit = row.layouts ? FindBlockShapeByFileCode(h.layout)->block_bits
+    const uint64_t unit = h.layout == kPartitionedFileCode ? s.hashes
+                          : row.layouts ? FindBlockShapeByFileCode(h.layout)->block_bits
                           : row.stage_bits_unit != 0 ? row.stage_bits_unit
                                                      : s.hashes;
     if (s.bits % unit != 0) {

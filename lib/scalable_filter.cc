@@ -9,12 +9,14 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "bloomery/classic_filter.h"
 #include "bloomery/plan.h"
 #include "internal/batch_pipeline.h"
 #include "internal/bit_count.h"
@@ -30,10 +32,45 @@ namespace {
 using internal::LoadRelaxed;
 using internal::PipelineEach;
 
+using internal::StageFilter;
+
+// fn(the stage's filter as its own kind): one predictable branch, which the hot path can afford.
+template <typename Filter, typename Fn>
+requires std::same_as<std::remove_const_t<Filter>, StageFilter>
+decltype(auto) VisitStage(Filter& filter, Fn&& fn) {
+  if (auto* classic = std::get_if<ClassicFilter>(&filter)) return fn(*classic);
+  auto* blocked = std::get_if<BlockedFilter>(&filter);
+  if (blocked == nullptr) __builtin_unreachable();  // one of the two, never valueless
+  return fn(*blocked);
+}
+
+// What both kinds share: geometry, memory, bytes.
+const BitArray& ArrayOf(const StageFilter& filter) noexcept {
+  return VisitStage(filter, [](const BitArray& array) -> const BitArray& { return array; });
+}
+
+// into |= from, two stages of one level (so of one kind and geometry).
+absl::Status UniteFilters(StageFilter& into, const StageFilter& from) {
+  return VisitStage(into, [&](auto& filter) {
+    return filter.UnionWith(std::get<std::remove_cvref_t<decltype(filter)>>(from));
+  });
+}
+
 struct Stage {
-  Stage(BlockedFilter f, uint64_t cap, uint32_t lvl)
+  Stage(StageFilter f, uint64_t cap, uint32_t lvl)
       : filter(std::move(f)), capacity(cap), level(lvl) {}
-  BlockedFilter filter;
+  [[nodiscard]] const BitArray& array() const noexcept { return ArrayOf(filter); }
+  void Prefetch(const KeyHash& hash) const noexcept {
+    VisitStage(filter, [&](const auto& f) { f.Prefetch(hash); });
+  }
+  [[nodiscard]] bool MayContain(const KeyHash& hash) const noexcept {
+    return VisitStage(filter, [&](const auto& f) { return f.MayContain(hash); });
+  }
+  [[nodiscard]] bool Insert(const KeyHash& hash) noexcept {
+    return VisitStage(filter, [&](auto& f) { return f.Insert(hash); });
+  }
+
+  StageFilter filter;
   const uint64_t capacity;
   // Which stage of the options' series this is (capacity C s^level, FPR share P (1-r) r^level):
   // its index, except after a union that kept two stages of one level.
@@ -78,12 +115,12 @@ struct StageUnion {
 };
 
 StageUnion UniteStages(const Stage& a, const Stage& b) noexcept {
-  const auto* wa = reinterpret_cast<const uint64_t*>(a.filter.bytes().data());
-  const auto* wb = reinterpret_cast<const uint64_t*>(b.filter.bytes().data());
+  const auto* wa = reinterpret_cast<const uint64_t*>(a.array().bytes().data());
+  const auto* wb = reinterpret_cast<const uint64_t*>(b.array().bytes().data());
   uint64_t set = 0;
   bool a_holds_b = true;
   bool b_holds_a = true;
-  for (uint64_t w = 0; w < a.filter.bytes().size() / 8; ++w) {
+  for (uint64_t w = 0; w < a.array().bytes().size() / 8; ++w) {
     const uint64_t x = LoadRelaxed(wa + w);
     const uint64_t y = LoadRelaxed(wb + w);
     set += internal::BitCount(x | y);
@@ -95,13 +132,13 @@ StageUnion UniteStages(const Stage& a, const Stage& b) noexcept {
   // The union holds at least the larger stage's keys and at most both stages' keys.
   const uint64_t lower = std::max(my_keys, their_keys);
   const uint64_t upper = my_keys + their_keys;  // each <= capacity <= 2^48
-  const double estimate = internal::CountFromFill(set, a.filter.bits(), a.filter.hashes());
+  const double estimate = internal::CountFromFill(set, a.array().bits(), a.array().hashes());
   // One stage's bits already hold the other's (a copy, a part of the same keys, an empty stage):
   // the union is that stage, with the bits its own count of keys set.
   if (a_holds_b || b_holds_a) return {true, lower, estimate};
   const double high = estimate + kMergeStandardErrors * internal::CountStandardError(
                                                             static_cast<double>(a.capacity),
-                                                            a.filter.bits(), a.filter.hashes());
+                                                            a.array().bits(), a.array().hashes());
   const uint64_t most = std::min(upper, a.capacity);
   if (upper > a.capacity && !(high <= static_cast<double>(a.capacity))) {
     return {false, 0, estimate};
@@ -126,7 +163,7 @@ template <typename Chain>
 struct PrefetchStages {
   const Chain* chain;
   void operator()(const KeyHash& hash, uint32_t stages) const noexcept {
-    for (uint32_t s = 0; s < stages; ++s) chain->stages[s]->filter.Prefetch(hash);
+    for (uint32_t s = 0; s < stages; ++s) chain->stages[s]->Prefetch(hash);
   }
 };
 
@@ -166,10 +203,10 @@ absl::Status ScalableFilter::CheckOptions(const ScalableOptions& options) {
     return absl::InvalidArgumentError(absl::StrFormat("max_stages must be in [1, %d], got %d",
                                                       kMaxScalableStages, options.max_stages));
   }
-  if (FindBlockShape(options.layout) == nullptr) {
+  if (FindBlockShape(options.layout) == nullptr && options.layout != Layout::kPartitioned) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("a scalable filter's stages are blocked: layout must be line512, block256 "
-                        "or word64, got %s",
+        absl::StrFormat("a scalable filter's stages are planned: layout must be line512, block256, "
+                        "word64 or partitioned, got %s",
                         LayoutName(options.layout)));
   }
   return absl::OkStatus();
@@ -290,22 +327,30 @@ absl::StatusOr<Plan> ScalableFilter::NextStagePlan(uint64_t max_memory_bytes) co
   return PlanStage(count, NextLevel(count), 0, max_memory_bytes);
 }
 
-absl::StatusOr<BlockedFilter> ScalableFilter::BuildStage(const Plan& plan) const {
+absl::StatusOr<StageFilter> ScalableFilter::BuildStage(const Plan& plan) const {
   // The chain's settings, with the geometry PlanStage chose (not planned again). PlanStage
   // checked the caller's cap on the total; passing it on keeps a cap above this machine's memory
   // the caller's choice, as for the other kinds.
-  return BlockedFilter::Create({.capacity = plan.capacity,
-                                .bits = plan.bits,
-                                .hashes = plan.hashes,
-                                .layout = options_.layout,
-                                .hashing = options_.hashing,
-                                .memory = options_.memory});
+  FilterOptions options{.capacity = plan.capacity,
+                        .bits = plan.bits,
+                        .hashes = plan.hashes,
+                        .hashing = options_.hashing,
+                        .memory = options_.memory};
+  if (options_.layout == Layout::kPartitioned) {
+    absl::StatusOr<ClassicFilter> classic = ClassicFilter::Create(options);
+    if (!classic.ok()) return classic.status();
+    return StageFilter(std::in_place_type<ClassicFilter>, *std::move(classic));
+  }
+  options.layout = options_.layout;
+  absl::StatusOr<BlockedFilter> blocked = BlockedFilter::Create(options);
+  if (!blocked.ok()) return blocked.status();
+  return StageFilter(std::in_place_type<BlockedFilter>, *std::move(blocked));
 }
 
 absl::Status ScalableFilter::AddStage(uint32_t index, uint32_t level) {
   absl::StatusOr<Plan> plan = PlanStage(index, level, 0, options_.memory.max_memory_bytes);
   if (!plan.ok()) return plan.status();
-  absl::StatusOr<BlockedFilter> filter = BuildStage(*plan);
+  absl::StatusOr<StageFilter> filter = BuildStage(*plan);
   if (!filter.ok() && index == 0) {  // at creation: the memory refused, nothing is full
     return absl::Status(
         filter.status().code(),
@@ -319,12 +364,12 @@ absl::Status ScalableFilter::AddStage(uint32_t index, uint32_t level) {
   return absl::OkStatus();
 }
 
-void ScalableFilter::PublishStage(uint32_t index, BlockedFilter filter, uint64_t capacity,
+void ScalableFilter::PublishStage(uint32_t index, StageFilter filter, uint64_t capacity,
                                   uint64_t count, uint32_t level) {
   Chain& chain = *chain_;
   chain.stages[index] = std::make_unique<Stage>(std::move(filter), capacity, level);
   chain.stages[index]->count.store(count, std::memory_order_relaxed);
-  chain.memory_bytes.fetch_add(chain.stages[index]->filter.memory_bytes(),
+  chain.memory_bytes.fetch_add(chain.stages[index]->array().memory_bytes(),
                                std::memory_order_relaxed);
   chain.capacity.fetch_add(capacity, std::memory_order_relaxed);
   // Publishes the stage: a reader that sees the new count also sees the stage's pointer and
@@ -356,18 +401,18 @@ InsertResult ScalableFilter::Insert(const KeyHash& hash) noexcept {
   for (;;) {
     const uint32_t count = chain.stage_count.load(std::memory_order_acquire);
     if (count > 1) {
-      for (uint32_t i = 0; i < count; ++i) chain.stages[i]->filter.Prefetch(hash);
+      for (uint32_t i = 0; i < count; ++i) chain.stages[i]->Prefetch(hash);
     }
     // Newest first: with growth s it holds a fraction (s-1)/s of the keys.
     for (uint32_t i = count; i-- > 0;) {
-      if (chain.stages[i]->filter.MayContain(hash)) return InsertResult::kPresent;
+      if (chain.stages[i]->MayContain(hash)) return InsertResult::kPresent;
     }
     Stage& newest = *chain.stages[count - 1];
     if (!Reserve(newest, options_.memory.concurrent)) {
       if (!Grow(count)) return InsertResult::kRefused;
       continue;
     }
-    if (newest.filter.Insert(hash)) return InsertResult::kAdded;
+    if (newest.Insert(hash)) return InsertResult::kAdded;
     // Only a concurrent inserter of the same key can have set all its bits since the lookup
     // above; that thread was told kAdded and holds its own slot, so give this one back.
     newest.count.fetch_sub(1, std::memory_order_relaxed);
@@ -391,10 +436,10 @@ bool ScalableFilter::MayContain(const KeyHash& hash) const noexcept {
   const Chain& chain = *chain_;
   const uint32_t count = chain.stage_count.load(std::memory_order_acquire);
   if (count > 1) {
-    for (uint32_t i = 0; i < count; ++i) chain.stages[i]->filter.Prefetch(hash);
+    for (uint32_t i = 0; i < count; ++i) chain.stages[i]->Prefetch(hash);
   }
   for (uint32_t i = count; i-- > 0;) {
-    if (chain.stages[i]->filter.MayContain(hash)) return true;
+    if (chain.stages[i]->MayContain(hash)) return true;
   }
   return false;
 }
@@ -422,7 +467,7 @@ size_t ScalableFilter::LookupKeys(std::span<const Key> keys,
                [&](const KeyHash& hash, uint32_t stages) {
                  bool hit = false;
                  for (uint32_t s = stages; s-- > 0 && !hit;) {
-                   hit = chain.stages[s]->filter.MayContain(hash);
+                   hit = chain.stages[s]->MayContain(hash);
                  }
                  found += hit;
                  return hit;
@@ -495,7 +540,7 @@ absl::Status ScalableFilter::UnionWith(const ScalableFilter& other) {
   }
   // The copies, built aside: an allocation or a limit that fails leaves this filter as it was.
   struct Copy {
-    BlockedFilter filter;
+    StageFilter filter;
     uint64_t capacity;
     uint64_t count;
     uint32_t level;
@@ -509,10 +554,10 @@ absl::Status ScalableFilter::UnionWith(const ScalableFilter& other) {
     const uint32_t index = mine + static_cast<uint32_t>(built.size());
     absl::StatusOr<Plan> plan =
         PlanStage(index, stage.level, pending_bytes, options_.memory.max_memory_bytes);
-    absl::StatusOr<BlockedFilter> copy =
-        plan.ok() ? BuildStage(*plan) : absl::StatusOr<BlockedFilter>(plan.status());
+    absl::StatusOr<StageFilter> copy =
+        plan.ok() ? BuildStage(*plan) : absl::StatusOr<StageFilter>(plan.status());
     if (copy.ok()) {
-      if (absl::Status s = copy->UnionWith(stage.filter); !s.ok()) copy = s;
+      if (absl::Status s = UniteFilters(*copy, stage.filter); !s.ok()) copy = s;
     }
     if (!copy.ok()) {
       return absl::ResourceExhaustedError(absl::StrFormat(
@@ -520,7 +565,7 @@ absl::Status ScalableFilter::UnionWith(const ScalableFilter& other) {
           "not fit into one of them): %s",
           mine + copies, mine, copies, copy.status().message()));
     }
-    pending_bytes += copy->memory_bytes();
+    pending_bytes += ArrayOf(*copy).memory_bytes();
     built.push_back({*std::move(copy), stage.capacity, stage.count.load(std::memory_order_relaxed),
                      stage.level});
   }
@@ -529,7 +574,7 @@ absl::Status ScalableFilter::UnionWith(const ScalableFilter& other) {
   for (uint32_t j = 0; j < their_count; ++j) {
     if (into[j] == kCopied) continue;
     Stage& stage = *chain.stages[into[j]];
-    if (absl::Status s = stage.filter.UnionWith(theirs.stages[j]->filter); !s.ok()) return s;
+    if (absl::Status s = UniteFilters(stage.filter, theirs.stages[j]->filter); !s.ok()) return s;
     stage.count.store(counts[j], std::memory_order_relaxed);
   }
   for (Copy& copy : built) {
@@ -545,9 +590,9 @@ void ScalableFilter::Clear() noexcept {
   const uint32_t count = chain.stage_count.load(std::memory_order_relaxed);
   for (uint32_t i = 1; i < count; ++i) chain.stages[i].reset();
   Stage& first = *chain.stages[0];
-  first.filter.Clear();
+  VisitStage(first.filter, [](BitArray& array) { array.Clear(); });
   first.count.store(0, std::memory_order_relaxed);
-  chain.memory_bytes.store(first.filter.memory_bytes(), std::memory_order_relaxed);
+  chain.memory_bytes.store(first.array().memory_bytes(), std::memory_order_relaxed);
   chain.capacity.store(first.capacity, std::memory_order_relaxed);
   chain.full_status = absl::OkStatus();
   chain.full.store(false, std::memory_order_relaxed);
@@ -587,7 +632,10 @@ double ScalableFilter::planned_fpr() const noexcept {
 double ScalableFilter::EstimatedFpr() const noexcept {
   const uint32_t count = stage_count();
   double none = 1.0;  // probability that no stage answers "maybe"
-  for (uint32_t i = 0; i < count; ++i) none *= 1.0 - stage(i).EstimatedFpr();
+  for (uint32_t i = 0; i < count; ++i) {
+    none *= 1.0 - VisitStage(chain_->stages[i]->filter,
+                             [](const auto& filter) { return filter.EstimatedFpr(); });
+  }
   return 1.0 - none;
 }
 
@@ -597,7 +645,8 @@ FilterHealth ScalableFilter::Health() const {
   internal::HealthOfParts parts;
   uint64_t inserted = 0;
   for (uint32_t i = 0; i < count; ++i) {
-    const FilterHealth s = stage(i).Health();
+    const FilterHealth s =
+        VisitStage(chain_->stages[i]->filter, [](const auto& filter) { return filter.Health(); });
     const double bits = static_cast<double>(stage(i).bits());
     parts.Add(s.estimated_fpr, s.estimated_fpr_error, s.estimated_count, s.estimated_count_error,
               s.fill_ratio * bits, bits);
@@ -608,10 +657,13 @@ FilterHealth ScalableFilter::Health() const {
   health.capacity = capacity();
   health.inserted = inserted;
   health.planned_fpr = planned_fpr();
-  const double load = full() ? static_cast<double>(inserted) /
-                                   static_cast<double>(std::max<uint64_t>(health.capacity, 1))
-                             : 0.0;
+  const bool can_grow = options_.scaling && !full();
+  const double load = can_grow ? 0.0
+                               : static_cast<double>(inserted) /
+                                     static_cast<double>(std::max<uint64_t>(health.capacity, 1));
   health.state = ClassifyHealth(health.estimated_fpr, health.planned_fpr, load);
+  // Near no limit while growth keeps the FPR under the bound (the header says why).
+  if (can_grow && health.state == HealthState::kNearLimit) health.state = HealthState::kOk;
   return health;
 }
 
@@ -619,8 +671,8 @@ uint32_t ScalableFilter::stage_count() const noexcept {
   return chain_->stage_count.load(std::memory_order_acquire);
 }
 
-const BlockedFilter& ScalableFilter::stage(uint32_t i) const noexcept {
-  return chain_->stages[i]->filter;
+const BitArray& ScalableFilter::stage(uint32_t i) const noexcept {
+  return chain_->stages[i]->array();
 }
 
 uint32_t ScalableFilter::stage_level(uint32_t i) const noexcept { return chain_->stages[i]->level; }
@@ -655,7 +707,9 @@ struct ScalableChainCheck {
     options.scaling = (header.param2 >> 32) == 0;
     options.hashing.seed = header.seed;
     options.hashing.integer_hash = static_cast<IntegerHash>(header.hash_id);
-    options.layout = FindBlockShapeByFileCode(header.layout)->layout;
+    options.layout = header.layout == kPartitionedFileCode
+                         ? Layout::kPartitioned
+                         : FindBlockShapeByFileCode(header.layout)->layout;
     options.memory.concurrent = load.concurrent;
     options.memory.max_memory_bytes = load.max_bytes;
     options.memory.huge_pages = load.huge_pages;
@@ -720,6 +774,7 @@ internal::KindFormat ScalableFilter::FileFormat() noexcept {
           .counts_inserts = true,
           .stage_tags = true,
           .layouts = true,
+          .partitioned_stages = true,
           .check = &ScalableChainCheck::Check};
 }
 
@@ -737,10 +792,12 @@ internal::FileHeader ChainHeader(const ScalableFilter& chain,
   header.param0 = options.growth;
   header.param1 = std::bit_cast<uint64_t>(options.tightening);
   header.param2 = options.max_stages | (options.scaling ? 0 : uint64_t{1} << 32);
-  header.layout = FindBlockShape(options.layout)->file_code;
+  header.layout = options.layout == Layout::kPartitioned
+                      ? kPartitionedFileCode
+                      : FindBlockShape(options.layout)->file_code;
   const uint32_t count = chain.stage_count();
   for (uint32_t i = 0; i < count; ++i) {
-    const BlockedFilter& filter = chain.stage(i);
+    const BitArray& filter = chain.stage(i);
     const uint64_t keys = chain.stage_keys(i);
     // A stage is planned for exactly its capacity (AddStage), so its plan carries it.
     const uint32_t level = chain.stage_level(i);
@@ -777,11 +834,18 @@ absl::StatusOr<ScalableFilter> ScalableFilter::Open(internal::FilterFile& file,
     absl::StatusOr<Plan> plan = ScalableChainCheck::PlanSaved(filter, file.header, i);
     if (!plan.ok()) return plan.status();
     const internal::StageInfo& saved = file.header.stages[i];
-    filter.PublishStage(i,
-                        internal::FilterAccess::Construct<BlockedFilter>(
-                            internal::Own(std::move(file.stages[i])), *plan, options.hasher(),
-                            options.memory.concurrent),
-                        saved.capacity, saved.insert_count,
+    FilterMemory memory = internal::Own(std::move(file.stages[i]));
+    StageFilter stage =
+        options.layout == Layout::kPartitioned
+            ? StageFilter(
+                  std::in_place_type<ClassicFilter>,
+                  internal::FilterAccess::Construct<ClassicFilter>(
+                      std::move(memory), *plan, options.hasher(), options.memory.concurrent))
+            : StageFilter(
+                  std::in_place_type<BlockedFilter>,
+                  internal::FilterAccess::Construct<BlockedFilter>(
+                      std::move(memory), *plan, options.hasher(), options.memory.concurrent));
+    filter.PublishStage(i, std::move(stage), saved.capacity, saved.insert_count,
                         ScalableChainCheck::LevelOf(file.header, i));
   }
   return filter;

@@ -500,7 +500,7 @@ int DebugCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   api::ReplyWithArray(ctx, 1 + static_cast<long>(filter->stage_count()));
   reply_line(absl::StrCat("size:", size));
   for (uint32_t i = 0; i < filter->stage_count(); ++i) {
-    const BlockedFilter& stage = filter->stage(i);
+    const BitArray& stage = filter->stage(i);
     reply_line(
         absl::StrFormat("bytes:%d bits:%d hashes:%d hashwidth:64 capacity:%d size:%d ratio:%g",
                         stage.memory_bytes(), stage.bits(), stage.hashes(), stage.plan().capacity,

@@ -161,6 +161,25 @@ TEST_CASE_TEMPLATE("concurrent inserts of overlapping key sets lose nothing" *
   CheckCount(f, reports);
 }
 
+// The same race on a chain of partitioned (classic) stages at RedisBloom's tightening, the Redis
+// module's default: it grows while the threads insert, and loses nothing.
+TEST_CASE("concurrent inserts into a growing chain of partitioned stages lose nothing" *
+          doctest::test_suite("concurrency")) {
+  ScalableOptions o = RaceOptions<ScalableFilter>();
+  o.layout = Layout::kPartitioned;
+  o.tightening = 0.5;
+  ScalableFilter f = MakeOrFail<ScalableFilter>(o);
+  Reports reports;
+  InsertRacing(f, reports);
+  CHECK(reports.own_missing.load() == 0);
+  CHECK(reports.refused.load() == 0);
+  uint64_t missing = 0;
+  for (uint64_t key = 0; key < kDistinct; ++key) missing += !f.MayContain(key);
+  CHECK(missing == 0);
+  for (uint32_t i = 0; i < f.stage_count(); ++i) CHECK(f.stage(i).plan().layout == o.layout);
+  CheckCount(f, reports);
+}
+
 // What a writer does to the target while UnionWith runs; a counting filter also erases.
 template <typename F>
 void Write(F& f, uint64_t key) {

@@ -101,7 +101,7 @@ std::vector<uint8_t> SaveAndRead(const Filter& f, const std::string& path) {
   return ReadBytes(path);
 }
 
-bool SameBits(const BlockedFilter& a, const BlockedFilter& b) {
+bool SameBits(const WordArray& a, const WordArray& b) {
   return a.bytes().size() == b.bytes().size() &&
          std::equal(a.bytes().begin(), a.bytes().end(), b.bytes().begin());
 }

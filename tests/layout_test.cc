@@ -323,6 +323,15 @@ TEST_CASE("the validator holds the layout field to the kind and the geometry") {
     CHECK(s.message().find(absl::string_view(why.data(), why.size())) != absl::string_view::npos);
   };
   refused(WithLayoutField(line, 7), "unknown layout 7");
+  // Partitioned stages are a scalable chain's alone: a blocked or classic file naming them is
+  // refused, as is a chain of blocked stages read as partitioned (bits not whole slices, or
+  // stages the partitioned planner would not make).
+  refused(WithLayoutField(line, kPartitionedFileCode), "partitioned stages");
+  refused(WithLayoutField(classic, kPartitionedFileCode), "partitioned stages");
+  const std::string chain = *ScalableFilter::Create({.capacity = 1000}).value().SaveToBytes();
+  const absl::Status as_partitioned =
+      InspectBytes(WithLayoutField(chain, kPartitionedFileCode)).status();
+  CHECK(as_partitioned.code() == absl::StatusCode::kDataLoss);
   // A word64 file of the retired code 2 (the line's salted probes): refused by name, never read
   // with code 3's probe (its keys would be lost).
   static_assert(FindBlockShape(Layout::kWord64)->file_code != kRetiredWord64FileCode);
@@ -339,7 +348,8 @@ TEST_CASE("the validator holds the layout field to the kind and the geometry") {
 
 TEST_CASE(
     "a scalable filter's stages take its layout; the file keeps it; mixed chains do not merge") {
-  for (Layout layout : kShapes) {
+  for (Layout layout :
+       {Layout::kLine512, Layout::kBlock256, Layout::kWord64, Layout::kPartitioned}) {
     CAPTURE(LayoutName(layout));
     absl::StatusOr<ScalableFilter> made =
         ScalableFilter::Create({.capacity = 2000, .fpr = 0.01, .layout = layout});
@@ -348,14 +358,16 @@ TEST_CASE(
     const std::vector<uint64_t> keys = DistinctInts(20'000, 0);
     REQUIRE(f.InsertMany(keys).refused == 0);
     REQUIRE(f.stage_count() > 1);
-    for (uint32_t i = 0; i < f.stage_count(); ++i) CHECK(f.stage(i).layout() == layout);
+    for (uint32_t i = 0; i < f.stage_count(); ++i) CHECK(f.stage(i).plan().layout == layout);
     CHECK(f.MayContainMany(keys) == keys.size());
     const uint64_t queries = 1'000'000;
     const size_t hits = f.MayContainMany(DistinctInts(queries, 1));
     CHECK(static_cast<double>(hits) / queries <= 0.01);
     absl::StatusOr<std::string> file = f.SaveToBytes();
     REQUIRE(file.ok());
-    CHECK(LayoutField(*file) == FindBlockShape(layout)->file_code);
+    CHECK(LayoutField(*file) == (layout == Layout::kPartitioned
+                                     ? kPartitionedFileCode
+                                     : FindBlockShape(layout)->file_code));
     absl::StatusOr<ScalableFilter> loaded = ScalableFilter::LoadFromBytes(*file);
     REQUIRE(loaded.ok());
     CHECK(loaded->options().layout == layout);
@@ -367,7 +379,12 @@ TEST_CASE(
   const absl::Status s = line.UnionWith(word);
   CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
   CHECK(s.message().find("layout word64") != absl::string_view::npos);
-  CHECK(ScalableFilter::Create({.capacity = 2000, .fpr = 0.01, .layout = Layout::kPartitioned})
+  ScalableFilter partitioned =
+      ScalableFilter::Create({.capacity = 2000, .fpr = 0.01, .layout = Layout::kPartitioned})
+          .value();
+  CHECK(line.UnionWith(partitioned).code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(partitioned.UnionWith(line).code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(ScalableFilter::Create({.capacity = 2000, .fpr = 0.01, .layout = Layout::kAuto})
             .status()
             .code() == absl::StatusCode::kInvalidArgument);
 }

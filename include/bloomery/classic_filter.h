@@ -78,6 +78,10 @@ class BLOOMERY_EXPORT ClassicFilter : public BatchForms<ClassicFilter>,
   using BatchForms::MayContain;
   [[nodiscard]] bool MayContain(const KeyHash& hash) const noexcept;
 
+  // Prefetches the k lines `hash` maps to, for a caller that pipelines its own lookups (as
+  // ScalableFilter does across its stages).
+  void Prefetch(const KeyHash& hash) const noexcept;
+
   // Batch forms (filter.h): InsertMany(keys, was_new) and MayContainMany(keys, results) for a
   // contiguous run of any key type, from BatchForms. All k lines of every key of a batch are
   // prefetched before any is probed, so the k misses per key overlap.

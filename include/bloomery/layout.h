@@ -98,6 +98,11 @@ inline constexpr BlockShape kBlockShapes[] = {
   return nullptr;
 }
 
+// The file header's layout field of a chain of partitioned (ClassicFilter) stages: a scalable
+// filter's stages may be partitioned (ScalableOptions::layout), which no blocked shape's code
+// names. Valid in no other kind's file; a reader from before it refuses it as an unknown layout.
+inline constexpr uint32_t kPartitionedFileCode = 4;
+
 // "line512", "block256", "word64", "partitioned", "auto".
 [[nodiscard]] constexpr std::string_view LayoutName(Layout layout) noexcept {
   if (const BlockShape* shape = FindBlockShape(layout)) return shape->name;

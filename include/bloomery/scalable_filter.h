@@ -1,15 +1,16 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// scalable_filter.h: ScalableFilter, a chain of BlockedFilter stages that grows when full while
-// keeping the total false-positive rate under a bound, for key counts nobody knows in advance.
+// scalable_filter.h: ScalableFilter, a chain of BlockedFilter stages (or ClassicFilter stages,
+// ScalableOptions::layout) that grows when full while keeping the total false-positive rate under a
+// bound, for key counts nobody knows in advance.
 //
 // The construction of Almeida, Baquero, Preguiça and Hutchison, "Scalable Bloom Filters" (IPL
-// 101(6), 2007). Stage i is a BlockedFilter planned for C * s^i keys (C the initial capacity, s
+// 101(6), 2007). Stage i is a filter planned for C * s^i keys (C the initial capacity, s
 // the growth factor) at FPR P * (1 - r) * r^i (r the tightening ratio). A key is added to the
 // newest stage only; when that stage has received its planned number of keys a new one is
 // created. A lookup asks every stage, so the chain's FPR is at most the sum of the stages' FPRs:
 //   sum_i P (1 - r) r^i = P (1 - r^N) < P      however many (N) stages it grows to.
-// Every stage is planned by the blocked formula (plan.h), so each stage's share is a promise, not
+// Every stage is planned by its layout's formula (plan.h), so each stage's share is a promise, not
 // an approximation, and so is the total. (A union may keep two stages of one level, each with
 // that level's share: planned_fpr() then says the larger total; see UnionWith.)
 //
@@ -22,9 +23,9 @@
 // The price of not knowing n: besides the tightening, the newest stage is on average half empty
 // (growth 2), so between two growth points the chain uses about 2x-3x the memory of a right-sized
 // BlockedFilter at the same P (tests/scalable_filter_test.cc prints the ratio). Each lookup of an
-// absent key costs one cache line per stage (~log_s(n/C) lines), all prefetched at once, and it
-// is memory-bound, so lookups cost a few times those of one BlockedFilter of the same bytes
-// (benchmarks/README.md). Give a good initial capacity.
+// absent key costs one cache line per stage (~log_s(n/C) stages; k lines for partitioned stages),
+// all prefetched at once, and it is memory-bound, so lookups cost a few times those of one
+// BlockedFilter of the same bytes (benchmarks/README.md). Give a good initial capacity.
 //
 // Limits. Growth stops at `max_stages`, at `max_memory_bytes` (the total over all stages), or
 // when the next stage cannot be planned or allocated; a non-scaling filter (`scaling = false`)
@@ -71,10 +72,12 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "bloomery/blocked_filter.h"
+#include "bloomery/classic_filter.h"
 #include "bloomery/export.h"
 #include "bloomery/filter.h"
 #include "bloomery/key.h"
@@ -117,7 +120,10 @@ struct ScalableOptions {
   // false: one stage planned for `capacity` keys at `fpr`, never grown; keys past the
   // capacity are refused.
   bool scaling = true;
-  // Every stage's block shape (layout.h): line512 (the default), block256 or word64.
+  // Every stage's layout (layout.h): a block shape, line512 (the default), block256 or word64,
+  // whose stages are BlockedFilters (one cache line per key and stage); or kPartitioned, whose
+  // stages are ClassicFilters: the fewest bits for the FPR (a chain at tightening 0.5 then costs
+  // what RedisBloom's does: the Redis module's default), k cache lines per key and stage.
   Layout layout = Layout::kBlocked;
   HashOptions hashing;
   MemoryOptions memory;
@@ -125,6 +131,12 @@ struct ScalableOptions {
   // Every stage's hasher (an unset integer hash resolved for `layout`, options.h).
   [[nodiscard]] KeyHasher hasher() const noexcept { return hashing.hasher(layout); }
 };
+
+namespace internal {
+// A chain's stage: a BlockedFilter of the chain's block shape, or a ClassicFilter when its layout
+// is Layout::kPartitioned. Every stage of a chain is of one kind.
+using StageFilter = std::variant<BlockedFilter, ClassicFilter>;
+}  // namespace internal
 
 // Insert answers an InsertResult, not a bool: InsertAnswer (filter.h) says why.
 
@@ -234,24 +246,27 @@ class BLOOMERY_EXPORT ScalableFilter : public BatchForms<ScalableFilter, InsertR
   // the merged stages from their fill). O(stages).
   [[nodiscard]] double EstimatedCount() const noexcept;
   // The chain's FPR now: 1 - prod_i (1 - f_i) with f_i each stage's exact FPR from its bits
-  // (BlockedFilter::EstimatedFpr). O(bytes).
+  // (BlockedFilter::EstimatedFpr, ClassicFilter::EstimatedFpr). O(bytes).
   [[nodiscard]] double EstimatedFpr() const noexcept;
-  // Health (health.h), the whole chain's: each stage's BlockedFilter::Health (so a stage above
-  // kHealthExactBytes is sampled: ~1 MiB read per such stage), combined: `inserted` the stages'
-  // counts (EstimatedCount), estimated_count the sum of the stages' readings from their fill,
-  // estimated_fpr as EstimatedFpr, planned_fpr the chain's bound, capacity the allocated stages'.
-  // A chain that can still grow is not near its limit for holding keys: the state looks at the
-  // count only once it is full() (kNearLimit past 90% of capacity by the stage counts). While it
-  // grows its FPR stays below the bound (kNearLimit above 0.8x, e.g. after ~15 full stages at
-  // r = 0.9); a full chain sits at its capacity, where the FPR its bits give is the planned one
-  // give or take a few percent, so kOverLimit there means that noise went up (or a union's
-  // stage was fuller than its count): it refuses keys, so it gets no fuller.
+  // Health (health.h), the whole chain's: each stage's Health (BlockedFilter's or ClassicFilter's,
+  // so a stage above kHealthExactBytes is sampled: ~1 MiB read per such stage), combined:
+  // `inserted` the stages' counts (EstimatedCount), estimated_count the sum of the stages' readings
+  // from their fill, estimated_fpr as EstimatedFpr, planned_fpr the chain's bound, capacity the
+  // allocated stages'. A chain that can still grow is near no limit: growth keeps its FPR under the
+  // bound however many keys come, and the FPR approaching the bound is the series working (at r =
+  // 0.5, RedisBloom's, three full stages give 7/8 of it; at 0.9, fifteen give 0.8). So while it can
+  // grow the state is kOk, or kOverLimit if its bits read above the bound (a union's stage fuller
+  // than its count). Once it cannot grow (non-scaling, or full()) the rule of health.h applies:
+  // kNearLimit past 90% of capacity by the stage counts or above 0.8x the bound. A full chain
+  // sits at its capacity, where the FPR its bits give is the planned one give or take a few
+  // percent, so kOverLimit there means that noise went up: it refuses keys, so it gets no fuller.
   [[nodiscard]] FilterHealth Health() const;
 
   // Stages allocated so far (>= 1).
   [[nodiscard]] uint32_t stage_count() const noexcept;
-  // Stage i < stage_count(), for inspection (its plan, bits, memory).
-  [[nodiscard]] const BlockedFilter& stage(uint32_t i) const noexcept;
+  // Stage i < stage_count(), for inspection (its plan, bits, memory, bytes): a BlockedFilter, or
+  // a ClassicFilter when layout() is Layout::kPartitioned, seen as the BitArray both are.
+  [[nodiscard]] const BitArray& stage(uint32_t i) const noexcept;
   // Keys counted into stage i < stage_count().
   [[nodiscard]] uint64_t stage_keys(uint32_t i) const noexcept;
   // Stage i's level (UnionWith): its capacity is C s^level and its FPR share StageFpr(level).
@@ -306,10 +321,11 @@ class BLOOMERY_EXPORT ScalableFilter : public BatchForms<ScalableFilter, InsertR
                                  uint64_t max_memory_bytes) const;
   // The level a new stage takes after the first `count` stages: one past the highest.
   [[nodiscard]] uint32_t NextLevel(uint32_t count) const noexcept;
+  using StageFilter = internal::StageFilter;
   // An empty stage of that plan (not published).
-  absl::StatusOr<BlockedFilter> BuildStage(const Plan& plan) const;
+  absl::StatusOr<StageFilter> BuildStage(const Plan& plan) const;
   // Installs stage `index` holding `count` keys and publishes it to readers.
-  void PublishStage(uint32_t index, BlockedFilter filter, uint64_t capacity, uint64_t count,
+  void PublishStage(uint32_t index, StageFilter filter, uint64_t capacity, uint64_t count,
                     uint32_t level);
   // Plans, allocates and publishes stage `index` at `level`; the caller holds the growth mutex or
   // is Create.

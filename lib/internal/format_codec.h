@@ -95,6 +95,9 @@ struct KindFormat {
   // Whether the header's layout field may name a blocked shape other than the line; a stage's
   // bits are then a whole number of that shape's blocks (in place of stage_bits_unit).
   bool layouts = false;
+  // Whether the layout field may also be kPartitionedFileCode (layout.h): stages of the classic
+  // partitioned layout, each a whole number of its hashes (one slice per hash).
+  bool partitioned_stages = false;
   // The kind's own rules, applied to a header whose every generic rule holds (stage table read):
   // DataLoss unless it is a header the kind's writer could have produced (its planner's geometry,
   // its options). The same rules for InspectFile, Load and Map: one verdict.

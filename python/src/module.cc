@@ -237,7 +237,7 @@ void BindModule(py::module_& m) {
                        const std::optional<std::string>& layout) {
              AnyOptions options =
                  SharedOptions(error_rate, seed, integer_hash, concurrent, max_memory, huge_pages);
-             options.layout = ParseLayoutArg(layout);
+             options.layout = ParseLayoutArg(layout, /*partitioned=*/true);
              options.capacity = initial_capacity;
              options.growth = mode;
              options.tightening = tightening;
@@ -253,7 +253,9 @@ void BindModule(py::module_& m) {
            "(initial_capacity=100, error_rate=0.001, mode=2, *, tightening=0.9, seed=None, "
            "integer_hash=None, concurrent=False, max_memory=0, max_stages=64, scaling=True, "
            "huge_pages=True, layout=None)\n\n"
-           "layout: every stage's block, 'line512' (the default), 'block256' or 'word64'. "
+           "layout: every stage's block, 'line512' (the default), 'block256' or 'word64'; or "
+           "'partitioned': classic stages, as pybloom-live's own (the fewest bits, k cache lines "
+           "per key and stage). "
            "mode is the growth factor, 1 to 32768 (pybloom-live's SMALL_SET_GROWTH = 2 and "
            "LARGE_SET_GROWTH = 4). A new key past max_memory or max_stages raises "
            "FilterFullError.")
@@ -275,7 +277,7 @@ void BindModule(py::module_& m) {
           [](Scalable& self, uint32_t i) {
             return self.Exclusive([i](ScalableFilter& f) {
               if (i >= f.stage_count()) throw py::index_error("stage index out of range");
-              const BlockedFilter& stage = f.stage(i);
+              const BitArray& stage = f.stage(i);
               return py::make_tuple(stage.plan().capacity, f.stage_keys(i), stage.bits(),
                                     stage.hashes(),
                                     ScalableFilter::StageFpr(f.options(), f.stage_level(i)));
@@ -289,7 +291,7 @@ void BindModule(py::module_& m) {
       .def_property_readonly("full", [](Scalable& self) { return self.filter().full(); })
       .def_property_readonly(
           "layout", [](Scalable& self) { return std::string(LayoutName(self.filter().layout())); },
-          "Every stage's block: 'line512', 'block256' or 'word64'.")
+          "Every stage's layout: 'line512', 'block256', 'word64' or 'partitioned'.")
       .def_property_readonly(
           "max_memory",
           [](Scalable& self) { return self.filter().options().memory.max_memory_bytes; },

@@ -26,12 +26,15 @@ inline IntegerHash ParseIntegerHash(const std::optional<std::string>& name) {
 }
 
 // layout: None (the kind's default), or a blocked shape's name (layout.h: "line512", "block256",
-// "word64"; "auto" where the kind takes it); the library refuses a layout its kind does not take.
-inline std::optional<Layout> ParseLayoutArg(const std::optional<std::string>& name) {
+// "word64"; "auto" where the kind takes it), or "partitioned" where `partitioned` (a scalable
+// filter's stages); the library refuses a layout its kind does not take.
+inline std::optional<Layout> ParseLayoutArg(const std::optional<std::string>& name,
+                                            bool partitioned = false) {
   if (!name) return std::nullopt;
   const std::optional<Layout> layout = ParseLayout(*name);
-  if (!layout || *layout == Layout::kPartitioned) {
+  if (!layout || (*layout == Layout::kPartitioned && !partitioned)) {
     std::string message = "layout must be ";
+    if (partitioned) message += "'partitioned', ";
     for (const BlockShape& shape : kBlockShapes) message += "'" + std::string(shape.name) + "', ";
     message.resize(message.size() - 2);  // the last ", ": "or 'auto'" ends the list
     throw py::value_error(message + " or 'auto', got '" + *name + "'");

@@ -193,6 +193,26 @@ def test_layout_default_auto_and_refusals():
         bloomery.BlockedFilter(bits=1 << 16, hashes=12, layout="word64")  # k <= 8
 
 
+def test_scalable_partitioned_stages_grow_and_keep_their_layout():
+    f = bloomery.ScalableFilter(1_000, 0.01, tightening=0.5, layout="partitioned")
+    assert f.layout == "partitioned"
+    keys = [f"k{i}" for i in range(5_000)]
+    f.update(keys)
+    assert f.stages >= 3
+    assert all(k in f for k in keys)
+    for g in (pickle.loads(pickle.dumps(f)), copy.deepcopy(f),
+              bloomery.ScalableFilter.frombytes(f.tobytes())):
+        assert g.layout == "partitioned" and g.stages == f.stages
+        assert all(k in g for k in keys)
+    # Partitioned stages take fewer bits than the line's for the same shares.
+    line = bloomery.ScalableFilter(1_000, 0.01, tightening=0.5)
+    assert f._stage(0)[2] < line._stage(0)[2]
+    with pytest.raises(ValueError, match="incompatible"):
+        f.union(line)
+    with pytest.raises(ValueError, match="'partitioned', 'line512'"):
+        bloomery.ScalableFilter(layout="classic")
+
+
 # Issue #26: a windowed filter's generations take a layout; layout="auto" takes prefer=.
 @pytest.mark.parametrize("layout", ["line512", "block256", "word64"])
 def test_windowed_layout_and_files_pickles_copies_keep_it(layout, tmp_path):
