@@ -81,6 +81,15 @@ absl::Status ParseLayoutValue(std::string_view value, Layout* layout) {
   return Reply("ERR bad layout (line512, block256 or word64)");
 }
 
+absl::Status ParseFilterLayout(std::string_view value, Layout* layout) {
+  if (EqualsIgnoreCase(value, LayoutName(Layout::kPartitioned))) {
+    *layout = Layout::kPartitioned;
+    return absl::OkStatus();
+  }
+  if (ParseLayoutValue(value, layout).ok()) return absl::OkStatus();
+  return Reply("ERR bad layout (partitioned, line512, block256 or word64)");
+}
+
 absl::StatusOr<FilterParams> ParseReserve(std::span<const std::string_view> args) {
   // RedisBloom's arity (at most EXPANSION n and NONSCALING), and LAYOUT l beside them.
   const bool layout_given =
@@ -109,7 +118,7 @@ absl::StatusOr<FilterParams> ParseReserve(std::span<const std::string_view> args
       expansion_given = true;
     } else if (Is(args[i], "LAYOUT")) {
       if (++i == args.size()) return Reply("ERR no layout");
-      if (absl::Status s = ParseLayoutValue(args[i], &params.layout); !s.ok()) return s;
+      if (absl::Status s = ParseFilterLayout(args[i], &params.layout); !s.ok()) return s;
     } else {
       return Reply("ERR unknown argument");
     }
@@ -178,7 +187,7 @@ absl::StatusOr<InsertArgs> ParseInsert(std::span<const std::string_view> args) {
     if (*i == args.size()) return Arity();
     const std::string_view value = args[(*i)++];
     if (layout) {
-      if (absl::Status s = ParseLayoutValue(value, &params.layout); !s.ok()) return s;
+      if (absl::Status s = ParseFilterLayout(value, &params.layout); !s.ok()) return s;
     } else {
       long long integer = 0;
       if (!ParseInteger(value, &integer) || !ExpansionInRange(integer)) {
@@ -222,6 +231,9 @@ ScalableOptions ToScalableOptions(const FilterParams& params, uint64_t max_bytes
   return {.capacity = params.capacity,
           .fpr = params.error_rate,
           .growth = params.expansion,
+          // RedisBloom's series for its layout (the default), bloomery's for the blocked ones.
+          .tightening =
+              params.layout == Layout::kPartitioned ? kRedisBloomTightening : kDefaultTightening,
           .scaling = params.scaling,
           .layout = params.layout,
           .memory = ModuleMemory(max_bytes)};

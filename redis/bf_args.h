@@ -5,8 +5,12 @@
 // Plain C++ so that unit tests and the fuzzer reach it without a server. The accepted syntax and
 // the error texts follow RedisBloom's (what redis-py's `bf()` client sends and expects), EXPANSION
 // included: 1..32768 is the growth of a scaling filter, 0 makes it non-scaling. One option is
-// bloomery's own, which RedisBloom clients never send: LAYOUT line512|block256|word64, the block
-// of every stage (bloomery/layout.h).
+// bloomery's own, which RedisBloom clients never send: LAYOUT partitioned|line512|block256|word64,
+// every stage's layout (bloomery/layout.h). Without it a filter is RedisBloom's: partitioned
+// (classic) stages, the first at half the error rate and each next at half the one before, so it
+// takes RedisBloom's memory for the same reserve; a blocked shape costs more bits (its first
+// stage at a tenth of the error rate, bloomery's tightening 0.9) and one cache line per key and
+// stage instead of k.
 #ifndef BLOOMERY_REDIS_BF_ARGS_H_
 #define BLOOMERY_REDIS_BF_ARGS_H_
 
@@ -29,8 +33,12 @@ struct FilterParams {
   double error_rate = 0.01;
   uint32_t expansion = 2;
   bool scaling = true;
-  Layout layout = Layout::kLine512;
+  Layout layout = Layout::kPartitioned;
 };
+
+// RedisBloom's tightening ratio (its ERROR_TIGHTENING_RATIO): stage i of a scaling filter gets
+// error rate e / 2^(i+1). The module's default, partitioned filters use it.
+inline constexpr double kRedisBloomTightening = 0.5;
 
 // BF.INSERT's options and where its items start.
 struct InsertArgs {
@@ -48,9 +56,12 @@ struct InsertArgs {
 //             ITEMS item...
 [[nodiscard]] absl::StatusOr<InsertArgs> ParseInsert(std::span<const std::string_view> args);
 
-// LAYOUT's value, any case, for BF.* and BFW.*: a blocked shape's name (kBlockShapes) into
-// *layout, or InvalidArgument "ERR bad layout (line512, block256 or word64)".
+// LAYOUT's value, any case, for BFW.* (whose generations are blocked): a blocked shape's name
+// (kBlockShapes) into *layout, or InvalidArgument "ERR bad layout (line512, block256 or word64)".
 [[nodiscard]] absl::Status ParseLayoutValue(std::string_view value, Layout* layout);
+// LAYOUT's value for BF.*: "partitioned" or a blocked shape's name, any case, into *layout, or
+// InvalidArgument "ERR bad layout (partitioned, line512, block256 or word64)".
+[[nodiscard]] absl::Status ParseFilterLayout(std::string_view value, Layout* layout);
 
 // The option loop BF.INSERT and BFW.INSERT share: `args` (after the key) are options, then ITEMS
 // and one item at least. ITEMS, NOCREATE, CAPACITY c and ERROR e are read here, with RedisBloom's
@@ -78,9 +89,10 @@ struct InsertCommon {
 [[nodiscard]] LoadOptions ModuleLoadOptions(uint64_t max_bytes);
 void SetModuleAllocator(const MemoryAllocator& allocator);
 
-// The ScalableFilter options for `params` under a memory cap of `max_bytes` (0: none). A
-// non-scaling filter is one BlockedFilter stage planned at the full error rate, which refuses new
-// keys past its capacity.
+// The ScalableFilter options for `params` under a memory cap of `max_bytes` (0: none): tightening
+// kRedisBloomTightening for partitioned stages, kDefaultTightening for blocked ones. A non-scaling
+// filter is one stage planned at the full error rate (as RedisBloom's), which refuses new keys
+// past its capacity.
 [[nodiscard]] ScalableOptions ToScalableOptions(const FilterParams& params, uint64_t max_bytes);
 
 // Redis's own number syntax (no leading/trailing spaces, no hex, no NaN), so that a value the

@@ -138,15 +138,26 @@ TEST_CASE("BF.INSERT options in any order before ITEMS; defaults as RedisBloom's
         "ERR unknown argument received");
 }
 
-TEST_CASE("LAYOUT l on BF.RESERVE and BF.INSERT: any case, every stage's block") {
-  CHECK(ParseReserve(Args{"0.01", "10"})->layout == Layout::kLine512);
-  CHECK(ParseInsert(Args{"ITEMS", "a"})->params.layout == Layout::kLine512);
+TEST_CASE("LAYOUT l on BF.RESERVE and BF.INSERT: any case, every stage's layout") {
+  // Without it, RedisBloom's filter: partitioned stages at its tightening 0.5.
+  CHECK(ParseReserve(Args{"0.01", "10"})->layout == Layout::kPartitioned);
+  CHECK(ParseInsert(Args{"ITEMS", "a"})->params.layout == Layout::kPartitioned);
+  const ScalableOptions redisbloom = ToScalableOptions(*ParseReserve(Args{"0.01", "10"}), 0);
+  CHECK(redisbloom.layout == Layout::kPartitioned);
+  CHECK(redisbloom.tightening == kRedisBloomTightening);
+  CHECK(ScalableFilter::StageFpr(redisbloom, 0) == doctest::Approx(0.005));
+  CHECK(ScalableFilter::StageFpr(redisbloom, 1) == doctest::Approx(0.0025));
+  absl::StatusOr<FilterParams> partitioned =
+      ParseReserve(Args{"0.01", "10", "LAYOUT", "Partitioned"});
+  REQUIRE(partitioned.ok());
+  CHECK(partitioned->layout == Layout::kPartitioned);
   for (const BlockShape& shape : kBlockShapes) {
     CAPTURE(shape.name);
     absl::StatusOr<FilterParams> reserve = ParseReserve(Args{"0.01", "10", "LAYOUT", shape.name});
     REQUIRE(reserve.ok());
     CHECK(reserve->layout == shape.layout);
     CHECK(ToScalableOptions(*reserve, 0).layout == shape.layout);
+    CHECK(ToScalableOptions(*reserve, 0).tightening == kDefaultTightening);
     absl::StatusOr<InsertArgs> insert = ParseInsert(Args{"LAYOUT", shape.name, "ITEMS", "a"});
     REQUIRE(insert.ok());
     CHECK(insert->params.layout == shape.layout);
@@ -163,13 +174,17 @@ TEST_CASE("LAYOUT l on BF.RESERVE and BF.INSERT: any case, every stage's block")
   CHECK(word->expansion == 4);
   CHECK(absl::IsFailedPrecondition(
       ParseReserve(Args{"0.01", "10", "EXPANSION", "4", "NONSCALING", "x"}).status()));
-  for (const std::string_view bad : {"partitioned", "auto", "blocked64", ""}) {
+  for (const std::string_view bad : {"classic", "auto", "blocked64", ""}) {
     CAPTURE(bad);
     CHECK(ReplyOf(ParseReserve(Args{"0.01", "10", "LAYOUT", bad}).status()) ==
-          "ERR bad layout (line512, block256 or word64)");
+          "ERR bad layout (partitioned, line512, block256 or word64)");
     CHECK(ReplyOf(ParseInsert(Args{"LAYOUT", bad, "ITEMS", "a"}).status()) ==
-          "ERR bad layout (line512, block256 or word64)");
+          "ERR bad layout (partitioned, line512, block256 or word64)");
   }
+  // A window's generations are blocked: BFW.* keeps the blocked shapes' list.
+  Layout layout = Layout::kLine512;
+  CHECK(ReplyOf(ParseLayoutValue("partitioned", &layout)) ==
+        "ERR bad layout (line512, block256 or word64)");
   CHECK(ReplyOf(ParseReserve(Args{"0.01", "10", "LAYOUT"}).status()) == "ERR no layout");
   CHECK(absl::IsFailedPrecondition(ParseInsert(Args{"LAYOUT"}).status()));
 }

@@ -2,6 +2,7 @@
 """Filter memory counts as any other key's: INFO memory's used_memory grows by a filter's bytes,
 maxmemory's eviction policies evict for it, and with noeviction the commands that allocate are
 refused (deny-oom) once the server is over its limit."""
+import math
 import struct
 import time
 
@@ -212,3 +213,53 @@ def test_a_new_filter_in_reused_memory_is_empty(r, capacity):
     r.execute_command("BF.RESERVE", "f", "0.01", capacity, "NONSCALING")
     assert float(r.execute_command("BF.INFO", "f", "FPR")[0]) == 0
     assert sum(madd(r, "f", keys, "BF.MEXISTS")) == 0
+
+
+def redisbloom_stage_bytes(capacity, error_rate):
+    """RedisBloom's bytes for one stage (its bloom_init with NOROUND, as every filter it makes):
+    ln(1/e) / ln^2 2 bits per item, unrounded, in whole 64-bit words."""
+    bits = int(capacity * -math.log(error_rate) / math.log(2) ** 2) or 1
+    return (bits + 63) // 64 * 8
+
+
+def redisbloom_size(capacity, error_rate, scaling=True, stages=1, expansion=2):
+    """RedisBloom's BF.INFO Size: its chain (32 bytes), a 64-byte link per stage and the stages'
+    bits; stage i of a scaling chain at error_rate / 2^(i+1), a non-scaling one at error_rate."""
+    size = 32
+    for i in range(stages):
+        e = error_rate * 0.5 ** (i + 1) if scaling else error_rate
+        size += 64 + redisbloom_stage_bytes(capacity * expansion ** i, e)
+    return size
+
+
+# Issue #41 item 4: a reserve that names no LAYOUT costs RedisBloom's memory (within 5%) for the
+# same error rate, capacity and expansion, scaling or not, where the bits dominate (10^4 keys and
+# up: below that the fixed parts, whole 64-byte lines and bloomery's 280-byte value against
+# RedisBloom's 96 bytes, weigh; their stage bits are checked there).
+@pytest.mark.parametrize("error_rate", [1e-4, 1e-3, 1e-2, 0.1])
+def test_a_default_reserve_costs_redisbloom_s_memory(r, error_rate):
+    for capacity in [10**2, 10**3, 10**4, 10**5, 10**6, 10**7] + (
+            [10**8] if error_rate == 1e-2 else []):
+        for scaling in (True, False):
+            args = [] if scaling else ["NONSCALING"]
+            r.execute_command("BF.RESERVE", "m", error_rate, capacity, *args)
+            size = info_size(r, "m")
+            theirs = redisbloom_size(capacity, error_rate, scaling)
+            stage = r.execute_command("BF.DEBUG", "m")[1].decode()
+            stage_bytes = int(stage.split(" ")[0].split(":")[1])
+            e = error_rate / 2 if scaling else error_rate
+            assert stage_bytes <= 1.005 * redisbloom_stage_bytes(capacity, e) + 64, stage
+            if capacity >= 10**4:
+                assert size <= 1.05 * theirs, (capacity, scaling, size, theirs)
+            r.delete("m")
+    # Grown: three stages of RedisBloom's series, stage for stage.
+    r.execute_command("BF.RESERVE", "g", error_rate, 10_000)
+    r.execute_command("BF.MADD", "g", *[f"k{i}" for i in range(50_000)])
+    fields = r.execute_command("BF.INFO", "g")
+    info = dict(zip(fields[::2], fields[1::2]))
+    assert info[b"Number of filters"] == 3
+    assert info[b"Size"] <= 1.05 * redisbloom_size(10_000, error_rate, stages=3)
+    # A blocked layout is one option away, at its own (larger) size.
+    r.execute_command("BF.RESERVE", "line", error_rate, 10**6, "LAYOUT", "line512")
+    r.execute_command("BF.RESERVE", "default", error_rate, 10**6)
+    assert info_size(r, "line") > 1.2 * info_size(r, "default")
