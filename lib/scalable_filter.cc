@@ -6,8 +6,10 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <concepts>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -42,6 +44,23 @@ decltype(auto) VisitStage(Filter& filter, Fn&& fn) {
   auto* blocked = std::get_if<BlockedFilter>(&filter);
   if (blocked == nullptr) __builtin_unreachable();  // one of the two, never valueless
   return fn(*blocked);
+}
+
+// A stage of the chain's `layout`: make(std::type_identity<Kind>{}), for Kind ClassicFilter
+// (partitioned stages) or BlockedFilter (the blocked shapes), a Kind or a StatusOr of one.
+template <typename Make>
+absl::StatusOr<StageFilter> MakeStage(Layout layout, Make&& make) {
+  const auto wrap = [](auto&& made) -> absl::StatusOr<StageFilter> {
+    using Made = std::remove_cvref_t<decltype(made)>;
+    if constexpr (std::same_as<Made, ClassicFilter> || std::same_as<Made, BlockedFilter>) {
+      return StageFilter(std::in_place_type<Made>, std::move(made));
+    } else {
+      if (!made.ok()) return made.status();
+      return StageFilter(std::in_place_type<typename Made::value_type>, *std::move(made));
+    }
+  };
+  if (layout == Layout::kPartitioned) return wrap(make(std::type_identity<ClassicFilter>{}));
+  return wrap(make(std::type_identity<BlockedFilter>{}));
 }
 
 // What both kinds share: geometry, memory, bytes.
@@ -336,15 +355,11 @@ absl::StatusOr<StageFilter> ScalableFilter::BuildStage(const Plan& plan) const {
                         .hashes = plan.hashes,
                         .hashing = options_.hashing,
                         .memory = options_.memory};
-  if (options_.layout == Layout::kPartitioned) {
-    absl::StatusOr<ClassicFilter> classic = ClassicFilter::Create(options);
-    if (!classic.ok()) return classic.status();
-    return StageFilter(std::in_place_type<ClassicFilter>, *std::move(classic));
-  }
-  options.layout = options_.layout;
-  absl::StatusOr<BlockedFilter> blocked = BlockedFilter::Create(options);
-  if (!blocked.ok()) return blocked.status();
-  return StageFilter(std::in_place_type<BlockedFilter>, *std::move(blocked));
+  // A classic filter is always partitioned: it takes no layout.
+  if (options_.layout != Layout::kPartitioned) options.layout = options_.layout;
+  return MakeStage(options_.layout, [&options]<typename Kind>(std::type_identity<Kind>) {
+    return Kind::Create(options);
+  });
 }
 
 absl::Status ScalableFilter::AddStage(uint32_t index, uint32_t level) {
@@ -707,9 +722,8 @@ struct ScalableChainCheck {
     options.scaling = (header.param2 >> 32) == 0;
     options.hashing.seed = header.seed;
     options.hashing.integer_hash = static_cast<IntegerHash>(header.hash_id);
-    options.layout = header.layout == kPartitionedFileCode
-                         ? Layout::kPartitioned
-                         : FindBlockShapeByFileCode(header.layout)->layout;
+    // The validator (format_codec.cc) has refused a code no layout has.
+    options.layout = *LayoutOfFileCode(header.layout);
     options.memory.concurrent = load.concurrent;
     options.memory.max_memory_bytes = load.max_bytes;
     options.memory.huge_pages = load.huge_pages;
@@ -792,9 +806,7 @@ internal::FileHeader ChainHeader(const ScalableFilter& chain,
   header.param0 = options.growth;
   header.param1 = std::bit_cast<uint64_t>(options.tightening);
   header.param2 = options.max_stages | (options.scaling ? 0 : uint64_t{1} << 32);
-  header.layout = options.layout == Layout::kPartitioned
-                      ? kPartitionedFileCode
-                      : FindBlockShape(options.layout)->file_code;
+  header.layout = FileCodeOf(options.layout);
   const uint32_t count = chain.stage_count();
   for (uint32_t i = 0; i < count; ++i) {
     const BitArray& filter = chain.stage(i);
@@ -835,17 +847,12 @@ absl::StatusOr<ScalableFilter> ScalableFilter::Open(internal::FilterFile& file,
     if (!plan.ok()) return plan.status();
     const internal::StageInfo& saved = file.header.stages[i];
     FilterMemory memory = internal::Own(std::move(file.stages[i]));
-    StageFilter stage =
-        options.layout == Layout::kPartitioned
-            ? StageFilter(
-                  std::in_place_type<ClassicFilter>,
-                  internal::FilterAccess::Construct<ClassicFilter>(
-                      std::move(memory), *plan, options.hasher(), options.memory.concurrent))
-            : StageFilter(
-                  std::in_place_type<BlockedFilter>,
-                  internal::FilterAccess::Construct<BlockedFilter>(
-                      std::move(memory), *plan, options.hasher(), options.memory.concurrent));
-    filter.PublishStage(i, std::move(stage), saved.capacity, saved.insert_count,
+    absl::StatusOr<StageFilter> stage =
+        MakeStage(options.layout, [&]<typename Kind>(std::type_identity<Kind>) {
+          return internal::FilterAccess::Construct<Kind>(std::move(memory), *plan, options.hasher(),
+                                                         options.memory.concurrent);
+        });
+    filter.PublishStage(i, *std::move(stage), saved.capacity, saved.insert_count,
                         ScalableChainCheck::LevelOf(file.header, i));
   }
   return filter;

@@ -103,6 +103,21 @@ inline constexpr BlockShape kBlockShapes[] = {
 // names. Valid in no other kind's file; a reader from before it refuses it as an unknown layout.
 inline constexpr uint32_t kPartitionedFileCode = 4;
 
+// The file header's layout field of `layout`: a blocked shape's code, or kPartitionedFileCode.
+// `layout` is one a filter has (never kAuto).
+[[nodiscard]] constexpr uint32_t FileCodeOf(Layout layout) noexcept {
+  if (layout == Layout::kPartitioned) return kPartitionedFileCode;
+  return FindBlockShape(layout)->file_code;
+}
+
+// The layout a file header's layout field names (FileCodeOf's inverse); nullopt for a code no
+// layout has (the retired word64 code among them).
+[[nodiscard]] constexpr std::optional<Layout> LayoutOfFileCode(uint32_t code) noexcept {
+  if (code == kPartitionedFileCode) return Layout::kPartitioned;
+  if (const BlockShape* shape = FindBlockShapeByFileCode(code)) return shape->layout;
+  return std::nullopt;
+}
+
 // "line512", "block256", "word64", "partitioned", "auto".
 [[nodiscard]] constexpr std::string_view LayoutName(Layout layout) noexcept {
   if (const BlockShape* shape = FindBlockShape(layout)) return shape->name;
