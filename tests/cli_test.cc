@@ -2335,16 +2335,27 @@ TEST_CASE("build --layout makes that shape, info shows it; kinds without a layou
   REQUIRE(info.exit_code == 0);
   const Json scalable_info = ParseJson(info.out);
   CHECK(scalable_info["layout"].string == "word64");
+  // partitioned: a scalable chain of classic stages (and for no other kind, below).
+  const std::string partitioned = Scratch().File("layout_partitioned.bloom");
+  Build({"--kind", "scalable", "--capacity", "100", "--layout", "partitioned"}, partitioned, keys);
+  absl::StatusOr<ScalableFilter> chain = ScalableFilter::Load(partitioned);
+  REQUIRE(chain.ok());
+  CHECK(chain->layout() == Layout::kPartitioned);
+  CHECK(chain->stage_count() > 1);  // 500 keys over a first stage of 100
+  for (const std::string& line : NumberedLines("w", 0, 500)) CHECK(chain->MayContain(line));
+  const Json partitioned_info = ParseJson(Run({"info", partitioned, "--json"}).out);
+  CHECK(partitioned_info["layout"].string == "partitioned");
   const Json line_info =
       ParseJson(Run({"info", Scratch().File("layout_line512.bloom"), "--json"}).out);
   CHECK(line_info["layout"].string == "line512");
 
-  for (const std::vector<std::string>& refused :
-       std::vector<std::vector<std::string>>{{"--kind", "classic", "--layout", "word64"},
-                                             {"--kind", "counting", "--layout", "block256"},
-                                             {"--kind", "scalable", "--layout", "auto"},
-                                             {"--layout", "partitioned"},
-                                             {"--layout", "fancy"}}) {
+  for (const std::vector<std::string>& refused : std::vector<std::vector<std::string>>{
+           {"--kind", "classic", "--layout", "word64"},
+           {"--kind", "counting", "--layout", "block256"},
+           {"--kind", "scalable", "--layout", "auto"},
+           {"--layout", "partitioned"},
+           {"--kind", "windowed", "--window", "1h", "--layout", "partitioned"},
+           {"--layout", "fancy"}}) {
     std::vector<std::string> args = {
         "build", "--capacity", "1000", "-o", Scratch().File("refused.bloom"), keys};
     if (refused[0] == "--window-keys") args.erase(args.begin() + 1, args.begin() + 3);

@@ -306,12 +306,15 @@ std::string BlockLayoutList() {
   return list;
 }
 
-absl::StatusOr<Layout> ParseLayoutFlag(std::string_view name, bool allow_auto) {
+absl::StatusOr<Layout> ParseLayoutFlag(std::string_view name, bool allow_auto,
+                                       bool allow_partitioned) {
   const std::optional<Layout> layout = ParseLayout(name);
-  if (layout && *layout != Layout::kPartitioned && (allow_auto || *layout != Layout::kAuto)) {
+  if (layout && (allow_partitioned || *layout != Layout::kPartitioned) &&
+      (allow_auto || *layout != Layout::kAuto)) {
     return *layout;
   }
   return UsageError(absl::StrCat("unknown --layout \"", AsAbsl(name), "\" (", BlockLayoutList(),
+                                 allow_partitioned ? ", partitioned" : "",
                                  allow_auto ? ", auto" : "", ")"));
 }
 

@@ -166,9 +166,11 @@ class TextTable {
 
 // "line512, block256, word64": the blocked shapes (layout.h), for help and messages.
 [[nodiscard]] std::string BlockLayoutList();
-// The layout a --layout flag names (ParseLayout's names but "partitioned": --kind classic is
-// that); `auto` only where `allow_auto`. Errors (InvalidArgument) name the flag and the choices.
-[[nodiscard]] absl::StatusOr<Layout> ParseLayoutFlag(std::string_view name, bool allow_auto);
+// The layout a --layout flag names (ParseLayout's names): `auto` only where `allow_auto`,
+// `partitioned` only where `allow_partitioned` (a scalable filter's stages; a filter of its own
+// that is partitioned is --kind classic). Errors (InvalidArgument) name the flag and the choices.
+[[nodiscard]] absl::StatusOr<Layout> ParseLayoutFlag(std::string_view name, bool allow_auto,
+                                                     bool allow_partitioned = false);
 
 // 1234567 -> "1,234,567".
 [[nodiscard]] std::string FormatCount(uint64_t value);

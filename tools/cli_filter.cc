@@ -40,8 +40,9 @@ void CreateFlags::Add(CLI::App& app, const std::string& capacity_help,
                  absl::StrCat("blocked, scalable and windowed filters: the block a key's bits live "
                               "in: ",
                               BlockLayoutList(),
-                              " (the default: the 64-byte line), or auto (blocked and windowed: "
-                              "the planner's choice by --prefer)"))
+                              " (the default: the 64-byte line), auto (blocked and windowed: "
+                              "the planner's choice by --prefer), or partitioned (scalable: "
+                              "every stage a classic filter, the fewest bits, k lines a key)"))
       ->type_name("L");
   app.add_option("--prefer", prefer,
                  "with --layout auto: smallest (the default: the fewest bits that meet --fpr) or "
@@ -126,7 +127,8 @@ absl::StatusOr<CreateSpec> CreateFlags::Spec(uint64_t default_capacity, double d
       return UsageError("--layout needs --kind blocked, scalable or windowed");
     }
     absl::StatusOr<Layout> parsed_layout =
-        ParseLayoutFlag(layout, /*allow_auto=*/spec.kind != FilterKind::kScalable);
+        ParseLayoutFlag(layout, /*allow_auto=*/spec.kind != FilterKind::kScalable,
+                        /*allow_partitioned=*/spec.kind == FilterKind::kScalable);
     if (!parsed_layout.ok()) return parsed_layout.status();
     options.layout = *parsed_layout;
   }
