@@ -46,18 +46,13 @@ decltype(auto) VisitStage(Filter& filter, Fn&& fn) {
   return fn(*blocked);
 }
 
-// A stage of the chain's `layout`: make(std::type_identity<Kind>{}), for Kind ClassicFilter
-// (partitioned stages) or BlockedFilter (the blocked shapes), a Kind or a StatusOr of one.
+// A stage of the chain's `layout`: the absl::StatusOr<Kind> that make(std::type_identity<Kind>{})
+// returns, for Kind ClassicFilter (partitioned stages) or BlockedFilter (the blocked shapes).
 template <typename Make>
 absl::StatusOr<StageFilter> MakeStage(Layout layout, Make&& make) {
-  const auto wrap = [](auto&& made) -> absl::StatusOr<StageFilter> {
-    using Made = std::remove_cvref_t<decltype(made)>;
-    if constexpr (std::same_as<Made, ClassicFilter> || std::same_as<Made, BlockedFilter>) {
-      return StageFilter(std::in_place_type<Made>, std::move(made));
-    } else {
-      if (!made.ok()) return made.status();
-      return StageFilter(std::in_place_type<typename Made::value_type>, *std::move(made));
-    }
+  const auto wrap = []<typename Kind>(absl::StatusOr<Kind> made) -> absl::StatusOr<StageFilter> {
+    if (!made.ok()) return made.status();
+    return StageFilter(std::in_place_type<Kind>, *std::move(made));
   };
   if (layout == Layout::kPartitioned) return wrap(make(std::type_identity<ClassicFilter>{}));
   return wrap(make(std::type_identity<BlockedFilter>{}));
@@ -849,8 +844,8 @@ absl::StatusOr<ScalableFilter> ScalableFilter::Open(internal::FilterFile& file,
     FilterMemory memory = internal::Own(std::move(file.stages[i]));
     absl::StatusOr<StageFilter> stage =
         MakeStage(options.layout, [&]<typename Kind>(std::type_identity<Kind>) {
-          return internal::FilterAccess::Construct<Kind>(std::move(memory), *plan, options.hasher(),
-                                                         options.memory.concurrent);
+          return absl::StatusOr<Kind>(internal::FilterAccess::Construct<Kind>(
+              std::move(memory), *plan, options.hasher(), options.memory.concurrent));
         });
     filter.PublishStage(i, *std::move(stage), saved.capacity, saved.insert_count,
                         ScalableChainCheck::LevelOf(file.header, i));
