@@ -48,11 +48,11 @@ BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHas
       hashes_(plan.hashes),
       block_shift_(BlockShift(plan.layout)),
       shape_(simd::ShapeIndex(plan.layout)),
-      inline_test_(plan.hashes <= 8 ? &blocked_line::kUnusedProbes[plan.hashes] : nullptr),
-      inline_set_(concurrent && plan.layout != Layout::kWord64 ? nullptr : inline_test_) {
-  // Chooses the SIMD target now, so that the single-key calls below may skip the test.
-  static_cast<void>(simd::ActiveKernels());
-}
+      // Chooses the SIMD target now, so that the single-key calls below may skip the test.
+      inline_test_(simd::ActiveKernels().runs_avx2 && plan.hashes <= 8
+                       ? &blocked_line::kUnusedProbes[plan.hashes]
+                       : nullptr),
+      inline_set_(concurrent && plan.layout != Layout::kWord64 ? nullptr : inline_test_) {}
 
 // The layout's kernels are chosen by index (shape_), with no branch on the layout; every filter
 // was constructed after the target was chosen (InitializedKernels).

@@ -56,6 +56,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "bloomery/blocked_line.h"
+#include "bloomery/blocked_probe.h"
 #include "bloomery/export.h"
 #include "bloomery/filter.h"
 #include "bloomery/key.h"
@@ -86,15 +87,35 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   // Adds a key. Returns true if it was new (at least one of its bits was 0), false if the filter
   // already reported it present (a duplicate, or a false positive with probability ~fpr).
   // The std::string_view and uint64_t forms hash the key (BatchForms, filter.h).
+  // Single keys probe inline, in AVX2 whatever this file's flags, where the CPU runs it and k <= 8
+  // (bloomery/blocked_probe.h): inlined into the caller's loop where the file is built for AVX2,
+  // one direct call elsewhere. Other filters, and inserts into a concurrent line or block256
+  // filter, take the SIMD kernels chosen at run time (block_kernels.h). Same answers and bits
+  // either way.
   using BatchForms::Insert;
-  // Through the SIMD kernels chosen at run time (block_kernels.h). A file compiled for AVX2 may
-  // call avx2::Insert / avx2::MayContain instead (bloomery/blocked_filter_avx2.h): the same
-  // answers and bits, the line probe inlined into its loop.
-  bool Insert(const KeyHash& hash) noexcept { return InsertOutOfLine(hash); }
+  [[gnu::always_inline]] bool Insert(const KeyHash& hash) noexcept {
+#if BLOOMERY_INLINE_PROBE
+    if (inline_set_ != nullptr) [[likely]] {
+      uint64_t* b = block(hash);
+      if (block_shift_ == 3) return blocked_line::SetLineInline(b, hash, *inline_set_);
+      if (block_shift_ == 2) return blocked_line::SetBlock256Inline(b, hash, *inline_set_);
+      return blocked_line::SetWord64Inline(b, hash, *inline_set_, concurrent_);
+    }
+#endif
+    return InsertOutOfLine(hash);
+  }
 
   // False: the key was certainly never inserted. True: it was, or it is a false positive.
   using BatchForms::MayContain;
-  [[nodiscard]] bool MayContain(const KeyHash& hash) const noexcept {
+  [[nodiscard, gnu::always_inline]] bool MayContain(const KeyHash& hash) const noexcept {
+#if BLOOMERY_INLINE_PROBE
+    if (inline_test_ != nullptr) [[likely]] {
+      const uint64_t* b = block(hash);
+      if (block_shift_ == 3) return blocked_line::TestLineInline(b, hash, *inline_test_);
+      if (block_shift_ == 2) return blocked_line::TestBlock256Inline(b, hash, *inline_test_);
+      return blocked_line::TestWord64Inline(b, hash, *inline_test_);
+    }
+#endif
     return MayContainOutOfLine(hash);
   }
 
@@ -190,11 +211,11 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   [[nodiscard]] absl::StatusOr<BlockedFilter> EmptyLike(uint64_t blocks, uint64_t capacity,
                                                         const MemoryOptions& memory) const;
   // Block `index` of the layout's shape.
-  [[nodiscard]] uint64_t* block_at(uint64_t index) const noexcept {
+  [[nodiscard, gnu::always_inline]] uint64_t* block_at(uint64_t index) const noexcept {
     return words_ + (index << block_shift_);
   }
   // The block of a key, of the layout's shape (blocked_line::LineIndex is the layouts' one index).
-  [[nodiscard]] uint64_t* block(const KeyHash& hash) const noexcept {
+  [[nodiscard, gnu::always_inline]] uint64_t* block(const KeyHash& hash) const noexcept {
     return block_at(blocked_line::LineIndex(hash, blocks_));
   }
 
@@ -205,15 +226,16 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   uint32_t block_shift_ = 3;
   // The layout's place in kBlockShapes (layout.h): which of the kernels' shapes serves it.
   uint32_t shape_ = 0;
-  // bloomery/blocked_filter_avx2.h's inline probe reads block_at(), blocks_, block_shift_ and
+  // avx2::Prober (bloomery/blocked_filter_avx2.h) reads block_at(), blocks_, block_shift_ and
   // these two.
   template <class Filter, int kShape, IntegerHash kIntegers>
   friend class avx2::Prober;
   template <class Filter, class Fn>
   friend decltype(auto) avx2::VisitProber(Filter& filter, Fn&& fn);
   // &blocked_line::kUnusedProbes[hashes_] where the inline probe may run, else null: one test per
-  // call picks the path. Lookups: k <= 8. Inserts: k <= 8 and single writer (Set64 stores), or
-  // word64 in either mode.
+  // call picks the path. Both: the SIMD target chosen when the filter was made runs AVX2 (avx2 or
+  // avx3). Lookups: k <= 8. Inserts: k <= 8 and single writer (Set64 stores), or word64 in either
+  // mode.
   const blocked_line::UnusedProbes* inline_test_ = nullptr;
   const blocked_line::UnusedProbes* inline_set_ = nullptr;
 };

@@ -42,7 +42,8 @@ alignas(16) inline constexpr uint8_t kWord64BitTable[16] = {1, 2, 4, 8, 16, 32, 
 
 // 64-bit fastrange (Lemire 2019): the high half of hi * lines. Uniform for any line count and
 // free of the modulo's division; correct far beyond 2^32 lines.
-[[nodiscard]] inline uint64_t LineIndex(const KeyHash& hash, uint64_t lines) noexcept {
+[[nodiscard, gnu::always_inline]] inline uint64_t LineIndex(const KeyHash& hash,
+                                                            uint64_t lines) noexcept {
   return static_cast<uint64_t>((static_cast<unsigned __int128>(hash.hi) * lines) >> 64);
 }
 

@@ -136,12 +136,18 @@ template <KeyRange R>
 template <typename Kind, typename InsertAnswer = bool>
 class BatchForms {
  public:
-  InsertAnswer Insert(std::string_view key) noexcept { return self().Insert(self().hasher()(key)); }
-  InsertAnswer Insert(uint64_t key) noexcept { return self().Insert(self().hasher()(key)); }
-  [[nodiscard]] bool MayContain(std::string_view key) const noexcept {
+  // always_inline, like the kinds' own single-key calls: no out-of-line copy compiled with one
+  // file's instruction-set flags is left for another file to link (bloomery/blocked_probe.h).
+  [[gnu::always_inline]] InsertAnswer Insert(std::string_view key) noexcept {
+    return self().Insert(self().hasher()(key));
+  }
+  [[gnu::always_inline]] InsertAnswer Insert(uint64_t key) noexcept {
+    return self().Insert(self().hasher()(key));
+  }
+  [[nodiscard, gnu::always_inline]] bool MayContain(std::string_view key) const noexcept {
     return self().MayContain(self().hasher()(key));
   }
-  [[nodiscard]] bool MayContain(uint64_t key) const noexcept {
+  [[nodiscard, gnu::always_inline]] bool MayContain(uint64_t key) const noexcept {
     return self().MayContain(self().hasher()(key));
   }
 
@@ -155,8 +161,10 @@ class BatchForms {
   }
 
  private:
-  Kind& self() noexcept { return static_cast<Kind&>(*this); }
-  const Kind& self() const noexcept { return static_cast<const Kind&>(*this); }
+  [[gnu::always_inline]] Kind& self() noexcept { return static_cast<Kind&>(*this); }
+  [[gnu::always_inline]] const Kind& self() const noexcept {
+    return static_cast<const Kind&>(*this);
+  }
 };
 
 // Persistence (docs/FORMAT.md), written once for every kind. A kind derives from Persistent<Kind>
@@ -225,7 +233,7 @@ class BLOOMERY_EXPORT WordArray {
  public:
   [[nodiscard]] uint64_t seed() const noexcept { return hasher_.seed; }
   [[nodiscard]] IntegerHash integer_hash() const noexcept { return hasher_.integers; }
-  [[nodiscard]] const KeyHasher& hasher() const noexcept { return hasher_; }
+  [[nodiscard, gnu::always_inline]] const KeyHasher& hasher() const noexcept { return hasher_; }
   [[nodiscard]] bool concurrent() const noexcept { return concurrent_; }
   [[nodiscard]] uint64_t memory_bytes() const noexcept { return memory_.size(); }
   // Bytes backed by transparent huge pages (FilterMemory::HugePageBytes; ask after filling).
