@@ -3,14 +3,14 @@
 // single_key_benchmark.cc: BlockedFilter's single-key Insert and MayContain, one key at a time.
 // Built twice (benchmarks/meson.build): for the project's target, registering BM_Insert and
 // BM_MayContain, and for x86-64-v3 with BLOOMERY_BENCH_TARGET="<x86-64-v3>", registering
-// BM_Insert<x86-64-v3> and BM_MayContain<x86-64-v3>: there the loop calls avx2::Insert and
-// avx2::MayContain (bloomery/blocked_filter_avx2.h), which inline the probe into it, as a user's
-// file built with -march=x86-64-v3 or native may, the flags the Boost.Bloom families are built
-// with. Both copies register BM_ConcurrentMayContain: BM_MayContain on a concurrent filter. The
-// x86-64-v3 copy also registers BM_InsertMix and BM_MayContainMix: the same calls on a filter
-// created with integer_hash = IntegerHash::kMix (key.h), the cheaper hash for integer keys,
-// BM_MayContainMixHashed: that lookup with the caller hashing, and BM_ProbeShape<shape>: what the
-// shape of a single-key probe costs (below).
+// BM_Insert<x86-64-v3> and BM_MayContain<x86-64-v3>: the same loops of the filter's own calls,
+// whose AVX2 probe (bloomery/blocked_probe.h) is inlined there, as in a user's file built with
+// -march=x86-64-v3 or native, the flags the Boost.Bloom families are built with; in the first copy
+// it is one direct call per key. Both copies register BM_ConcurrentMayContain: BM_MayContain on a
+// concurrent filter. The x86-64-v3 copy also registers BM_InsertMix and BM_MayContainMix: the same
+// calls on a filter created with integer_hash = IntegerHash::kMix (key.h), the cheaper hash for
+// integer keys, BM_MayContainMixHashed: that lookup with the caller hashing, and
+// BM_ProbeShape<shape>: what the shape of a single-key probe costs (below).
 #ifdef __AVX2__
 #include <immintrin.h>
 #endif
@@ -32,11 +32,7 @@
 namespace bloomery::bench {
 namespace {
 
-// The single-key calls this copy measures, chosen once: in the copy for x86-64-v3 the inline
-// probe's, else the filter's own.
-#ifdef __AVX2__
-namespace calls = avx2;
-#else
+// The single-key calls this copy measures: the filter's own, in either copy.
 namespace calls {
 template <typename Key>
 [[gnu::always_inline]] inline bool Insert(BlockedFilter& filter, const Key& key) {
@@ -47,7 +43,6 @@ template <typename Key>
   return filter.MayContain(key);
 }
 }  // namespace calls
-#endif
 
 template <IntegerHash kIntegers>
 void BM_Insert(benchmark::State& state) {

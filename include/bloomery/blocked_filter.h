@@ -106,17 +106,21 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   }
 
   // False: the key was certainly never inserted. True: it was, or it is a false positive.
+  // Every field is read before the branch, and the fallback is declared pure (it changes no
+  // memory): in a loop of these calls nothing may change them, so the compiler reads them once,
+  // before the loop, as avx2::Prober does (benchmarks/README.md).
   using BatchForms::MayContain;
   [[nodiscard, gnu::always_inline]] bool MayContain(const KeyHash& hash) const noexcept {
 #if BLOOMERY_INLINE_PROBE
+    const uint64_t* b = block(hash);
+    const uint32_t shift = block_shift_;
     if (inline_test_ != nullptr) [[likely]] {
-      const uint64_t* b = block(hash);
-      if (block_shift_ == 3) return blocked_line::TestLineInline(b, hash, *inline_test_);
-      if (block_shift_ == 2) return blocked_line::TestBlock256Inline(b, hash, *inline_test_);
+      if (shift == 3) return blocked_line::TestLineInline(b, hash, *inline_test_);
+      if (shift == 2) return blocked_line::TestBlock256Inline(b, hash, *inline_test_);
       return blocked_line::TestWord64Inline(b, hash, *inline_test_);
     }
 #endif
-    return MayContainOutOfLine(hash);
+    return MayContainOutOfLine(Unhoisted(hash));
   }
 
   // Batch forms (filter.h): InsertMany(keys, was_new) and MayContainMany(keys, results) for a
@@ -191,7 +195,17 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   // The single-key calls through the SIMD kernels, dispatched at run time.
   // (By value: the callers then need not spill the hash for the call.)
   bool InsertOutOfLine(KeyHash hash) noexcept;
-  [[nodiscard]] bool MayContainOutOfLine(KeyHash hash) const noexcept;
+  // Pure: it reads the bits and changes nothing, so a loop calling it keeps the filter's fields in
+  // registers (MayContain). Its argument comes through Unhoisted.
+  [[nodiscard, gnu::pure]] bool MayContainOutOfLine(KeyHash hash) const noexcept;
+  // `hash`, through an empty asm the compiler cannot see into: a pure call on it is never taken
+  // out of a loop or merged with another call on the same key, so a caller polling a concurrent
+  // filter for a key another thread inserts reads the bits on every call. (Changes no memory: the
+  // fields stay in registers.)
+  [[nodiscard, gnu::always_inline]] static KeyHash Unhoisted(KeyHash hash) noexcept {
+    asm volatile("" : "+r"(hash.lo), "+r"(hash.hi));
+    return hash;
+  }
 
   // Per block: its FPR term (BlockFpr) and its set bits, totalled (ScanUnits, health_scan.h).
   [[nodiscard]] internal::ScanTotals Scan(bool sample) const;

@@ -42,15 +42,13 @@ namespace avx2 {
 // block256, 0 word64), or kAnyShape, read from the filter at run time.
 inline constexpr int kAnyShape = -1;
 
-// A filter's fields, read once, for a loop of single-key calls probing inline. Insert and
-// MayContain below build one per call, so each call reads the filter's fields again: the loop
-// also holds the out-of-line fallback (k > 8, a concurrent line), which may change memory, and
-// a store of the key's bits may alias the block count, so the compiler cannot keep them in
-// registers. A Prober built before the loop is the caller's own local: its fields stay in
-// registers across the loop. VisitProber (below) goes one step further: it hands the loop the
-// Prober of the filter's shape and integer hash, so the loop tests neither (word64, answers
-// summed: 14% fewer ns per Insert than avx2::Insert at 2^20 keys, 22% at 2^26;
-// benchmarks/README.md). Same answers and bits as the filter's own calls.
+// A filter's fields, read once, for a loop of single-key calls probing inline. The filter's own
+// Insert re-reads them on every call: a store of the key's bits may alias the block count, so the
+// compiler cannot keep them in registers (its MayContain can, and does). A Prober built before
+// the loop is the caller's own local: its fields stay in registers across the loop. VisitProber
+// (below) goes one step further: it hands the loop the Prober of the filter's shape and integer
+// hash, so the loop tests neither (benchmarks/README.md). Same answers and bits as the filter's
+// own calls.
 //
 //   bloomery::avx2::Prober probe(filter);          // Prober<BlockedFilter>: Insert and MayContain
 //   for (uint64_t key : keys) added += probe.Insert(key);
@@ -172,32 +170,6 @@ decltype(auto) VisitProber(Filter& filter, Fn&& fn) {
     return with_shape.template operator()<IntegerHash::kMix>();
   }
   return with_shape.template operator()<IntegerHash::kXxh3>();
-}
-
-// filter.Insert(key), probing inline (a Prober for this one call). Single-writer filters: no other
-// call may overlap it (BlockedFilter's thread-safety contract).
-[[gnu::always_inline]] inline bool Insert(BlockedFilter& filter, const KeyHash& hash) noexcept {
-  return Prober(filter).Insert(hash);
-}
-[[gnu::always_inline]] inline bool Insert(BlockedFilter& filter, std::string_view key) noexcept {
-  return Prober(filter).Insert(key);
-}
-[[gnu::always_inline]] inline bool Insert(BlockedFilter& filter, uint64_t key) noexcept {
-  return Prober(filter).Insert(key);
-}
-
-// filter.MayContain(key), probing inline.
-[[nodiscard, gnu::always_inline]] inline bool MayContain(const BlockedFilter& filter,
-                                                         const KeyHash& hash) noexcept {
-  return Prober(filter).MayContain(hash);
-}
-[[nodiscard, gnu::always_inline]] inline bool MayContain(const BlockedFilter& filter,
-                                                         std::string_view key) noexcept {
-  return Prober(filter).MayContain(key);
-}
-[[nodiscard, gnu::always_inline]] inline bool MayContain(const BlockedFilter& filter,
-                                                         uint64_t key) noexcept {
-  return Prober(filter).MayContain(key);
 }
 
 }  // namespace avx2

@@ -200,10 +200,13 @@ template <int kBitsShift>
 }
 
 // word64, k <= 8: whether every bit of the key is set in `*word`. Either concurrency mode (one
-// relaxed 64-bit load).
+// 64-bit load in inline assembly, like detail::LoadShared: an atomic load would also keep the
+// compiler from holding the filter's fields in registers across a caller's loop).
 [[nodiscard, BLOOMERY_AVX2_PROBE]] inline bool TestWord64(const uint64_t* word, const KeyHash& hash,
                                                           const UnusedProbes& unused) noexcept {
-  return (detail::Word64Mask(hash, unused) & ~__atomic_load_n(word, __ATOMIC_RELAXED)) == 0;
+  uint64_t bits;
+  asm volatile("movq %1, %0" : "=r"(bits) : "m"(*word));
+  return (detail::Word64Mask(hash, unused) & ~bits) == 0;
 }
 
 // word64: sets the key's bits in `*word`; whether one was 0 before. Concurrent: a relaxed load,
