@@ -49,7 +49,7 @@ BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHas
       block_shift_(BlockShift(plan.layout)),
       shape_(simd::ShapeIndex(plan.layout)),
       // Chooses the SIMD target now, so that the single-key calls below may skip the test.
-      inline_test_(simd::ActiveKernels().runs_avx2 && plan.hashes <= 8
+      inline_test_(simd::ActiveKernels().runs_avx2() && plan.hashes <= 8
                        ? &blocked_line::kUnusedProbes[plan.hashes]
                        : nullptr),
       inline_set_(concurrent && plan.layout != Layout::kWord64 ? nullptr : inline_test_) {}

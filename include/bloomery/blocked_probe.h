@@ -15,9 +15,10 @@
 //   whatever flags the including file has: the text of this header never depends on them
 //   (tests/header_flags_test.py).
 // - The helpers are always_inline, so they never exist as an out-of-line copy of their own.
-// - The entries the filter calls (TestInline, SetInline) are `static`: each file holds its own
-//   copy, which no other file can link to. A file built for AVX2 (-march=x86-64-v3) inlines them
-//   into its loop; any other file calls its copy directly (one near call, no dispatch).
+// - The six entries the filter calls (TestLineInline ... SetWord64Inline, one per layout and
+//   operation) are `static`: each file holds its own copy, which no other file can link to. A file
+//   built for AVX2 (-march=x86-64-v3) inlines them into its loop; any other file calls its copy
+//   directly (one near call, no dispatch).
 // - They run only where BlockedFilter's constructor found the CPU running AVX2 (its inline_test_
 //   and inline_set_ are null elsewhere; then the filter takes the kernels).
 // Every probe is held bit-identical to its layout's scalar reference by tests/simd_test.cc, built

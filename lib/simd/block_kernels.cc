@@ -34,8 +34,6 @@ const BlockKernels* GetKernels() {
       : HWY_TARGET == HWY_SSE4                                 ? "sse4"
       : (HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128) ? "scalar"
                                                                : "other",
-      // Highway's x86 targets: a lower bit is a larger instruction set.
-      HWY_TARGET <= HWY_AVX2 && HWY_TARGET >= HWY_AVX3_DL,
       {
           {&MakeMasks, &TestLine, &SetLine, &TestLines, &SetLines},
           {&MakeBlock256Masks, &TestShapeBlock<4>, &SetShapeBlock<4>, &TestShapeBlocks<4>,

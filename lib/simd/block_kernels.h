@@ -73,13 +73,13 @@ struct ShapeKernels {
 struct BlockKernels {
   int64_t hwy_target;     // HWY_AVX3, HWY_AVX2, ... (hwy/detect_targets.h)
   std::string_view name;  // "avx3", "avx2", "sse4", "scalar"
-  // Whether the target runs AVX2 (avx2, avx3): where it is active when a BlockedFilter is made,
-  // that filter's single-key calls take the inline AVX2 probe (bloomery/blocked_probe.h).
-  bool runs_avx2;
   // Each block shape's, in kBlockShapes' order (layout.h): the line, block256, word64.
   ShapeKernels shapes[std::size(kBlockShapes)];
 
   [[nodiscard]] const ShapeKernels& line() const noexcept { return shapes[0]; }
+  // Whether the target runs AVX2 (avx2, avx3): where it is active when a BlockedFilter is made,
+  // that filter's single-key calls take the inline AVX2 probe (bloomery/blocked_probe.h).
+  [[nodiscard]] bool runs_avx2() const noexcept { return name == "avx2" || name == "avx3"; }
 };
 
 // The place of a blocked `layout` in kBlockShapes, which indexes BlockKernels::shapes.
