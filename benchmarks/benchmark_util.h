@@ -249,29 +249,43 @@ inline void RegisterFill(const char* name, void (*fn)(benchmark::State&), int64_
       ->Unit(benchmark::kMicrosecond);
 }
 
-// URL-like string keys, kUrlBytes each
-// ("https://www.h0123.example.org/item/0123456789abcdef.html"), the kind of key a crawler
-// de-duplicates: key i is a function of i alone, so inserted and absent keys are told apart by the
-// top bit of i as for integer keys.
-inline constexpr size_t kUrlBytes = 56;
-inline void FormatUrl(uint64_t i, char* out) {
+// URL-like string keys of kUrlMinBytes to kUrlMaxBytes bytes, the kind of key a crawler
+// de-duplicates ("https://www.example-shop.org/catalog/.../h3f2a.io/AAAAAAAAAAB"): key i is a
+// function of i alone, so inserted and absent keys are told apart by the top bit of i as for
+// integer keys. Its last 20 bytes hold all of i (a host from Mix(i), then i in 11 base-64
+// digits), so keys of different i differ; its length, 20 + Mix(i) % 81, spreads evenly over 20..100
+// bytes (the bytes before are a prefix of one path, as long as the length asks), so hashes meet
+// the lengths a real stream has rather than one a branch predictor learns.
+inline constexpr size_t kUrlMinBytes = 20;
+inline constexpr size_t kUrlMaxBytes = 100;
+// Writes key i at `out` (kUrlMaxBytes of room) and returns its length.
+inline size_t FormatUrl(uint64_t i, char* out) {
+  static constexpr char kDigits[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   static constexpr char kHex[] = "0123456789abcdef";
-  static constexpr char kTemplate[] = "https://www.h0000.example.org/item/0000000000000000.html";
-  static_assert(sizeof(kTemplate) - 1 == kUrlBytes);
-  std::copy(kTemplate, kTemplate + kUrlBytes, out);
-  const uint64_t host = Mix(i);
-  for (int d = 0; d < 4; ++d) out[13 + d] = kHex[(host >> (4 * d)) & 15];
-  for (int d = 0; d < 16; ++d) out[35 + d] = kHex[(i >> (60 - 4 * d)) & 15];
+  static constexpr char kPath[] =
+      "https://www.example-shop.org/catalog/category/subcategory/products/items/detail/";
+  static_assert(sizeof(kPath) - 1 == kUrlMaxBytes - kUrlMinBytes);
+  const uint64_t mix = Mix(i);
+  const size_t length = kUrlMinBytes + mix % (kUrlMaxBytes - kUrlMinBytes + 1);
+  const size_t path = length - kUrlMinBytes;
+  std::copy(kPath, kPath + path, out);
+  char* core = out + path;  // "h" + 4 hex digits + ".io/" + 11 base-64 digits: 20 bytes
+  core[0] = 'h';
+  for (int d = 0; d < 4; ++d) core[1 + d] = kHex[(mix >> (60 - 4 * d)) & 15];
+  std::copy_n(".io/", 4, core + 5);
+  for (int d = 0; d < 11; ++d) core[9 + d] = kDigits[(i >> (60 - 6 * d)) & 63];
+  return length;
 }
 
 // kChunk URL keys formatted in place; the views point into this object.
 class UrlChunk {
  public:
-  UrlChunk() : bytes_(kChunk * kUrlBytes), views_(kChunk) {}
+  UrlChunk() : bytes_(kChunk * kUrlMaxBytes), views_(kChunk) {}
   std::span<const std::string_view> Fill(uint64_t first, size_t count) {
     for (size_t i = 0; i < count; ++i) {
-      FormatUrl(first + i, bytes_.data() + i * kUrlBytes);
-      views_[i] = std::string_view(bytes_.data() + i * kUrlBytes, kUrlBytes);
+      char* key = bytes_.data() + i * kUrlMaxBytes;
+      views_[i] = std::string_view(key, FormatUrl(first + i, key));
     }
     return {views_.data(), count};
   }
@@ -282,7 +296,7 @@ class UrlChunk {
 };
 
 // A stream of absent URL keys, a quarter the length of the integer streams (the bytes of 1 Mi
-// keys, 56 MiB, are already far beyond any cache).
+// keys, 60 MiB on average, are already far beyond any cache), packed one after the other.
 struct UrlStream {
   std::vector<char> bytes;
   std::vector<std::string_view> views;
@@ -291,11 +305,13 @@ inline const UrlStream& AbsentUrls() {
   return Cached<UrlStream>(0, [] {
     UrlStream s;
     const size_t count = kStreamKeys / 4;
-    s.bytes.resize(count * kUrlBytes);
+    s.bytes.resize(count * kUrlMaxBytes);
     s.views.resize(count);
+    size_t used = 0;
     for (size_t i = 0; i < count; ++i) {
-      FormatUrl(Mix(i) | kAbsentBit, s.bytes.data() + i * kUrlBytes);
-      s.views[i] = std::string_view(s.bytes.data() + i * kUrlBytes, kUrlBytes);
+      const size_t length = FormatUrl(Mix(i) | kAbsentBit, s.bytes.data() + used);
+      s.views[i] = std::string_view(s.bytes.data() + used, length);
+      used += length;
     }
     return s;
   });

@@ -4,7 +4,11 @@
 // the same 10 bits/key, over the same key streams. Built only with -Dpeer_boost_bloom=DIR (the
 // include folder of a boostorg/bloom checkout; Debian 12's Boost 1.81 supplies the rest, and
 // boost_compat/ the one trait 1.81 lacks). This file is compiled for x86-64-v3 (AVX2), which
-// Boost's fast_multiblock* need for their SIMD paths.
+// Boost's fast_multiblock* need for their SIMD paths, into bloomery_benchmark; and once more for
+// the project's target with BLOOMERY_BENCH_TARGET="<baseline>", into bloomery_benchmark_baseline
+// (a binary of its own: the two copies' Boost templates differ by ISA under the same names), where
+// it registers the layouts' peers only, each name ending in "<baseline>": fast_multiblock32 is
+// then Boost's SSE2 probe and fast_multiblock64 its scalar multiblock.
 //
 // Each Boost filter gets the same memory footing as ours: its array is 2 MiB-aligned, advised for
 // transparent huge pages and faulted in before it is measured (HugePageAllocator,
@@ -18,6 +22,10 @@
 #include <vector>
 
 #include "benchmark_util.h"
+
+#ifndef BLOOMERY_BENCH_TARGET
+#define BLOOMERY_BENCH_TARGET ""
+#endif
 
 namespace bloomery::bench {
 namespace {
@@ -116,6 +124,7 @@ void BM_Boost_MayContain(benchmark::State& state) {
   ReportBoostBits(state, f, n);
 }
 
+#ifdef __AVX2__
 // URL-like keys (UrlKeys, benchmark_util.h) with boost::hash<std::string_view>,
 // fast_multiblock32<7>.
 using BoostUrlFilter = BoostFilter<std::string_view, Fast32>;
@@ -156,23 +165,24 @@ void BM_Boost_MayContainUrl(benchmark::State& state) {
   });
   ReportBoostBits(state, f, n);
 }
+#endif  // __AVX2__
 
 template <typename Subfilter, size_t kStride>
 void RegisterConfig(const std::string& name, int64_t n) {
   const std::string prefix = "BM_Boost_";
-  benchmark::RegisterBenchmark((prefix + "MayContain<" + name + ">").c_str(),
+  const std::string suffix = "<" + name + ">" + BLOOMERY_BENCH_TARGET;
+  benchmark::RegisterBenchmark((prefix + "MayContain" + suffix).c_str(),
                                BM_Boost_MayContain<Subfilter, kStride, false>)
       ->Arg(n);
-  benchmark::RegisterBenchmark((prefix + "MayContainMany<" + name + ">").c_str(),
+  benchmark::RegisterBenchmark((prefix + "MayContainMany" + suffix).c_str(),
                                BM_Boost_MayContain<Subfilter, kStride, true>)
       ->Arg(n);
-  benchmark::RegisterBenchmark((prefix + "MayContainChained<" + name + ">").c_str(),
+  benchmark::RegisterBenchmark((prefix + "MayContainChained" + suffix).c_str(),
                                BM_Boost_MayContainChained<Subfilter, kStride>)
       ->Arg(n);
-  RegisterFill((prefix + "Insert<" + name + ">").c_str(),
-               BM_Boost_Insert<Subfilter, kStride, false>, n);
-  RegisterFill((prefix + "InsertMany<" + name + ">").c_str(),
-               BM_Boost_Insert<Subfilter, kStride, true>, n);
+  RegisterFill((prefix + "Insert" + suffix).c_str(), BM_Boost_Insert<Subfilter, kStride, false>, n);
+  RegisterFill((prefix + "InsertMany" + suffix).c_str(), BM_Boost_Insert<Subfilter, kStride, true>,
+               n);
 }
 
 void Register() {
@@ -182,6 +192,10 @@ void Register() {
     RegisterConfig<Fast32k6, 0>("fast_multiblock32<6>", n);
   }
   RegisterConfig<Fast64, 0>("fast_multiblock64<6>", int64_t{1} << 26);
+#ifndef __AVX2__
+  // The baseline copy: the line's peer in cache too, and nothing else.
+  RegisterConfig<Fast64, 0>("fast_multiblock64<6>", int64_t{1} << 20);
+#else
   RegisterConfig<Multi64, 1>("multiblock<uint64_t,6>,stride1", int64_t{1} << 26);
   for (int64_t n : kSizes) {
     RegisterConfig<Fast32, 0>("fast_multiblock32<7>", n);
@@ -196,6 +210,7 @@ void Register() {
     RegisterFill("BM_Boost_InsertUrl<fast_multiblock32<7>>", BM_Boost_InsertUrl<false>, n);
     RegisterFill("BM_Boost_InsertManyUrl<fast_multiblock32<7>>", BM_Boost_InsertUrl<true>, n);
   }
+#endif
 }
 
 const bool registered = (Register(), true);
