@@ -128,11 +128,16 @@ def test_a_reader_s_scandump_holds_no_copy_of_the_filter(make_server):
     r = server.client()
     filters = 0
     for i in range(3):
-        # ~17 MiB each, in the line's layout, as before the partitioned default. (With the
-        # default's filters a loaded CI once read 15 MB more RSS across the dumps' first calls,
-        # used_memory flat; on a quiet machine 0 for both layouts. Its cause is not known.)
+        # ~17 MiB each, in the line's layout, as before the partitioned default. Every page of
+        # each filter is written before RSS is read (100,000 keys over ~4,300 pages of 4 KiB:
+        # a page is missed with odds of e^-23): with only some pages present, khugepaged may
+        # collapse a filter's 2 MiB regions into huge pages at any moment (THP "madvise", the
+        # filters advised for it, max_ptes_none 511), raising RSS by up to a whole filter with
+        # used_memory flat; loaded CI runs read 15 and 17 MB so across the dumps' first calls.
         r.execute_command("BF.RESERVE", f"f{i}", 0.01, 10_000_000, "LAYOUT", "line512")
-        r.execute_command("BF.MADD", f"f{i}", *[f"key{j}" for j in range(1000)])
+        for first in range(0, 100_000, 10_000):
+            keys = [f"key{j}" for j in range(first, first + 10_000)]
+            r.execute_command("BF.MADD", f"f{i}", *keys)
         filters += info_size(r, f"f{i}")
     r.execute_command("ACL", "SETUSER", "dumper", "on", ">pw", "~*", "+bf.scandump")
     reader = server.client(username="dumper", password="pw")
