@@ -84,6 +84,10 @@ TEST_CASE("MixKey is its definition, and its values are part of the file format"
   CHECK(MixKey(12345678901234567890ull, 42) ==
         KeyHash{0x95BBCC58096AAE50ull, 0x55F68B18A76842F9ull});
   CHECK(MixKey(1, 1) != MixKey(1, 2));
+  // The seed is xored into the key, as HashOptions::seed warns: seeds 0 and 1 swap keys 2i and
+  // 2i + 1, so their filters over 0..2n-1 hold the same bits.
+  CHECK(MixKey(1, 2) == MixKey(3, 0));
+  CHECK(MixKey(12345678901234567890ull, 42) == MixKey(12345678901234567890ull ^ 42 ^ 7, 7));
 }
 
 TEST_CASE("a KeyHasher hashes integers as its IntegerHash says and strings always by XXH3") {

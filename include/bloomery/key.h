@@ -83,7 +83,8 @@ namespace detail {
 // alone is not enough: with the probes taken from a function of the line's own bits, consecutive
 // keys measured 10% under the planned FPR and keys spaced 2^20 apart 6% over it; the second fold
 // makes the line (hi) and the probes (lo) independent, and tests hold both filters' FPR on
-// consecutive and strided keys to the plan.
+// consecutive and strided keys to the plan. The seed is only xored into the key: MixKey(k, s) ==
+// MixKey(k ^ s ^ t, t), which HashOptions::seed spells out for filters that differ by seed.
 [[nodiscard, gnu::always_inline]] inline KeyHash MixKey(uint64_t key, uint64_t seed) noexcept {
   const uint64_t lo = detail::FoldedProduct(key ^ seed, 0x9E3779B97F4A7C15ull);
   return KeyHash{lo, detail::FoldedProduct(lo, 0xD6E8FEB86659FD93ull)};

@@ -41,8 +41,10 @@ enum class HugePages : uint8_t {
 // XXH3 was a large share of an integer key's call (measured: kMix made every one of their four
 // operations faster at 2^20 and 2^26 keys, benchmarks/README.md), and kXxh3 for the line (and
 // every other layout), so a default line filter keeps its bytes and digests, and an integer and
-// its 8-byte string stay one key there. Every Create resolves it here, once, from the layout its
-// plan chose; Load keeps the file's hash_id.
+// its 8-byte string stay one key there. (kMix would save the line ~12 of its ~69 instructions per
+// key; measured on the 2-core VM, 0.95x the time of its lookup out of cache and 0.75x of its
+// insert, benchmarks/README.md. It also seeds weakly: see HashOptions::seed.) Every Create
+// resolves it here, once, from the layout its plan chose; Load keeps the file's hash_id.
 [[nodiscard]] constexpr IntegerHash ResolveIntegerHash(IntegerHash requested,
                                                        Layout layout) noexcept {
   if (requested != IntegerHash::kAuto) return requested;
@@ -52,7 +54,12 @@ enum class HugePages : uint8_t {
 
 // How keys are hashed: a filter's identity, stored in its file; filters merge only when it matches.
 struct HashOptions {
-  // Hash seed (filters with different seeds cannot be merged).
+  // Hash seed (filters with different seeds cannot be merged). Under IntegerHash::kMix it is
+  // xored into each integer key (MixKey), so kMix filters whose seeds differ by d hash a key set
+  // that xor by d maps onto itself alike: seeds 0, 1, 2 and 3 over the keys 0..99,999 give one
+  // filter's bits. For filters meant to err independently on small or consecutive integers, give
+  // kMix seeds that differ in their high 32 bits, or use kXxh3 (which also spreads the seed's low
+  // bits into the high ones).
   uint64_t seed = kDefaultSeed;
   // How uint64_t keys are hashed (key.h). kMix makes single-key calls on integers about a quarter
   // cheaper; kXxh3 hashes an integer as its 8-byte string, which every filter did before kMix.
