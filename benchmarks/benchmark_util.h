@@ -258,7 +258,11 @@ inline void RegisterFill(const char* name, void (*fn)(benchmark::State&), int64_
 // the lengths a real stream has rather than one a branch predictor learns.
 inline constexpr size_t kUrlMinBytes = 20;
 inline constexpr size_t kUrlMaxBytes = 100;
-// Writes key i at `out` (kUrlMaxBytes of room) and returns its length.
+// The length of key i.
+inline size_t UrlLength(uint64_t i) {
+  return kUrlMinBytes + Mix(i) % (kUrlMaxBytes - kUrlMinBytes + 1);
+}
+// Writes key i at `out` (UrlLength(i) bytes of room) and returns its length.
 inline size_t FormatUrl(uint64_t i, char* out) {
   static constexpr char kDigits[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -267,7 +271,7 @@ inline size_t FormatUrl(uint64_t i, char* out) {
       "https://www.example-shop.org/catalog/category/subcategory/products/items/detail/";
   static_assert(sizeof(kPath) - 1 == kUrlMaxBytes - kUrlMinBytes);
   const uint64_t mix = Mix(i);
-  const size_t length = kUrlMinBytes + mix % (kUrlMaxBytes - kUrlMinBytes + 1);
+  const size_t length = UrlLength(i);
   const size_t path = length - kUrlMinBytes;
   std::copy(kPath, kPath + path, out);
   char* core = out + path;  // "h" + 4 hex digits + ".io/" + 11 base-64 digits: 20 bytes
@@ -305,11 +309,14 @@ inline const UrlStream& AbsentUrls() {
   return Cached<UrlStream>(0, [] {
     UrlStream s;
     const size_t count = kStreamKeys / 4;
-    s.bytes.resize(count * kUrlMaxBytes);
+    const auto key = [](size_t i) { return Mix(i) | kAbsentBit; };
+    size_t total = 0;
+    for (size_t i = 0; i < count; ++i) total += UrlLength(key(i));
+    s.bytes.resize(total);
     s.views.resize(count);
     size_t used = 0;
     for (size_t i = 0; i < count; ++i) {
-      const size_t length = FormatUrl(Mix(i) | kAbsentBit, s.bytes.data() + used);
+      const size_t length = FormatUrl(key(i), s.bytes.data() + used);
       s.views[i] = std::string_view(s.bytes.data() + used, length);
       used += length;
     }
