@@ -1,16 +1,16 @@
 # Type stubs for bloomery (the classes live in the C++ extension bloomery._native).
 import datetime
 import os
-from typing import BinaryIO, ClassVar, Iterable, Literal, Optional, TypedDict, TypeVar, Union, overload
+from typing import Any, BinaryIO, ClassVar, Iterable, Literal, Optional, TypedDict, TypeVar, Union, overload
 
 import numpy as np
 import numpy.typing as npt
 
-Key = Union[str, bytes, bytearray, memoryview, int, np.integer, npt.NDArray[np.integer]]
+Key = Union[str, bytes, bytearray, memoryview, int, np.integer[Any], npt.NDArray[np.integer[Any]]]
 """str (hashed as UTF-8), bytes or any contiguous buffer, or int in [0, 2**64 - 1]. A NumPy
 integer, or a NumPy integer array holding one int (0-d or one element), is that int; an integer
 array of more is a batch (TypeError as one key)."""
-Keys = Union[Iterable[Key], npt.NDArray[np.integer]]
+Keys = Union[Iterable[Key], npt.NDArray[np.integer[Any]]]
 """Any iterable of keys, or a 1-D integer buffer of any width and alignment (aligned NumPy uint64
 is read in place). An exception len(keys) raises propagates."""
 Path = Union[str, bytes, os.PathLike[str], os.PathLike[bytes]]
@@ -20,6 +20,10 @@ _F = TypeVar("_F", bound="_Filter")
 BlockLayout = Literal["line512", "block256", "word64"]
 """The block a key's bits live in (bloomery/layout.h): line512, a 64-byte line (the default, the
 fewest bits); block256, 32 bytes, k <= 8; word64, one 64-bit word, k <= 8 (the fastest)."""
+
+StageLayout = Union[BlockLayout, Literal["partitioned"]]
+"""A scalable filter's stages: a blocked shape, or partitioned (every stage a classic filter: the
+fewest bits, k lines a key)."""
 
 LayoutPreference = Literal["smallest", "fastest"]
 """What layout='auto' chooses by: the fewest bits that meet error_rate (the default), or the
@@ -182,10 +186,10 @@ class ScalableFilter(_Persistent):
                  tightening: float = 0.9, seed: int | None = ...,
                  integer_hash: Literal["xxh3", "mix"] | None = ..., concurrent: bool = ...,
                  max_memory: int = ..., max_stages: int = 64, scaling: bool = True,
-                 huge_pages: bool = ..., layout: BlockLayout | None = ...) -> None: ...
+                 huge_pages: bool = ..., layout: StageLayout | None = ...) -> None: ...
     @property
-    def layout(self) -> BlockLayout:
-        """Every stage's block; files, copies and pickles keep it."""
+    def layout(self) -> StageLayout:
+        """Every stage's block ('partitioned': classic stages); files, copies and pickles keep it."""
     @property
     def initial_capacity(self) -> int: ...
     @property
@@ -263,7 +267,7 @@ class ScalableBloomFilter(ScalableFilter):
                  tightening: float = 0.9, seed: int | None = ...,
                  integer_hash: Literal["xxh3", "mix"] | None = ..., concurrent: bool = ...,
                  max_memory: int = ..., max_stages: int = 64, scaling: bool = True,
-                 huge_pages: bool = ..., layout: BlockLayout | None = ...) -> None: ...
+                 huge_pages: bool = ..., layout: StageLayout | None = ...) -> None: ...
     @property
     def scale(self) -> int:
         """The growth factor (pybloom-live's name for mode)."""
@@ -271,7 +275,7 @@ class ScalableBloomFilter(ScalableFilter):
     def filters(self) -> list[object]:
         """Read-only views of the stages that hold keys (capacity, count, error_rate, num_bits,
         num_slices), oldest first, as pybloom-live lists its filters."""
-    def union(self, other: ScalableFilter) -> ScalableFilter: ...
+    def union(self, other: ScalableFilter) -> ScalableBloomFilter: ...
 
 def info(path: Path) -> dict[str, object]:
     """The validated header of a filter file: kind, version, bits, hashes, seed..."""
