@@ -3,10 +3,16 @@
 // keys.cc: the parts of keys.h that run once per batch or chunk, not once per key.
 #include "keys.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace bloomery::python {
 
@@ -29,36 +35,207 @@ std::optional<IntegerItems> IntegerItems::Of(const Py_buffer& view) {
   throw py::error_already_set();
 }
 
+namespace {
+
+// `format` without its leading byte-order character, which is returned ('@' if none).
+char TakeByteOrder(std::string_view& format) {
+  if (!format.empty() && std::string_view("@=<>!").find(format[0]) != std::string_view::npos) {
+    const char order = format[0];
+    format.remove_prefix(1);
+    return order;
+  }
+  return '@';
+}
+
+// The repeat count of a format such as "10s" (1 if none) and its code, or nullopt if `format` is
+// not a count and one character.
+std::optional<std::pair<size_t, char>> CountAndCode(std::string_view format) {
+  size_t digits = 0;
+  while (digits < format.size() && format[digits] >= '0' && format[digits] <= '9') ++digits;
+  if (format.size() != digits + 1 || digits > 18) return std::nullopt;
+  size_t count = digits == 0 ? 1 : 0;
+  for (size_t i = 0; i < digits; ++i) count = count * 10 + static_cast<size_t>(format[i] - '0');
+  return std::pair{count, format[digits]};
+}
+
+}  // namespace
+
+std::optional<KeyItems> KeyItems::Of(const Py_buffer& view) {
+  if (const std::optional<IntegerItems> integers = IntegerItems::Of(view)) {
+    return KeyItems{Kind::kIntegers, *integers, false};
+  }
+  std::string_view format = view.format != nullptr ? view.format : "B";
+  // A record of one field (a NumPy structured dtype such as [('url', 'S40')]) is that field.
+  if (format.starts_with("T{") && format.ends_with(":}")) {
+    const std::string_view inner = format.substr(2, format.size() - 4);
+    const size_t colon = inner.find(':');
+    if (colon == std::string_view::npos || inner.find(':', colon + 1) != std::string_view::npos) {
+      return std::nullopt;
+    }
+    format = inner.substr(0, colon);
+  }
+  const char order = TakeByteOrder(format);
+  const size_t item_size = static_cast<size_t>(view.itemsize);
+  if (format == "O") {
+    if (item_size != sizeof(PyObject*)) return std::nullopt;
+    return KeyItems{Kind::kObjects, {}, false};
+  }
+  const std::optional<std::pair<size_t, char>> code = CountAndCode(format);
+  if (!code) return std::nullopt;
+  const auto [count, letter] = *code;
+  if (letter == 's' && count == item_size) return KeyItems{Kind::kBytes, {}, false};
+  if (letter == 'w' && count * 4 == item_size) {
+    constexpr bool kBigEndian = std::endian::native == std::endian::big;
+    const bool big = order == '>' || order == '!' || ((order == '@' || order == '=') && kBigEndian);
+    return KeyItems{Kind::kUcs4, {}, big != kBigEndian};
+  }
+  return std::nullopt;
+}
+
 void Batch::FromBuffer(PyObject* object) {
-  buffer_.emplace(object, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS);
+  buffer_.emplace(object, PyBUF_RECORDS_RO);
   if (buffer_->ndim != 1) {
     PyErr_SetString(PyExc_ValueError,
                     "a key buffer must be one-dimensional (a 0-d NumPy array is one key: use "
-                    "add() or 'in')");
+                    "add() or 'in'; a multi-dimensional array's keys are arr.ravel())");
     throw py::error_already_set();
   }
-  const std::optional<IntegerItems> items = IntegerItems::Of(*buffer_);
+  const std::optional<KeyItems> items = KeyItems::Of(*buffer_);
   if (!items) {
     PyErr_Format(PyExc_TypeError,
-                 "a key buffer must hold integers (NumPy uint64 is used in place), not format "
-                 "'%s'",
+                 "a key buffer must hold integers (NumPy uint64 is used in place), fixed-width "
+                 "bytes (NumPy 'S', format '<n>s'), UCS-4 strings (NumPy 'U') or objects (str, "
+                 "bytes), not format '%s'",
                  buffer_->format != nullptr ? buffer_->format : "B");
     throw py::error_already_set();
   }
   items_ = *items;
-  buffer_keys_ = static_cast<size_t>(buffer_->len) / items_.width;
-  const char* data = static_cast<const char*>(buffer_->buf);
-  if (!items_.is_signed && items_.width == sizeof(uint64_t) &&
-      reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) == 0) {
+  data_ = static_cast<const char*>(buffer_->buf);
+  item_size_ = static_cast<size_t>(buffer_->itemsize);
+  buffer_keys_ = buffer_->shape != nullptr ? static_cast<size_t>(buffer_->shape[0])
+                 : item_size_ != 0         ? static_cast<size_t>(buffer_->len) / item_size_
+                                           : 0;
+  stride_ =
+      buffer_->strides != nullptr ? buffer_->strides[0] : static_cast<ptrdiff_t>(buffer_->itemsize);
+  if (items_.kind == KeyItems::Kind::kUcs4) {
+    const size_t chunk_bytes = std::min(buffer_keys_, kChunk) * item_size_;
+    encoded_ = std::make_unique_for_overwrite<char[]>(std::max<size_t>(chunk_bytes, 1));
+    return;
+  }
+  if (items_.kind != KeyItems::Kind::kIntegers) return;
+  const IntegerItems& integers = items_.integers;
+  if (!integers.is_signed && integers.width == sizeof(uint64_t) &&
+      stride_ == static_cast<ptrdiff_t>(sizeof(uint64_t)) &&
+      reinterpret_cast<uintptr_t>(data_) % alignof(uint64_t) == 0) {
     in_place_ = true;  // the common case: the caller's memory is the batch
     return;
   }
-  if (items_.is_signed) {
+  if (integers.is_signed) {
     uint64_t key = 0;
     for (size_t i = 0; i < buffer_keys_; ++i) {
-      if (!items_.Load(data + i * items_.width, key)) ThrowKeyOutOfRange();
+      if (!integers.Load(Item(i), key)) ThrowKeyOutOfRange();
     }
   }
+}
+
+bool Batch::EncodeChunk(size_t offset, size_t count) noexcept {
+  views_.resize(count);
+  const size_t points = item_size_ / 4;
+  size_t used = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const char* item = Item(offset + i);
+    size_t length = points;
+    while (length > 0) {  // trailing NUL code points are NumPy's padding
+      uint32_t point;
+      std::memcpy(&point, item + (length - 1) * sizeof point, sizeof point);
+      if (point != 0) break;
+      --length;
+    }
+    char* out = encoded_.get() + used;
+    size_t bad = 0;
+    const std::optional<size_t> size = EncodeUcs4(item, length, items_.swap_ucs4, out, bad);
+    if (!size) {
+      bad_key_ = offset + i;
+      bad_point_ = bad;
+      return false;
+    }
+    views_[i] = {out, *size};
+    used += *size;
+  }
+  return true;
+}
+
+void Batch::ThrowIfBadItem() const {
+  if (!bad_key_) return;
+  const char* item = Item(*bad_key_);
+  uint32_t point;
+  std::memcpy(&point, item + bad_point_ * sizeof point, sizeof point);
+  if (items_.swap_ucs4) point = __builtin_bswap32(point);
+  if (point > 0x10FFFF) {
+    PyErr_Format(PyExc_ValueError,
+                 "key %zu of the batch holds 0x%x at position %zu, not a Unicode code point",
+                 *bad_key_, static_cast<unsigned>(point), bad_point_);
+    throw py::error_already_set();
+  }
+  // The str the item is, for a UnicodeEncodeError as str.encode('utf-8') raises.
+  std::vector<uint32_t> points(item_size_ / 4);
+  std::memcpy(points.data(), item, points.size() * sizeof(uint32_t));
+  if (items_.swap_ucs4) {
+    for (uint32_t& p : points) p = __builtin_bswap32(p);
+  }
+  py::object text = py::reinterpret_steal<py::object>(PyUnicode_FromKindAndData(
+      PyUnicode_4BYTE_KIND, points.data(), static_cast<Py_ssize_t>(points.size())));
+  if (!text) throw py::error_already_set();
+  const std::string reason =
+      "surrogates not allowed (key " + std::to_string(*bad_key_) + " of the batch)";
+  py::object error = py::reinterpret_steal<py::object>(PyObject_CallFunction(
+      PyExc_UnicodeEncodeError, "sOnns", "utf-8", text.ptr(), static_cast<Py_ssize_t>(bad_point_),
+      static_cast<Py_ssize_t>(bad_point_ + 1), reason.c_str()));
+  if (!error) throw py::error_already_set();
+  PyErr_SetObject(PyExc_UnicodeEncodeError, error.ptr());
+  throw py::error_already_set();
+}
+
+bool Batch::NextObjects(size_t offset) {
+  keepalive_.clear();
+  views_.clear();
+  mixed_ = false;
+  integers_ = {};
+  strings_ = {};
+  if (offset >= buffer_keys_) return false;
+  const size_t count = std::min(kChunk, buffer_keys_ - offset);
+  for (size_t i = 0; i < count; ++i) {
+    PyObject* item = nullptr;
+    std::memcpy(&item, Item(offset + i), sizeof item);
+    if (item == nullptr) {
+      PyErr_Format(PyExc_TypeError, "key %zu of the object array is NULL, not str or bytes",
+                   offset + i);
+      throw py::error_already_set();
+    }
+    if (PyUnicode_Check(item)) {
+      if (PyUnicode_IS_COMPACT_ASCII(item)) {  // its bytes are its UTF-8
+        views_.emplace_back(static_cast<const char*>(PyUnicode_DATA(item)),
+                            static_cast<size_t>(PyUnicode_GET_LENGTH(item)));
+      } else {
+        Py_ssize_t size = 0;
+        // Cached in the str object: no copy after the first use.
+        const char* data = PyUnicode_AsUTF8AndSize(item, &size);
+        if (data == nullptr) throw py::error_already_set();
+        views_.emplace_back(data, static_cast<size_t>(size));
+      }
+    } else if (PyBytes_Check(item)) {
+      views_.emplace_back(PyBytes_AS_STRING(item), static_cast<size_t>(PyBytes_GET_SIZE(item)));
+    } else {
+      PyErr_Format(PyExc_TypeError,
+                   "key %zu of the object array is '%.200s', not str or bytes (an object array's "
+                   "keys are strings; pass ints as an integer array)",
+                   offset + i, Py_TYPE(item)->tp_name);
+      throw py::error_already_set();
+    }
+    keepalive_.push_back(py::reinterpret_borrow<py::object>(item));
+  }
+  strings_ = views_;
+  return true;
 }
 
 bool Batch::NextChunk(PyObject* iterator, const KeyHasher& hasher) {

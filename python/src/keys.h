@@ -1,9 +1,10 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // keys.h: Python objects as bloomery keys. Key is one key (str, bytes, a buffer, an int or a NumPy
-// integer); Batch and ForEachChunk feed the C++ batch calls from an integer buffer (read in place
-// when it can be) or any iterable, a chunk at a time with the GIL released. Key's constructor is
-// here, not in keys.cc, so that `in` and add() (hot_calls.h) inline it.
+// integer); Batch and ForEachChunk feed the C++ batch calls from a key buffer (integers read in
+// place when they can be; NumPy 'S', 'U' and object columns read without a Python object per key)
+// or any iterable, a chunk at a time with the GIL released. Key's constructor is here, not in
+// keys.cc, so that `in` and add() (hot_calls.h) inline it.
 #ifndef BLOOMERY_PYTHON_SRC_KEYS_H_
 #define BLOOMERY_PYTHON_SRC_KEYS_H_
 
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -172,49 +174,163 @@ class Key {
   Py_buffer view_{};
 };
 
-// A batch of keys ready for a C++ batch call: uint64_t keys from an integer buffer (an aligned
-// NumPy uint64 array is used in place), or a chunk of keys converted from any iterable.
+// How the items of a key buffer are keys, from its struct format (KeyItems::Of).
+struct KeyItems {
+  enum class Kind {
+    kIntegers,  // any native integer format: each item is an int key
+    kBytes,     // '<n>s' (NumPy 'S<n>'): each item a byte string, trailing NULs stripped
+    kUcs4,      // '<n>w' (NumPy 'U<n>'): each item UTF-8 encoded, trailing NUL code points stripped
+    kObjects,   // 'O' (NumPy object): each item a pointer to a str or bytes
+  };
+  Kind kind = Kind::kIntegers;
+  IntegerItems integers;   // kIntegers
+  bool swap_ucs4 = false;  // kUcs4 in the other byte order than this machine's
+  static std::optional<KeyItems> Of(const Py_buffer& view);
+};
+
+// The length of the byte string `item[0, size)` without its trailing NULs (NumPy's 'S' padding),
+// reading nothing outside it.
+[[nodiscard]] inline size_t WithoutTrailingNuls(const char* item, size_t size) noexcept {
+  while (size >= sizeof(uint64_t)) {
+    uint64_t word;
+    std::memcpy(&word, item + size - sizeof word, sizeof word);
+    if (word != 0) break;
+    size -= sizeof word;
+  }
+  while (size > 0 && item[size - 1] == '\0') --size;
+  return size;
+}
+
+// The UTF-8 of the UCS-4 code points `item[0, points)` (native order, or byte-swapped) into `out`,
+// which has room for 4 bytes a point (UTF-8 never needs more). Returns the bytes written, or
+// nullopt with `bad` set to the position of a point that is not a Unicode scalar value (a
+// surrogate, or above U+10FFFF), which UTF-8 cannot encode.
+[[nodiscard]] inline std::optional<size_t> EncodeUcs4(const char* item, size_t points, bool swap,
+                                                      char* out, size_t& bad) noexcept {
+  const auto load = [&](size_t i) {
+    uint32_t point;
+    std::memcpy(&point, item + i * sizeof point, sizeof point);
+    return swap ? __builtin_bswap32(point) : point;
+  };
+  char* const begin = out;
+  size_t i = 0;
+  while (i < points) {
+    if (i + 4 <= points) {  // four ASCII points at a time: URLs, identifiers
+      const uint32_t a = load(i), b = load(i + 1), c = load(i + 2), d = load(i + 3);
+      if ((a | b | c | d) < 0x80) {
+        out[0] = static_cast<char>(a);
+        out[1] = static_cast<char>(b);
+        out[2] = static_cast<char>(c);
+        out[3] = static_cast<char>(d);
+        out += 4;
+        i += 4;
+        continue;
+      }
+    }
+    const uint32_t point = load(i);
+    if (point < 0x80) {
+      *out++ = static_cast<char>(point);
+    } else if (point < 0x800) {
+      *out++ = static_cast<char>(0xC0 | (point >> 6));
+      *out++ = static_cast<char>(0x80 | (point & 0x3F));
+    } else if (point < 0x10000) {
+      if (point >= 0xD800 && point <= 0xDFFF) {
+        bad = i;
+        return std::nullopt;
+      }
+      *out++ = static_cast<char>(0xE0 | (point >> 12));
+      *out++ = static_cast<char>(0x80 | ((point >> 6) & 0x3F));
+      *out++ = static_cast<char>(0x80 | (point & 0x3F));
+    } else if (point <= 0x10FFFF) {
+      *out++ = static_cast<char>(0xF0 | (point >> 18));
+      *out++ = static_cast<char>(0x80 | ((point >> 12) & 0x3F));
+      *out++ = static_cast<char>(0x80 | ((point >> 6) & 0x3F));
+      *out++ = static_cast<char>(0x80 | (point & 0x3F));
+    } else {
+      bad = i;
+      return std::nullopt;
+    }
+    ++i;
+  }
+  return static_cast<size_t>(out - begin);
+}
+
+// A batch of keys ready for a C++ batch call: the items of a 1-D key buffer (integers, an aligned
+// NumPy uint64 array used in place; fixed-width bytes or UCS-4 strings, read in place or encoded a
+// chunk at a time; the str and bytes of an object array, their pointers walked), or a chunk of
+// keys converted from any iterable.
 class Batch {
  public:
   // Keys converted per chunk from iterables: big enough that the GIL round trip and the batch
   // pipeline's start-up are noise, small enough that the views stay in cache.
   static constexpr size_t kChunk = 16384;
 
-  // Integer buffers (1-D, any integer type) are batches of int keys. str, bytes and bytearray are
-  // refused: iterating them yields characters or small ints, never what the caller meant.
-  static bool IsIntegerBuffer(PyObject* object) {
+  // Buffers (1-D NumPy arrays, memoryviews, array.array) are batches of their items. str, bytes
+  // and bytearray are refused: iterating them yields characters or small ints, never what the
+  // caller meant.
+  static bool IsKeyBuffer(PyObject* object) {
     return PyObject_CheckBuffer(object) && !PyBytes_Check(object) && !PyByteArray_Check(object);
   }
 
-  // Reads an integer buffer, kept exported (so that it cannot be resized while the GIL is
-  // released) for VisitBuffer. TypeError for other formats; OverflowError for a negative item,
-  // before any key is used.
+  // Reads a key buffer (any strides), kept exported (so that it cannot be resized while the GIL
+  // is released) for VisitBuffer and NextObjects. ValueError unless 1-D; TypeError for a format
+  // KeyItems does not know; OverflowError for a negative integer item, before any key is used.
   void FromBuffer(PyObject* object);
 
-  // Calls `fn(span, offset)` over the integer buffer FromBuffer read: once, in place, when it
-  // holds aligned uint64_t; else per kChunk keys widened into aligned scratch, since a
-  // std::span<const uint64_t> over misaligned memory (a NumPy view at an odd offset, a
-  // memoryview cast of a slice) would itself be undefined behaviour. Calls nothing of Python:
-  // runs with the GIL released.
+  [[nodiscard]] bool holds_objects() const noexcept {
+    return items_.kind == KeyItems::Kind::kObjects;
+  }
+
+  // Calls `fn(span, offset)` over the integer, bytes or UCS-4 buffer FromBuffer read: once, in
+  // place, when it holds contiguous aligned uint64_t; else per kChunk keys (integers widened into
+  // aligned scratch, since a std::span<const uint64_t> over misaligned memory would itself be
+  // undefined behaviour; byte strings as views into the buffer; UCS-4 strings encoded to UTF-8).
+  // Calls nothing of Python: runs with the GIL released. Stops before the chunk of a UCS-4 item
+  // that UTF-8 cannot encode: ThrowIfBadItem raises for it once the GIL is held again.
   template <typename Fn>
   void VisitBuffer(Fn&& fn) {
-    const char* data = static_cast<const char*>(buffer_->buf);
     if (in_place_) {
-      fn(std::span<const uint64_t>(reinterpret_cast<const uint64_t*>(data), buffer_keys_),
+      fn(std::span<const uint64_t>(reinterpret_cast<const uint64_t*>(data_), buffer_keys_),
          size_t{0});
       return;
     }
-    owned_integers_.resize(std::min(buffer_keys_, kChunk));
     for (size_t offset = 0; offset < buffer_keys_; offset += kChunk) {
       const size_t count = std::min(kChunk, buffer_keys_ - offset);
-      for (size_t i = 0; i < count; ++i) {
-        // FromBuffer refused negative items; one written since by another thread (a race the
-        // caller made) becomes a key above 2^63, never undefined behaviour.
-        static_cast<void>(items_.Load(data + (offset + i) * items_.width, owned_integers_[i]));
+      switch (items_.kind) {
+        case KeyItems::Kind::kIntegers:
+          owned_integers_.resize(count);
+          for (size_t i = 0; i < count; ++i) {
+            // FromBuffer refused negative items; one written since by another thread (a race
+            // the caller made) becomes a key above 2^63, never undefined behaviour.
+            static_cast<void>(items_.integers.Load(Item(offset + i), owned_integers_[i]));
+          }
+          fn(std::span<const uint64_t>(owned_integers_.data(), count), offset);
+          break;
+        case KeyItems::Kind::kBytes:
+          views_.resize(count);
+          for (size_t i = 0; i < count; ++i) {
+            const char* item = Item(offset + i);
+            views_[i] = {item, WithoutTrailingNuls(item, item_size_)};
+          }
+          fn(std::span<const std::string_view>(views_.data(), count), offset);
+          break;
+        default:  // kUcs4
+          if (!EncodeChunk(offset, count)) return;
+          fn(std::span<const std::string_view>(views_.data(), count), offset);
+          break;
       }
-      fn(std::span<const uint64_t>(owned_integers_.data(), count), offset);
     }
   }
+
+  // After VisitBuffer: UnicodeEncodeError (ValueError above U+10FFFF) naming the key and the
+  // position of a UCS-4 point that UTF-8 cannot encode, if VisitBuffer stopped at one.
+  void ThrowIfBadItem() const;
+
+  // Reads the str and bytes keys of the next chunk of the object buffer FromBuffer read, from
+  // key `offset` on (a new reference kept for each, so that other threads may change the array
+  // while the GIL is released). TypeError naming the key's index for an item that is neither.
+  // Returns false at the end.
+  bool NextObjects(size_t offset);
 
   // Converts the next chunk of `iterator` (a new reference is kept for every key, so that other
   // threads may change the container while the GIL is released). Returns false at the end.
@@ -233,7 +349,7 @@ class Batch {
   }
 
  private:
-  // A Py_buffer released on destruction (integer buffers used in place).
+  // A Py_buffer released on destruction (key buffers used in place).
   struct View : Py_buffer {
     View(PyObject* object, int flags) {
       if (PyObject_GetBuffer(object, this, flags) != 0) throw py::error_already_set();
@@ -242,10 +358,26 @@ class Batch {
     ~View() { PyBuffer_Release(this); }
   };
 
-  std::optional<View> buffer_;  // an integer buffer (FromBuffer)
-  IntegerItems items_;
+  // The buffer's item `index` (strides may be negative, or 0).
+  [[nodiscard]] const char* Item(size_t index) const noexcept {
+    return data_ + static_cast<ptrdiff_t>(index) * stride_;
+  }
+
+  // UCS-4 items [offset, offset + count) as UTF-8 views into `encoded_`; false (bad_key_ and
+  // bad_point_ set) at a point UTF-8 cannot encode.
+  bool EncodeChunk(size_t offset, size_t count) noexcept;
+
+  std::optional<View> buffer_;  // a key buffer (FromBuffer)
+  KeyItems items_;
+  const char* data_ = nullptr;
+  ptrdiff_t stride_ = 0;
+  size_t item_size_ = 0;
   size_t buffer_keys_ = 0;
   bool in_place_ = false;
+  std::unique_ptr<char[]> encoded_;  // room for kChunk UCS-4 items as UTF-8
+  size_t encoded_size_ = 0;
+  std::optional<size_t> bad_key_;
+  size_t bad_point_ = 0;
   std::vector<py::object> keepalive_;
   std::vector<std::string_view> views_;
   std::vector<uint64_t> owned_integers_;
@@ -257,22 +389,32 @@ class Batch {
   bool mixed_ = false;
 };
 
-// Runs `fn` over `keys` (an integer buffer, or any iterable of keys) one chunk at a time, with the
-// GIL released during each C++ call. `fn(span, offset)` gets the chunk and its first key's index.
+// Runs `fn` over `keys` (a key buffer, or any iterable of keys) one chunk at a time, with the GIL
+// released during each C++ call. `fn(span, offset)` gets the chunk and its first key's index.
 template <typename Guard, typename Fn>
 void ForEachChunk(py::handle keys, const KeyHasher& hasher, Guard& guard, Fn&& fn) {
   PyObject* object = keys.ptr();
   if (PyUnicode_Check(object) || PyBytes_Check(object) || PyByteArray_Check(object)) {
     PyErr_SetString(PyExc_TypeError,
-                    "keys must be an iterable of keys or an integer buffer; a single str or bytes "
+                    "keys must be an iterable of keys or a key buffer; a single str or bytes "
                     "is one key: use add() or 'in'");
     throw py::error_already_set();
   }
   Batch batch;
-  if (Batch::IsIntegerBuffer(object)) {
+  if (Batch::IsKeyBuffer(object)) {
     batch.FromBuffer(object);
-    auto unlocked = guard.Unlock();
-    batch.VisitBuffer(fn);
+    if (batch.holds_objects()) {
+      for (size_t offset = 0; batch.NextObjects(offset); offset += batch.size()) {
+        auto unlocked = guard.Unlock();
+        batch.Visit([&](auto span) { fn(span, offset); });
+      }
+      return;
+    }
+    {
+      auto unlocked = guard.Unlock();
+      batch.VisitBuffer(fn);
+    }
+    batch.ThrowIfBadItem();
     return;
   }
   py::object iterator = py::reinterpret_steal<py::object>(PyObject_GetIter(object));
