@@ -27,6 +27,7 @@
 #include "internal/filter_ops.h"
 #include "internal/health_scan.h"
 #include "internal/persistence.h"
+#include "internal/storage.h"
 
 namespace bloomery {
 namespace {
@@ -92,6 +93,8 @@ struct Stage {
   // Keys counted into this stage. In concurrent mode a slot is reserved (incremented) before the
   // key's bits are set, so the count never exceeds `capacity`.
   std::atomic<uint64_t> count{0};
+  // Where this object is kept: the chain's allocator (internal::MakeKept).
+  MemoryAllocator kept_allocator;
 };
 
 // ", layout word64" in a message, where the layout is not the default line.
@@ -187,14 +190,21 @@ struct ScalableFilter::Chain {
   // Slots below `stage_count` are written once, before the count that covers them is published
   // (release), and then only read; readers acquire the count. Slots are freed only by Clear and
   // the destructor, which overlap no other call.
-  std::array<std::unique_ptr<Stage>, kMaxScalableStages> stages;
+  std::array<internal::KeptPtr<Stage>, kMaxScalableStages> stages;
   std::atomic<uint32_t> stage_count{0};
   std::atomic<bool> full{false};
   std::atomic<uint64_t> memory_bytes{0};
   std::atomic<uint64_t> capacity{0};
   absl::Mutex mutex;
   absl::Status full_status ABSL_GUARDED_BY(mutex);
+  // Where this table and its stages are kept: the options' allocator (internal::MakeKept), so an
+  // embedder counting its allocator counts them with the bits.
+  MemoryAllocator kept_allocator;
 };
+
+void ScalableFilter::ChainDelete::operator()(Chain* chain) const noexcept {
+  internal::KeptDelete<Chain>()(chain);
+}
 
 absl::Status ScalableFilter::CheckOptions(const ScalableOptions& options) {
   if (absl::Status s = CheckSizing(Sizing{.capacity = options.capacity, .fpr = options.fpr});
@@ -244,7 +254,7 @@ absl::StatusOr<ScalableFilter> ScalableFilter::Create(const ScalableOptions& opt
 }
 
 ScalableFilter::ScalableFilter(const ScalableOptions& options)
-    : options_(options), chain_(std::make_unique<Chain>()) {
+    : options_(options), chain_(internal::MakeKept<Chain>(options.memory.allocator).release()) {
   // One integer hash for the whole chain, resolved for its layout (a loaded file's is explicit).
   options_.hashing.integer_hash = options_.hasher().integers;
 }
@@ -377,7 +387,8 @@ absl::Status ScalableFilter::AddStage(uint32_t index, uint32_t level) {
 void ScalableFilter::PublishStage(uint32_t index, StageFilter filter, uint64_t capacity,
                                   uint64_t count, uint32_t level) {
   Chain& chain = *chain_;
-  chain.stages[index] = std::make_unique<Stage>(std::move(filter), capacity, level);
+  chain.stages[index] =
+      internal::MakeKept<Stage>(chain.kept_allocator, std::move(filter), capacity, level);
   chain.stages[index]->count.store(count, std::memory_order_relaxed);
   chain.memory_bytes.fetch_add(chain.stages[index]->array().memory_bytes(),
                                std::memory_order_relaxed);
@@ -697,6 +708,10 @@ uint64_t ScalableFilter::capacity() const noexcept {
 
 uint64_t ScalableFilter::memory_bytes() const noexcept {
   return chain_->memory_bytes.load(std::memory_order_relaxed);
+}
+
+uint64_t ScalableFilter::bookkeeping_bytes() const noexcept {
+  return sizeof(Chain) + uint64_t{stage_count()} * (sizeof(Stage) + sizeof(FilterMemory::Owner));
 }
 
 // Persistence (lib/internal/persistence.h): a file of kind "scalable" (docs/FORMAT.md) with one

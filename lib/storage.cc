@@ -323,12 +323,29 @@ absl::StatusOr<FilterMemory> AllocateFilterMemory(uint64_t bytes, const MemoryOp
                                                     .allocator = memory.allocator});
 }
 
+void* AllocateKept(MemoryAllocator& allocator, size_t bytes) {
+  if (allocator.set()) {
+    // The allocator's contract is blocks of 64-byte alignment or more.
+    if (void* block = allocator.allocate(bytes, kBlockBytes)) return block;
+    allocator = MemoryAllocator();
+  }
+  return ::operator new(bytes);
+}
+
+void ReleaseKept(const MemoryAllocator& allocator, void* block, size_t bytes) noexcept {
+  if (allocator.set()) {
+    allocator.release(block, bytes);
+  } else {
+    ::operator delete(block);
+  }
+}
+
 FilterMemory Own(Storage storage) {
   uint8_t* data = storage.data();
   const uint64_t size = storage.size();
-  return FilterMemory(
-      std::unique_ptr<FilterMemory::Owner>(new FilterMemory::Owner{std::move(storage)}), data,
-      size);
+  const MemoryAllocator allocator = storage.allocator();
+  KeptPtr<FilterMemory::Owner> owner = MakeKept<FilterMemory::Owner>(allocator, std::move(storage));
+  return FilterMemory(std::unique_ptr<FilterMemory::Owner>(owner.release()), data, size);
 }
 
 const Storage& StorageOf(const FilterMemory& memory) noexcept {

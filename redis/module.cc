@@ -96,8 +96,8 @@ uint64_t g_max_bytes = uint64_t{4} << 30;
 uint64_t g_chunk_bytes = kDumpChunkBytes;
 bool g_testing_clock = false;
 
-// What a key of our type holds.
-struct BloomValue {
+// What a key of our type holds (in the server's allocator, as everything the filter keeps).
+struct BloomValue : InServerMemory {
   explicit BloomValue(ScalableFilter filter) : state(std::move(filter)) {
     health.Refresh(*this->filter());
   }
@@ -421,7 +421,7 @@ size_t FilterMemory(const ScalableFilter& filter) {
 // four sizes per power of two: up to 25% more, untouched pages that used_memory counts and RSS
 // does not).
 size_t ServerMemory(const ScalableFilter& filter) {
-  size_t bytes = sizeof(BloomValue);
+  size_t bytes = sizeof(BloomValue) + filter.bookkeeping_bytes();
   for (uint32_t i = 0; i < filter.stage_count(); ++i) {
     bytes += ServerBytes(filter.stage(i));
   }

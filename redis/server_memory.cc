@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <new>
 
 #include "module_api.h"
 
@@ -56,6 +57,14 @@ void Release(void* block, uint64_t /*bytes*/) noexcept { api::Free(ServerPointer
 MemoryAllocator ServerAllocator() noexcept {
   return {.allocate = &Allocate, .release = &Release, .zero_filled = true};
 }
+
+void* InServerMemory::operator new(size_t bytes) {
+  void* block = api::TryAlloc(bytes);
+  if (block == nullptr) throw std::bad_alloc();
+  return block;
+}
+
+void InServerMemory::operator delete(void* block) noexcept { api::Free(block); }
 
 uint64_t ServerBytes(const WordArray& words) noexcept {
   if (words.memory_allocator().allocate != &Allocate || words.memory_bytes() == 0) {

@@ -8,6 +8,7 @@
 #ifndef BLOOMERY_REDIS_SERVER_MEMORY_H_
 #define BLOOMERY_REDIS_SERVER_MEMORY_H_
 
+#include <cstddef>
 #include <cstdint>
 
 #include "bloomery/filter.h"
@@ -24,6 +25,14 @@ namespace bloomery::redis {
 // ServerAllocator, the size class the server's allocator gave the block, the alignment's slack
 // included (what used_memory grew by); otherwise its memory_bytes().
 [[nodiscard]] uint64_t ServerBytes(const WordArray& words) noexcept;
+
+// A base for the module's key values: their objects are allocated from the server's allocator too
+// (RedisModule_TryAlloc), so that nothing a key holds is outside used_memory. std::bad_alloc when
+// the server's allocator refuses, as operator new.
+struct InServerMemory {
+  [[nodiscard]] static void* operator new(size_t bytes);
+  static void operator delete(void* block) noexcept;
+};
 
 }  // namespace bloomery::redis
 

@@ -62,7 +62,7 @@ int64_t WallClockMs() {
 
 // What a key of our type holds: the filter, and the time of its last write, at which it is saved
 // and at which a replica answers.
-struct WindowedValue {
+struct WindowedValue : InServerMemory {
   // Its health enters INFO bf's totals as of `time` (health.h).
   WindowedValue(WindowedFilter f, int64_t time) : filter(std::move(f)), time_ms(time) {
     RunAt(time_ms);

@@ -275,6 +275,10 @@ class BLOOMERY_EXPORT ScalableFilter : public BatchForms<ScalableFilter, InsertR
   [[nodiscard]] uint64_t capacity() const noexcept;
   // Total bytes of all stages.
   [[nodiscard]] uint64_t memory_bytes() const noexcept;
+  // Bytes the chain keeps beside its stages' bits: its stage table (one slot per possible stage),
+  // each stage's object and its memory's owner, about 0.6 KB plus 0.2 KB a stage. Taken from
+  // MemoryOptions::allocator when one is set, as the bits are.
+  [[nodiscard]] uint64_t bookkeeping_bytes() const noexcept;
   // The stage growth would add next, one level past the highest held (UnionWith), planned as
   // growth plans it: PlanLevel's plan, in the chain's layout. Or the ResourceExhausted status
   // growth would stop with (FullStatus's text): the chain is full() already, non-scaling, at
@@ -344,7 +348,11 @@ class BLOOMERY_EXPORT ScalableFilter : public BatchForms<ScalableFilter, InsertR
   size_t LookupKeys(std::span<const Key> keys, std::span<bool> results) const noexcept;
 
   ScalableOptions options_;
-  std::unique_ptr<Chain> chain_;
+  // The chain lives in the options' allocator when one is set (MemoryOptions::allocator).
+  struct ChainDelete {
+    void operator()(Chain* chain) const noexcept;
+  };
+  std::unique_ptr<Chain, ChainDelete> chain_;
 };
 
 }  // namespace bloomery

@@ -22,6 +22,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -174,7 +176,44 @@ auto CreateArrayFilter(const absl::StatusOr<KindPlan>& plan, const KindOptions& 
   return options;
 }
 
-// Hands `storage` to a filter: the FilterMemory owns it from now on.
+// Memory for an object a filter keeps beside its bits (its memory's owner, a scalable chain's
+// table and stages): from `allocator` when one is set, so that an embedder that counts its
+// allocator's blocks (the Redis module: used_memory, maxmemory) counts these too. Where there is
+// none, or it refuses (an object of a few hundred bytes, beside the bits it just gave), from
+// operator new, and `allocator` is reset to say so. Throws std::bad_alloc as operator new does.
+[[nodiscard]] void* AllocateKept(MemoryAllocator& allocator, size_t bytes);
+void ReleaseKept(const MemoryAllocator& allocator, void* block, size_t bytes) noexcept;
+
+// Owns a T made by MakeKept; T has a member `MemoryAllocator kept_allocator` naming where its
+// block came from (the deleter holds no state, so a table of these stays one pointer a slot).
+template <typename T>
+struct KeptDelete {
+  void operator()(T* object) const noexcept {
+    const MemoryAllocator allocator = object->kept_allocator;
+    object->~T();
+    ReleaseKept(allocator, object, sizeof(T));
+  }
+};
+template <typename T>
+using KeptPtr = std::unique_ptr<T, KeptDelete<T>>;
+
+// A T constructed from `args` in `allocator`'s memory (AllocateKept).
+template <typename T, typename... Args>
+[[nodiscard]] KeptPtr<T> MakeKept(MemoryAllocator allocator, Args&&... args) {
+  void* block = AllocateKept(allocator, sizeof(T));
+  T* object;
+  try {
+    object = new (block) T(std::forward<Args>(args)...);
+  } catch (...) {
+    ReleaseKept(allocator, block, sizeof(T));
+    throw;
+  }
+  object->kept_allocator = allocator;
+  return KeptPtr<T>(object);
+}
+
+// Hands `storage` to a filter: the FilterMemory owns it from now on, the owner itself kept in the
+// storage's allocator (MakeKept).
 [[nodiscard]] FilterMemory Own(Storage storage);
 // The Storage a FilterMemory owns (an empty one for a default-constructed FilterMemory).
 [[nodiscard]] const Storage& StorageOf(const FilterMemory& memory) noexcept;
@@ -184,6 +223,14 @@ auto CreateArrayFilter(const absl::StatusOr<KindPlan>& plan, const KindOptions& 
 namespace bloomery {
 struct FilterMemory::Owner {
   internal::Storage storage;
+  // Where this object's block came from (internal::AllocateKept).
+  MemoryAllocator kept_allocator;
+
+  // FilterMemory's std::unique_ptr<Owner> deletes through here: the block goes back to its
+  // allocator.
+  void operator delete(Owner* owner, std::destroying_delete_t) noexcept {
+    internal::KeptDelete<Owner>()(owner);
+  }
 };
 }  // namespace bloomery
 

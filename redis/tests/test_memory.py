@@ -271,3 +271,30 @@ def test_a_default_reserve_costs_redisbloom_s_memory(r, error_rate):
     r.execute_command("BF.RESERVE", "line", error_rate, 10**6, "LAYOUT", "line512")
     r.execute_command("BF.RESERVE", "default", error_rate, 10**6)
     assert info_size(r, "line") > 1.2 * info_size(r, "default")
+
+
+def test_a_chain_s_bookkeeping_counts_in_used_memory(make_server):
+    """A chain's per-stage bookkeeping (its stage table, each stage's object and its memory's
+    owner) came from the C heap: 64-item chains at EXPANSION 1 (one stage per item) kept ~13.7 KB
+    a key the server could not see, and RSS grew to 3.6x maxmemory before the first OOM refusal.
+    Now it comes from the server's allocator: RSS grows by about what maxmemory allows."""
+    limit = 20 << 20
+    server = make_server(config=["--maxmemory", str(limit), "--maxmemory-policy", "noeviction"])
+    r = server.client()
+    empty = rss(r)
+    keys, refused = 0, False
+    while not refused and keys < 100_000:
+        pipe = r.pipeline(transaction=False)
+        for key in range(keys, keys + 10):
+            pipe.execute_command("BF.RESERVE", f"k{key}", "0.5", "1", "EXPANSION", "1")
+            pipe.execute_command("BF.MADD", f"k{key}", *[f"item {i}" for i in range(64)])
+        for reply in pipe.execute(raise_on_error=False):
+            refused |= isinstance(reply, redis.ResponseError) and "OOM" in str(reply)
+        keys += 10
+    assert refused, "maxmemory never refused a write"
+    stages = dict(zip(*[iter(r.execute_command("BF.INFO", "k0"))] * 2))[b"Number of filters"]
+    assert stages > 30
+    grown = rss(r) - empty
+    assert grown <= 1.25 * limit, (grown, limit, keys)
+    # MEMORY USAGE sees the bookkeeping too: well above the bits and value BF.INFO's Size counts.
+    assert r.memory_usage("k0") > info_size(r, "k0") + 300 * stages
