@@ -590,8 +590,29 @@ int ScanDumpCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   return ReplyDumpBytes(ctx, value, slice.begin, slice.length);
 }
 
-// BF.LOADCHUNK key iterator data. A failed chunk deletes the half-loaded key, so a client can
-// start again from the prefix; the key never holds an unvalidated filter.
+// The image `image` as the BF.LOADCHUNK commands that load it: the prefix, then chunks of the
+// module's SCANDUMP size, each passed to `emit(iterator, data)`. The AOF rewrite and a completed
+// chunked load replicate a filter this way.
+template <typename Emit>
+void ForEachLoadChunk(std::string_view image, uint64_t total, Emit emit) {
+  const std::string prefix = EncodeDumpPrefix(total);
+  emit(1LL, std::string_view(prefix));
+  for (long long iterator = 1;;) {
+    const DumpSlice slice = SliceForIterator(image.size(), iterator, g_chunk_bytes);
+    if (slice.length == 0) break;
+    emit(slice.next_iterator, image.substr(slice.begin, slice.length));
+    iterator = slice.next_iterator;
+  }
+}
+
+// BF.LOADCHUNK key iterator data. The chunks are held on this server alone until the image is
+// complete and has loaded through the validator under this server's caps: only then is the key
+// replicated (and written to the AOF), as DEL and the whole image in BF.LOADCHUNK commands, in one
+// MULTI. A replica and an AOF replay therefore hold exactly the filters the master accepted and
+// never an image it refused. A failed chunk or a refused image deletes the half-loaded key (and
+// replicates that DEL, for a replica that received the pending key in a full sync), so a client
+// can start again from the prefix; the key never holds an unvalidated filter. A pending load is
+// in the RDB (and so survives a restart from it) but not in the AOF until it completes.
 int LoadChunkCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc != 4) return api::WrongArity(ctx);
   long long iterator = 0;
@@ -601,12 +622,16 @@ int LoadChunkCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   const std::string_view data = Arg(argv[3]);
   const Source source = SourceOf(ctx);
   OpenKey key(ctx, argv[1], api::kRead | api::kWrite);
+  const auto drop = [&](const absl::Status& status) {
+    key.Delete();
+    api::Replicate(ctx, "DEL", "s", argv[1]);
+    return ReplyError(ctx, status);
+  };
   if (iterator == 1) {
     if (key.holds() != OpenKey::Holds::kNothing) return key.ReplyNotAFilter(ctx);
     absl::StatusOr<ChunkAssembler> assembler = ChunkAssembler::Start(data, MaxImageBytes(source));
     if (!assembler.ok()) return ReplyError(ctx, assembler.status());
     key.Set(std::make_unique<BloomValue>(std::move(*assembler)));
-    api::ReplicateVerbatim(ctx);
     Notify(ctx, "bf.loadchunk", argv[1]);
     return api::ReplyWithSimpleString(ctx, "OK");
   }
@@ -617,31 +642,31 @@ int LoadChunkCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
     }
     return key.ReplyNotAFilter(ctx);
   }
-  api::ReplicateVerbatim(ctx);
   absl::Status appended;
   try {
     appended = pending->Append(iterator, data);
   } catch (const std::bad_alloc&) {
-    // The server's allocator refused the pending image's growth (HeldBytes): the load is dropped
-    // here and, after the chunk just replicated, on the replicas and in the AOF too.
-    api::Replicate(ctx, "DEL", "s", argv[1]);
+    // The server's allocator refused the pending image's growth (HeldBytes).
     appended = absl::ResourceExhaustedError(
         "ERR no memory for the pending image: the load is dropped, start it again");
   }
-  if (!appended.ok()) {
-    key.Delete();
-    return ReplyError(ctx, appended);
-  }
+  if (!appended.ok()) return drop(appended);
   Notify(ctx, "bf.loadchunk", argv[1]);
   if (!pending->complete()) return api::ReplyWithSimpleString(ctx, "OK");
   bool over_cap = false;
   absl::StatusOr<ScalableFilter> filter = LoadImage(pending->received(), source, &over_cap);
   if (!filter.ok()) {
-    key.Delete();
-    return api::ReplyWithError(
-        ctx, absl::StrCat("ERR invalid dump: ", filter.status().message()).c_str());
+    return drop(absl::Status(filter.status().code(),
+                             absl::StrCat("ERR invalid dump: ", filter.status().message())));
   }
   if (over_cap) api::Log(ctx, "warning", "%s", OverCapWarning(Arg(argv[1]), *filter).c_str());
+  // Replicated from the image as received (the bytes just validated), before it is released.
+  api::Replicate(ctx, "DEL", "s", argv[1]);
+  ForEachLoadChunk(pending->received(), pending->total(),
+                   [&](long long chunk_iterator, std::string_view chunk) {
+                     api::Replicate(ctx, "BF.LOADCHUNK", "slb", argv[1], chunk_iterator,
+                                    chunk.data(), chunk.size());
+                   });
   key.Set(std::make_unique<BloomValue>(std::move(*filter)));
   return api::ReplyWithSimpleString(ctx, "OK");
 }
@@ -822,15 +847,9 @@ void AofRewrite(RedisModuleIO* aof, RedisModuleString* key, void* opaque) {
     image = *saved;
     total = image.size();
   }
-  const std::string prefix = EncodeDumpPrefix(total);
-  api::EmitAOF(aof, "BF.LOADCHUNK", "slb", key, 1LL, prefix.data(), prefix.size());
-  for (long long iterator = 1;;) {
-    const DumpSlice slice = SliceForIterator(image.size(), iterator, g_chunk_bytes);
-    if (slice.length == 0) break;
-    api::EmitAOF(aof, "BF.LOADCHUNK", "slb", key, slice.next_iterator, image.data() + slice.begin,
-                 slice.length);
-    iterator = slice.next_iterator;
-  }
+  ForEachLoadChunk(image, total, [&](long long iterator, std::string_view chunk) {
+    api::EmitAOF(aof, "BF.LOADCHUNK", "slb", key, iterator, chunk.data(), chunk.size());
+  });
 }
 
 size_t MemUsage(const void* opaque) {

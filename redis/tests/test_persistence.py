@@ -3,6 +3,7 @@
 DUMP/RESTORE and COPY, and reaches a replica by full sync and by later writes."""
 import os
 import resource
+import shutil
 import time
 
 import conftest
@@ -361,3 +362,83 @@ def test_a_write_refused_part_way_replicates_what_it_applied(make_server):
     info = [rr.execute_command("BF.INFO", "growing"), m.execute_command("BF.INFO", "growing")]
     assert info[0][:16] == info[1][:16]
     assert (info[0][17], info[1][17]) == (b"ok", b"near_limit")
+
+
+def scandump(r, key):
+    chunks, iterator = [], 0
+    while True:
+        iterator, data = r.execute_command("BF.SCANDUMP", key, iterator)
+        if iterator == 0:
+            return chunks
+        chunks.append((iterator, data))
+
+
+def wait_for_offset(master, replica):
+    """Until the replica has applied everything the master has sent."""
+    m, rr = master.client(), replica.client()
+    deadline = time.monotonic() + 30
+    while rr.info("replication")["slave_repl_offset"] < m.info("replication")["master_repl_offset"]:
+        assert time.monotonic() < deadline, replica.log()
+        time.sleep(0.02)
+
+
+def test_a_chunked_load_reaches_replicas_and_the_aof_only_once_validated(make_server):
+    """BF.LOADCHUNK was replicated chunk by chunk before the image was checked: an image over the
+    master's MAX_BYTES was refused there but loaded, uncapped, by its replica and by an AOF replay,
+    so the two held different keys (and a later BF.ADD answered differently). Now nothing of a load
+    leaves the master until the whole image is validated under its caps; the replica and the
+    restarted AOF end exactly where the master does, for accepted and refused loads, and for a
+    replica attached while a load is half done."""
+    source = make_server("source", module_args=["SCANDUMP_CHUNK_BYTES", "65536"]).client()
+    source.execute_command("BF.RESERVE", "big", "0.01", "200000", "NONSCALING")  # ~240 KB
+    source.execute_command("BF.RESERVE", "small", "0.01", "1000", "EXPANSION", "2")
+    for key in ("big", "small"):
+        source.execute_command("BF.MADD", key, *[f"{key}:{i}" for i in range(500)])
+    big, small = scandump(source, "big"), scandump(source, "small")
+    assert len(big) > 2  # a prefix and several chunks (SCANDUMP_CHUNK_BYTES below)
+
+    master = make_server("master", module_args=["MAX_BYTES", "100000",
+                                                "SCANDUMP_CHUNK_BYTES", "65536"],
+                         config=["--appendonly", "yes", "--appendfsync", "always",
+                                 "--aof-use-rdb-preamble", "no"])
+    replica = make_server("replica", module_args=["MAX_BYTES", "100000"],
+                          config=["--replicaof", "127.0.0.1", str(master.port)])
+    m, rr = master.client(), wait_for_sync(replica)
+
+    # Refused: over the master's MAX_BYTES, at the last chunk.
+    for iterator, data in big[:-1]:
+        assert m.execute_command("BF.LOADCHUNK", "big", iterator, data) == b"OK"
+    with pytest.raises(redis.ResponseError, match="invalid dump"):
+        m.execute_command("BF.LOADCHUNK", "big", *big[-1])
+    assert m.exists("big") == 0
+
+    # Accepted, with a replica attaching half-way (a full sync carries the pending load).
+    half = len(small) // 2
+    for iterator, data in small[:half]:
+        m.execute_command("BF.LOADCHUNK", "small", iterator, data)
+    late = make_server("late", module_args=["MAX_BYTES", "100000"],
+                       config=["--replicaof", "127.0.0.1", str(master.port)])
+    lr = wait_for_sync(late)
+    for iterator, data in small[half:]:
+        assert m.execute_command("BF.LOADCHUNK", "small", iterator, data) == b"OK"
+    assert m.execute_command("BF.ADD", "small", "after-load") == 1
+    assert m.execute_command("BF.ADD", "big", "after-load") == 1  # a new default filter
+
+    for follower in (replica, late):
+        wait_for_offset(master, follower)
+    # A restart replays the AOF (no RDB preamble): the commands as the master logged them.
+    aof_server = make_server("aof", module_args=["MAX_BYTES", "100000"],
+                             config=["--appendonly", "yes", "--aof-use-rdb-preamble", "no"])
+    aof_dir = os.path.join(master.dir, "appendonlydir")
+    shutil.copytree(aof_dir, os.path.join(aof_server.dir, "appendonlydir"), dirs_exist_ok=True)
+    aof_server.restart()
+    ar = aof_server.client()
+
+    expected = {key: digest(m, key) for key in ("big", "small")}
+    for r in (rr, lr, ar):
+        assert sorted(r.keys()) == sorted(m.keys())
+        for key, value in expected.items():
+            assert digest(r, key) == value
+        assert r.execute_command("BF.EXISTS", "big", "big:1") == m.execute_command(
+            "BF.EXISTS", "big", "big:1")
+    assert m.execute_command("BF.EXISTS", "small", "small:499") == 1
