@@ -183,15 +183,16 @@ absl::StatusOr<BlockedFilter> BlockedFilter::FoldedTo(double max_fpr,
                                     max_fpr);
   };
   return internal::FoldWithin(
-      *this, max_fpr, blocks_, "blocks",
-      [&](const BlockedFilter& from, uint64_t blocks) -> absl::StatusOr<BlockedFilter> {
-        absl::StatusOr<BlockedFilter> half = EmptyLike(blocks / 2, planned(blocks / 2), memory);
+      *this, max_fpr, blocks_, "blocks", memory,
+      [&](const BlockedFilter& from, uint64_t blocks,
+          const MemoryOptions& in) -> absl::StatusOr<BlockedFilter> {
+        absl::StatusOr<BlockedFilter> half = EmptyLike(blocks / 2, planned(blocks / 2), in);
         if (half.ok())
           FoldBlocks(from.words_, from.concurrent_, half->words_, blocks / 2, words, 2);
         return half;
       },
-      [&]() -> absl::StatusOr<BlockedFilter> {
-        absl::StatusOr<BlockedFilter> copy = EmptyLike(blocks_, planned(blocks_), memory);
+      [&](const MemoryOptions& in) -> absl::StatusOr<BlockedFilter> {
+        absl::StatusOr<BlockedFilter> copy = EmptyLike(blocks_, planned(blocks_), in);
         if (copy.ok()) FoldBlocks(words_, concurrent_, copy->words_, blocks_, words, 1);
         return copy;
       });

@@ -154,17 +154,17 @@ absl::StatusOr<ClassicFilter> ClassicFilter::FoldedTo(double max_fpr,
                                     max_fpr);
   };
   return internal::FoldWithin(
-      *this, max_fpr, slice_bits_, "bits per slice",
-      [&](const ClassicFilter& from, uint64_t slice_bits) -> absl::StatusOr<ClassicFilter> {
-        absl::StatusOr<ClassicFilter> half =
-            EmptyLike(slice_bits / 2, planned(slice_bits / 2), memory);
+      *this, max_fpr, slice_bits_, "bits per slice", memory,
+      [&](const ClassicFilter& from, uint64_t slice_bits,
+          const MemoryOptions& in) -> absl::StatusOr<ClassicFilter> {
+        absl::StatusOr<ClassicFilter> half = EmptyLike(slice_bits / 2, planned(slice_bits / 2), in);
         if (half.ok()) {
           FoldSlices(from.words_, from.concurrent_, slice_bits, hashes_, half->words_, 2);
         }
         return half;
       },
-      [&]() -> absl::StatusOr<ClassicFilter> {
-        absl::StatusOr<ClassicFilter> copy = EmptyLike(slice_bits_, planned(slice_bits_), memory);
+      [&](const MemoryOptions& in) -> absl::StatusOr<ClassicFilter> {
+        absl::StatusOr<ClassicFilter> copy = EmptyLike(slice_bits_, planned(slice_bits_), in);
         if (copy.ok()) FoldSlices(words_, concurrent_, slice_bits_, hashes_, copy->words_, 1);
         return copy;
       });

@@ -1429,11 +1429,40 @@ class ExpositionLine {
   std::string_view rest_;
 };
 
-// Parses `text`, failing the test case on any line that is not a HELP, a TYPE or a sample of the
-// format: metric names [a-zA-Z_:][a-zA-Z0-9_:]*, label names [a-zA-Z_][a-zA-Z0-9_]*, label values
-// quoted with only \\, \" and \n escaped, a float value (Go's syntax: +Inf, -Inf, NaN), HELP and
-// TYPE once per metric and before its samples, each metric's samples together. (A hand parser:
-// GCC 12's std::regex trips -Wmaybe-uninitialized under the sanitizers.)
+// Whether `text` is valid UTF-8 as the exposition format requires (Prometheus drops a scrape that
+// is not): each sequence decoded to its code point, which must be in the range its length encodes
+// (no overlong form), not a surrogate, and at most U+10FFFF.
+bool IsValidUtf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const size_t length = lead < 0x80           ? 1
+                          : (lead >> 5) == 0x6  ? 2
+                          : (lead >> 4) == 0xE  ? 3
+                          : (lead >> 3) == 0x1E ? 4
+                                                : 0;
+    if (length == 0 || i + length > text.size()) return false;
+    uint32_t code = length == 1 ? lead : lead & (0x7F >> length);
+    for (size_t j = 1; j < length; ++j) {
+      const auto next = static_cast<unsigned char>(text[i + j]);
+      if ((next >> 6) != 0x2) return false;
+      code = (code << 6) | (next & 0x3F);
+    }
+    constexpr uint32_t kLeast[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kLeast[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) {
+      return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
+// Parses `text`, failing the test case unless it is valid UTF-8 and on any line that is not a HELP,
+// a TYPE or a sample of the format: metric names [a-zA-Z_:][a-zA-Z0-9_:]*, label names
+// [a-zA-Z_][a-zA-Z0-9_]*, label values quoted with only \\, \" and \n escaped, a float value (Go's
+// syntax: +Inf, -Inf, NaN), HELP and TYPE once per metric and before its samples, each metric's
+// samples together. (A hand parser: GCC 12's std::regex trips -Wmaybe-uninitialized under the
+// sanitizers.)
 std::vector<MetricSample> ParseExposition(const std::string& text) {
   static const std::unordered_set<std::string> kTypes = {"counter", "gauge", "histogram", "summary",
                                                          "untyped"};
@@ -1444,6 +1473,7 @@ std::vector<MetricSample> ParseExposition(const std::string& text) {
   std::string current;
   REQUIRE(!text.empty());
   REQUIRE(text.back() == '\n');
+  REQUIRE_MESSAGE(IsValidUtf8(text), "not valid UTF-8: " << text.substr(0, 300));
   for (const std::string& line : SplitLines(text)) {
     CAPTURE(line);
     ExpositionLine cursor(line);
@@ -2449,6 +2479,156 @@ TEST_CASE("build --window --layout makes windowed generations of that shape; --p
                       "--layout", "word64", "--hashes", "9"});
   CHECK(k9.exit_code != 0);
   CHECK(Contains(k9.err, "hashes"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue #50: metrics of a file whose name is not UTF-8, number flags out of range, fold's caps.
+
+TEST_CASE("info --metrics writes a name that is not UTF-8 as valid UTF-8, bad bytes as U+FFFD") {
+  // Bytes no UTF-8 decoder takes, each replaced by one U+FFFD but for a truncated sequence (one for
+  // its bytes, as Python and the JSON output replace them): a lone continuation, an overlong '/',
+  // a surrogate, a truncated sequence, F5; then a valid two-byte and four-byte character, kept.
+  const std::string name =
+      "metrics_\x80_\xC0\xAF_\xED\xA0\x80_\xE2\x82_\xF5_\xC3\xA9_\xF0\x9F\x8C\xB8.bloom";
+  const std::string file = Scratch().File(name);
+  Build({"--capacity", "1000"}, file, WriteLines("metrics_utf8.txt", NumberedLines("u", 0, 100)));
+  RunResult run = Run({"info", "--metrics", file});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  const std::vector<MetricSample> samples = ParseExposition(run.out);
+  REQUIRE(!samples.empty());
+  const std::string fffd = "\xEF\xBF\xBD";
+  const std::string expected =
+      Scratch().File(absl::StrCat("metrics_", fffd, "_", fffd, fffd, "_", fffd, fffd, fffd, "_",
+                                  fffd, "_", fffd, "_\xC3\xA9_\xF0\x9F\x8C\xB8.bloom"));
+  for (const MetricSample& sample : samples) CHECK(sample.Label("file") == expected);
+  // The name as info --json writes it.
+  RunResult json = Run({"info", "--json", file});
+  REQUIRE_MESSAGE(json.exit_code == 0, json.err);
+  CHECK(ParseJson(json.out)["file"].string == expected);
+}
+
+TEST_CASE(
+    "every number flag refuses a value outside its range: a usage error naming it, no crash") {
+  const std::string keys = WriteLines("range_keys.txt", NumberedLines("r", 0, 100));
+  const std::string file = Scratch().File("range.bloom");
+  Build({"--capacity", "1000"}, file, keys);
+  const std::string out = Scratch().File("range_out.bloom");
+  const std::vector<std::string> build = {"build", "-o", out, keys};
+  const auto with = [](std::vector<std::string> args, const std::vector<std::string>& more) {
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  };
+  struct Case {
+    std::vector<std::string> args;
+    std::string flag;
+  };
+  const std::vector<Case> cases = {
+      // bench: the L2 floor needs two lines of L2 (--l2 1 read through a null pointer).
+      {{"bench", "--keys", "1000", "--l2", "1"}, "--l2"},
+      {{"bench", "--keys", "1000", "--l2", "0"}, "--l2"},
+      {{"bench", "--keys", "1000", "--l2", "127"}, "--l2"},
+      {{"bench", "--keys", "1000", "--l2", "2^40"}, "--l2"},
+      {{"bench", "--keys", "0"}, "--keys"},
+      {{"bench", "--keys", "2^33"}, "--keys"},
+      {{"bench", "--keys", "1000", "--fpr", "1"}, "--fpr"},
+      {{"bench", "--keys", "1000", "--threads", "0"}, "--threads"},
+      {{"bench", "--keys", "1000", "--reps", "0"}, "--reps"},
+      {{"bench", "--keys", "1000", "--reps", "101"}, "--reps"},
+      // plan and table
+      {{"plan", "--capacity", "0", "--fpr", "0.01"}, "--capacity"},
+      {{"plan", "--bits", "0", "--hashes", "4"}, "--bits"},
+      {{"plan", "--capacity", "1000", "--fpr", "0.01", "--hashes", "17"}, "--hashes"},
+      {{"plan", "--capacity", "1000", "--fpr", "0.01", "--max-memory", "2^63"}, "--max-memory"},
+      {{"table", "--keys", "0"}, "--keys"},
+      {{"table", "--keys", "2^33"}, "--keys"},
+      // build (and every command that creates a filter: the same flags)
+      {with(build, {"--capacity", "0"}), "--capacity"},
+      {with(build, {"--capacity", "1000", "--fpr", "0"}), "--fpr"},
+      {with(build, {"--bits", "0", "--hashes", "3"}), "--bits"},
+      {with(build, {"--capacity", "1000", "--hashes", "0"}), "--hashes"},
+      {with(build, {"--kind", "counting", "--capacity", "1000", "--counter-bits", "0"}),
+       "--counter-bits"},
+      {with(build, {"--kind", "counting", "--capacity", "1000", "--counter-bits", "65"}),
+       "--counter-bits"},
+      {with(build, {"--window-keys", "0"}), "--window-keys"},
+      {with(build, {"--capacity", "1000", "--window", "0s"}), "--window"},
+      {with(build, {"--capacity", "1000", "--window", "-5s"}), "--window"},
+      {with(build, {"--capacity", "1000", "--max-memory", "2^63"}), "--max-memory"},
+      // dedupe, intersect
+      {{"dedupe", "--state", Scratch().File("range_state.bloom"), "--checkpoint", "0", keys},
+       "--checkpoint"},
+      {{"dedupe", "--capacity", "0", keys}, "--capacity"},
+      {{"intersect", "--memory", "1", keys, keys}, "--memory"},
+      {{"intersect", "--capacity", "0", keys, keys}, "--capacity"},
+      // the filter-file commands
+      {{"add", file, keys, "--max-memory", "2^63"}, "--max-memory"},
+      {{"query", file, keys, "--max-memory", "2^63"}, "--max-memory"},
+      {{"info", file, "--max-memory", "2^63"}, "--max-memory"},
+      {{"merge", "-o", out, file, file, "--max-memory", "2^63"}, "--max-memory"},
+      {{"repair", file, "--max-memory", "2^63"}, "--max-memory"},
+      {{"fold", "--fpr", "0", file, "-o", out}, "--fpr"},
+      {{"fold", "--fpr", "nan", file, "-o", out}, "--fpr"},
+      {{"fold", "--fpr", "0.01", file, "-o", out, "--max-memory", "2^63"}, "--max-memory"},
+      {{"fold", "--fpr", "0.01", file, "-o", out, "--max-load-memory", "2^63"},
+       "--max-load-memory"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.args);
+    const RunResult r = Run(c.args);
+    CHECK(r.exit_code == 2);  // not 139: a crash
+    CHECK(Contains(r.err, c.flag));
+    CHECK(r.out.empty());
+  }
+  // The bounds themselves are taken: the smallest L2 the floor works with.
+  RunResult smallest = Run({"bench", "--keys", "1000", "--reps", "1", "--l2", "128", "--json"});
+  REQUIRE_MESSAGE(smallest.exit_code == 0, smallest.err);
+  CHECK(ParseJson(smallest.out)["l2_cache_bytes"].U64() == 128);
+  CHECK_FALSE(std::filesystem::exists(out));
+}
+
+TEST_CASE("fold --max-memory caps the folded filter only; --max-load-memory caps FILE's load") {
+  const std::vector<std::string> lines = NumberedLines("https://fold-cap.example/", 0, 2000);
+  const std::string big = Scratch().File("fold_cap_big.bloom");
+  const Json built =
+      Build({"--capacity", "1M", "--fpr", "0.01"}, big, WriteLines("fold_cap.txt", lines));
+  const uint64_t input_bytes = built["memory_bytes"].U64();
+  const std::string small = Scratch().File("fold_cap_small.bloom");
+  RunResult uncapped = Run({"fold", "--fpr", "0.01", big, "-o", small, "--json"});
+  REQUIRE_MESSAGE(uncapped.exit_code == 0, uncapped.err);
+  const uint64_t result_bytes = ParseJson(uncapped.out)["memory_bytes"].U64();
+  REQUIRE(result_bytes * 64 <= input_bytes);  // several halvings, each over the result's size
+  std::filesystem::remove(small);
+
+  // A cap of exactly the result's size: the fold goes through, the halvings on the way (from
+  // input_bytes / 2 down) not counted against it.
+  RunResult capped = Run({"fold", "--fpr", "0.01", big, "-o", small, "--json", "--max-memory",
+                          std::to_string(result_bytes)});
+  REQUIRE_MESSAGE(capped.exit_code == 0, capped.err);
+  CHECK(ParseJson(capped.out)["memory_bytes"].U64() == result_bytes);
+  RunResult query = Run({"query", small}, JoinLines(lines));
+  REQUIRE(query.exit_code == 0);
+  CHECK(query.out == JoinLines(lines));
+  // One byte less: refused (exit 1), naming the result's size, and nothing written.
+  const std::string none = Scratch().File("fold_cap_none.bloom");
+  RunResult over = Run(
+      {"fold", "--fpr", "0.01", big, "-o", none, "--max-memory", std::to_string(result_bytes - 1)});
+  CHECK(over.exit_code == 1);
+  CHECK(Contains(over.err, absl::StrCat(result_bytes, " bytes")));
+  CHECK_FALSE(Contains(over.err, absl::StrCat(input_bytes / 2, " bytes")));
+  CHECK_FALSE(std::filesystem::exists(none));
+  // The load has a cap of its own.
+  RunResult load = Run({"fold", "--fpr", "0.01", big, "-o", none, "--max-load-memory",
+                        std::to_string(input_bytes - 1)});
+  CHECK(load.exit_code == 1);
+  CHECK(Contains(load.err, absl::StrCat(input_bytes)));
+  CHECK_FALSE(std::filesystem::exists(none));
+  RunResult both = Run({"fold", "--fpr", "0.01", big, "-o", none, "--max-load-memory",
+                        std::to_string(input_bytes), "--max-memory", std::to_string(result_bytes)});
+  REQUIRE_MESSAGE(both.exit_code == 0, both.err);
+  // --help says what each caps.
+  RunResult help = Run({"fold", "--help"});
+  CHECK(Contains(help.out, "--max-load-memory"));
+  CHECK(Contains(help.out, "only the result counts"));
 }
 
 }  // namespace

@@ -462,14 +462,10 @@ struct BenchFlags {
   std::string svg;
   CLI::Option* svg_flag = nullptr;
   CLI::Option* layout_flag = nullptr;
-  CLI::Option* keys_flag = nullptr;
   CLI::Option* l2_flag = nullptr;
 };
 
 absl::Status RunBench(const BenchFlags& flags) {
-  if (Given(flags.keys_flag) && (flags.keys == 0 || flags.keys > (uint64_t{1} << 32))) {
-    return UsageError("--keys must be in [1, 2^32]");
-  }
   BenchConfig config = flags.config;
   absl::StatusOr<Layout> layout = ParseLayoutFlag(flags.layout, /*allow_auto=*/false);
   if (!layout.ok()) return layout.status();
@@ -524,9 +520,9 @@ until the filter is twice the last-level cache (at most 128M keys). A size is "i
 when the filter fits the core's L2, or else when its floor is at most 3x the floor over
 memory that fits L2 (measured): a VM may report its host's whole L3 as its own.)",
       RunBench);
-  flags->keys_flag = AddNumber(*app, "--keys", flags->keys, Unit::kCount,
-                               "one size of N keys instead of the two default sizes; each "
-                               "operation is timed over min(N, 4M) keys");
+  AddNumber(*app, "--keys", flags->keys, Unit::kCount, {1, uint64_t{1} << 32},
+            "one size of N keys instead of the two default sizes; each operation is timed over "
+            "min(N, 4M) keys");
   AddFraction(*app, "--fpr", flags->config.fpr, "size the filter for FPR P instead of 10 bits/key");
   app->add_option("--kind", flags->kind, "blocked (default) or classic")->type_name("KIND");
   flags->layout_flag =
@@ -539,6 +535,7 @@ memory that fits L2 (measured): a VM may report its host's whole L3 as its own.)
   AddInteger(*app, "--reps", flags->config.reps, 1, 100,
              "runs per measurement, 1..100 (default 3)");
   flags->l2_flag = AddNumber(*app, "--l2", flags->config.l2_bytes, Unit::kBytes,
+                             {measure::kMinL2Bytes, measure::kMaxL2Bytes},
                              "the core's L2 cache size (default: from sysfs, else CPUID)");
   AddJson(*app, flags->json);
   flags->svg_flag =

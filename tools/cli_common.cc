@@ -17,10 +17,6 @@
 namespace bloomery::cli {
 namespace {
 
-// Largest value a number may take: keeps every later product (bits = bytes * 8, keys * bits per
-// key) away from overflow's edge.
-constexpr uint64_t kMaxNumber = uint64_t{1} << 62;
-
 absl::Status BadNumber(std::string_view text, std::string_view what) {
   return UsageError(absl::StrCat("\"", AsAbsl(text), "\" is not ", AsAbsl(what)));
 }
@@ -176,10 +172,27 @@ CLI::Option* AddParsed(CLI::App& app, const std::string& name, T& out, const std
 
 }  // namespace
 
+std::string FormatRange(uint64_t min, uint64_t max) {
+  const auto bound = [](uint64_t value) {
+    if (value >= 1024 && (value & (value - 1)) == 0) {
+      return absl::StrCat("2^", __builtin_ctzll(value));
+    }
+    return FormatCount(value);
+  };
+  return absl::StrCat("[", bound(min), ", ", bound(max), "]");
+}
+
 CLI::Option* AddNumber(CLI::App& app, const std::string& name, uint64_t& out, Unit unit,
-                       const std::string& help) {
+                       NumberRange range, const std::string& help) {
   return AddParsed(app, name, out, help,
-                   [unit](std::string_view t) { return ParseNumber(t, unit); })
+                   [unit, range](std::string_view text) -> absl::StatusOr<uint64_t> {
+                     absl::StatusOr<uint64_t> value = ParseNumber(text, unit);
+                     if (value.ok() && (*value < range.min || *value > range.max)) {
+                       return UsageError(absl::StrCat("\"", AsAbsl(text), "\" is out of range ",
+                                                      FormatRange(range.min, range.max)));
+                     }
+                     return value;
+                   })
       ->type_name(unit == Unit::kCount  ? "N"
                   : unit == Unit::kBits ? "BITS"
                                         : "SIZE");
@@ -192,17 +205,17 @@ CLI::Option* AddFraction(CLI::App& app, const std::string& name, double& out,
 
 CLI::Option* AddInteger(CLI::App& app, const std::string& name, uint32_t& out, uint32_t min,
                         uint32_t max, const std::string& help) {
-  return AddParsed(app, name, out, help,
-                   [min, max](std::string_view text) -> absl::StatusOr<uint32_t> {
-                     uint32_t value = 0;
-                     if (text.empty() ||
-                         text.find_first_not_of("0123456789") != std::string_view::npos ||
-                         !absl::SimpleAtoi(AsAbsl(text), &value) || value < min || value > max) {
-                       return UsageError(absl::StrFormat("\"%s\" is not a whole number in [%d, %d]",
-                                                         text, min, max));
-                     }
-                     return value;
-                   })
+  return AddParsed(
+             app, name, out, help,
+             [min, max](std::string_view text) -> absl::StatusOr<uint32_t> {
+               uint32_t value = 0;
+               if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos ||
+                   !absl::SimpleAtoi(AsAbsl(text), &value) || value < min || value > max) {
+                 return UsageError(absl::StrCat("\"", AsAbsl(text), "\" is not a whole number in ",
+                                                FormatRange(min, max)));
+               }
+               return value;
+             })
       ->type_name("N");
 }
 
@@ -219,10 +232,10 @@ CLI::Option* AddFlag(CLI::App& app, const std::string& name, bool& out, const st
 void SizingFlags::Add(CLI::App& app, const std::string& capacity_help,
                       const std::string& fpr_help) {
   this->app = &app;
-  AddNumber(app, "--capacity", capacity, Unit::kCount, capacity_help);
+  AddNumber(app, "--capacity", capacity, Unit::kCount, {}, capacity_help);
   CLI::Option* fpr_flag = AddFraction(app, "--fpr", fpr, fpr_help);
   // --bits fixes the size; --fpr asks the planner for one.
-  AddNumber(app, "--bits", bits, Unit::kBits, "a given size in bits instead: 2^30, 1Gi, 8G")
+  AddNumber(app, "--bits", bits, Unit::kBits, {}, "a given size in bits instead: 2^30, 1Gi, 8G")
       ->excludes(fpr_flag);
   AddInteger(app, "--hashes", hashes, kMinHashes, kMaxHashes,
              "probes per key, 1..16 (default: the planner's choice)");
@@ -233,9 +246,7 @@ absl::StatusOr<FilterOptions> SizingFlags::Options(uint64_t default_capacity,
   FilterOptions options;
   options.hashes = hashes;
   options.capacity = Given("--capacity") ? capacity : default_capacity;
-  if (Given("--capacity") && capacity == 0) return UsageError("--capacity must be at least 1");
   if (Given("--bits")) {
-    if (bits == 0) return UsageError("--bits must be at least 1");
     if (hashes == 0 && !Given("--capacity")) {
       return UsageError("--bits needs --hashes, or --capacity to choose them for");
     }
@@ -248,10 +259,11 @@ absl::StatusOr<FilterOptions> SizingFlags::Options(uint64_t default_capacity,
   return options;
 }
 
-CLI::Option* AddMaxMemory(CLI::App& app, uint64_t& out) {
-  return AddNumber(
-      app, "--max-memory", out, Unit::kBytes,
-      "refuse a filter over SIZE of memory (4GiB, 512M; default: the RAM or cgroup limit)");
+CLI::Option* AddMaxMemory(CLI::App& app, uint64_t& out, const std::string& help) {
+  return AddNumber(app, "--max-memory", out, Unit::kBytes, kMemoryCapRange,
+                   help.empty() ? "refuse a filter over SIZE of memory (4GiB, 512M; default, or "
+                                  "0: the RAM or cgroup limit)"
+                                : help);
 }
 
 CLI::Option* AddStripCr(CLI::App& app, bool& out) {

@@ -101,10 +101,24 @@ inline constexpr std::string_view kNumberConvention =
 // A probability in (0, 1): "0.01", "1e-3", or a percentage "1%".
 [[nodiscard]] absl::StatusOr<double> ParseFraction(std::string_view text);
 
-// Flags whose value is parsed (strictly, as above) while the command line is: a bad value is a
-// usage error naming the flag. `name` is CLI11's ("--capacity", "-o,--output").
+// The largest value any number flag takes (ParseNumber's "too large" beyond it): keeps every
+// later product (bits = bytes * 8, keys * bits per key) away from overflow's edge.
+inline constexpr uint64_t kMaxNumber = uint64_t{1} << 62;
+
+// The values a number flag takes, both ends included. Every number flag is declared with its
+// range (AddNumber), so no value reaches a subcommand that it cannot work with.
+struct NumberRange {
+  uint64_t min = 1;
+  uint64_t max = kMaxNumber;
+};
+// "[1, 2^32]": a bound that is a power of two from 2^10 on is written as one.
+[[nodiscard]] std::string FormatRange(uint64_t min, uint64_t max);
+
+// Flags whose value is parsed (strictly, as above) while the command line is: a bad value, or one
+// outside `range` (AddNumber, AddInteger; AddFraction's is (0, 1)), is a usage error naming the
+// flag and the range. `name` is CLI11's ("--capacity", "-o,--output").
 CLI::Option* AddNumber(CLI::App& app, const std::string& name, uint64_t& out, Unit unit,
-                       const std::string& help);
+                       NumberRange range, const std::string& help);
 CLI::Option* AddFraction(CLI::App& app, const std::string& name, double& out,
                          const std::string& help);
 CLI::Option* AddInteger(CLI::App& app, const std::string& name, uint32_t& out, uint32_t min,
@@ -139,8 +153,11 @@ struct SizingFlags {
   const CLI::App* app = nullptr;
 };
 
-// "--max-memory SIZE": the cap on the memory of a filter created or loaded (0: none).
-CLI::Option* AddMaxMemory(CLI::App& app, uint64_t& out);
+// "--max-memory SIZE": the cap on the memory of a filter created or loaded (0: none, the default:
+// the machine's memory). `help` replaces the default help where the cap means something else.
+CLI::Option* AddMaxMemory(CLI::App& app, uint64_t& out, const std::string& help = "");
+// The range of a memory cap: 0 (none: the machine's memory) up to kMaxNumber.
+inline constexpr NumberRange kMemoryCapRange = {0, kMaxNumber};
 // "--strip-cr": drop one '\r' at the end of each input line (LineReader).
 CLI::Option* AddStripCr(CLI::App& app, bool& out);
 // "--allow-dirty": load a file left DIRTY by a crashed read-write mapping (LoadOptions).

@@ -296,20 +296,62 @@ void AddHealthRows(const FilterHealth& health, Row& row) {
                    " / ", FormatFpr(health.planned_fpr)));
 }
 
-// A Prometheus label value: backslash, double quote and newline escaped (the text exposition
-// format, version 0.0.4).
+// The UTF-8 sequence at the start of `bytes` (not empty): its length if it is valid (no overlong
+// form, no surrogate, nothing above U+10FFFF: RFC 3629), else that of the bytes one U+FFFD
+// replaces, the longest start of a valid sequence there, at least one byte (Unicode's "maximal
+// subpart", as Python's decoder and the JSON output replace them).
+struct Utf8Sequence {
+  size_t length;
+  bool valid;
+};
+Utf8Sequence NextUtf8Sequence(std::string_view bytes) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(bytes[i]); };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80) return {1, true};
+  size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // the range of the byte after the lead
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;   // overlong below
+    if (lead == 0xED) high = 0x9F;  // surrogates above
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;   // overlong below
+    if (lead == 0xF4) high = 0x8F;  // beyond U+10FFFF above
+  } else {
+    return {1, false};  // a continuation byte, an overlong lead (C0, C1) or F5..FF
+  }
+  for (size_t i = 1; i < length; ++i) {
+    if (i >= bytes.size() || byte(i) < (i == 1 ? low : 0x80) || byte(i) > (i == 1 ? high : 0xBF)) {
+      return {i, false};
+    }
+  }
+  return {length, true};
+}
+
+// A Prometheus label value (the text exposition format, version 0.0.4): backslash, double quote
+// and newline escaped, and always valid UTF-8, which the format requires (a scraper drops the
+// whole exposition otherwise): what is not valid UTF-8 in a file name is replaced by U+FFFD
+// (NextUtf8Sequence), as the JSON output replaces it (PrintJson).
 std::string EscapeLabel(std::string_view value) {
   std::string out;
-  for (const char c : value) {
-    if (c == '\\') {
+  while (!value.empty()) {
+    const Utf8Sequence sequence = NextUtf8Sequence(value);
+    const char c = value.front();
+    if (!sequence.valid) {
+      out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+    } else if (c == '\\') {
       out += "\\\\";
     } else if (c == '"') {
       out += "\\\"";
     } else if (c == '\n') {
       out += "\\n";
     } else {
-      out += c;
+      out.append(value.substr(0, sequence.length));
     }
+    value.remove_prefix(sequence.length);
   }
   return out;
 }
@@ -540,9 +582,10 @@ absl::Status RunMerge(const MergeFlags& flags) {
 }
 
 struct FoldFlags {
-  FileFlags file;
+  FileFlags file;  // its max_memory caps the load of FILE: --max-load-memory
   double fpr = 0;
   std::string output;
+  uint64_t max_memory = 0;  // --max-memory: the cap on the folded filter
 };
 
 // Why a kind other than blocked and classic does not fold, for fold's refusal.
@@ -562,7 +605,7 @@ std::string_view WhyNoFold(FilterKind kind) {
 template <typename F>
 absl::StatusOr<AnyFilter> Folded(const F& filter, const FoldFlags& flags) {
   MemoryOptions memory;
-  memory.max_memory_bytes = flags.file.max_memory;
+  memory.max_memory_bytes = flags.max_memory;
   absl::StatusOr<F> folded = filter.FoldedTo(flags.fpr, memory);
   if (!folded.ok()) return folded.status();
   return AnyFilter(*std::move(folded));
@@ -725,19 +768,24 @@ bits, stays within --fpr, and writes the result to OUT atomically: every key of 
 answers present. The summary says the memory before and after, and the FPR planned for the
 keys the folded geometry holds within --fpr. Filters sized by capacity and FPR fold; one sized
 by explicit --bits, or made before folding, may have an odd count and is refused
-(docs/OPERATING.md).)",
+(docs/OPERATING.md). --max-memory caps the folded filter only (a fold is refused only when its
+result is over it); --max-load-memory caps the loading of FILE.)",
       RunFold);
   app->add_option("file", flags->file.file, "the filter file to fold")
       ->type_name("FILE")
       ->required();
-  app->add_option("--fpr", flags->fpr, "the FPR the folded filter must stay within, now")
-      ->type_name("P")
+  AddFraction(*app, "--fpr", flags->fpr, "the FPR the folded filter must stay within, now")
       ->required();
   app->add_option("-o", flags->output, "the file to write (FILE itself to fold in place)")
       ->type_name("OUT")
       ->required()
       ->check(FileName());
-  flags->file.AddLoadFlags(*app);
+  AddAllowDirty(*app, flags->file.allow_dirty);
+  AddMaxMemory(*app, flags->max_memory,
+               "refuse a folded filter over SIZE of memory (4GiB, 512M; default, or 0: the RAM or "
+               "cgroup limit); only the result counts, not FILE nor the halvings on the way");
+  AddNumber(*app, "--max-load-memory", flags->file.max_memory, Unit::kBytes, kMemoryCapRange,
+            "refuse to load a FILE over SIZE of memory (default, or 0: the RAM or cgroup limit)");
   AddJson(*app, flags->file.json, kSummaryJson);
   AddNoWait(*app, flags->file.no_wait);
 }

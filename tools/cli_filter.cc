@@ -60,8 +60,14 @@ void CreateFlags::Add(CLI::App& app, const std::string& capacity_help,
                                                                {"h", int64_t{3'600'000'000'000}},
                                                                {"d", int64_t{86'400'000'000'000}}},
                                 CLI::AsNumberWithUnit::UNIT_REQUIRED)
-              .description(""));  // help shows "D", not CLI11's "D:INT UNIT"
-  AddNumber(app, "--window-keys", window_keys, Unit::kCount,
+              .description(""))  // help shows "D", not CLI11's "D:INT UNIT"
+      ->check(CLI::Validator(
+          [](const std::string& ns) {  // the transform's nanoseconds: [1, 2^63)
+            return ns.starts_with('-') || ns == "0" ? std::string("must be longer than zero")
+                                                    : std::string();
+          },
+          ""));
+  AddNumber(app, "--window-keys", window_keys, Unit::kCount, {},
             "windowed: a line is forgotten after N lines first seen after it "
             "(kept for at least 3N/4 of them, rounded down); it is then the capacity")
       ->excludes("--window");
@@ -96,7 +102,6 @@ absl::StatusOr<CreateSpec> CreateFlags::Spec(uint64_t default_capacity, double d
     // The window is the capacity: it stands in for --capacity, so a command that needs one
     // (build) is satisfied by it.
     if (Given("--capacity")) return UsageError("--window-keys is the capacity");
-    if (window_keys == 0) return UsageError("--window-keys must be at least 1");
     default_capacity = window_keys;
   }
   absl::StatusOr<FilterOptions> sized = sizing.Options(default_capacity, default_fpr);
@@ -108,7 +113,6 @@ absl::StatusOr<CreateSpec> CreateFlags::Spec(uint64_t default_capacity, double d
   options.hashes = sized->hashes;
   options.memory.max_memory_bytes = max_memory;
   if (spec.kind == FilterKind::kWindowed) {
-    if (Given("--window") && window_ns <= 0) return UsageError("--window must be longer than zero");
     options.window = std::chrono::nanoseconds(Given("--window") ? window_ns : 0);
     // Revisit crawls: a line comes back once W has passed since it was first seen, however often
     // it is seen meanwhile.

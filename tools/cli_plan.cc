@@ -777,9 +777,6 @@ struct TableFlags {
 };
 
 absl::Status RunTable(const TableFlags& flags) {
-  if (flags.keys == 0 || flags.keys > (uint64_t{1} << 32)) {
-    return UsageError("--keys must be in [1, 2^32]");
-  }
   const std::optional<Layout> layout =
       flags.layout == "classic" ? Layout::kPartitioned : ParseLayout(flags.layout);
   absl::StatusOr<Table> table = BuildTable(*layout, flags.keys);
@@ -812,7 +809,7 @@ is <= P; --bits B [--hashes K] describes a given geometry and what it gives at N
       RunPlan);
   plan_flags->sizing.Add(*plan, "keys the filter holds: 1000000, 1e6, 2^20, 10M",
                          "target false-positive rate: 0.01, 1e-3, 1%");
-  AddNumber(*plan, "--max-memory", plan_flags->max_memory, Unit::kBytes,
+  AddNumber(*plan, "--max-memory", plan_flags->max_memory, Unit::kBytes, kMemoryCapRange,
             "a memory budget (2.5GiB, 512M): say which candidates fit it, and the lowest FPR each "
             "reaches within it");
   plan->add_option("--prefer", plan_flags->prefer,
@@ -835,7 +832,7 @@ is <= P; --bits B [--hashes K] describes a given geometry and what it gives at N
 every k the layout takes (1..16; 1..8 for block256 and word64), predicted by the layout's exact formula (plan.h) and measured on a real filter of
 that geometry holding N keys, queried with N keys that were never inserted.)",
       RunTable);
-  AddNumber(*app, "--keys", flags->keys, Unit::kCount,
+  AddNumber(*app, "--keys", flags->keys, Unit::kCount, {1, uint64_t{1} << 32},
             "keys per filter (default 200000); measured FPRs below 1/N read as \"<1/N\"");
   // The choices and their help from layout.h's shapes: "blocked" (the line's old name, the
   // default), each blocked shape, and "classic".

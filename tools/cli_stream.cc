@@ -91,7 +91,6 @@ absl::Status RunDedupe(const DedupeFlags& flags) {
   absl::StatusOr<CreateSpec> spec = flags.create.Spec(kDefaultDedupeCapacity, kDefaultDedupeFpr);
   if (!spec.ok()) return spec.status();
   const bool with_state = Given(flags.state_flag);
-  if (flags.checkpoint == 0) return UsageError("--checkpoint must be at least 1");
   absl::StatusOr<LineReader> reader = LineReader::Open(flags.input, flags.strip_cr);
   if (!reader.ok()) return reader.status();
 
@@ -185,12 +184,6 @@ struct IntersectFlags {
 };
 
 absl::Status RunIntersect(const IntersectFlags& flags) {
-  if (flags.memory < kBlockBytes) {
-    return UsageError(absl::StrCat("--memory must be at least ", kBlockBytes, " bytes"));
-  }
-  if (Given(flags.capacity_flag) && flags.capacity == 0) {
-    return UsageError("--capacity must be at least 1");
-  }
   if (flags.a == "-" && flags.b == "-") return UsageError("A and B cannot both be stdin");
   // Open B first: a missing B should fail before the long pass over A.
   absl::StatusOr<LineReader> b_reader = LineReader::Open(flags.b, flags.strip_cr);
@@ -264,10 +257,10 @@ over B. The expected rate counts every line of A as a key: repeated lines make i
   app->add_option("A", flags->a, "the lines to look for (\"-\": stdin)")->required();
   app->add_option("B", flags->b, "the lines to print (\"-\": stdin)")->required();
   AddNumber(
-      *app, "--memory", flags->memory, Unit::kBytes,
+      *app, "--memory", flags->memory, Unit::kBytes, {kBlockBytes, kMaxNumber},
       "memory for the filter (default 1GiB): 4GiB, 512M, 2^30; no more than about 64 bits per "
       "line of A is used");
-  flags->capacity_flag = AddNumber(*app, "--capacity", flags->capacity, Unit::kCount,
+  flags->capacity_flag = AddNumber(*app, "--capacity", flags->capacity, Unit::kCount, {},
                                    "lines in A, if known: saves the pass that counts them");
   AddStripCr(*app, flags->strip_cr);
 }
@@ -299,7 +292,7 @@ window has passed since it was first printed; --state keeps the window across ru
                       "save it at every checkpoint and at the end")
           ->type_name("FILE")
           ->check(FileName());
-  AddNumber(*app, "--checkpoint", flags->checkpoint, Unit::kCount,
+  AddNumber(*app, "--checkpoint", flags->checkpoint, Unit::kCount, {},
             "with --state: save every N lines read (default 10M)")
       ->needs(flags->state_flag);
   AddAllowDirty(*app, flags->allow_dirty);

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "bloomery/options.h"
 #include "timing.h"
@@ -234,6 +235,15 @@ uint64_t L2CacheBytes() {
 }
 
 absl::StatusOr<double> L2FloorNsPerLine(uint64_t l2_bytes, int rounds) {
+  if (l2_bytes != 0 && (l2_bytes < kMinL2Bytes || l2_bytes > kMaxL2Bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat("an L2 cache of ", l2_bytes,
+                                                   " bytes is outside what the L2 floor takes (",
+                                                   kMinL2Bytes, " to ", kMaxL2Bytes, " bytes)"));
+  }
+  if (rounds < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the L2 floor needs at least one round, got ", rounds));
+  }
   absl::StatusOr<FloorMemory> memory =
       FloorMemory::Allocate((l2_bytes != 0 ? l2_bytes : kAssumedL2Bytes) / 2);
   if (!memory.ok()) return memory.status();

@@ -76,10 +76,10 @@ class FloorMemory {
   FloorMemory& operator=(FloorMemory&&) noexcept;
   ~FloorMemory();
 
-  // The floor over `lines` (each < lines()): TouchLines with every strategy of the sweep, each over
-  // all of `lines`, timed once; the fastest. Call it once per repetition and take the median of
-  // the readings: noise only adds, so each reading is the best of its sweep. kWrite changes the
-  // memory's bits (nothing reads them).
+  // The floor over `lines` (each < lines(); none where lines() is 0): TouchLines with every
+  // strategy of the sweep, each over all of `lines`, timed once; the fastest. Call it once per
+  // repetition and take the median of the readings: noise only adds, so each reading is the best of
+  // its sweep. kWrite changes the memory's bits (nothing reads them).
   [[nodiscard]] FloorReading Measure(std::span<const uint64_t> lines, FloorAccess access);
   // Touches line lines[i] (each < lines()) as `access` says, for every i, keeping misses in flight
   // as `strategy` says; returns the xor of the words read so that no read can be optimised away.
@@ -128,10 +128,15 @@ inline constexpr uint64_t kHugePageBytes = uint64_t{2} << 20;
 
 // L2 size assumed when it is unknown: every x86-64 core since 2008 has at least 256 KiB.
 inline constexpr uint64_t kAssumedL2Bytes = 256 << 10;
+// The L2 sizes the L2 floor takes: at least two lines (its memory, half the L2, must hold a line
+// to read), at most 4 GiB (2 GiB of floor memory, far beyond any core's L2).
+inline constexpr uint64_t kMinL2Bytes = 128;
+inline constexpr uint64_t kMaxL2Bytes = uint64_t{1} << 32;
 // The floor over memory that fits L2 (half of `l2_bytes`, kAssumedL2Bytes when 0, so the reads'
 // own lines stay in): what a random line read costs when it certainly hits the cache, in ns per
-// line, the best of `rounds` sweeps (Measure) over 4 Mi reads (noise only adds). Errors:
-// FloorMemory's.
+// line, the best of `rounds` (at least 1) sweeps (Measure) over 4 Mi reads (noise only adds).
+// Errors: InvalidArgument for an `l2_bytes` outside [kMinL2Bytes, kMaxL2Bytes] (other than 0) or
+// `rounds` < 1; FloorMemory's.
 [[nodiscard]] absl::StatusOr<double> L2FloorNsPerLine(uint64_t l2_bytes, int rounds);
 // Memory larger than L2 counts as in cache when its floor is at most this many times the L2 floor:
 // an L3 hit costs a few L2 hits, a DRAM miss many (benchmarks/README.md has the ratios measured).

@@ -161,7 +161,8 @@ class BlockedFilter(_FixedSize):
     def folded(self, max_fpr: float, *, max_memory: int = 0) -> BlockedFilter:
         """The smallest halving whose FPR with the keys in it now stays <= max_fpr; every key
         added still answers True. ValueError if the FPR is already above max_fpr or the filter
-        cannot halve (sized by bits, an odd block count)."""
+        cannot halve (sized by bits, an odd block count); MemoryError if the folded filter (not
+        the halvings on the way to it) is over max_memory."""
 
 class ClassicFilter(_FixedSize):
     def folded(self, max_fpr: float, *, max_memory: int = 0) -> ClassicFilter:

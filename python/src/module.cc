@@ -137,7 +137,8 @@ void BindFixedSize(py::module_& m, const char* name, const char* doc) {
         "<= max_fpr (C++ FoldedTo): every key added still answers True, at a fraction of the "
         "memory. Its capacity is what the folded size holds at max_fpr. ValueError when the FPR "
         "is already above max_fpr or the filter cannot halve (an odd block count: sized by "
-        "bits); MemoryError beyond max_memory.");
+        "bits); MemoryError when the folded filter is over max_memory (the halvings on the way "
+        "to it do not count against it).");
   }
 }
 

@@ -1470,3 +1470,20 @@ def test_bloomfilter_add_many_present_stops_at_capacity_as_add_does():
         f.add_many(range(150), present=True)
     assert f.count == 100
     assert f.add_many([], present=True).shape == (0,)
+
+
+@pytest.mark.parametrize("make", [lambda: bloomery.BlockedFilter(1_000_000, 0.01),
+                                  lambda: bloomery.BlockedFilter(1_000_000, 0.01, layout="word64"),
+                                  lambda: bloomery.ClassicFilter(1_000_000, 0.01)])
+def test_folded_under_max_memory_is_refused_only_for_a_result_over_it(make):
+    # Issue #50: max_memory=4096 refused a 1,920-byte result, naming the first halving's bytes.
+    f = make()
+    f.update(range(2_000))
+    result = f.folded(0.01).memory_bytes
+    assert result * 64 <= f.memory_bytes  # halvings far over the result came before it
+    g = f.folded(0.01, max_memory=result)
+    assert g.memory_bytes == result and g.tobytes() == f.folded(0.01).tobytes()
+    assert all(k in g for k in range(2_000))
+    with pytest.raises(MemoryError, match=f"{result} bytes") as refused:
+        f.folded(0.01, max_memory=result - 1)
+    assert f"{f.memory_bytes // 2} bytes" not in str(refused.value)
