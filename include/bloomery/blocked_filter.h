@@ -165,7 +165,9 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   // (folds some state between them).
   // Errors: InvalidArgument for max_fpr outside (0, 1) or NaN; FailedPrecondition when the FPR
   // is already above max_fpr, or the block count is odd (the message says which and what to do);
-  // ResourceExhausted when `memory` refuses the copy.
+  // ResourceExhausted when the result is over memory.max_memory_bytes, the cap being the
+  // result's alone (the halvings on the way to it, each larger, are held to the machine's memory),
+  // or an allocation fails.
   [[nodiscard]] absl::StatusOr<BlockedFilter> FoldedTo(double max_fpr,
                                                        const MemoryOptions& memory = {}) const;
 
