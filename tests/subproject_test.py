@@ -8,6 +8,8 @@ dependency('bloomery') and is its only test. Checked:
 - configured as is, bloomery adds no target but its libraries (no tests, benchmarks, fuzzers,
   tools, Python or Redis parts) and no test to the parent's `meson test --list`; the parent builds
   and its test runs;
+- -Dbloomery:default_library=static -Dbloomery:install_library=false leaves one static library,
+  not installed;
 - -Dbloomery:tests=true turns bloomery's tests back on.
 The number of build steps is printed (`ninja -n`).
 
@@ -90,6 +92,16 @@ def main():
         print(f"build steps of the parent with bloomery as a subproject: {steps}")
         run([meson, "compile", "-C", build], env=env)
         run([meson, "test", "-C", build, "--print-errorlogs"], env=env)
+
+        # Linked statically and installed with nothing of bloomery's (docs/INSTALL.md).
+        build_static = scratch / "build-static"
+        run([meson, "setup", build_static, "-Dbloomery:default_library=static",
+             "-Dbloomery:install_library=false"], cwd=scratch, env=env)
+        ours = sorted((t["name"], t["type"], t["installed"])
+                      for t in json.loads(run([meson, "introspect", build_static, "--targets"]))
+                      if t.get("subproject") == "bloomery")
+        if ours != [("bloomery", "static library", False)]:
+            failures.append(f"static and not installed, the subproject's targets are {ours}")
 
         # A part turned back on by the parent.
         build_tests = scratch / "build-tests"
