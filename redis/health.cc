@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <set>
+#include <vector>
 
 namespace bloomery::redis {
 namespace {
@@ -36,6 +38,20 @@ void Count(HealthTotals& totals, HealthState state, uint64_t bytes, int64_t sign
   if (state == HealthState::kOverLimit) totals.over_limit += step;
 }
 
+// The values the timer follows. A value may be freed on the lazyfree thread while the timer runs:
+// its destructor waits on this mutex, which the cron's pass holds for its whole pass (lock order:
+// Following's, then Totals').
+struct Following {
+  // Recursive: a follower's Refresh takes its value out of the list during the timer's pass.
+  std::recursive_mutex mutex;
+  std::set<TrackedHealth*> values;
+};
+
+Following& Followed() {
+  static Following* const following = new Following;  // never destroyed, as Global()
+  return *following;
+}
+
 }  // namespace
 
 HealthTotals CurrentHealthTotals() {
@@ -46,7 +62,40 @@ HealthTotals CurrentHealthTotals() {
   return totals;
 }
 
+TrackedHealth::TrackedHealth(HealthFollower follow, void* value, bool always)
+    : follower_(follow), value_(value), always_(always) {
+  if (always_) Follow(true);
+}
+
+void TrackedHealth::Follow(bool follow) {
+  if (follow == followed_) return;
+  Following& following = Followed();
+  std::lock_guard lock(following.mutex);
+  if (follow) {
+    following.values.insert(this);
+  } else {
+    following.values.erase(this);
+  }
+  followed_ = follow;
+}
+
+void TrackedHealth::RefreshFollowed(RedisModuleCtx* ctx) {
+  Following& following = Followed();
+  std::lock_guard lock(following.mutex);
+  // A copy: a follower's Refresh takes its value out of the list.
+  const std::vector<TrackedHealth*> values(following.values.begin(), following.values.end());
+  for (TrackedHealth* health : values) {
+    if (!health->Stale()) continue;
+    health->follower_(health->value_, ctx);
+  }
+}
+
 TrackedHealth::~TrackedHealth() {
+  if (followed_) {
+    Following& following = Followed();
+    std::lock_guard lock(following.mutex);
+    following.values.erase(this);
+  }
   if (!entered_once_) return;
   Totals& global = Global();
   std::lock_guard lock(global.mutex);
@@ -73,6 +122,7 @@ void TrackedHealth::Enter(const FilterHealth& health, uint64_t bytes) {
   bytes_ = bytes;
   pending_keys_ = 0;
   entered_ = std::chrono::steady_clock::now();
+  if (!always_) Follow(false);
 }
 
 bool TrackedHealth::Stale() const {

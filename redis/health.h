@@ -11,11 +11,17 @@
 //
 // Kept up to date as writes happen: a write calls AfterWrite with the keys it added, and the health
 // is computed again (Health(): ~1.1 ms at most, a 1 MiB sample of a large filter, the whole of a
-// small one) once the keys added since the last time reach 1/64 of the filter's capacity, or a
-// second has passed since it (a windowed filter's generations expire with time). So a write costs
-// a counter almost always, and about 0.1 us per key added on average (Health()'s time over 1/64
-// of the keys the filter holds: 1.1 ms per 13,000 keys for a 1 MiB filter, less for larger and
-// smaller ones); the totals lag the filters by at most 1.6% of their capacity, or a second.
+// small one) at once when the write changed the filter's bytes (a chain grew a stage), and
+// otherwise once the keys added since the last time reach 1/64 of the filter's capacity, or a
+// second has passed since it. So a write costs a counter almost always, and about 0.1 us per key
+// added on average (Health()'s time over 1/64 of the keys the filter holds: 1.1 ms per 13,000
+// keys for a 1 MiB filter, less for larger and smaller ones).
+//
+// What writes leave behind, a second's timer (RefreshFollowed, main thread) brings up to date
+// whether or not the key is written again: a filter written since its health was last computed,
+// and a windowed filter whose clock has rotated a generation out since (checked in O(1) a second;
+// its health computed again only then). So INFO bf's bytes are exact after every write, and its
+// states and worst ratio lag the filters by at most a second (and two for the timer's period).
 //
 // Values are freed on the main thread, or on the lazyfree thread (FLUSHALL ASYNC, UNLINK): a mutex
 // guards the totals.
@@ -27,6 +33,8 @@
 #include <set>
 
 #include "bloomery/health.h"
+
+struct RedisModuleCtx;
 
 namespace bloomery::redis {
 
@@ -41,10 +49,17 @@ struct HealthTotals {
 };
 [[nodiscard]] HealthTotals CurrentHealthTotals();
 
+// How the timer brings a value's health up to date (main thread, `ctx` the timer's): recompute it
+// if it may have changed (Refresh), or do nothing.
+using HealthFollower = void (*)(void* value, RedisModuleCtx* ctx);
+
 // One value's entry in the totals. Not copyable: each value has its own.
 class TrackedHealth {
  public:
-  TrackedHealth() = default;
+  // `follow(value, ctx)` is what the timer calls for `value` (the object holding this entry).
+  // `always`: the value's health changes with time alone (a windowed filter), so the timer asks
+  // it every second; otherwise only after a write that left the health behind.
+  TrackedHealth(HealthFollower follow, void* value, bool always);
   ~TrackedHealth();
   TrackedHealth(const TrackedHealth&) = delete;
   TrackedHealth& operator=(const TrackedHealth&) = delete;
@@ -54,20 +69,37 @@ class TrackedHealth {
   void Refresh(const Filter& filter) {
     Enter(filter.Health(), filter.memory_bytes());
   }
-  // After a write that added `added` keys to `filter`: Refresh when due (see the file comment).
+  // After a write that added `added` keys to `filter`: Refresh when due (see the file comment),
+  // else leaves it to the timer.
   template <typename Filter>
   void AfterWrite(const Filter& filter, uint64_t added) {
     pending_keys_ += added;
-    if (pending_keys_ * 64 >= filter.capacity() || Stale()) Refresh(filter);
+    if (filter.memory_bytes() != bytes_ || pending_keys_ * 64 >= filter.capacity() || Stale()) {
+      Refresh(filter);
+    } else if (pending_keys_ > 0) {
+      Follow(true);
+    }
   }
+  // Whether keys were added since the health was last computed.
+  [[nodiscard]] bool behind() const noexcept { return pending_keys_ > 0; }
 
   // The health last entered.
   [[nodiscard]] const FilterHealth& last() const noexcept { return last_; }
 
+  // The timer's work: every followed value whose health is a second old or more is asked to
+  // bring it up to date. Main thread only.
+  static void RefreshFollowed(RedisModuleCtx* ctx);
+
  private:
   void Enter(const FilterHealth& health, uint64_t bytes);
+  // Puts this entry in the timer's list (or takes it out).
+  void Follow(bool follow);
   [[nodiscard]] bool Stale() const;
 
+  const HealthFollower follower_;
+  void* const value_;
+  const bool always_;
+  bool followed_ = false;
   bool entered_once_ = false;  // in the totals
   FilterHealth last_;
   uint64_t bytes_ = 0;

@@ -27,6 +27,7 @@
 // (server_memory.h; huge pages asked for where a block is large), so it counts in used_memory,
 // maxmemory, eviction and deny-oom like any other key's, and MEMORY USAGE (mem_usage) answers
 // what the allocator holds for it.
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <exception>
@@ -85,6 +86,17 @@ void AddInfo(RedisModuleInfoCtx* ctx, int /*for_crash_report*/) {
   api::InfoAddFieldULongLong(ctx, "filters_over_limit", totals.over_limit);
   api::InfoAddFieldDouble(ctx, "worst_fpr_ratio", totals.worst_fpr_ratio);
 }
+// INFO bf's totals follow what writes left behind, and windowed filters' generations as they
+// expire, once a second (TrackedHealth::RefreshFollowed, health.h), from the server's cron.
+void FollowHealthOnCron(RedisModuleCtx* ctx, api::ServerEvent /*event*/, uint64_t /*subevent*/,
+                        void* /*data*/) {
+  static std::chrono::steady_clock::time_point last;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last < std::chrono::seconds(1)) return;
+  last = now;
+  TrackedHealth::RefreshFollowed(ctx);
+}
+
 // rdb_save's first word: what follows.
 constexpr uint64_t kSavedFilter = 0;
 constexpr uint64_t kSavedPendingLoad = 1;
@@ -104,8 +116,9 @@ struct BloomValue : InServerMemory {
   explicit BloomValue(ChunkAssembler pending) : state(std::move(pending)) {}
 
   std::variant<ScalableFilter, ChunkAssembler> state;
-  // Its filter's health in INFO bf's totals (health.h); none while a load is pending.
-  TrackedHealth health;
+  // Its filter's health in INFO bf's totals (health.h); none while a load is pending. A chain's
+  // health changes only with writes: the timer computes it again after one that left it behind.
+  TrackedHealth health{&FollowHealth, this, /*always=*/false};
   // BF.SCANDUMP's state between its calls. The dump's image is the filter's file image
   // (SaveToBytes), but no copy of it is kept: its header region (header, stage table and the
   // payload's checksums, about 8 bytes per MiB of filter) is taken when the dump begins, in the
@@ -117,6 +130,11 @@ struct BloomValue : InServerMemory {
 
   ScalableFilter* filter() { return std::get_if<ScalableFilter>(&state); }
   ChunkAssembler* pending() { return std::get_if<ChunkAssembler>(&state); }
+
+  static void FollowHealth(void* value, RedisModuleCtx* /*ctx*/) {
+    auto& self = *static_cast<BloomValue*>(value);
+    if (const ScalableFilter* filter = self.filter()) self.health.Refresh(*filter);
+  }
 };
 
 uint64_t MaxImageBytes(Source source) {
@@ -974,6 +992,9 @@ extern "C" __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisMo
   br::SetHeldAllocator({.allocate = api::TryAlloc, .release = api::Free});
   if (br::ParseModuleArgs(ctx, argv, argc) != api::kOk) return api::kErr;
   if (api::RegisterInfoFunc(ctx, br::AddInfo) != api::kOk) return api::kErr;
+  if (api::SubscribeToServerEvent(ctx, api::kCronLoopEvent, br::FollowHealthOnCron) != api::kOk) {
+    return api::kErr;
+  }
   // rdb_load checks IsIOError after every read, so a truncated RDB or RESTORE payload is
   // reported instead of ending the server.
   api::SetModuleOptions(ctx, api::kOptionHandleIoErrors);

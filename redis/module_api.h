@@ -63,6 +63,15 @@ inline constexpr const char* kWrongTypeError =
 using CommandFunc = int (*)(RedisModuleCtx* ctx, RedisModuleString** argv, int argc);
 // Fills the module's INFO section (RegisterInfoFunc).
 using InfoFunc = void (*)(RedisModuleInfoCtx* ctx, int for_crash_report);
+// A server event (SubscribeToServerEvent): its id and the version of the data passed with it.
+struct ServerEvent {
+  uint64_t id;
+  uint64_t dataver;
+};
+// The server's cron (serverCron, `hz` times a second), on the main thread.
+inline constexpr ServerEvent kCronLoopEvent = {8, 1};
+using ServerEventCallback = void (*)(RedisModuleCtx* ctx, ServerEvent event, uint64_t subevent,
+                                     void* data);
 
 // The data type's callbacks, in the server's order. Version 3 (Redis 6.2+) is the first with
 // `copy`; later fields that a newer server knows about are absent, which `version` tells it.
@@ -201,6 +210,7 @@ inline constexpr CommandInfoVersion kCommandInfoVersion = {1, sizeof(CommandHist
   X(GetCommand, RedisModuleCommand*, (RedisModuleCtx*, const char* name))                      \
   X(SetCommandInfo, int, (RedisModuleCommand*, const CommandInfo* info))                       \
   X(RegisterInfoFunc, int, (RedisModuleCtx*, InfoFunc))                                        \
+  X(SubscribeToServerEvent, int, (RedisModuleCtx*, ServerEvent, ServerEventCallback))          \
   X(InfoAddSection, int, (RedisModuleInfoCtx*, const char* name))                              \
   X(InfoAddFieldCString, int, (RedisModuleInfoCtx*, const char* field, const char* value))     \
   X(InfoAddFieldULongLong, int, (RedisModuleInfoCtx*, const char* field, unsigned long long))  \

@@ -64,13 +64,20 @@ int64_t WallClockMs() {
 // and at which a replica answers.
 struct WindowedValue : InServerMemory {
   // Its health enters INFO bf's totals as of `time` (health.h).
-  WindowedValue(WindowedFilter f, int64_t time) : filter(std::move(f)), time_ms(time) {
+  WindowedValue(WindowedFilter f, int64_t time)
+      : filter(std::move(f)), time_ms(time), health(&FollowHealth, this, filter.window_ns() != 0) {
     RunAt(time_ms);
     health.Refresh(filter);
+    health_epoch = filter.current_epoch();
   }
   WindowedFilter filter;
   int64_t time_ms;
+  // A window of time expires generations with no write: the timer checks the filter's epoch as a
+  // read would now (O(1)) and computes the health again when a generation has rotated out since.
   TrackedHealth health;
+  uint64_t health_epoch = 0;
+
+  static void FollowHealth(void* value, RedisModuleCtx* ctx);
 };
 
 // An open key of the windowed type; closes it when it goes out of scope.
@@ -105,6 +112,15 @@ int64_t ReadTime(RedisModuleCtx* ctx, const WindowedValue& value) {
   const bool master = (flags & (api::kContextFlagSlave | api::kContextFlagLoading |
                                 api::kContextFlagAsyncLoading)) == 0;
   return master ? std::max(WallClockMs(), value.time_ms) : value.time_ms;
+}
+
+void WindowedValue::FollowHealth(void* value, RedisModuleCtx* ctx) {
+  auto& self = *static_cast<WindowedValue*>(value);
+  RunAt(ReadTime(ctx, self));
+  const uint64_t epoch = self.filter.current_epoch();
+  if (epoch == self.health_epoch && !self.health.behind()) return;
+  self.health.Refresh(self.filter);
+  self.health_epoch = epoch;
 }
 
 // Replicates a write that ran at `time_ms` as BFW.AT time_ms <command> key args... (argv[0] is the

@@ -290,6 +290,9 @@ class BLOOMERY_EXPORT WindowedFilter : public BatchForms<WindowedFilter>, public
   // (block b*G + j is block b of slot j), in whole 64-byte lines. The newest generation's number
   // (rotations since creation); ages come from it.
   [[nodiscard]] uint64_t epoch() const noexcept;
+  // The epoch the window is at by its clock now (epoch() is the one reached by the last write or
+  // Advance): what lookups, Health and Save go by. O(1).
+  [[nodiscard]] uint64_t current_epoch() const noexcept { return EpochNow(); }
   // Generation `age` (0 = newest, up to generations() - 1): how many keys it holds, estimated
   // from its bits, and whether it is still live. O(bytes / G).
   struct GenerationInfo {

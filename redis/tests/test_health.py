@@ -137,3 +137,46 @@ def test_info_bf_with_many_filters_reads_no_filter(r):
         pipe.execute_command("BF.RESERVE", f"f{i}", 0.01, 1_000)
     pipe.execute()
     assert totals(r)["filters"] == 2_000
+
+
+def wait_for(condition, seconds=5.0):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_info_bf_follows_filters_that_are_not_written_again(make_server):
+    """INFO bf's totals were computed again only on writes: after the write that grew a chain
+    bf_bytes kept the old size for as long as the key was idle, a few keys short of a state change
+    never changed it, and a windowed filter whose overfull generations had expired stayed in
+    bf_filters_over_limit. Now bytes are exact after every write, and a second's timer brings the
+    rest up to date whether or not the key is written again."""
+    server = make_server(module_args=["TESTING-CLOCK", "1"])
+    r = server.client()
+
+    # Bytes: a chain grows by a stage in a write too small to recompute its health.
+    r.execute_command("BF.RESERVE", "chain", 0.01, 1000, "EXPANSION", 2)
+    for start in range(0, 1000, 10):
+        r.execute_command("BF.MADD", "chain", *[f"c{i}" for i in range(start, start + 10)])
+    assert info(r, "BF.INFO", "chain")[b"Number of filters"] == 1
+    one_stage = totals(r)["bytes"]
+    r.execute_command("BF.MADD", "chain", *[f"c{i}" for i in range(1000, 1010)])
+    assert info(r, "BF.INFO", "chain")[b"Number of filters"] == 2
+    assert totals(r)["bytes"] > 2 * one_stage  # the new stage is planned for twice the keys
+
+    # A state: 9,000 keys of 10,000 are ok; 150 more (below 1/64 of the capacity, so no
+    # recomputation on the write) make it near_limit, and nothing writes it again.
+    r.execute_command("BF.RESERVE", "fixed", 0.01, 10_000, "NONSCALING")
+    madd(r, "BF.MADD", "fixed", [f"f{i}" for i in range(9_000)])
+    assert totals(r)["filters_near_limit"] == 0
+    r.execute_command("BF.MADD", "fixed", *[f"f{i}" for i in range(9_000, 9_150)])
+    wait_for(lambda: totals(r)["filters_near_limit"] == 1)
+
+    # A window: overfull, then its generations expire with no write.
+    r.execute_command("BFW.RESERVE", "w", 0.01, 2_000, "WINDOW", "1h")
+    madd(r, "BFW.MADD", "w", [f"w{i}" for i in range(6_000)])
+    assert totals(r)["filters_over_limit"] == 1
+    r.execute_command("BFW.TESTING-CLOCK-OFFSET", 2 * 3_600_000)
+    wait_for(lambda: totals(r)["filters_over_limit"] == 0)
+    assert totals(r)["worst_fpr_ratio"] < 1
