@@ -7,12 +7,17 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace bloomery::python {
 
@@ -56,6 +61,91 @@ std::optional<std::pair<size_t, char>> CountAndCode(std::string_view format) {
   size_t count = digits == 0 ? 1 : 0;
   for (size_t i = 0; i < digits; ++i) count = count * 10 + static_cast<size_t>(format[i] - '0');
   return std::pair{count, format[digits]};
+}
+
+// The UTF-8 of the UCS-4 code points `item[0, points)` (native order, or byte-swapped) without
+// the trailing NUL points (NumPy's 'U' padding) into `out`, which has room for 4 bytes a point
+// (UTF-8 never needs more). One pass from the front, so that the hardware prefetcher follows it.
+// Returns the bytes of the key, or nullopt with `bad` set to the position of a point that is not a
+// Unicode scalar value (a surrogate, or above U+10FFFF), which UTF-8 cannot encode.
+std::optional<size_t> EncodeUcs4(const char* item, size_t points, bool swap, char* out,
+                                 size_t& bad) noexcept {
+  const auto load = [&](size_t i) {
+    uint32_t point;
+    std::memcpy(&point, item + i * sizeof point, sizeof point);
+    return swap ? __builtin_bswap32(point) : point;
+  };
+  char* const begin = out;
+  char* key_end = out;  // past the last point that is not NUL
+  size_t i = 0;
+#if defined(__SSE2__)
+  // Sixteen ASCII (or NUL) points at a time, packed to bytes (x86 is little-endian).
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i high = _mm_set1_epi32(~0x7F);
+  while (!swap && i + 16 <= points) {
+    const auto* in = reinterpret_cast<const __m128i*>(item + i * sizeof(uint32_t));
+    const __m128i a = _mm_loadu_si128(in), b = _mm_loadu_si128(in + 1);
+    const __m128i c = _mm_loadu_si128(in + 2), d = _mm_loadu_si128(in + 3);
+    const __m128i all = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d));
+    if (_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(all, high), zero)) != 0xFFFF) break;
+    const __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), bytes);
+    const auto nonzero =
+        static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, zero)) ^ 0xFFFF);
+    if (nonzero != 0) key_end = out + (32 - std::countl_zero(nonzero));
+    out += 16;
+    i += 16;
+  }
+#endif
+  while (i < points) {
+    if (i + 4 <= points) {  // four ASCII (or NUL) points at a time: URLs, identifiers, padding
+      const uint32_t a = load(i), b = load(i + 1), c = load(i + 2), d = load(i + 3);
+      if ((a | b | c | d) < 0x80) {
+        out[0] = static_cast<char>(a);
+        out[1] = static_cast<char>(b);
+        out[2] = static_cast<char>(c);
+        out[3] = static_cast<char>(d);
+        key_end = d != 0   ? out + 4
+                  : c != 0 ? out + 3
+                  : b != 0 ? out + 2
+                  : a != 0 ? out + 1
+                           : key_end;
+        out += 4;
+        i += 4;
+        continue;
+      }
+    }
+    const uint32_t point = load(i);
+    if (point < 0x80) {
+      *out++ = static_cast<char>(point);
+      if (point != 0) key_end = out;
+      ++i;
+      continue;
+    }
+    if (point < 0x800) {
+      *out++ = static_cast<char>(0xC0 | (point >> 6));
+      *out++ = static_cast<char>(0x80 | (point & 0x3F));
+    } else if (point < 0x10000) {
+      if (point >= 0xD800 && point <= 0xDFFF) {
+        bad = i;
+        return std::nullopt;
+      }
+      *out++ = static_cast<char>(0xE0 | (point >> 12));
+      *out++ = static_cast<char>(0x80 | ((point >> 6) & 0x3F));
+      *out++ = static_cast<char>(0x80 | (point & 0x3F));
+    } else if (point <= 0x10FFFF) {
+      *out++ = static_cast<char>(0xF0 | (point >> 18));
+      *out++ = static_cast<char>(0x80 | ((point >> 12) & 0x3F));
+      *out++ = static_cast<char>(0x80 | ((point >> 6) & 0x3F));
+      *out++ = static_cast<char>(0x80 | (point & 0x3F));
+    } else {
+      bad = i;
+      return std::nullopt;
+    }
+    key_end = out;
+    ++i;
+  }
+  return static_cast<size_t>(key_end - begin);
 }
 
 }  // namespace
@@ -142,18 +232,16 @@ bool Batch::EncodeChunk(size_t offset, size_t count) noexcept {
   views_.resize(count);
   const size_t points = item_size_ / 4;
   size_t used = 0;
+  constexpr size_t kAhead = 16;  // items; a prefetch hint only, never a read
   for (size_t i = 0; i < count; ++i) {
-    const char* item = Item(offset + i);
-    size_t length = points;
-    while (length > 0) {  // trailing NUL code points are NumPy's padding
-      uint32_t point;
-      std::memcpy(&point, item + (length - 1) * sizeof point, sizeof point);
-      if (point != 0) break;
-      --length;
+    if (i + kAhead < count) {
+      const char* ahead = Item(offset + i + kAhead);
+      for (size_t line = 0; line < item_size_; line += 64) __builtin_prefetch(ahead + line);
     }
     char* out = encoded_.get() + used;
     size_t bad = 0;
-    const std::optional<size_t> size = EncodeUcs4(item, length, items_.swap_ucs4, out, bad);
+    const std::optional<size_t> size =
+        EncodeUcs4(Item(offset + i), points, items_.swap_ucs4, out, bad);
     if (!size) {
       bad_key_ = offset + i;
       bad_point_ = bad;

@@ -9,6 +9,7 @@
 #define BLOOMERY_PYTHON_SRC_KEYS_H_
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -194,65 +195,15 @@ struct KeyItems {
   while (size >= sizeof(uint64_t)) {
     uint64_t word;
     std::memcpy(&word, item + size - sizeof word, sizeof word);
-    if (word != 0) break;
+    if (word != 0) {  // its last bytes in memory that are 0
+      const int zero_bits = std::endian::native == std::endian::little ? std::countl_zero(word)
+                                                                       : std::countr_zero(word);
+      return size - static_cast<size_t>(zero_bits / 8);
+    }
     size -= sizeof word;
   }
   while (size > 0 && item[size - 1] == '\0') --size;
   return size;
-}
-
-// The UTF-8 of the UCS-4 code points `item[0, points)` (native order, or byte-swapped) into `out`,
-// which has room for 4 bytes a point (UTF-8 never needs more). Returns the bytes written, or
-// nullopt with `bad` set to the position of a point that is not a Unicode scalar value (a
-// surrogate, or above U+10FFFF), which UTF-8 cannot encode.
-[[nodiscard]] inline std::optional<size_t> EncodeUcs4(const char* item, size_t points, bool swap,
-                                                      char* out, size_t& bad) noexcept {
-  const auto load = [&](size_t i) {
-    uint32_t point;
-    std::memcpy(&point, item + i * sizeof point, sizeof point);
-    return swap ? __builtin_bswap32(point) : point;
-  };
-  char* const begin = out;
-  size_t i = 0;
-  while (i < points) {
-    if (i + 4 <= points) {  // four ASCII points at a time: URLs, identifiers
-      const uint32_t a = load(i), b = load(i + 1), c = load(i + 2), d = load(i + 3);
-      if ((a | b | c | d) < 0x80) {
-        out[0] = static_cast<char>(a);
-        out[1] = static_cast<char>(b);
-        out[2] = static_cast<char>(c);
-        out[3] = static_cast<char>(d);
-        out += 4;
-        i += 4;
-        continue;
-      }
-    }
-    const uint32_t point = load(i);
-    if (point < 0x80) {
-      *out++ = static_cast<char>(point);
-    } else if (point < 0x800) {
-      *out++ = static_cast<char>(0xC0 | (point >> 6));
-      *out++ = static_cast<char>(0x80 | (point & 0x3F));
-    } else if (point < 0x10000) {
-      if (point >= 0xD800 && point <= 0xDFFF) {
-        bad = i;
-        return std::nullopt;
-      }
-      *out++ = static_cast<char>(0xE0 | (point >> 12));
-      *out++ = static_cast<char>(0x80 | ((point >> 6) & 0x3F));
-      *out++ = static_cast<char>(0x80 | (point & 0x3F));
-    } else if (point <= 0x10FFFF) {
-      *out++ = static_cast<char>(0xF0 | (point >> 18));
-      *out++ = static_cast<char>(0x80 | ((point >> 12) & 0x3F));
-      *out++ = static_cast<char>(0x80 | ((point >> 6) & 0x3F));
-      *out++ = static_cast<char>(0x80 | (point & 0x3F));
-    } else {
-      bad = i;
-      return std::nullopt;
-    }
-    ++i;
-  }
-  return static_cast<size_t>(out - begin);
 }
 
 // A batch of keys ready for a C++ batch call: the items of a 1-D key buffer (integers, an aligned

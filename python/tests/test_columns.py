@@ -38,8 +38,10 @@ def urls(n, prefix="https://example.com/"):
 def text_keys():
     """str keys with 2-, 3- and 4-byte UTF-8, an empty one, and an inner NUL (kept: only
     trailing NULs are padding)."""
-    return ["héllo", "日本語のキー", "emoji 😀 key", "", "a\0b", "plain", "ÿ", "\U0010ffff"] + [
-        f"ключ-{i}" for i in range(N)
+    # Past 16 ASCII points (read 16 at a time): a non-ASCII point, an inner NUL, exact widths.
+    long = ["x" * 16 + "é" + "y" * 20, "p" * 17 + "\0" + "q" * 3, "z" * 32, "w" * 15, "v" * 37]
+    return ["héllo", "日本語のキー", "emoji 😀 key", "", "a\0b", "plain", "ÿ", "\U0010ffff"] + long + [
+        f"ключ-{i}" if i % 2 else f"https://example.com/{i}/ключ" for i in range(N)
     ]
 
 
@@ -214,6 +216,9 @@ def test_invalid_code_points_are_refused_by_index(make):
         make().add_many(column)
     with pytest.raises(UnicodeEncodeError, match="position 1"):
         make().contains_many(column)
+    late = np.array(["a" * 30, "b" * 20 + "\udfff"])
+    with pytest.raises(UnicodeEncodeError, match="position 20: surrogates not allowed .key 1 "):
+        make().contains_many(late)
     # As str.encode raises for the same key in a list or an object array.
     with pytest.raises(UnicodeEncodeError):
         make().add_many(np.array(["ok", "a\ud800b"], dtype=object))
