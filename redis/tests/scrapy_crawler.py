@@ -4,8 +4,14 @@ every link, de-duplicating through RedisBloomDupeFilter (or the class named, wit
 7 days) on the Redis at <redis_port>.
 
     python3 scrapy_crawler.py <site_port> <redis_port> <shards> [RedisWindowedDupeFilter]
+        [--scrapy-redis] [SETTING=json-value ...]
+
+--scrapy-redis: under scrapy_redis_scheduler.Scheduler (scrapy-redis 0.9's Scheduler's calls, a
+shared Redis list as the frontier) with scrapy-redis's settings only: REDIS_URL and
+SCHEDULER_PERSIST = True, no BLOOMERY_REDIS_URL. SETTING=value pairs are added to the settings.
 """
 import importlib.util
+import json
 import os
 import sys
 
@@ -45,9 +51,11 @@ class SiteSpider(scrapy.Spider):
 
 
 def main():
-    site_port, redis_port, shards = sys.argv[1], sys.argv[2], sys.argv[3]
-    dupefilter_class = f"{PACKAGE}.{sys.argv[4] if len(sys.argv) > 4 else 'RedisBloomDupeFilter'}"
-    process = CrawlerProcess(settings={
+    positional = [arg for arg in sys.argv[1:] if not arg.startswith("--") and "=" not in arg]
+    site_port, redis_port, shards = positional[:3]
+    name = positional[3] if len(positional) > 3 else "RedisBloomDupeFilter"
+    dupefilter_class = f"{PACKAGE}.{name}"
+    settings = {
         "DUPEFILTER_CLASS": dupefilter_class,
         "BLOOMERY_REDIS_WINDOW": "7d",
         "BLOOMERY_REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
@@ -60,7 +68,17 @@ def main():
         "CONCURRENT_REQUESTS": 8,
         "LOG_LEVEL": "WARNING",
         "CLOSESPIDER_TIMEOUT": 60,
-    })
+    }
+    if "--scrapy-redis" in sys.argv:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        del settings["BLOOMERY_REDIS_URL"]
+        settings.update(SCHEDULER="scrapy_redis_scheduler.Scheduler", SCHEDULER_PERSIST=True,
+                        REDIS_URL=f"redis://127.0.0.1:{redis_port}/0")
+    for arg in sys.argv[1:]:
+        if "=" in arg and not arg.startswith("--"):
+            name, value = arg.split("=", 1)
+            settings[name] = json.loads(value)
+    process = CrawlerProcess(settings=settings)
     process.crawl(SiteSpider, site_port=site_port)
     process.start()
     print(f"dupefilter: {dupefilter_class}")
