@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstring>
 #include <iterator>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -95,6 +97,84 @@ uint64_t Get64(const uint8_t* p) {
 }
 void Put32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
 void Put64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
+
+double GetDouble(const uint8_t* p) {
+  double v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// pybloom-live's files (pybloom_live/pybloom.py, 4.0), all little-endian. A BloomFilter: a
+// 40-byte header `<dQQQQ` (error_rate, num_slices, bits_per_slice, capacity, count), then its bit
+// array's bytes. A ScalableBloomFilter: `<idQd` (scale, ratio, initial_capacity, error_rate), `<l`
+// (the number of filters), one `<Q` length per filter, then each filter's BloomFilter file.
+// bloomery.BloomFilter.tofile (python/bloomery/pybloom.py) writes that 40-byte header with
+// bits_per_slice 0 and a bloomery file after it.
+constexpr uint64_t kPybloomHeaderBytes = 40;
+constexpr uint64_t kPybloomScalableHeaderBytes = 32;
+
+// What the file whose first bytes are `head` (at most kFixedHeaderBytes of them) and whose size is
+// `file_size` is, with the call that opens it, when it is one of the formats above; nullopt for
+// anything else. The sizes the headers imply must match the file's, so bytes that merely parse
+// are not named.
+std::optional<std::string> NameForeignFile(std::span<const uint8_t> head, uint64_t file_size) {
+  if (head.size() >= kPybloomHeaderBytes) {
+    const double error_rate = GetDouble(head.data());
+    const uint64_t slices = Get64(head.data() + 8);
+    const uint64_t bits_per_slice = Get64(head.data() + 16);
+    const uint64_t capacity = Get64(head.data() + 24);
+    const uint64_t count = Get64(head.data() + 32);
+    // pybloom-live <= 4.0.0 admitted one key past capacity.
+    const bool plausible = error_rate > 0 && error_rate < 1 && slices >= 1 && slices <= 4096 &&
+                           capacity >= 1 && count <= capacity + 1;
+    if (plausible && bits_per_slice == 0 && head.size() >= kPybloomHeaderBytes + sizeof(kMagic) &&
+        std::memcmp(head.data() + kPybloomHeaderBytes, kMagic, sizeof(kMagic)) == 0) {
+      return absl::StrFormat(
+          "a bloomery.BloomFilter.tofile() file (pybloom-live's 40-byte header: capacity %d, "
+          "error rate %g, count %d; then a bloomery file): open it with bloomery.load or "
+          "bloomery.BloomFilter.fromfile in Python, or drop the header with "
+          "`tail -c +41 FILE > FILE.bloom`",
+          capacity, error_rate, count);
+    }
+    if (plausible && bits_per_slice >= 1 && bits_per_slice <= (uint64_t{1} << 50) &&
+        file_size == kPybloomHeaderBytes + (slices * bits_per_slice + 7) / 8) {
+      return absl::StrFormat(
+          "a pybloom-live file (BloomFilter, capacity %d, error rate %g, count %d, %d slices of "
+          "%d bits): open it with bloomery.BloomFilter.fromfile in Python",
+          capacity, error_rate, count, slices, bits_per_slice);
+    }
+  }
+  if (head.size() >= kPybloomScalableHeaderBytes) {
+    int32_t scale;
+    std::memcpy(&scale, head.data(), 4);
+    const double ratio = GetDouble(head.data() + 4);
+    const uint64_t initial_capacity = Get64(head.data() + 12);
+    const double error_rate = GetDouble(head.data() + 20);
+    int32_t filters;
+    std::memcpy(&filters, head.data() + 28, 4);
+    if (!(scale >= 1 && ratio > 0 && ratio < 1 && initial_capacity >= 1 && error_rate > 0 &&
+          error_rate < 1 && filters >= 0)) {
+      return std::nullopt;
+    }
+    // The lengths that are in `head` must each hold a BloomFilter file and, when all are, add up
+    // to the file's size.
+    uint64_t end = kPybloomScalableHeaderBytes + 8 * static_cast<uint64_t>(filters);
+    if (end > file_size) return std::nullopt;
+    const uint64_t seen =
+        std::min<uint64_t>(filters, (head.size() - kPybloomScalableHeaderBytes) / 8);
+    for (uint64_t i = 0; i < seen; ++i) {
+      const uint64_t length = Get64(head.data() + kPybloomScalableHeaderBytes + 8 * i);
+      if (length <= kPybloomHeaderBytes || length > file_size - end) return std::nullopt;
+      end += length;
+    }
+    if (seen == static_cast<uint64_t>(filters) && end != file_size) return std::nullopt;
+    return absl::StrFormat(
+        "a pybloom-live file (ScalableBloomFilter, initial capacity %d, error rate %g, scale %d, "
+        "%d filters): open it with bloomery.ScalableBloomFilter.fromfile in Python",
+        initial_capacity, error_rate, scale, filters);
+  }
+  return std::nullopt;
+}
 
 uint64_t ChunkCount(uint64_t payload_bytes, uint32_t chunk_shift) {
   return (payload_bytes >> chunk_shift) +
@@ -236,16 +316,23 @@ absl::Status CheckPlannedFpr(const FileHeader& header, double predicted_fpr) {
 
 absl::StatusOr<FixedHeader> ReadFixed(const ByteSource& source) {
   const uint64_t file_size = source.size();
+  FixedHeader fixed;
+  const uint64_t head_bytes = std::min(file_size, kFixedHeaderBytes);
+  if (absl::Status s = source.Read(fixed.bytes.data(), head_bytes, 0); !s.ok()) return s;
+  const uint8_t* p = fixed.bytes.data();
+  const bool magic = head_bytes >= sizeof(kMagic) && std::memcmp(p, kMagic, sizeof(kMagic)) == 0;
+  // A file of another format is named where it can be (the Python package's files and
+  // pybloom-live's), so the message says which call opens it.
+  if (!magic) {
+    if (std::optional<std::string> name = NameForeignFile({p, head_bytes}, file_size)) {
+      return absl::InvalidArgumentError(absl::StrCat("not a bloomery filter file: ", *name));
+    }
+  }
   if (file_size < kFixedHeaderBytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "not a bloomery filter file (%d bytes, shorter than the header)", file_size));
   }
-  FixedHeader fixed;
-  if (absl::Status s = source.Read(fixed.bytes.data(), kFixedHeaderBytes, 0); !s.ok()) return s;
-  const uint8_t* p = fixed.bytes.data();
-  if (std::memcmp(p, kMagic, sizeof(kMagic)) != 0) {
-    return absl::InvalidArgumentError("not a bloomery filter file (bad magic)");
-  }
+  if (!magic) return absl::InvalidArgumentError("not a bloomery filter file (bad magic)");
   const uint32_t version = Get32(p + kVersion);
   if (version > kFormatVersion) {
     return absl::UnimplementedError(absl::StrFormat(

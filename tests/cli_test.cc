@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -2629,6 +2630,94 @@ TEST_CASE("fold --max-memory caps the folded filter only; --max-load-memory caps
   RunResult help = Run({"fold", "--help"});
   CHECK(Contains(help.out, "--max-load-memory"));
   CHECK(Contains(help.out, "only the result counts"));
+}
+
+// pybloom-live's file headers (little-endian), as its pybloom.py writes them: a BloomFilter's
+// `<dQQQQ` (error_rate, num_slices, bits_per_slice, capacity, count) and a ScalableBloomFilter's
+// `<idQd` and `<l` (scale, ratio, initial_capacity, error_rate; the number of filters).
+std::string PybloomHeader(double error_rate, uint64_t slices, uint64_t bits_per_slice,
+                          uint64_t capacity, uint64_t count) {
+  std::string header(40, '\0');
+  std::memcpy(header.data(), &error_rate, 8);
+  std::memcpy(header.data() + 8, &slices, 8);
+  std::memcpy(header.data() + 16, &bits_per_slice, 8);
+  std::memcpy(header.data() + 24, &capacity, 8);
+  std::memcpy(header.data() + 32, &count, 8);
+  return header;
+}
+
+std::string PybloomScalableHeader(int32_t scale, double ratio, uint64_t initial_capacity,
+                                  double error_rate, int32_t filters) {
+  std::string header(32, '\0');
+  std::memcpy(header.data(), &scale, 4);
+  std::memcpy(header.data() + 4, &ratio, 8);
+  std::memcpy(header.data() + 12, &initial_capacity, 8);
+  std::memcpy(header.data() + 20, &error_rate, 8);
+  std::memcpy(header.data() + 28, &filters, 4);
+  return header;
+}
+
+TEST_CASE("pybloom-live files and tofile()'s are named, with the call that opens them") {
+  // BloomFilter(10, 0.1) with 8 keys: 4 slices of 12 bits, 6 bytes of bits.
+  const std::string bloom = PybloomHeader(0.1, 4, 12, 10, 8) + std::string(6, '\x5a');
+  const std::string bloom_file = Scratch().File("pybloom.bin");
+  WriteFile(bloom_file, bloom);
+  for (const char* command : {"info", "query"}) {
+    RunResult r = Run({command, bloom_file});
+    CHECK(r.exit_code == 1);
+    CHECK_MESSAGE(Contains(r.err,
+                           "not a bloomery filter file: a pybloom-live file (BloomFilter, "
+                           "capacity 10, error rate 0.1, count 8, 4 slices of 12 bits): "
+                           "open it with bloomery.BloomFilter.fromfile in Python"),
+                  r.err);
+  }
+  // A size its header does not imply is not named.
+  WriteFile(bloom_file, bloom.substr(0, bloom.size() - 1));
+  RunResult short_bits = Run({"info", bloom_file});
+  CHECK(short_bits.exit_code == 1);
+  CHECK_FALSE(Contains(short_bits.err, "pybloom-live"));
+  CHECK(Contains(short_bits.err, "not a bloomery filter file"));
+
+  // ScalableBloomFilter(100, 0.001, mode=2) with one filter: its length, then its file.
+  std::string scalable = PybloomScalableHeader(2, 0.9, 100, 0.001, 1);
+  const uint64_t length = bloom.size();
+  scalable.append(reinterpret_cast<const char*>(&length), 8);
+  scalable += bloom;
+  const std::string scalable_file = Scratch().File("pybloom_scalable.bin");
+  WriteFile(scalable_file, scalable);
+  RunResult r = Run({"info", scalable_file, "--json"});
+  CHECK(r.exit_code == 1);
+  CHECK_MESSAGE(Contains(r.err,
+                         "not a bloomery filter file: a pybloom-live file "
+                         "(ScalableBloomFilter, initial capacity 100, error rate 0.001, "
+                         "scale 2, 1 filters): open it with "
+                         "bloomery.ScalableBloomFilter.fromfile in Python"),
+                r.err);
+  WriteFile(scalable_file, scalable + "x");
+  CHECK_FALSE(Contains(Run({"info", scalable_file}).err, "pybloom-live"));
+
+  // bloomery.BloomFilter.tofile(): pybloom-live's header (bits_per_slice 0), then bloomery's file.
+  const std::string plain = Scratch().File("tofile_plain.bloom");
+  Build({"--capacity", "1000", "--fpr", "0.01"}, plain,
+        WriteLines("tofile_keys.txt", NumberedLines("t", 0, 3)));
+  const std::string wrapped = Scratch().File("tofile.bin");
+  WriteFile(wrapped, PybloomHeader(0.01, 7, 0, 1000, 3) + ReadFile(plain));
+  for (const char* command : {"info", "query"}) {
+    RunResult w = Run({command, wrapped});
+    CHECK(w.exit_code == 1);
+    CHECK_MESSAGE(Contains(w.err,
+                           "not a bloomery filter file: a bloomery.BloomFilter.tofile() "
+                           "file (pybloom-live's 40-byte header: capacity 1000, error rate "
+                           "0.01, count 3; then a bloomery file): open it with "
+                           "bloomery.load or bloomery.BloomFilter.fromfile in Python, or "
+                           "drop the header with `tail -c +41 FILE > FILE.bloom`"),
+                  w.err);
+  }
+  // What the message advises gives back bloomery's file.
+  WriteFile(wrapped, ReadFile(wrapped).substr(40));
+  RunResult stripped = Run({"query", wrapped}, JoinLines(NumberedLines("t", 0, 3)));
+  REQUIRE_MESSAGE(stripped.exit_code == 0, stripped.err);
+  CHECK(stripped.out == JoinLines(NumberedLines("t", 0, 3)));
 }
 
 }  // namespace
