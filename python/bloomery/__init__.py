@@ -28,7 +28,7 @@ iterable of keys or an integer buffer (a NumPy ``uint64`` array is read in place
 GIL. Files written by ``save``/``tofile``/``tobytes`` are the C++ library's and the ``bloomery``
 command-line tool's format; pickling and ``copy`` go through it. (``bloomery.BloomFilter.tofile``,
 pybloom-live's API, puts pybloom-live's 40-byte header before it, which keeps the error rate asked
-for; its ``fromfile`` reads both.)
+for; its ``fromfile`` reads both, and pybloom-live's own files as ``PybloomLiveBloomFilter``.)
 """
 
 import pkgutil as _pkgutil
@@ -52,13 +52,27 @@ from ._native import (  # noqa: E402
 )
 
 from .pybloom import BloomFilter, ScalableBloomFilter  # noqa: E402  pybloom-live's classes
+from . import pybloom as _pybloom  # noqa: E402
+from .pybloom import (  # noqa: E402  pybloom-live's own files
+    MigratingFilter,
+    PybloomLiveBloomFilter,
+    PybloomLiveScalableBloomFilter,
+)
 
 # {kind name: class}, from the C++ library's one list of kinds.
 from ._native import _kinds as _KINDS  # noqa: E402
 
 
 def load(path, **options):
-    """Reads a filter file of any kind (the kind is in its header); options as ``Kind.load``."""
+    """Reads a filter file of any kind (the kind is in its header); options as ``Kind.load``.
+
+    Also the files the pybloom-live classes write and read: ``BloomFilter.tofile``'s
+    (pybloom-live's header, then bloomery's file) as a ``BloomFilter`` (options as
+    ``BloomFilter.frombytes``), and pybloom-live's own as a ``PybloomLiveBloomFilter`` or
+    ``PybloomLiveScalableBloomFilter`` (no options)."""
+    foreign = _pybloom._load_file(path, options)
+    if foreign is not None:
+        return foreign
     return _KINDS[info(path)["kind"]].load(path, **options)
 
 
@@ -74,6 +88,9 @@ __all__ = [
     "CountingFilter",
     "FilterFullError",
     "FormatError",
+    "MigratingFilter",
+    "PybloomLiveBloomFilter",
+    "PybloomLiveScalableBloomFilter",
     "ScalableBloomFilter",
     "ScalableFilter",
     "WindowedFilter",

@@ -10,9 +10,18 @@ Key = Union[str, bytes, bytearray, memoryview, int, np.integer[Any], npt.NDArray
 """str (hashed as UTF-8), bytes or any contiguous buffer, or int in [0, 2**64 - 1]. A NumPy
 integer, or a NumPy integer array holding one int (0-d or one element), is that int; an integer
 array of more is a batch (TypeError as one key)."""
-Keys = Union[Iterable[Key], npt.NDArray[np.integer[Any]]]
-"""Any iterable of keys, or a 1-D integer buffer of any width and alignment (aligned NumPy uint64
-is read in place). An exception len(keys) raises propagates."""
+Keys = Union[
+    Iterable[Key],
+    npt.NDArray[np.integer[Any]],
+    npt.NDArray[np.bytes_],
+    npt.NDArray[np.str_],
+    npt.NDArray[np.object_],
+    memoryview,
+]
+"""Any iterable of keys, or a 1-D buffer (any strides) of: integers of any width and alignment
+(aligned NumPy uint64 is read in place); fixed-width bytes (NumPy 'S', format '<n>s'), each key
+its bytes without trailing NULs; NumPy 'U', each key the UTF-8 of its str; or objects (NumPy
+object), each a str or bytes. An exception len(keys) raises propagates."""
 Path = Union[str, bytes, os.PathLike[str], os.PathLike[bytes]]
 """A file path as open() takes it (an embedded NUL is ValueError)."""
 
@@ -261,6 +270,11 @@ class BloomFilter(BlockedFilter):
     @property
     def predicted_error_rate(self) -> float:
         """The FPR the geometry predicts at `capacity` keys (<= error_rate)."""
+    @classmethod
+    def fromfile(cls, f: BinaryIO, n: int = ...  # type: ignore[override]
+                 ) -> BloomFilter | PybloomLiveBloomFilter:
+        """bloomery's file or tofile()'s: a BloomFilter; pybloom-live's own file: a
+        PybloomLiveBloomFilter."""
 
 class ScalableBloomFilter(ScalableFilter):
     """pybloom-live's ScalableBloomFilter: a ScalableFilter growing x4 by default."""
@@ -277,6 +291,75 @@ class ScalableBloomFilter(ScalableFilter):
         """Read-only views of the stages that hold keys (capacity, count, error_rate, num_bits,
         num_slices), oldest first, as pybloom-live lists its filters."""
     def union(self, other: ScalableFilter) -> ScalableBloomFilter: ...
+    @classmethod
+    def fromfile(cls, f: BinaryIO, n: int = ...  # type: ignore[override]
+                 ) -> ScalableBloomFilter | PybloomLiveScalableBloomFilter:
+        """bloomery's file: a ScalableBloomFilter; pybloom-live's own file: a
+        PybloomLiveScalableBloomFilter."""
+
+class PybloomLiveBloomFilter:
+    """pybloom-live 4.0's BloomFilter and its files (its hashes and bits; keys hashed as
+    pybloom-live does: a str as UTF-8, anything else as str(key)). Not a BloomFilter."""
+    count: int
+    capacity: int
+    error_rate: float
+    num_slices: int
+    bits_per_slice: int
+    hash_name: str
+    def __init__(self, capacity: int, error_rate: float = 0.001) -> None: ...
+    @property
+    def num_bits(self) -> int: ...
+    def add(self, key: object, skip_check: bool = False) -> bool: ...
+    def __contains__(self, key: object) -> bool: ...
+    def __len__(self) -> int: ...
+    def copy(self) -> PybloomLiveBloomFilter: ...
+    def union(self, other: PybloomLiveBloomFilter) -> PybloomLiveBloomFilter: ...
+    def intersection(self, other: PybloomLiveBloomFilter) -> PybloomLiveBloomFilter: ...
+    def __or__(self, other: PybloomLiveBloomFilter) -> PybloomLiveBloomFilter: ...
+    def __and__(self, other: PybloomLiveBloomFilter) -> PybloomLiveBloomFilter: ...
+    def tobytes(self) -> bytes: ...
+    def tofile(self, f: BinaryIO) -> None: ...
+    @classmethod
+    def fromfile(cls, f: BinaryIO, n: int = ...) -> PybloomLiveBloomFilter: ...
+    @classmethod
+    def frombytes(cls, data: bytes) -> PybloomLiveBloomFilter: ...
+
+class PybloomLiveScalableBloomFilter:
+    """pybloom-live 4.0's ScalableBloomFilter and its files. Not a ScalableBloomFilter."""
+    SMALL_SET_GROWTH: ClassVar[int]
+    LARGE_SET_GROWTH: ClassVar[int]
+    scale: int
+    ratio: float
+    initial_capacity: int
+    error_rate: float
+    filters: list[PybloomLiveBloomFilter]
+    def __init__(self, initial_capacity: int = 100, error_rate: float = 0.001,
+                 mode: int = 4) -> None: ...
+    @property
+    def capacity(self) -> int: ...
+    @property
+    def count(self) -> int: ...
+    def add(self, key: object) -> bool: ...
+    def __contains__(self, key: object) -> bool: ...
+    def __len__(self) -> int: ...
+    def copy(self) -> PybloomLiveScalableBloomFilter: ...
+    def union(self, other: PybloomLiveScalableBloomFilter) -> PybloomLiveScalableBloomFilter: ...
+    def __or__(self, other: PybloomLiveScalableBloomFilter) -> PybloomLiveScalableBloomFilter: ...
+    def tobytes(self) -> bytes: ...
+    def tofile(self, f: BinaryIO) -> None: ...
+    @classmethod
+    def fromfile(cls, f: BinaryIO, n: int = ...) -> PybloomLiveScalableBloomFilter: ...
+    @classmethod
+    def frombytes(cls, data: bytes) -> PybloomLiveScalableBloomFilter: ...
+
+class MigratingFilter:
+    """Answers from both filters, adds to `new`: from a pybloom-live file to a bloomery filter."""
+    new: Any
+    old: Any
+    def __init__(self, new: Any, old: Any) -> None: ...
+    def __contains__(self, key: object) -> bool: ...
+    def add(self, key: Any) -> bool:
+        """Adds to new; True if new or old already had the key."""
 
 def info(path: Path) -> dict[str, object]:
     """The validated header of a filter file: kind, version, bits, hashes, seed..."""
@@ -287,4 +370,8 @@ def hash_key(key: Key, seed: int | None = ...,
              integer_hash: Literal["xxh3", "mix"] = ...) -> tuple[int, int]: ...
 def load(path: Path, *, concurrent: bool = ..., max_bytes: int = ..., verify_checksums: bool = ...,
          allow_dirty: bool = ...) -> Union[BlockedFilter, ClassicFilter, CountingFilter,
-                                           ScalableFilter, WindowedFilter]: ...
+                                           ScalableFilter, WindowedFilter,
+                                           PybloomLiveBloomFilter,
+                                           PybloomLiveScalableBloomFilter]:
+    """Any kind's file; BloomFilter.tofile()'s (a BloomFilter); pybloom-live's own files
+    (PybloomLiveBloomFilter, PybloomLiveScalableBloomFilter: no options)."""

@@ -50,8 +50,29 @@
 #include "options.h"
 #include "py_filter.h"
 
+// XXH3-128 for _xxh128_digest, inlined as lib/key.cc inlines it: no xxHash symbol is linked.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 namespace bloomery::python {
 namespace {
+
+// python-xxhash's xxh128(data).digest(): XXH3-128, seed 0, in XXH128_canonicalFromHash's
+// big-endian order (high 64 bits first). pybloom-live 4.0 hashes small filters with it
+// (python/bloomery/pybloom.py reads and writes its files). A METH_O function, called by CPython
+// directly: through pybind11's dispatch the call cost more than the hash of a URL.
+PyObject* Xxh128Digest(PyObject* /*module*/, PyObject* data) {
+  if (!PyBytes_Check(data)) {
+    PyErr_SetString(PyExc_TypeError, "_xxh128_digest takes bytes");
+    return nullptr;
+  }
+  const XXH128_hash_t hash =
+      XXH3_128bits(PyBytes_AS_STRING(data), static_cast<size_t>(PyBytes_GET_SIZE(data)));
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, hash);
+  return PyBytes_FromStringAndSize(reinterpret_cast<const char*>(canonical.digest),
+                                   sizeof(canonical.digest));
+}
 
 template <typename Filter>
 std::string Describe(const char* kind, const Filter& f) {
@@ -483,6 +504,12 @@ void BindModule(py::module_& m) {
       py::arg("key"), py::arg("seed") = py::none(), py::arg("integer_hash") = "xxh3",
       "The 128-bit hash (lo, hi) a filter computes for `key`: XXH3-128, or for an int key under "
       "integer_hash='mix' the mix (bloomery/key.h).");
+  static PyMethodDef xxh128_digest_def = {
+      "_xxh128_digest", &Xxh128Digest, METH_O,
+      "_xxh128_digest(data: bytes) -> bytes: XXH3-128 of `data` as python-xxhash's "
+      "xxh128(data).digest() (16 bytes, big-endian)."};
+  m.add_object("_xxh128_digest", py::reinterpret_steal<py::object>(PyCFunction_NewEx(
+                                     &xxh128_digest_def, nullptr, m.attr("__name__").ptr())));
 }
 
 }  // namespace
