@@ -25,6 +25,9 @@ def fixed_size(directory: str) -> None:
     f.update([bytearray(b"d"), memoryview(b"e")])
     hits: npt.NDArray[np.bool_] = f.contains_many(["a", "z"])
     count: int = f.contains_many(["a", "z"], count=True)
+    columns: int = f.add_many(np.array([b"ab", b"c"], "S4"))  # fixed-width bytes, 'U', object
+    in_columns: npt.NDArray[np.bool_] = f.contains_many(np.array(["ab", "é"]))
+    f.update(np.array(["ab", b"c"], dtype=object))
     either = f.contains_many(["a"], count=False)
     size: int = len(f)
     fpr: float = f.estimated_fpr()
