@@ -1,8 +1,8 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// `bloomery dedupe` and `bloomery intersect`: stream lines through a filter (dedupe: any kind, via
-// AnyFilter, optionally kept in a state file; intersect: a BlockedFilter), in batches so the
-// filter hashes, locates and prefetches many keys at a time.
+// `bloomery dedupe`: stream lines through a filter of any kind (AnyFilter), optionally kept in a
+// state file, in batches so the filter hashes, locates and prefetches many keys at a time.
+// `bloomery intersect` (cli_intersect.cc) is declared after it.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,9 +28,6 @@ namespace {
 
 constexpr uint64_t kDefaultDedupeCapacity = 10'000'000;
 constexpr double kDefaultDedupeFpr = 1e-6;
-constexpr uint64_t kDefaultMemory = uint64_t{1} << 30;
-// More than this buys nothing: a blocked filter's FPR at 64 bits/key is ~1e-11 at best.
-constexpr uint64_t kMaxBitsPerLine = 64;
 constexpr uint64_t kDefaultCheckpointLines = 10'000'000;
 
 struct DedupeFlags {
@@ -174,98 +171,10 @@ absl::Status RunDedupe(const DedupeFlags& flags) {
   return absl::OkStatus();
 }
 
-struct IntersectFlags {
-  std::string a;
-  std::string b;
-  uint64_t memory = kDefaultMemory;
-  uint64_t capacity = 0;
-  bool strip_cr = false;
-  CLI::Option* capacity_flag = nullptr;
-};
-
-absl::Status RunIntersect(const IntersectFlags& flags) {
-  if (flags.a == "-" && flags.b == "-") return UsageError("A and B cannot both be stdin");
-  // Open B first: a missing B should fail before the long pass over A.
-  absl::StatusOr<LineReader> b_reader = LineReader::Open(flags.b, flags.strip_cr);
-  if (!b_reader.ok()) return b_reader.status();
-  // Without --capacity, A is read twice (count, then load): a pipe is read into memory once.
-  absl::StatusOr<LineReader> a_reader =
-      flags.capacity != 0 ? LineReader::Open(flags.a, flags.strip_cr)
-                          : LineReader::OpenBuffered(flags.a, flags.strip_cr, flags.memory);
-  if (!a_reader.ok()) return a_reader.status();
-  uint64_t capacity = flags.capacity;
-  if (capacity == 0) {
-    absl::StatusOr<BatchTotals> count =
-        ForEachBatch(*a_reader, absl::StrCat("counting ", flags.a),
-                     [](std::span<const std::string_view>, std::span<bool>) { return size_t{0}; });
-    if (!count.ok()) return count.status();
-    if (count->lines == 0) return absl::OkStatus();  // nothing is in an empty A
-    capacity = count->lines;
-    if (absl::Status s = a_reader->Rewind(); !s.ok()) return s;
-  }
-
-  // The budget in whole blocks, but never more than kMaxBitsPerLine per line of A.
-  uint64_t bits = std::min(flags.memory / kBlockBytes * kBlockBits, kMaxBits);
-  if (capacity <= kMaxBits / kMaxBitsPerLine) bits = std::min(bits, capacity * kMaxBitsPerLine);
-  bits = std::max<uint64_t>(bits / kBlockBits * kBlockBits, kBlockBits);
-  FilterOptions options;
-  options.bits = bits;
-  options.capacity = capacity;
-  options.memory.max_memory_bytes = flags.memory;
-  absl::StatusOr<BlockedFilter> filter = BlockedFilter::Create(options);
-  if (!filter.ok()) return filter.status();
-  std::fprintf(stderr,
-               "bloomery intersect: A has %s lines; filter %s (%.1f bits/line, %d hashes); "
-               "expected false-positive rate %s\n",
-               FormatCount(capacity).c_str(),
-               FormatBytes(static_cast<double>(filter->memory_bytes())).c_str(),
-               filter->plan().bits_per_key, filter->hashes(),
-               FormatFpr(filter->plan().expected_fpr).c_str());
-
-  absl::StatusOr<BatchTotals> inserted =
-      ForEachBatch(*a_reader, absl::StrCat("loading ", flags.a),
-                   [&](std::span<const std::string_view> lines, std::span<bool>) {
-                     return filter->InsertMany(lines);
-                   });
-  if (!inserted.ok()) return inserted.status();
-  WarnIfOverCapacity("intersect", static_cast<double>(inserted->lines), filter->plan().capacity,
-                     *filter);
-
-  LineWriter out;
-  absl::StatusOr<BatchTotals> looked_up =
-      ForEachBatch(*b_reader, absl::StrCat("intersect ", flags.b),
-                   [&](std::span<const std::string_view> lines, std::span<bool> maybe) {
-                     const size_t found = filter->MayContainMany(lines, maybe);
-                     for (size_t i = 0; i < lines.size(); ++i) {
-                       if (maybe[i]) out.Write(lines[i]);
-                     }
-                     return found;
-                   });
-  if (!looked_up.ok()) return looked_up.status();
-  return out.Flush();
-}
-
-void AddIntersectCommand(Commands& commands) {
-  auto [app, flags] = commands.Add<IntersectFlags>(
-      "intersect", "print the lines of B that are probably in A, within a memory budget",
-      R"(Every line of B that is in A is printed, in B's order; a line of B that is not in A is
-printed with probability about the expected FPR, which goes to stderr before B is read.
-A is loaded into a Bloom filter that fits the memory budget: two passes over A (one with
---capacity; an A that cannot be read twice, such as a pipe, is held in memory) and one
-over B. The expected rate counts every line of A as a key: repeated lines make it lower.)",
-      RunIntersect);
-  app->add_option("A", flags->a, "the lines to look for (\"-\": stdin)")->required();
-  app->add_option("B", flags->b, "the lines to print (\"-\": stdin)")->required();
-  AddNumber(
-      *app, "--memory", flags->memory, Unit::kBytes, {kBlockBytes, kMaxNumber},
-      "memory for the filter (default 1GiB): 4GiB, 512M, 2^30; no more than about 64 bits per "
-      "line of A is used");
-  flags->capacity_flag = AddNumber(*app, "--capacity", flags->capacity, Unit::kCount, {},
-                                   "lines in A, if known: saves the pass that counts them");
-  AddStripCr(*app, flags->strip_cr);
-}
-
 }  // namespace
+
+// `bloomery intersect` (cli_intersect.cc), declared after dedupe.
+void AddIntersectCommand(Commands& commands);
 
 void AddStreamCommands(Commands& commands) {
   auto [app, flags] = commands.Add<DedupeFlags>(
