@@ -574,10 +574,16 @@ def _read_after(head, read):
 
 
 def _read_exactly(read, size, what):
-    data = read(size)
-    if len(data) != size:
-        raise FormatError(f"{what}: the file ends after {len(data)} of its {size} bytes")
-    return data
+    # In pieces, so a size that a damaged header claims is never allocated before the bytes exist.
+    pieces = []
+    left = size
+    while left:
+        piece = read(min(left, 1 << 20))
+        if not piece:
+            raise FormatError(f"{what}: the file ends after {size - left} of its {size} bytes")
+        pieces.append(piece)
+        left -= len(piece)
+    return b"".join(pieces)
 
 
 def _name_foreign(data, what):

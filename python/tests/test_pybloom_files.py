@@ -396,3 +396,15 @@ def test_migrating_filter_answers_from_both_and_adds_to_the_new_one():
     assert seen.add("fresh") is False and "fresh" in new and "fresh" not in old
     assert seen.add("fresh") is True
     assert old.count == case("bloom-1000-0.001.bin")["count"]  # old is only read
+
+
+def test_a_damaged_scalable_header_is_refused_without_reading_what_it_claims(tmp_path):
+    # 2^31 - 1 stages and a stage of 2^63 bytes claimed: FormatError once the file ends.
+    header = struct.pack("<idQdl", 2, 0.9, 100, 0.001, 2**31 - 1)
+    path = tmp_path / "damaged.bin"
+    path.write_bytes(header + bytes(64))
+    with open(path, "rb") as f, pytest.raises(bloomery.FormatError, match="the file ends after 64"):
+        bloomery.ScalableBloomFilter.fromfile(f)
+    path.write_bytes(struct.pack("<idQdl", 2, 0.9, 100, 0.001, 1) + struct.pack("<Q", 2**63))
+    with open(path, "rb") as f, pytest.raises(bloomery.FormatError, match="stage 0: the file ends"):
+        bloomery.ScalableBloomFilter.fromfile(f)
