@@ -647,7 +647,8 @@ class PybloomLiveBloomFilter:
         return self.count
 
     def __contains__(self, key):
-        return self._probe_contains(self._bits, _pybloom_key(key))
+        return self._probe_contains(
+            self._bits, key.encode("utf-8") if key.__class__ is str else _pybloom_key(key))
 
     def _contains(self, data):
         return self._probe_contains(self._bits, data)
@@ -660,7 +661,13 @@ class PybloomLiveBloomFilter:
         looking."""
         if self.count >= self.capacity:
             raise IndexError(_AT_CAPACITY)
-        return self._add(_pybloom_key(key), skip_check)
+        # _add, inlined: this is the per-key call.
+        present = self._probe_add(
+            self._bits, key.encode("utf-8") if key.__class__ is str else _pybloom_key(key))
+        if skip_check or not present:
+            self.count += 1
+            return False
+        return True
 
     def _add(self, data, skip_check):
         present = self._probe_add(self._bits, data)
