@@ -174,7 +174,7 @@ CLI::Option* AddParsed(CLI::App& app, const std::string& name, T& out, const std
 
 std::string FormatRange(uint64_t min, uint64_t max) {
   const auto bound = [](uint64_t value) {
-    if (value >= 1024 && (value & (value - 1)) == 0) {
+    if (value >= 65536 && (value & (value - 1)) == 0) {
       return absl::StrCat("2^", __builtin_ctzll(value));
     }
     return FormatCount(value);

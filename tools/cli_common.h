@@ -111,7 +111,7 @@ struct NumberRange {
   uint64_t min = 1;
   uint64_t max = kMaxNumber;
 };
-// "[1, 2^32]": a bound that is a power of two from 2^10 on is written as one.
+// "[1, 2^32]": a bound that is a power of two from 2^16 on is written as one.
 [[nodiscard]] std::string FormatRange(uint64_t min, uint64_t max);
 
 // Flags whose value is parsed (strictly, as above) while the command line is: a bad value, or one
