@@ -28,8 +28,11 @@ SCRAPY_REDIS_FINGERPRINTS = {
 
 
 def package():
+    """bloomery.scrapy_redis (loaded by path where the package is not built)."""
     import scrapy_crawler
 
+    if scrapy_crawler.PACKAGE == "bloomery.scrapy":
+        return importlib.import_module("bloomery.scrapy_redis")
     return importlib.import_module(scrapy_crawler.PACKAGE)
 
 
@@ -38,13 +41,14 @@ def scheduler_and_spider(settings):
     import scrapy
     from scrapy.utils.test import get_crawler
 
+    import scrapy_crawler
     import scrapy_redis_scheduler
 
     class Spider(scrapy.Spider):
         name = "site"
 
     crawler = get_crawler(Spider, settings_dict={
-        "DUPEFILTER_CLASS": f"{package().__name__}.RedisBloomDupeFilter",
+        "DUPEFILTER_CLASS": f"{scrapy_crawler.PACKAGE}.RedisBloomDupeFilter",  # as documented
         "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7", **settings})
     spider = Spider.from_crawler(crawler)
     crawler.spider = spider
