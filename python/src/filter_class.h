@@ -156,8 +156,9 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
             return py::int_(InsertAll(self, keys));
           },
           py::arg("keys"), py::kw_only(), py::arg("present") = false,
-          "Adds every key of an iterable (str, bytes, int) or of an integer buffer (a NumPy uint64 "
-          "array is read in place), in order, with the GIL released. Returns how many were new; "
+          "Adds every key of an iterable (str, bytes, int) or of a 1-D buffer: integers (a NumPy "
+          "uint64 array is read in place), NumPy 'S', 'U' or object (str, bytes) columns, in "
+          "order, with the GIL released. Returns how many were new; "
           "with present=True, a NumPy bool array in add()'s sense instead: True where the key was "
           "already present (a duplicate, or a false positive).")
       .def(
@@ -179,7 +180,8 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
             });
           },
           py::arg("keys"), py::kw_only(), py::arg("count") = false,
-          "Looks up every key of an iterable or integer buffer with the GIL released. Returns a "
+          "Looks up every key of an iterable or 1-D buffer (as add_many) with the GIL released. "
+          "Returns a "
           "NumPy bool array (one answer per key), or with count=True the number that may be "
           "present.")
       .def(

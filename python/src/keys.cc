@@ -208,8 +208,7 @@ void Batch::FromBuffer(PyObject* object) {
   stride_ =
       buffer_->strides != nullptr ? buffer_->strides[0] : static_cast<ptrdiff_t>(buffer_->itemsize);
   if (items_.kind == KeyItems::Kind::kUcs4) {
-    const size_t chunk_bytes = std::min(buffer_keys_, kChunk) * item_size_;
-    encoded_ = std::make_unique_for_overwrite<char[]>(std::max<size_t>(chunk_bytes, 1));
+    encoded_ = std::make_unique_for_overwrite<char[]>(std::max<size_t>(item_size_, 1));
     return;
   }
   if (items_.kind != KeyItems::Kind::kIntegers) return;
@@ -228,27 +227,24 @@ void Batch::FromBuffer(PyObject* object) {
   }
 }
 
-bool Batch::EncodeChunk(size_t offset, size_t count) noexcept {
-  views_.resize(count);
+bool Batch::EncodeChunk(size_t offset, size_t count, const KeyHasher& hasher) noexcept {
+  hashes_.resize(count);
   const size_t points = item_size_ / 4;
-  size_t used = 0;
   constexpr size_t kAhead = 16;  // items; a prefetch hint only, never a read
   for (size_t i = 0; i < count; ++i) {
     if (i + kAhead < count) {
       const char* ahead = Item(offset + i + kAhead);
       for (size_t line = 0; line < item_size_; line += 64) __builtin_prefetch(ahead + line);
     }
-    char* out = encoded_.get() + used;
     size_t bad = 0;
     const std::optional<size_t> size =
-        EncodeUcs4(Item(offset + i), points, items_.swap_ucs4, out, bad);
+        EncodeUcs4(Item(offset + i), points, items_.swap_ucs4, encoded_.get(), bad);
     if (!size) {
       bad_key_ = offset + i;
       bad_point_ = bad;
       return false;
     }
-    views_[i] = {out, *size};
-    used += *size;
+    hashes_[i] = hasher(std::string_view(encoded_.get(), *size));
   }
   return true;
 }
@@ -284,45 +280,40 @@ void Batch::ThrowIfBadItem() const {
   throw py::error_already_set();
 }
 
-bool Batch::NextObjects(size_t offset) {
-  keepalive_.clear();
-  views_.clear();
-  mixed_ = false;
+bool Batch::NextObjects(size_t offset, const KeyHasher& hasher) {
+  mixed_ = true;  // the keys are hashed here, while each object is in cache and certainly alive
   integers_ = {};
   strings_ = {};
+  hashes_.clear();
   if (offset >= buffer_keys_) return false;
   const size_t count = std::min(kChunk, buffer_keys_ - offset);
+  hashes_.resize(count);
   for (size_t i = 0; i < count; ++i) {
     PyObject* item = nullptr;
     std::memcpy(&item, Item(offset + i), sizeof item);
-    if (item == nullptr) {
-      PyErr_Format(PyExc_TypeError, "key %zu of the object array is NULL, not str or bytes",
-                   offset + i);
-      throw py::error_already_set();
-    }
-    if (PyUnicode_Check(item)) {
+    std::string_view key;
+    if (item != nullptr && PyUnicode_Check(item)) {
       if (PyUnicode_IS_COMPACT_ASCII(item)) {  // its bytes are its UTF-8
-        views_.emplace_back(static_cast<const char*>(PyUnicode_DATA(item)),
-                            static_cast<size_t>(PyUnicode_GET_LENGTH(item)));
+        key = {static_cast<const char*>(PyUnicode_DATA(item)),
+               static_cast<size_t>(PyUnicode_GET_LENGTH(item))};
       } else {
         Py_ssize_t size = 0;
         // Cached in the str object: no copy after the first use.
         const char* data = PyUnicode_AsUTF8AndSize(item, &size);
         if (data == nullptr) throw py::error_already_set();
-        views_.emplace_back(data, static_cast<size_t>(size));
+        key = {data, static_cast<size_t>(size)};
       }
-    } else if (PyBytes_Check(item)) {
-      views_.emplace_back(PyBytes_AS_STRING(item), static_cast<size_t>(PyBytes_GET_SIZE(item)));
+    } else if (item != nullptr && PyBytes_Check(item)) {
+      key = {PyBytes_AS_STRING(item), static_cast<size_t>(PyBytes_GET_SIZE(item))};
     } else {
       PyErr_Format(PyExc_TypeError,
                    "key %zu of the object array is '%.200s', not str or bytes (an object array's "
                    "keys are strings; pass ints as an integer array)",
-                   offset + i, Py_TYPE(item)->tp_name);
+                   offset + i, item != nullptr ? Py_TYPE(item)->tp_name : "NULL");
       throw py::error_already_set();
     }
-    keepalive_.push_back(py::reinterpret_borrow<py::object>(item));
+    hashes_[i] = hasher(key);
   }
-  strings_ = views_;
   return true;
 }
 

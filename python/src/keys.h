@@ -235,11 +235,12 @@ class Batch {
   // Calls `fn(span, offset)` over the integer, bytes or UCS-4 buffer FromBuffer read: once, in
   // place, when it holds contiguous aligned uint64_t; else per kChunk keys (integers widened into
   // aligned scratch, since a std::span<const uint64_t> over misaligned memory would itself be
-  // undefined behaviour; byte strings as views into the buffer; UCS-4 strings encoded to UTF-8).
+  // undefined behaviour; byte strings as views into the buffer; UCS-4 strings encoded to UTF-8
+  // and hashed with `hasher` one at a time, while the encoding is in cache).
   // Calls nothing of Python: runs with the GIL released. Stops before the chunk of a UCS-4 item
   // that UTF-8 cannot encode: ThrowIfBadItem raises for it once the GIL is held again.
   template <typename Fn>
-  void VisitBuffer(Fn&& fn) {
+  void VisitBuffer(const KeyHasher& hasher, Fn&& fn) {
     if (in_place_) {
       fn(std::span<const uint64_t>(reinterpret_cast<const uint64_t*>(data_), buffer_keys_),
          size_t{0});
@@ -266,8 +267,8 @@ class Batch {
           fn(std::span<const std::string_view>(views_.data(), count), offset);
           break;
         default:  // kUcs4
-          if (!EncodeChunk(offset, count)) return;
-          fn(std::span<const std::string_view>(views_.data(), count), offset);
+          if (!EncodeChunk(offset, count, hasher)) return;
+          fn(std::span<const KeyHash>(hashes_.data(), count), offset);
           break;
       }
     }
@@ -277,11 +278,12 @@ class Batch {
   // position of a UCS-4 point that UTF-8 cannot encode, if VisitBuffer stopped at one.
   void ThrowIfBadItem() const;
 
-  // Reads the str and bytes keys of the next chunk of the object buffer FromBuffer read, from
-  // key `offset` on (a new reference kept for each, so that other threads may change the array
-  // while the GIL is released). TypeError naming the key's index for an item that is neither.
-  // Returns false at the end.
-  bool NextObjects(size_t offset);
+  // Hashes the str and bytes keys of the next chunk of the object buffer FromBuffer read, from
+  // key `offset` on, with the GIL held: each object is read once, while it is in cache, and no
+  // reference to it outlives the GIL (other threads may change the array while the C++ call
+  // runs). TypeError naming the key's index for an item that is neither. Returns false at the
+  // end.
+  bool NextObjects(size_t offset, const KeyHasher& hasher);
 
   // Converts the next chunk of `iterator` (a new reference is kept for every key, so that other
   // threads may change the container while the GIL is released). Returns false at the end.
@@ -314,9 +316,10 @@ class Batch {
     return data_ + static_cast<ptrdiff_t>(index) * stride_;
   }
 
-  // UCS-4 items [offset, offset + count) as UTF-8 views into `encoded_`; false (bad_key_ and
-  // bad_point_ set) at a point UTF-8 cannot encode.
-  bool EncodeChunk(size_t offset, size_t count) noexcept;
+  // The hashes of UCS-4 items [offset, offset + count) as UTF-8 into `hashes_`, each encoded
+  // into `encoded_` and hashed while there; false (bad_key_ and bad_point_ set) at a point UTF-8
+  // cannot encode.
+  bool EncodeChunk(size_t offset, size_t count, const KeyHasher& hasher) noexcept;
 
   std::optional<View> buffer_;  // a key buffer (FromBuffer)
   KeyItems items_;
@@ -325,7 +328,7 @@ class Batch {
   size_t item_size_ = 0;
   size_t buffer_keys_ = 0;
   bool in_place_ = false;
-  std::unique_ptr<char[]> encoded_;  // room for kChunk UCS-4 items as UTF-8
+  std::unique_ptr<char[]> encoded_;  // room for one UCS-4 item as UTF-8
   size_t encoded_size_ = 0;
   std::optional<size_t> bad_key_;
   size_t bad_point_ = 0;
@@ -355,7 +358,7 @@ void ForEachChunk(py::handle keys, const KeyHasher& hasher, Guard& guard, Fn&& f
   if (Batch::IsKeyBuffer(object)) {
     batch.FromBuffer(object);
     if (batch.holds_objects()) {
-      for (size_t offset = 0; batch.NextObjects(offset); offset += batch.size()) {
+      for (size_t offset = 0; batch.NextObjects(offset, hasher); offset += batch.size()) {
         auto unlocked = guard.Unlock();
         batch.Visit([&](auto span) { fn(span, offset); });
       }
@@ -363,7 +366,7 @@ void ForEachChunk(py::handle keys, const KeyHasher& hasher, Guard& guard, Fn&& f
     }
     {
       auto unlocked = guard.Unlock();
-      batch.VisitBuffer(fn);
+      batch.VisitBuffer(hasher, fn);
     }
     batch.ThrowIfBadItem();
     return;
