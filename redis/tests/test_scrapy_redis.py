@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from test_cluster import cluster  # noqa: F401 - the fixture
 from test_scrapy import filter_keys, serve_site
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -310,3 +311,42 @@ def test_sigkill_at_three_random_points_loses_no_page(server, tmp_path, schedule
               f"{sum(downloads.values()) - len(downloads)} for {SITE_PAGES} pages; missing "
               f"{missing}")
         assert missing == 0, (seed, kill_at)
+
+
+def test_on_redis_cluster_shape_pending_and_import(cluster):
+    """On a 3-master Cluster: the shape refused across shard counts, a new request kept pending in
+    the same (cross-slot) pipeline as its add, clear() across slots, and the seen-set import."""
+    import scrapy
+    from redis.cluster import RedisCluster
+    from scrapy.http import Request
+    from scrapy.utils.test import get_crawler
+
+    module = package()
+    rc = RedisCluster(host="127.0.0.1", port=cluster[0].port)
+
+    class Spider(scrapy.Spider):
+        name = "site"
+
+    crawler = get_crawler(Spider, settings_dict={"REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7"})
+    crawler.spider = Spider.from_crawler(crawler)
+    df = module.RedisBloomDupeFilter(rc, fingerprinter=crawler.request_fingerprinter, key="c",
+                                     shards=4, stats=crawler.stats)
+    df.lease_s = 30
+    df._track(crawler, shared_frontier=False)
+    df.open()
+    with pytest.raises(module.FilterShapeError, match="BLOOMERY_REDIS_SHARDS = 4"):
+        module.RedisBloomDupeFilter(rc, key="c", shards=8).open()
+    requests = [Request(f"http://example.com/{i}") for i in range(50)]
+    assert not any(df.request_seen(q) for q in requests)
+    assert all(df.request_seen(q.replace()) for q in requests)
+    assert rc.hlen(df.pending.pending_key) == 50  # kept until their responses are handled
+    assert sum(node.client().dbsize() > 0 for node in cluster) >= 2  # shards over the masters
+    df.clear()
+    assert sum(node.client().dbsize() for node in cluster) == 0
+    assert not df.request_seen(requests[0])  # created again on the next request
+
+    rc.sadd("old:dupefilter", *[module.scrapy_redis_fingerprint(q) for q in requests])
+    result = module.import_seen(rc, "old:dupefilter", shards=1, batch=7)
+    assert result["done"] and result["source"] == "{old:dupefilter}:bloomery:seen-set"
+    assert all(rc.execute_command("BF.MEXISTS", "old:dupefilter",
+                                  *[module.scrapy_redis_fingerprint(q) for q in requests]))
