@@ -226,7 +226,8 @@ TEST_CASE("Open's errors are Map's and StampFile's") {
   CHECK(absl::IsFailedPrecondition(MappedFollower<BlockedFilter>::Open(classic).status()));
 }
 
-TEST_CASE("threads refreshing and looking up while the file is replaced") {
+TEST_CASE("threads refreshing and looking up while the file is replaced" *
+          doctest::test_suite("concurrency")) {
   TempDir dir;
   const std::string path = dir.File("seen.bloom");
   REQUIRE(Version<BlockedFilter>(0).Save(path).ok());
