@@ -191,6 +191,8 @@ def test_trailing_nuls_are_padding_inner_nuls_are_not():
     f.add_many(np.array([b"ab\0\0", b"a\0b"], "S6"))
     assert f.contains_many([b"ab", b"a\0b"]).all()
     assert f.contains_many([b"ab\0", b"ab\0\0", b"a\0b\0"]).tolist() == [False, False, False]
+    # An element taken out of the array (a NumPy scalar, a bytes or str) is the same key.
+    assert np.array([b"ab"], "S6")[0] in f and np.array(["ab"], "U6")[0] in f
     g = bloomery.BlockedFilter(1_000, 0.0001)
     g.add_many(np.array(["ab\0", "c\0d"], "U5"))
     assert g.contains_many(["ab", "c\0d"]).all()
@@ -243,3 +245,14 @@ def test_a_column_is_not_a_list_of_its_elements_copy():
     f.add_many(column)
     column[0] = "https://changed.example.com/"
     assert f.contains_many(column).tolist() == [False] + [True] * 99
+
+
+@pytest.mark.parametrize("dtype", ["S", "U", "O"])
+def test_pybloom_capacity_stops_a_column_where_add_would(dtype):
+    # Past capacity, bloomery.BloomFilter.add_many slices the column's buffer into pieces.
+    letters = [chr(ord("a") + i) for i in range(26)]
+    b = bloomery.BloomFilter(capacity=10, error_rate=0.001)
+    with pytest.raises(IndexError):
+        b.add_many(np.array(letters, dtype=dtype))
+    assert b.count == 10
+    assert b.contains_many(letters[:10]).all()
