@@ -126,6 +126,14 @@ def scrapy_redis_fingerprint(request):
     return hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
+class ScrapyRedisFingerprinter:
+    """A request fingerprinter giving scrapy-redis's fingerprint (as bytes): the one a filter built
+    without a crawler uses (``from_settings``, ``import_seen``)."""
+
+    def fingerprint(self, request):
+        return bytes.fromhex(scrapy_redis_fingerprint(request))
+
+
 def aux_key(key, name):
     """The key of the filter `key`'s companion `name` (meta, owners, pending:<id>, import...):
     in the same Redis Cluster slot as `key` itself."""
@@ -288,7 +296,8 @@ class RedisBloomDupeFilter(RFPDupeFilter):
         dupefilter = cls(
             redis_client(settings),
             settings.getbool("DUPEFILTER_DEBUG"),
-            fingerprinter=crawler.request_fingerprinter if crawler is not None else None,
+            fingerprinter=(crawler.request_fingerprinter if crawler is not None else
+                           ScrapyRedisFingerprinter()),
             key=key,
             capacity=capacity,
             error_rate=error_rate,
@@ -893,13 +902,12 @@ def import_seen(client, set_key, key=None, *, shards=1, capacity=1_000_000, erro
     ``imported`` (members inserted, this call and before), ``done``."""
     dupefilter = RedisBloomDupeFilter(client, key=key or set_key, capacity=capacity,
                                       error_rate=error_rate, expansion=expansion, shards=shards,
-                                      fingerprint="scrapy-redis", health_every=0)
+                                      fingerprint="scrapy-redis", health_every=0,
+                                      fingerprinter=ScrapyRedisFingerprinter())
     filter_keys = ([dupefilter.key] if dupefilter.shards == 1 else
                    [f"{{{dupefilter.key}:{i}}}" for i in range(dupefilter.shards)])
     progress_key = aux_key(dupefilter.key, "import")
     progress = {k.decode(): v.decode() for k, v in client.hgetall(progress_key).items()}
-    if progress.get("state") == "done":
-        return {"source": progress["source"], "imported": int(progress["imported"]), "done": True}
     source = progress.get("source")
     if source is None:
         source = set_key
@@ -915,7 +923,9 @@ def import_seen(client, set_key, key=None, *, shards=1, capacity=1_000_000, erro
         client.hset(progress_key, mapping={"source": source, "cursor": 0, "imported": 0,
                                            "state": "running"})
         progress = {"cursor": "0", "imported": "0"}
-    dupefilter.open()
+    dupefilter.open()  # FilterShapeError if the filter exists with another shape
+    if progress.get("state") == "done":
+        return {"source": source, "imported": int(progress["imported"]), "done": True}
     cursor, imported = int(progress["cursor"]), int(progress["imported"])
     batches = 0
     while max_batches is None or batches < max_batches:

@@ -225,6 +225,8 @@ def test_import_seen_command_killed_and_run_again(server):
     assert r.scard("{site:dupefilter}:bloomery:seen-set") == 20_000
     found = r.execute_command("BF.MEXISTS", "site:dupefilter", *fingerprints)
     assert all(found)
+    other_shape = run_cli(*args, "--shards", "2")
+    assert other_shape.returncode == 1 and "BLOOMERY_REDIS_SHARDS = 1" in other_shape.stderr
     bad = run_cli("--redis-url", url, "--set", "nothing-here")
     assert bad.returncode == 1 and "no set of fingerprints at 'nothing-here'" in bad.stderr
 
