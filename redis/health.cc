@@ -129,4 +129,8 @@ bool TrackedHealth::Stale() const {
   return std::chrono::steady_clock::now() - entered_ >= std::chrono::seconds(1);
 }
 
+bool TrackedHealth::Aged() const {
+  return std::chrono::steady_clock::now() - entered_ >= std::chrono::milliseconds(100);
+}
+
 }  // namespace bloomery::redis

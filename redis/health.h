@@ -10,10 +10,11 @@
 // redis_exporter and the like show them as they show any INFO field.
 //
 // Kept up to date as writes happen: a write calls AfterWrite with the keys it added, and the health
-// is computed again (Health(): ~1.1 ms at most, a 1 MiB sample of a large filter, the whole of a
-// small one) at once when the write changed the filter's bytes (a chain grew a stage), and
-// otherwise once the keys added since the last time reach 1/64 of the filter's capacity, or a
-// second has passed since it. So a write costs a counter almost always, and about 0.1 us per key
+// is computed again (Health(): ~1.1 ms at most for one filter, a 1 MiB sample of a large filter,
+// the whole of a small one; a chain adds 16,384 lookups, ~0.2 ms a stage) at once when the write
+// changed the filter's bytes (a chain grew a stage), and otherwise once the keys added since the
+// last time reach 1/64 of the filter's capacity and a tenth of a second has passed, or a second
+// has passed since it. So a write costs a counter almost always, and about 0.1 us per key
 // added on average (Health()'s time over 1/64 of the keys the filter holds: 1.1 ms per 13,000
 // keys for a 1 MiB filter, less for larger and smaller ones).
 //
@@ -74,7 +75,8 @@ class TrackedHealth {
   template <typename Filter>
   void AfterWrite(const Filter& filter, uint64_t added) {
     pending_keys_ += added;
-    if (filter.memory_bytes() != bytes_ || pending_keys_ * 64 >= filter.capacity() || Stale()) {
+    if (filter.memory_bytes() != bytes_ || (pending_keys_ * 64 >= filter.capacity() && Aged()) ||
+        Stale()) {
       Refresh(filter);
     } else if (pending_keys_ > 0) {
       Follow(true);
@@ -95,6 +97,10 @@ class TrackedHealth {
   // Puts this entry in the timer's list (or takes it out).
   void Follow(bool follow);
   [[nodiscard]] bool Stale() const;
+  // A tenth of a second since the last computation: a small filter's 1/64 is a few keys, and a
+  // chain's health reads its stages on 16,384 hashes (EstimatedFpr), so a stream of writes to it
+  // recomputes at most ten times a second (the cron takes what is left).
+  [[nodiscard]] bool Aged() const;
 
   const HealthFollower follower_;
   void* const value_;
