@@ -165,15 +165,16 @@ TEST_CASE("intersect --exact prints exactly the lines of B that are in A, in B's
   RunResult exact = Run({"intersect", c.a_path, c.b_path, "--fpr", "0.05", "--exact"});
   REQUIRE_MESSAGE(exact.exit_code == 0, exact.err);
   CHECK(exact.out == c.expected);
-  CHECK(Contains(exact.err, "one pass over A"));
+  CHECK(Contains(exact.err, "(one part)"));
   CHECK(Contains(exact.err, "were false positives"));
 
-  // Candidates over --memory: split by hash into parts, A read once a part; same answer.
+  // Candidates over --memory: they and A's lines that may be candidates are split by hash into
+  // parts on disk; same answer.
   RunResult parts =
       Run({"intersect", c.a_path, c.b_path, "--fpr", "0.05", "--exact", "--memory", "64Ki"});
   REQUIRE_MESSAGE(parts.exit_code == 0, parts.err);
   CHECK(parts.out == c.expected);
-  CHECK(Contains(parts.err, "passes over A"));
+  CHECK(Contains(parts.err, "parts, by hash)"));
 
   // A from a pipe is held in memory for its second pass; B from a pipe is read once.
   RunResult piped_a = Run({"intersect", "-", c.b_path, "--exact"}, ReadFile(c.a_path));

@@ -307,8 +307,9 @@ struct ExactTotals {
 
 // The exact pass: which of the `candidates` lines of `candidate_file` (B's lines the filter
 // passed, in B's order) are in A. They are split by hash into parts of about `memory` bytes
-// each (one part when they fit), and A is read once a part: a hash map of the part's lines marks
-// those A holds. Then the confirmed candidates are printed, in B's order.
+// each (one part when they fit, then A is read against them as it is); a hash map of a part's
+// lines marks those A holds. A is read once whatever the parts. Then the confirmed candidates are
+// printed, in B's order.
 absl::StatusOr<ExactTotals> ConfirmCandidates(const TempFile& candidate_file, uint64_t candidates,
                                               LineReader& a_reader, const std::string& a_label,
                                               uint64_t memory, uint32_t threads,
@@ -317,31 +318,60 @@ absl::StatusOr<ExactTotals> ConfirmCandidates(const TempFile& candidate_file, ui
   const uint64_t need = candidate_file.bytes() + candidates * kBytesPerCandidate;
   const uint64_t parts = std::max<uint64_t>(1, (need + memory - 1) / memory);
   totals.parts = parts;
+  // Over one part: the candidates split by hash into part files, and A read once, screened by a
+  // filter of every candidate (about |A n B| lines and kPartFilterFpr of the rest pass), into
+  // part files by the same hash. Each part then compares its two files.
   std::vector<std::unique_ptr<TempFile>> part_files;
+  std::vector<std::unique_ptr<TempFile>> a_part_files;
   if (parts > 1) {
-    for (uint64_t p = 0; p < parts; ++p) {
+    for (uint64_t p = 0; p < 2 * parts; ++p) {
       absl::StatusOr<std::unique_ptr<TempFile>> file = TempFile::Create(temp_dir);
       if (!file.ok()) return file.status();
-      part_files.push_back(*std::move(file));
+      (p < parts ? part_files : a_part_files).push_back(*std::move(file));
     }
+    FilterOptions options;
+    options.capacity = candidates;
+    options.fpr = kPartFilterFpr;
+    options.memory.max_memory_bytes = memory;
+    options.memory.concurrent = false;
+    absl::StatusOr<BlockedFilter> every = BlockedFilter::Create(options);
+    if (!every.ok()) return every.status();
     absl::StatusOr<LineReader> reader = LineReader::Open(candidate_file.path());
     if (!reader.ok()) return reader.status();
     uint64_t index = 0;
     absl::StatusOr<BatchTotals> split =
         ForEachBatch(*reader, "splitting the candidates",
                      [&](std::span<const std::string_view> lines, std::span<bool>) {
+                       every->InsertMany(lines);
                        for (const std::string_view line : lines) {
                          TempFile& file = *part_files[PartOf(line, parts)];
-                         const std::string record = absl::StrCat(index++, " ");
-                         file.Write(record);
+                         file.Write(absl::StrCat(index++, " "));
                          file.Write(line);
                          file.Write("\n");
                        }
                        return size_t{0};
                      });
     if (!split.ok()) return split.status();
-    for (const auto& file : part_files) {
-      if (absl::Status s = file->Close(); !s.ok()) return s;
+    const BlockedFilter& may_be_candidate = *every;
+    absl::StatusOr<BatchTotals> screened = ForEachBatchInThreads(
+        a_reader, absl::StrCat("splitting ", a_label), threads,
+        [&](std::span<const std::string_view> lines, std::span<bool> pass) {
+          return may_be_candidate.MayContainMany(lines, pass);
+        },
+        [&](std::span<const std::string_view> lines, std::span<bool> pass) {
+          for (size_t i = 0; i < lines.size(); ++i) {
+            if (!pass[i]) continue;
+            TempFile& file = *a_part_files[PartOf(lines[i], parts)];
+            file.Write(lines[i]);
+            file.Write("\n");
+          }
+          return absl::OkStatus();
+        });
+    if (!screened.ok()) return screened.status();
+    for (const auto* files : {&part_files, &a_part_files}) {
+      for (const auto& file : *files) {
+        if (absl::Status s = file->Close(); !s.ok()) return s;
+      }
     }
   }
 
@@ -361,12 +391,15 @@ absl::StatusOr<ExactTotals> ConfirmCandidates(const TempFile& candidate_file, ui
     absl::StatusOr<BlockedFilter> part_filter = BlockedFilter::Create(options);
     if (!part_filter.ok()) return part_filter.status();
     part_filter->InsertMany(part->lines);
-    if (p != 0) {
-      if (absl::Status s = a_reader.Rewind(); !s.ok()) return s;
+    std::optional<LineReader> a_part;
+    if (parts > 1) {
+      absl::StatusOr<LineReader> opened = LineReader::Open(a_part_files[p]->path());
+      if (!opened.ok()) return opened.status();
+      a_part.emplace(*std::move(opened));
     }
     const BlockedFilter& may_be_in_part = *part_filter;
     absl::StatusOr<BatchTotals> read = ForEachBatchInThreads(
-        a_reader,
+        parts > 1 ? *a_part : a_reader,
         parts > 1 ? absl::StrFormat("confirming in %s (part %d of %d)", a_label, p + 1, parts)
                   : absl::StrCat("confirming in ", a_label),
         threads,
@@ -622,13 +655,14 @@ absl::Status RunIntersect(const IntersectFlags& flags) {
   absl::StatusOr<ExactTotals> exact = ConfirmCandidates(
       *candidates, looked_up->counted, *a_reader, a_path, flags.memory, flags.threads, temp_dir);
   if (!exact.ok()) return exact.status();
-  std::fprintf(stderr,
-               "bloomery intersect: %s of B's %s lines passed the filter; %s are in A, %s were "
-               "false positives (%s over A)\n",
-               FormatCount(looked_up->counted).c_str(), FormatCount(looked_up->lines).c_str(),
-               FormatCount(exact->confirmed).c_str(),
-               FormatCount(looked_up->counted - exact->confirmed).c_str(),
-               exact->parts == 1 ? "one pass" : absl::StrCat(exact->parts, " passes").c_str());
+  std::fprintf(
+      stderr,
+      "bloomery intersect: %s of B's %s lines passed the filter; %s are in A, %s were "
+      "false positives (%s)\n",
+      FormatCount(looked_up->counted).c_str(), FormatCount(looked_up->lines).c_str(),
+      FormatCount(exact->confirmed).c_str(),
+      FormatCount(looked_up->counted - exact->confirmed).c_str(),
+      exact->parts == 1 ? "one part" : absl::StrCat(exact->parts, " parts, by hash").c_str());
   return absl::OkStatus();
 }
 
@@ -644,9 +678,10 @@ passes over A (one with --capacity; an A that cannot be read twice, such as a pi
 memory) and one over B. The expected rate counts every line of A as a key: repeated lines make
 it lower. --save-filter keeps the filter; --filter F uses one saved before instead of reading A
 (`intersect --filter F B`). --exact prints only the lines of B that are in A: the lines the
-filter passes go to a temp file, and one more pass over A (a pass per part, when they are more
-than --memory holds) confirms them. --threads N builds and probes in N threads; the output is
-in B's order whatever N. docs/INTERSECT.md: two files of 5*10^9 lines, on one machine or many.)",
+filter passes go to a temp file, and one more pass over A confirms them (split by hash into
+parts on disk when they are more than --memory holds). --threads N builds and probes in N
+threads; the output is in B's order whatever N. docs/INTERSECT.md: two files of 5*10^9 lines,
+on one machine or many.)",
       RunIntersect);
   app->add_option("A", flags->a,
                   "the lines to look for (\"-\": stdin); with --filter, omitted unless --exact")
