@@ -9,6 +9,7 @@ import time
 import conftest
 import pytest
 import redis
+from test_hostile import dump_chunks
 
 ITEMS = [f"https://example.com/page/{i}" for i in range(5000)]
 ABSENT = [f"https://example.org/other/{i}" for i in range(5000)]
@@ -364,15 +365,6 @@ def test_a_write_refused_part_way_replicates_what_it_applied(make_server):
     assert (info[0][17], info[1][17]) == (b"ok", b"near_limit")
 
 
-def scandump(r, key):
-    chunks, iterator = [], 0
-    while True:
-        iterator, data = r.execute_command("BF.SCANDUMP", key, iterator)
-        if iterator == 0:
-            return chunks
-        chunks.append((iterator, data))
-
-
 def wait_for_offset(master, replica):
     """Until the replica has applied everything the master has sent."""
     m, rr = master.client(), replica.client()
@@ -394,7 +386,7 @@ def test_a_chunked_load_reaches_replicas_and_the_aof_only_once_validated(make_se
     source.execute_command("BF.RESERVE", "small", "0.01", "1000", "EXPANSION", "2")
     for key in ("big", "small"):
         source.execute_command("BF.MADD", key, *[f"{key}:{i}" for i in range(500)])
-    big, small = scandump(source, "big"), scandump(source, "small")
+    big, small = dump_chunks(source, "big"), dump_chunks(source, "small")
     assert len(big) > 2  # a prefix and several chunks (SCANDUMP_CHUNK_BYTES below)
 
     master = make_server("master", module_args=["MAX_BYTES", "100000",
