@@ -82,10 +82,15 @@ std::optional<size_t> EncodeUcs4(const char* item, size_t points, bool swap, cha
   // Sixteen ASCII (or NUL) points at a time, packed to bytes (x86 is little-endian).
   const __m128i zero = _mm_setzero_si128();
   const __m128i high = _mm_set1_epi32(~0x7F);
-  while (!swap && i + 16 <= points) {
+  while (!swap && i + 4 <= points) {
+    // 16 points, or the last 8 or 4 with the other lanes 0. `out` has room for 16 bytes: this
+    // loop wrote 1 byte a point, and `out` has 4 a point.
+    const size_t n = points - i >= 16 ? 16 : points - i >= 8 ? 8 : 4;
     const auto* in = reinterpret_cast<const __m128i*>(item + i * sizeof(uint32_t));
-    const __m128i a = _mm_loadu_si128(in), b = _mm_loadu_si128(in + 1);
-    const __m128i c = _mm_loadu_si128(in + 2), d = _mm_loadu_si128(in + 3);
+    const __m128i a = _mm_loadu_si128(in);
+    const __m128i b = n >= 8 ? _mm_loadu_si128(in + 1) : zero;
+    const __m128i c = n == 16 ? _mm_loadu_si128(in + 2) : zero;
+    const __m128i d = n == 16 ? _mm_loadu_si128(in + 3) : zero;
     const __m128i all = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d));
     if (_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(all, high), zero)) != 0xFFFF) break;
     const __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d));
@@ -93,8 +98,8 @@ std::optional<size_t> EncodeUcs4(const char* item, size_t points, bool swap, cha
     const auto nonzero =
         static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, zero)) ^ 0xFFFF);
     if (nonzero != 0) key_end = out + (32 - std::countl_zero(nonzero));
-    out += 16;
-    i += 16;
+    out += n;
+    i += n;
   }
 #endif
   while (i < points) {
