@@ -10,6 +10,8 @@
   Skipped, and said so, where cmake or the package is missing.
 - ```python blocks run under the Python that built the extension, in a scratch directory, with the
   build tree's package on the path (PYTHONPATH=python:BUILD/python). Skipped where Python is off.
+- ```yaml blocks are Prometheus alert rules: `promtool check rules` passes them (skipped, and said
+  so, where promtool is missing).
 - ```sh blocks parse (bash -n): they install packages and start servers, so are not run here; the
   README's two quick-start commands are the ones CI runs (.ci/run).
 Untagged blocks are text (a file layout, a table) and are left alone.
@@ -69,7 +71,7 @@ def main():
     includes = [f"-I{source / 'include'}", f"-I{build / 'include'}"]
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="bloomery-docs-"))
     failures = 0
-    checked = {"cpp": 0, "cmake": 0, "python": 0, "sh": 0}
+    checked = {"cpp": 0, "cmake": 0, "python": 0, "sh": 0, "yaml": 0}
     skipped = []
     installed = None  # the destdir `meson install` wrote, once
     try:
@@ -144,6 +146,16 @@ def main():
                     script.write_text(text)
                     failures += not run(["bash", "-n", str(script)], f"{where}: bash -n")
                     checked["sh"] += 1
+                elif language == "yaml":
+                    promtool = shutil.which("promtool")
+                    if not promtool:
+                        skipped.append(f"{where} (promtool is missing)")
+                        continue
+                    rules = work / "rules.yml"
+                    rules.write_text(text)
+                    failures += not run([promtool, "check", "rules", str(rules)],
+                                        f"{where}: promtool check rules")
+                    checked["yaml"] += 1
                 elif language:
                     sys.stderr.write(f"FAIL {where}: no check for ```{language} blocks\n")
                     failures += 1
