@@ -24,8 +24,8 @@ Keys are ``str`` (hashed as UTF-8), ``bytes`` or any contiguous buffer, or ``int
 [0, 2**64 - 1] (hashed as its 8 little-endian bytes, as the C++ library hashes ``uint64_t``).
 Anything else is a ``TypeError``: Python's ``hash()`` is salted per process, and a filter saved
 by one process must answer the same in another. ``add_many``/``contains_many``/``update`` take any
-iterable of keys or an integer buffer (a NumPy ``uint64`` array is read in place) and release the
-GIL. Files written by ``save``/``tofile``/``tobytes`` are the C++ library's and the ``bloomery``
+iterable of keys or a 1-D buffer: integers (a NumPy ``uint64`` array is read in place), or a NumPy
+``S``, ``U`` or object column of str and bytes (docs/PYTHON.md, "Columns"), and release the GIL. Files written by ``save``/``tofile``/``tobytes`` are the C++ library's and the ``bloomery``
 command-line tool's format; pickling and ``copy`` go through it. (``bloomery.BloomFilter.tofile``,
 pybloom-live's API, puts pybloom-live's 40-byte header before it, which keeps the error rate asked
 for; its ``fromfile`` reads both, and pybloom-live's own files as ``PybloomLiveBloomFilter``.)
