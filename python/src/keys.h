@@ -207,9 +207,9 @@ struct KeyItems {
 }
 
 // A batch of keys ready for a C++ batch call: the items of a 1-D key buffer (integers, an aligned
-// NumPy uint64 array used in place; fixed-width bytes or UCS-4 strings, read in place or encoded a
-// chunk at a time; the str and bytes of an object array, their pointers walked), or a chunk of
-// keys converted from any iterable.
+// NumPy uint64 array used in place; fixed-width bytes, as views into the buffer; UCS-4 strings,
+// each encoded to UTF-8 and hashed; the str and bytes of an object array, its pointers walked and
+// each key hashed with the GIL held), or a chunk of keys converted from any iterable.
 class Batch {
  public:
   // Keys converted per chunk from iterables: big enough that the GIL round trip and the batch
