@@ -777,6 +777,12 @@ FilterHealth ScalableFilter::Health() const {
   health.state = ClassifyHealth(health.estimated_fpr, health.planned_fpr, load);
   // Near no limit while growth keeps the FPR under the bound (the header says why).
   if (can_grow && health.state == HealthState::kNearLimit) health.state = HealthState::kOk;
+  // Full, not over: a chain that cannot grow refuses keys past its capacity, so its bits read the
+  // bound give or take the spread of where its keys fell, and get no fuller (the header says why).
+  if (!can_grow && health.state == HealthState::kOverLimit && inserted <= health.capacity &&
+      std::isfinite(health.estimated_fpr)) {
+    health.state = HealthState::kNearLimit;
+  }
   return health;
 }
 

@@ -267,9 +267,11 @@ class BLOOMERY_EXPORT ScalableFilter : public BatchForms<ScalableFilter, InsertR
   // 0.5, RedisBloom's, three full stages give 7/8 of it; at 0.9, fifteen give 0.8). So while it can
   // grow the state is kOk, or kOverLimit if its bits read above the bound (a union's stage fuller
   // than its count). Once it cannot grow (non-scaling, or full()) the rule of health.h applies:
-  // kNearLimit past 90% of capacity by the stage counts or above 0.8x the bound. A full chain
-  // sits at its capacity, where the FPR its bits give is the planned one give or take a few
-  // percent, so kOverLimit there means that noise went up: it refuses keys, so it gets no fuller.
+  // kNearLimit past 90% of capacity by the stage counts or above 0.8x the bound, and never
+  // kOverLimit while the stage counts are within the capacity: it refuses the keys past it (and
+  // the unions that would overfill a stage), so it keeps its bound, and a full chain, whose bits
+  // read the bound give or take a few percent (where its keys fell), gets no fuller. Full is
+  // kNearLimit.
   [[nodiscard]] FilterHealth Health() const;
 
   // Stages allocated so far (>= 1).

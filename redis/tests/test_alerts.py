@@ -190,6 +190,29 @@ def test_a_scrape_shows_each_state_and_the_over_rule_fires_for_the_over_key_alon
 
 
 @needs_exporter
+def test_a_full_nonscaling_filter_is_near_not_over(make_server, exporter):
+    """NONSCALING filters filled to exactly their capacity (the keys past it refused): their bits
+    read the planned FPR give or take a few percent, above it for some, which read over_limit
+    (1.0076x, issue #54). Full is near_limit: no key is named over, and no over rule fires."""
+    server = make_server()
+    r = server.client()
+    ratios = []
+    for trial in range(6):
+        key = f"full{trial}"
+        r.execute_command("BF.RESERVE", key, 0.01, 10_000, "NONSCALING")
+        madd(r, "BF.MADD", key, [f"{trial}-{i}" for i in range(12_000)])
+        assert r.execute_command("BF.CARD", key) <= 10_300
+        assert r.execute_command("BF.INFO", key, "HEALTH") == [b"near_limit"]
+        ratios.append(float(r.execute_command("BF.INFO", key, "FPRRATIO")[0]))
+    assert max(ratios) > 1, ratios  # the case that read over_limit is among them
+    wait_for(lambda: bf_totals(r)["bf_filters_near_limit"] == 6)
+    values = exporter(server).script_values()
+    assert values["bf_filters_over_limit"] == 0
+    assert sorted(key for key in values if ":" in key) == [
+        f"bf_near_limit:full{trial}" for trial in range(6)]
+
+
+@needs_exporter
 def test_all_ok_costs_info_bf_alone(make_server, exporter):
     """With every filter ok the script reads INFO bf and scans nothing."""
     server = make_server()
