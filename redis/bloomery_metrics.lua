@@ -54,6 +54,14 @@ local function text(value)
   return tostring(value)
 end
 
+-- A command's reply, or nil where it answers an error (a key half-way through BF.LOADCHUNK holds
+-- no filter yet): one key never fails the scrape.
+local function call(...)
+  local reply = redis.pcall(...)
+  if type(reply) == 'table' and reply['err'] then return nil end
+  return reply
+end
+
 -- BFW.INFO's reply of alternating field names and values, as a table.
 local function fields(reply)
   local t = {}
@@ -79,13 +87,22 @@ if not_ok > 0 then
         local state, ratio
         if type_name == 'bloomeryf' then
           -- BF.INFO key FIELD answers [value].
-          state = text(redis.call('BF.INFO', key, 'HEALTH')[1])
-          if state ~= 'ok' then ratio = text(redis.call('BF.INFO', key, 'FPRRATIO')[1]) end
+          local health = call('BF.INFO', key, 'HEALTH')
+          state = health and text(health[1])
+          if state and state ~= 'ok' then
+            local fpr_ratio = call('BF.INFO', key, 'FPRRATIO')
+            ratio = fpr_ratio and text(fpr_ratio[1])
+          end
         else
-          local info = fields(redis.call('BFW.INFO', key))
-          state, ratio = info['Health'], info['FPR over planned']
+          local info = call('BFW.INFO', key)
+          if info then
+            info = fields(info)
+            state, ratio = info['Health'], info['FPR over planned']
+          end
         end
-        if state ~= 'ok' then put('bf_' .. state .. ':' .. label(key), ratio) end
+        if state and state ~= 'ok' and ratio then
+          put('bf_' .. state .. ':' .. label(key), ratio)
+        end
       end
     until cursor == '0'
   end

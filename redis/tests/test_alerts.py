@@ -163,6 +163,11 @@ def test_a_scrape_shows_each_state_and_the_over_rule_fires_for_the_over_key_alon
     server = make_server()
     r = server.client()
     make_ok_near_over(r)
+    # And a key half-way through BF.LOADCHUNK: no filter yet, BF.INFO answers an error, which
+    # must not fail the scrape.
+    iterator, data = r.execute_command("BF.SCANDUMP", "ok", 0)
+    r.execute_command("BF.LOADCHUNK", "pending", iterator, data)
+    assert r.type("pending") == b"bloomeryf"
     values = exporter(server).script_values()
 
     # The totals of INFO bf, and one series per filter that is not ok, named by its key.
