@@ -412,16 +412,26 @@ struct CreateFlags {
 // The same for JSON: the string "saturated" or a number, never null.
 [[nodiscard]] Json EstimateJson(double count);
 
-// Warns on stderr when `keys` went over `capacity` (a Filter: AnyFilter or BlockedFilter).
+// What a capacity warning counts: the filter's distinct keys (what it held before the command,
+// estimated from its bits, plus the lines the command found absent; a repeated line, or one the
+// filter took for present, is not a new key), or the lines inserted.
+enum class Counted { kDistinctKeys, kLines };
+
+// Warns on stderr when `count` went over `capacity` (a Filter: AnyFilter or BlockedFilter),
+// saying what it counted.
 template <typename Filter>
-void WarnIfOverCapacity(std::string_view command, double keys, uint64_t capacity,
-                        const Filter& filter) {
-  if (capacity == 0 || keys <= static_cast<double>(capacity)) return;
+void WarnIfOverCapacity(std::string_view command, double count, uint64_t capacity,
+                        const Filter& filter, Counted counted = Counted::kDistinctKeys) {
+  if (capacity == 0 || count <= static_cast<double>(capacity)) return;
+  const char* what = counted == Counted::kLines
+                         ? "lines went in"
+                         : "distinct keys are in the filter now (those it held, plus the lines "
+                           "found absent)";
   std::fprintf(stderr,
-               "bloomery %.*s: warning: %s keys went in, over the planned capacity of %s; the "
+               "bloomery %.*s: warning: %s %s, over the planned capacity of %s; the "
                "false-positive rate rose to about %s (plan for more)\n",
-               static_cast<int>(command.size()), command.data(), FormatEstimate(keys).c_str(),
-               FormatCount(capacity).c_str(), FormatFpr(filter.EstimatedFpr()).c_str());
+               static_cast<int>(command.size()), command.data(), FormatEstimate(count).c_str(),
+               what, FormatCount(capacity).c_str(), FormatFpr(filter.EstimatedFpr()).c_str());
 }
 
 }  // namespace bloomery::cli

@@ -280,15 +280,18 @@ void AddHealthRows(const FilterHealth& health, Row& row) {
   row("health", absl::StrCat(std::string(HealthStateName(health.state)), " (FPR now ",
                              absl::StrFormat("%.2f", health.estimated_fpr / health.planned_fpr),
                              "x planned; near above 0.8x or 90% of capacity, over above 1x)"));
-  row("health: estimated keys",
+  // Over kHealthExactBytes the health reads a sample of the blocks: its labels say so, beside the
+  // rows above that read every bit.
+  const char* how = health.sampled ? " (sampled)" : " (all bits)";
+  row(absl::StrCat("health: estimated keys", how),
       std::isfinite(health.estimated_count)
           ? absl::StrCat(FormatEstimate(health.estimated_count), " +- ",
                          FormatEstimate(health.estimated_count_error), " of ",
-                         FormatCount(health.capacity), health.sampled ? " (sampled)" : "")
+                         FormatCount(health.capacity))
           : "saturated");
   if (health.inserted) row("health: keys added", FormatCount(*health.inserted));
   row("health: fill", absl::StrFormat("%.4f", health.fill_ratio));
-  row("health: FPR now / planned",
+  row(absl::StrCat("health: FPR now", how, " / planned"),
       absl::StrCat(FormatFpr(health.estimated_fpr),
                    health.estimated_fpr_error > 0
                        ? absl::StrCat(" +- ", FormatFpr(health.estimated_fpr_error))
@@ -499,10 +502,10 @@ absl::Status DescribeFile(const FileFlags& flags) {
   row("dirty",
       info->dirty ? "yes (mapped read-write now, or left so by a crash: bloomery repair)" : "no");
   row("checksums", checksums);
-  row("estimated keys", std::isfinite(estimated_count)
-                            ? FormatEstimate(estimated_count)
-                            : "saturated (every bit set: no count can be inferred)");
-  row("FPR now", FormatFpr(filter->EstimatedFpr()));
+  row("estimated keys (all bits)", std::isfinite(estimated_count)
+                                       ? FormatEstimate(estimated_count)
+                                       : "saturated (every bit set: no count can be inferred)");
+  row("FPR now (all bits)", FormatFpr(filter->EstimatedFpr()));
   AddHealthRows(health, row);
   row("memory", FormatBytes(static_cast<double>(filter->memory_bytes())));
   for (const Json& g : GenerationsJson(*filter)) {

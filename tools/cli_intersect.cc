@@ -608,7 +608,8 @@ absl::Status RunIntersect(const IntersectFlags& flags) {
         },
         [](std::span<const std::string_view>, std::span<bool>) { return absl::OkStatus(); });
     if (!inserted.ok()) return inserted.status();
-    WarnIfOverCapacity("intersect", static_cast<double>(inserted->lines), f.plan().capacity, f);
+    WarnIfOverCapacity("intersect", static_cast<double>(inserted->lines), f.plan().capacity, f,
+                       Counted::kLines);
     if (Given(flags.save_filter_flag)) {
       if (absl::Status s = f.Save(flags.save_filter); !s.ok()) {
         return absl::Status(s.code(),
