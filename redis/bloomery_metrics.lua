@@ -54,11 +54,15 @@ local function text(value)
   return tostring(value)
 end
 
--- A command's reply, or nil where it answers an error (a key half-way through BF.LOADCHUNK holds
--- no filter yet): one key never fails the scrape.
+-- A command's reply, or nil for a key half-way through BF.LOADCHUNK (no filter yet): that key
+-- does not fail the scrape. Any other error does (a user without BF.INFO or BFW.INFO under ACLs):
+-- a scrape that names no key over must mean none is.
 local function call(...)
   local reply = redis.pcall(...)
-  if type(reply) == 'table' and reply['err'] then return nil end
+  if type(reply) == 'table' and reply['err'] then
+    if string.find(reply['err'], 'still being loaded', 1, true) then return nil end
+    error(reply)
+  end
   return reply
 end
 

@@ -13,6 +13,7 @@ import urllib.error
 import urllib.request
 
 import pytest
+import redis
 
 from conftest import free_port
 
@@ -256,3 +257,21 @@ def test_operating_md_shows_the_rules_file():
         rules = f.read()
     blocks = re.findall(r"```yaml\n(.*?)```", operating, re.S)
     assert rules in blocks, "docs/OPERATING.md's ```yaml block differs from bloomery.rules.yml"
+
+
+def test_a_user_that_cannot_read_the_filters_fails_the_script(server):
+    """Under ACLs, a user without BF.INFO / BFW.INFO gets an error, not a scrape that names no key
+    (which would read as none over)."""
+    r = server.client()
+    r.execute_command("BFW.RESERVE", "over", 0.01, 200, "WINDOW", "1h")
+    madd(r, "BFW.MADD", "over", [f"w{i}" for i in range(1_000)])
+    wait_for(lambda: bf_totals(r)["bf_filters_over_limit"] == 1)
+    with open(SCRIPT) as f:
+        script = f.read()
+    r.execute_command("ACL", "SETUSER", "exporter", "on", ">pw", "~*", "+eval", "+info", "+scan",
+                      "+bf.info", "+bfw.info")
+    r.execute_command("ACL", "SETUSER", "blind", "on", ">pw", "~*", "+eval", "+info", "+scan")
+    reply = server.client(username="exporter", password="pw").eval(script, 0)
+    assert b"bf_over_limit:over" in reply
+    with pytest.raises(redis.ResponseError, match="can't run this command"):
+        server.client(username="blind", password="pw").eval(script, 0)
