@@ -12,7 +12,8 @@
 --   bf_near_limit:KEY and bf_over_limit:KEY, value the filter's FPR over planned: one for each
 --     filter not ok, found by SCAN ... TYPE bloomeryf / bloomeryw, only when the totals count one
 --     (so a server whose filters are all ok pays INFO bf alone). KEY is the key's bytes, printable
---     ASCII as is, any other byte and the backslash as \xHH (a label value must be UTF-8).
+--     ASCII as is, any other byte and the backslash as \xHH (a label value must be UTF-8). The
+--     scan covers the script's database (the totals, every database).
 --   bf_scan_complete: 1 when the scan went over the whole keyspace (or had no need to run), 0
 --     when it stopped after MAX_SCANS calls of SCAN for a type (about MAX_SCANS * SCAN_COUNT
 --     keys): then the per-key series name only the filters found so far; the totals stay exact.
