@@ -18,94 +18,19 @@
 #include <vector>
 
 #include "bloomery/bloomery.h"
+#include "cli_run.h"
 #include "test_util.h"
-
-extern char** environ;
 
 namespace bloomery {
 namespace {
 
+using cli_run::Contains;
+using cli_run::ReadFile;
+using cli_run::Run;
+using cli_run::RunResult;
+using cli_run::Scratch;
+using cli_run::WriteFile;
 using testing::SplitMix64;
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "bloomery_intersect_XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] std::string File(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
-
-TempDir& Scratch() {
-  static TempDir dir;
-  return dir;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
-
-void WriteFile(const std::string& path, const std::string& contents) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << contents;
-  REQUIRE(out.good());
-}
-
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs `bloomery args...` with `input` on stdin; stdout and stderr go to files (no pipe fills).
-RunResult Run(const std::vector<std::string>& args, const std::string& input = "") {
-  const char* exe = std::getenv("BLOOMERY_CLI");
-  REQUIRE_MESSAGE(exe != nullptr, "set BLOOMERY_CLI to the bloomery binary");
-  static int counter = 0;
-  const std::string base = Scratch().File("run" + std::to_string(counter++));
-  WriteFile(base + ".in", input);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, (base + ".in").c_str(), O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, (base + ".out").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, (base + ".err").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> storage = {exe};
-  storage.insert(storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& arg : storage) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, exe, &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  REQUIRE(spawned == 0);
-  int status = 0;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
-  RunResult result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.out = ReadFile(base + ".out");
-  result.err = ReadFile(base + ".err");
-  return result;
-}
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 std::string Url(uint64_t i) {
   return "https://site" + std::to_string(i % 97) + ".example.com/p/" + std::to_string(i * 7919) +
