@@ -43,6 +43,27 @@ _PYBLOOM_HEADER = _struct.Struct("<dQQQQ")
 _BLOOMERY_MAGIC = b"BLOOMERY"
 
 
+class _Operators:
+    """pybloom-live's operators: ``|`` is ``union``, and ``copy.copy``/``copy.deepcopy`` are
+    ``copy`` (a filter holds no references). ``&`` is ``_Intersects``'."""
+
+    def __or__(self, other):
+        return self.union(other)
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+
+class _Intersects(_Operators):
+    """``&`` is ``intersection``, for the fixed-size filters that have one."""
+
+    def __and__(self, other):
+        return self.intersection(other)
+
+
 class _LoadsAsThisClass:
     """``load``, ``frombytes`` and ``fromfile`` of the C++ kind (the class's ``_cpp_kind``),
     answering the filter as this class (``_from_native``), as pybloom-live's answer its own."""
@@ -67,7 +88,7 @@ class _LoadsAsThisClass:
         return cls._from_native(cls._cpp_kind.fromfile(f, n))
 
 
-class BloomFilter(_LoadsAsThisClass, BlockedFilter):
+class BloomFilter(_Intersects, _LoadsAsThisClass, BlockedFilter):
     """pybloom-live's fixed-capacity filter: a ``BlockedFilter`` that refuses key ``capacity + 1``.
 
     ``BloomFilter(capacity, error_rate=0.001, **options)``; options as ``BlockedFilter``'s.
@@ -185,18 +206,6 @@ class BloomFilter(_LoadsAsThisClass, BlockedFilter):
         self._check_same(other, "Intersecting filters requires both filters to have equal")
         return self._adopt(BlockedFilter.intersection(self, other), self.count, self._error_rate)
 
-    def __or__(self, other):
-        return self.union(other)
-
-    def __and__(self, other):
-        return self.intersection(other)
-
-    def __copy__(self):
-        return self.copy()
-
-    def __deepcopy__(self, memo):
-        return self.copy()
-
     def __getstate__(self):
         return (BlockedFilter.__getstate__(self), self.count, self._error_rate)
 
@@ -296,7 +305,7 @@ def _pieces(keys):
     return take_list
 
 
-class ScalableBloomFilter(_LoadsAsThisClass, ScalableFilter):
+class ScalableBloomFilter(_Operators, _LoadsAsThisClass, ScalableFilter):
     """pybloom-live's growing filter: a ``ScalableFilter`` that grows x4 by default.
 
     ``ScalableBloomFilter(initial_capacity=100, error_rate=0.001, mode=LARGE_SET_GROWTH,
@@ -336,18 +345,9 @@ class ScalableBloomFilter(_LoadsAsThisClass, ScalableFilter):
                              "both the same mode, initial capacity and error rate")
         return self._from_native(ScalableFilter.union(self, other))
 
-    def __or__(self, other):
-        return self.union(other)
-
     def copy(self):
         """An independent copy."""
         return self._from_native(ScalableFilter.copy(self))
-
-    def __copy__(self):
-        return self.copy()
-
-    def __deepcopy__(self, memo):
-        return self.copy()
 
     @classmethod
     def fromfile(cls, f, n=-1):
@@ -597,7 +597,7 @@ def _name_foreign(data, what):
     return FormatError(f"not {what}: a bloomery filter file")
 
 
-class PybloomLiveBloomFilter:
+class PybloomLiveBloomFilter(_Intersects):
     """A filter in pybloom-live 4.0's format: its ``BloomFilter`` file, read, added to and written
     back. ``bloomery.BloomFilter.fromfile`` answers one for a file pybloom-live's ``tofile()``
     wrote; ``PybloomLiveBloomFilter(capacity, error_rate)`` makes a new one in that format.
@@ -710,18 +710,6 @@ class PybloomLiveBloomFilter:
         return self._combine(other, int.__and__, "Intersecting filters requires both filters to "
                              "have equal capacity and error rate")
 
-    def __or__(self, other):
-        return self.union(other)
-
-    def __and__(self, other):
-        return self.intersection(other)
-
-    def __copy__(self):
-        return self.copy()
-
-    def __deepcopy__(self, memo):
-        return self.copy()
-
     def __reduce__(self):
         return (_pybloom_from_bytes, (type(self), self.tobytes()))
 
@@ -774,7 +762,7 @@ def _pybloom_from_bytes(cls, data):
     return cls.frombytes(data)
 
 
-class PybloomLiveScalableBloomFilter:
+class PybloomLiveScalableBloomFilter(_Operators):
     """A filter in pybloom-live 4.0's ``ScalableBloomFilter`` format: a list of
     ``PybloomLiveBloomFilter`` stages, read, added to, grown and written back.
     ``bloomery.ScalableBloomFilter.fromfile`` answers one for a file pybloom-live's ``tofile()``
@@ -865,15 +853,6 @@ class PybloomLiveScalableBloomFilter:
         for i, stage in enumerate(smaller.filters):
             result.filters[i] = larger.filters[i] | stage
         return result
-
-    def __or__(self, other):
-        return self.union(other)
-
-    def __copy__(self):
-        return self.copy()
-
-    def __deepcopy__(self, memo):
-        return self.copy()
 
     def __reduce__(self):
         return (_pybloom_from_bytes, (type(self), self.tobytes()))
