@@ -379,8 +379,8 @@ def test_a_chunked_load_reaches_replicas_and_the_aof_only_once_validated(make_se
     master's MAX_BYTES was refused there but loaded, uncapped, by its replica and by an AOF replay,
     so the two held different keys (and a later BF.ADD answered differently). Now nothing of a load
     leaves the master until the whole image is validated under its caps; the replica and the
-    restarted AOF end exactly where the master does, for accepted and refused loads, and for a
-    replica attached while a load is half done."""
+    restarted AOF end exactly where the master does, for accepted and refused loads, for a replica
+    attached while a load is half done, and across an AOF rewrite in the middle of a load."""
     source = make_server("source", module_args=["SCANDUMP_CHUNK_BYTES", "65536"]).client()
     source.execute_command("BF.RESERVE", "big", "0.01", "200000", "NONSCALING")  # ~240 KB
     source.execute_command("BF.RESERVE", "small", "0.01", "1000", "EXPANSION", "2")
@@ -408,6 +408,7 @@ def test_a_chunked_load_reaches_replicas_and_the_aof_only_once_validated(make_se
     half = len(small) // 2
     for iterator, data in small[:half]:
         m.execute_command("BF.LOADCHUNK", "small", iterator, data)
+    rewrite_aof(m)  # the rewritten AOF holds the pending load's chunks; replay continues from them
     late = make_server("late", module_args=["MAX_BYTES", "100000"],
                        config=["--replicaof", "127.0.0.1", str(master.port)])
     lr = wait_for_sync(late)
