@@ -6,8 +6,9 @@
 // totals when its filter is first read and taken out when the value is freed (a key half-way
 // through BF.LOADCHUNK holds no filter yet, and counts in none). `INFO bf` reports the totals
 // (filters, bytes, filters near and over their limit, the worst ratio of estimated to planned FPR)
-// without reading any filter, so INFO costs the same with 10,000 filters as with one;
-// redis_exporter and the like show them as they show any INFO field.
+// without reading any filter, so INFO costs the same with 10,000 filters as with one. Redis 7.0
+// leaves a module's section out of INFO and INFO all, and redis_exporter exports only the fields
+// it knows: they reach Prometheus through redis/bloomery_metrics.lua (docs/OPERATING.md, "Alerts").
 //
 // Kept up to date as writes happen: a write calls AfterWrite with the keys it added, and the health
 // is computed again (Health(): ~1.1 ms at most for one filter, a 1 MiB sample of a large filter,

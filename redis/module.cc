@@ -7,11 +7,14 @@
 //
 // The BFW.* commands, filters whose keys expire, are windowed.h's; TESTING-CLOCK is theirs.
 //
-// Every key holds a ScalableFilter: scaling filters grow by EXPANSION (2 or 4) at a total FPR
-// bounded by the error rate given (a promise: every stage is planned by the blocked formula);
-// NONSCALING filters are one BlockedFilter stage planned at that rate, refusing keys past their
-// capacity ("ERR non scaling filter is full"). A key may also be half-way through BF.LOADCHUNK;
-// it then answers only further LOADCHUNKs.
+// Every key holds a ScalableFilter (bf_args.h says how a reserve is parsed). Without LAYOUT its
+// stages are RedisBloom's partitioned filters (ClassicFilter) at RedisBloom's tightening 0.5;
+// LAYOUT line512|block256|word64 makes them BlockedFilters of that shape at bloomery's 0.9.
+// Scaling filters grow by EXPANSION (RedisBloom's range, 1 to 32768; 0 means NONSCALING) at a
+// total FPR bounded by the error rate given (a promise: every stage is planned by its layout's
+// formula); NONSCALING filters are one stage of that layout planned at that rate, refusing keys
+// past their capacity ("ERR non scaling filter is full"). A key may also be half-way through
+// BF.LOADCHUNK; it then answers only further LOADCHUNKs.
 //
 // Persistence carries bloomery's own file image (ScalableFilter::SaveToBytes, docs/FORMAT.md):
 // the RDB, DUMP/RESTORE, SCANDUMP/LOADCHUNK and the AOF rewrite (as LOADCHUNK commands) all go
@@ -74,8 +77,10 @@ constexpr int kModuleVersion = 20404;
 //
 // INFO bf also answers the health of every filter of both types, kept as writes happen (health.h):
 // bf_filters, bf_bytes, bf_filters_near_limit, bf_filters_over_limit and bf_worst_fpr_ratio (the
-// largest estimated / planned FPR): what an exporter that scrapes INFO shows, and what to alert on
-// (docs/OPERATING.md).
+// largest estimated / planned FPR), what to alert on. Redis 7.0 leaves a module's section out of
+// INFO and INFO all, and redis_exporter exports only the fields it knows, so they reach
+// Prometheus through redis/bloomery_metrics.lua, which the exporter runs (docs/OPERATING.md,
+// "Alerts").
 void AddInfo(RedisModuleInfoCtx* ctx, int /*for_crash_report*/) {
   api::InfoAddSection(ctx, "");
   api::InfoAddFieldCString(ctx, "bloomery_version", BLOOMERY_VERSION_STRING);

@@ -14,7 +14,7 @@
 // (`InsertAnswer<F>`, below, says why it is not always a bool).
 //
 //   template <bloomery::Filter F>
-//   size_t AddAll(F& filter, std::span<const std::string_view> keys) {
+//   size_t CountPresent(const F& filter, std::span<const std::string_view> keys) {
 //     return filter.MayContainMany(keys);  // ... or anything else the concept names
 //   }
 #ifndef BLOOMERY_FILTER_H_

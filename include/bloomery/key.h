@@ -12,9 +12,11 @@
 // How the bits are used by blocked filters (see docs/DESIGN.md):
 //   block  = (hi * blocks) >> 64            64-bit fastrange: uniform for any block count < 2^64
 //   start  = hi mod slices                  first slice of the key's k consecutive slices
-//   probe i at the top bits of ((h1 + i*h2) * salt_i) mod 2^32,   h1 = lo mod 2^32, h2 = lo >> 32
-// Taking the top bits of a 32-bit product (rather than the sum mod 64) keeps 2^64 distinct probe
-// patterns per block, and the per-probe odd salt keeps the probes independent of each other.
+// line512 and block256: probe i at the top bits of ((h1 + i*h2) * salt_i) mod 2^32, with
+// h1 = lo mod 2^32 and h2 = lo >> 32. Taking the top bits of a 32-bit product (rather than the sum
+// mod 64) keeps 2^64 distinct probe patterns per block, and the per-probe odd salt keeps the
+// probes independent of each other. word64 (8 slices of 8 bits) takes no salt and no double
+// hashing: probe i's bit is the top 3 bits of byte i of lo, eight independent fields of the hash.
 //
 // Keys may be byte strings (std::string_view), unsigned 64-bit integers (under kXxh3, the line's
 // default, hashed as their 8 little-endian bytes, so an integer and its 8-byte

@@ -5,8 +5,10 @@
 // Each kind's options struct (FilterOptions for BlockedFilter and ClassicFilter, CountingOptions,
 // ScalableOptions in scalable_filter.h, WindowedOptions in windowed_filter.h) declares the sizing
 // fields that kind takes, capacity and fpr first, and then two shared parts: `hashing`
-// (HashOptions, the filter's identity) and `memory` (MemoryOptions, where its memory lives). No
-// kind takes a field only to refuse it, and designated initializers work:
+// (HashOptions, the filter's identity) and `memory` (MemoryOptions, where its memory lives). One
+// field is taken only to be refused: BlockedFilter and ClassicFilter share FilterOptions, and
+// ClassicFilter, always partitioned, refuses a `layout` other than the default (InvalidArgument).
+// Designated initializers work:
 //
 //   bloomery::FilterOptions opts{.capacity = 1'000'000, .fpr = 0.01,
 //                                .memory = {.concurrent = true}};
