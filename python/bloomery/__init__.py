@@ -1,13 +1,13 @@
 # Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 """Fast, exact Bloom filters: the bloomery C++ library from Python.
 
-Four kinds, one vocabulary (see each class's docstring):
+Five kinds, one vocabulary (see each class's docstring):
 
 - ``BlockedFilter``: one 64-byte cache line per key; the default. ``BloomFilter`` is pybloom-live's
   class on it (``capacity`` is a limit: ``IndexError`` past it; see ``bloomery.pybloom``).
 - ``ClassicFilter``: k cache lines per key, the fewest bits per key.
-- ``ScalableFilter``: grows x2 or x4, total FPR stays bounded. ``ScalableBloomFilter`` is
-  pybloom-live's class on it (x4 by default, ``scale``).
+- ``ScalableFilter``: grows by ``mode`` (1 to 32768; 2 or 4 usual), total FPR stays bounded.
+  ``ScalableBloomFilter`` is pybloom-live's class on it (x4 by default, ``scale``).
 - ``CountingFilter``: counters instead of bits, so keys can be removed and counted.
 - ``WindowedFilter``: keys expire after a window of adds or of seconds; its files keep the
   window's clock state.

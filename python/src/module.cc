@@ -249,8 +249,8 @@ void BindModule(py::module_& m) {
   using Scalable = PyFilter<ScalableFilter>;
   auto scalable = BindCommon<ScalableFilter>(
       m, "ScalableFilter",
-      "A chain of blocked filters that grows x2 or x4 when full, keeping the total FPR under "
-      "error_rate (Almeida et al. 2007).");
+      "A chain of filters (blocked, or classic with layout='partitioned') that grows by mode "
+      "(2 or 4 usual) when full, keeping the total FPR under error_rate (Almeida et al. 2007).");
   scalable
       .def(py::init([](uint64_t initial_capacity, double error_rate, uint32_t mode,
                        double tightening, std::optional<uint64_t> seed,

@@ -2,7 +2,8 @@
 """A filter's health where Redis operators look (issue #40): BF.INFO and BFW.INFO answer the state,
 the planned FPR, the FPR over planned, the fill and the count's error, in RESP2 and RESP3; INFO bf
 answers the totals over every filter (filters, bytes, near and over their limit, the worst FPR
-ratio), kept as writes happen, so that an exporter scraping INFO sees them."""
+ratio), kept as writes happen, so that redis/bloomery_metrics.lua (which redis_exporter runs)
+reads them without reading the filters."""
 import time
 
 import pytest
