@@ -39,11 +39,11 @@
 //   absl::StatusOr<bloomery::CountingFilter> f =
 //       bloomery::CountingFilter::Create({.capacity = 1'000'000, .fpr = 0.01});
 //   if (!f.ok()) return f.status();
-//   f->Insert("session-42");
-//   f->Insert("session-42");
-//   uint32_t n = f->Count("session-42");                       // >= 2 (2 unless it collides)
-//   bloomery::EraseResult r = f->Erase("session-42");         // kErased
-//   bool maybe = f->MayContain("session-42");                  // true: inserted twice, erased once
+//   f->Insert("user-42");
+//   f->Insert("user-42");
+//   uint32_t n = f->Count("user-42");                          // >= 2 (2 unless it collides)
+//   bloomery::EraseResult r = f->Erase("user-42");            // kErased
+//   bool maybe = f->MayContain("user-42");                     // true: inserted twice, erased once
 //
 // Thread safety. With `concurrent = false` (single writer) any number of const calls may run at
 // once, but Insert*, Erase*, Clear and UnionWith must not overlap with any other call. With
