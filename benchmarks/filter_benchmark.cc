@@ -29,7 +29,7 @@ namespace bloomery::bench {
 namespace {
 
 // BM_FloorWork's rounds of computation per line: from none to more than a lookup's own work in
-// cache (4 rounds ~2.4-3.2 ns, 8 ~6.4 ns on the Zen 4 VM; benchmarks/README.md).
+// cache (4 rounds ~2.4-3.2 ns, 8 ~6.4 ns on the Zen 4 VM).
 constexpr int kWorkRounds[] = {0, 2, 4, 8, 16};
 
 // Thread counts of the scaling rows, up to the machine's hardware threads.
@@ -113,7 +113,8 @@ void RunFloorWork(benchmark::State& state, const measure::FloorMemory& memory, u
 // RunFloorWork over the floor's memory for n keys (rounds: the second argument). Against
 // BM_WorkInL2 at the same rounds (the work alone) and BM_Floor (the miss alone) it says whether
 // this machine overlaps the two (time near the larger) or adds them (near the sum), which bounds
-// what MayContainMany / BM_Floor can reach with the work a lookup does (benchmarks/README.md).
+// what MayContainMany / BM_Floor can reach with the work a lookup does (docs/PERFORMANCE.md, "How
+// close to the memory floor?").
 void BM_FloorWork(benchmark::State& state) {
   RunFloorWork(state, FloorFor(static_cast<uint64_t>(state.range(0))),
                static_cast<uint32_t>(state.range(1)));
@@ -308,7 +309,8 @@ void BM_MayContainUrl(benchmark::State& state) {
 // pages' first writes) into a fresh populated 256 MiB filter on 4 KiB pages, with the pages
 // written again by Clear() first (kRewritten) or not. The two should be equal: a gap is a cost per
 // page's first write that populate did not take (on the CI VM's hypervisor MADV_POPULATE_WRITE
-// alone left a ~3 us trap per page, benchmarks/README.md, until Storage wrote each page itself).
+// alone left a ~3 us trap per page, docs/DESIGN.md "Tried and rejected", until Storage wrote each
+// page itself).
 template <bool kRewritten>
 void BM_InsertAfterPopulate(benchmark::State& state) {
   constexpr uint64_t kBytes = uint64_t{256} << 20;

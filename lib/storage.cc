@@ -126,7 +126,8 @@ void TouchPages(uintptr_t from, uintptr_t to, uint64_t page) {
 // one call, and then one write per page from user mode. The kernel's populate alone is not
 // enough under a hypervisor that tracks a guest page's first write itself: on the 2-core CI VM
 // the first write to each page after MADV_POPULATE_WRITE cost ~3 us (a trap), 22 ns after the
-// touch, and a 2^20-key word64 filter's inserts paid ~30 % for it (benchmarks/README.md).
+// touch, and a 2^20-key word64 filter's inserts paid ~30 % for it (docs/DESIGN.md, "Tried and
+// rejected").
 // Populating 256 MiB there: 45 ms by the madvise alone, 330 ms with the touch, 670 ms by the
 // touch alone (a fault per page). Returns whether MADV_HUGEPAGE was accepted.
 bool AdviseAndPopulate(uint8_t* data, uint64_t bytes, bool huge, HugePages huge_pages,

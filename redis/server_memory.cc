@@ -23,8 +23,9 @@ void*& ServerPointerOf(void* block) noexcept { return static_cast<void**>(block)
 // Zeroes `block` without writing its whole pages: the server's allocator (jemalloc) hands out
 // private anonymous memory, whose pages MADV_DONTNEED gives back so that the next touch of each
 // reads zeros (a huge page, where the library advised one). A large BF.RESERVE then takes no
-// longer than with the library's mmap (benchmarks/README.md), and memory is faulted in as it is
-// used. Only the partial pages at either end are written.
+// longer than with the library's mmap, and memory is faulted in as it is used (what writing the
+// zeros cost: docs/DESIGN.md, "Tried and rejected"). Only the partial pages at either end are
+// written.
 void ZeroFill(uint8_t* block, size_t bytes) noexcept {
   static const uintptr_t kPage = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const uintptr_t begin = reinterpret_cast<uintptr_t>(block);

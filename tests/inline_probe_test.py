@@ -10,7 +10,8 @@ file calling every kind's single-key forms (integer, string and KeyHash keys; In
 MayContain) for the default target, x86-64-v3 and x86-64-v4, and fails on any symbol of namespace
 bloomery that the object defines with external linkage. Built for AVX2 (v3, v4), the probe must
 also be inlined into the caller's loop (no local copy of the probe's entries is left): that is
-what makes the ordinary call as fast as the opt-in avx2::Prober (benchmarks/README.md).
+what makes the ordinary call as fast as the opt-in avx2::Prober (docs/PERFORMANCE.md, "The call
+a user writes").
 
 Usage: inline_probe_test.py COMPILER... -- INCLUDE_DIR...
 """

@@ -108,7 +108,7 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   // False: the key was certainly never inserted. True: it was, or it is a false positive.
   // Every field is read before the branch, and the fallback is declared pure (it changes no
   // memory): in a loop of these calls nothing may change them, so the compiler reads them once,
-  // before the loop, as avx2::Prober does (benchmarks/README.md).
+  // before the loop, as avx2::Prober does.
   using BatchForms::MayContain;
   [[nodiscard, gnu::always_inline]] bool MayContain(const KeyHash& hash) const noexcept {
 #if BLOOMERY_INLINE_PROBE
@@ -146,9 +146,9 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   [[nodiscard]] double EstimatedFpr() const noexcept;
   // Health (health.h): EstimatedFpr's reading of every block, with each block's set bits for the
   // fill and the count, over the whole filter up to kHealthExactBytes and over a stratified
-  // sample of ~1 MiB above (~1-2 ms for 1 GiB: benchmarks/README.md). Unset `inserted`: a blocked
-  // filter counts nothing on insert. May overlap inserts in concurrent mode (a reading of some
-  // state between them). Allocates a few small vectors.
+  // sample of ~1 MiB above (~1-2 ms for 1 GiB: docs/PERFORMANCE.md, "Health"). Unset `inserted`:
+  // a blocked filter counts nothing on insert. May overlap inserts in concurrent mode (a reading
+  // of some state between them). Allocates a few small vectors.
   [[nodiscard]] FilterHealth Health() const;
 
   // Folding an over-sized filter (docs/OPERATING.md): the smallest copy, by halvings, whose FPR

@@ -8,7 +8,7 @@
 //
 // What it adds to the filter's own call: the filter's fields read once before the loop and, with
 // VisitProber, the block shape and integer hash fixed at compile time, so the loop tests neither
-// (figures: benchmarks/README.md).
+// (figures: docs/PERFORMANCE.md, "The call a user writes").
 //
 // Example (a file compiled with -march=x86-64-v3):
 //   #include "bloomery/blocked_filter_avx2.h"
@@ -47,8 +47,8 @@ inline constexpr int kAnyShape = -1;
 // compiler cannot keep them in registers (its MayContain can, and does). A Prober built before
 // the loop is the caller's own local: its fields stay in registers across the loop. VisitProber
 // (below) goes one step further: it hands the loop the Prober of the filter's shape and integer
-// hash, so the loop tests neither (benchmarks/README.md). Same answers and bits as the filter's
-// own calls.
+// hash, so the loop tests neither (docs/PERFORMANCE.md, "The call a user writes"). Same answers
+// and bits as the filter's own calls.
 //
 //   bloomery::avx2::Prober probe(filter);          // Prober<BlockedFilter>: Insert and MayContain
 //   for (uint64_t key : keys) added += probe.Insert(key);

@@ -9,8 +9,9 @@
 // window holds them, so the instructions per lookup set its speed. The SIMD kernels chosen at run
 // time (block_kernels.h) cost a call and an indirect call per key; this probe is ~30 instructions
 // (mask, load, test) with no call and no branch. A scalar probe in the baseline ISA measured
-// 1.5-1.9x slower than the kernel for the line and block256, and no faster for word64
-// (benchmarks/README.md), so the probe is AVX2 code in every file:
+// 1.5-1.9x slower than the kernel for the line and block256, and for word64 0-9 % faster in
+// cache, within 1 % out (docs/DESIGN.md, "Tried and rejected"), so the probe is AVX2 code in
+// every file:
 // - Every function here carries `target("avx2")`, so it compiles to the same AVX2 instructions
 //   whatever flags the including file has: the text of this header never depends on them
 //   (tests/header_flags_test.py).
@@ -143,7 +144,7 @@ template <int kBitsShift>
 // 32 bytes of a line, by one load in inline assembly: a read outside the C++ memory model, so
 // concurrent filters may use it while other threads set bits (docs/DESIGN.md, "Concurrency
 // contract"; the kernels' LoadShared). The compiled probe issued its loads as separate
-// instructions before as well: single-writer lookups measured no slower (benchmarks/README.md).
+// instructions before as well: single-writer lookups measured no slower.
 [[nodiscard, BLOOMERY_AVX2_PROBE]] inline __m256i LoadShared(const uint64_t* words) noexcept {
   __m256i v;
   asm volatile("vmovdqu %1, %0" : "=x"(v) : "m"(*reinterpret_cast<const __m256i*>(words)));

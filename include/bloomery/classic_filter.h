@@ -11,10 +11,10 @@
 // al. 2000's table; plan.h computes both, and tests/classic_filter_test.cc reproduces that table.
 //
 // Against BlockedFilter: a key costs k cache misses instead of one, so lookups out of cache are
-// several times slower (benchmarks/README.md has the measured costs); in exchange the FPR per bit
-// is the best a Bloom filter gets: at 10 bits/key, k = 7 predicts 0.819% where the blocked layout
-// gives 0.97%. Use it when memory is what matters, when the filter fits in cache, or to compare
-// with the textbook numbers.
+// several times slower (`bloomery plan --measure` times both on the machine at hand); in exchange
+// the FPR per bit is the best a Bloom filter gets: at 10 bits/key, k = 7 predicts 0.819% where the
+// blocked layout gives 0.97%. Use it when memory is what matters, when the filter fits in cache,
+// or to compare with the textbook numbers.
 //
 // Example:
 //   absl::StatusOr<bloomery::ClassicFilter> f =

@@ -17,7 +17,7 @@
 // scaled to the whole filter. Sampling error: the runs are hashed keys' blocks, so their readings
 // are independent; the standard error of a total is that of the mean of the runs' readings
 // (their spread / sqrt(strata), a slight overstatement of the stratified error). The stated
-// 3-sigma errors, for a line filter at 1% (tests/health_test.cc, benchmarks/README.md): at its
+// 3-sigma errors, for a line filter at 1% (tests/health_test.cc prints them): at its
 // capacity ~0.3% of the count and ~1.4% of the FPR; at 10% of it ~1% and ~8%.
 //
 // Example:

@@ -43,7 +43,7 @@ struct KeyHash {
 };
 
 // XXH3-128 of `key` with `seed`. Thread-safe, allocation-free (its cost: BM_Hash,
-// benchmarks/README.md).
+// docs/PERFORMANCE.md, "How fast against libbloom?").
 [[nodiscard]] BLOOMERY_EXPORT KeyHash HashKey(std::string_view key, uint64_t seed) noexcept;
 // XXH3-128 of the 8 little-endian bytes of `key`: xxHash 0.8's path for 4..8-byte inputs,
 // written out inline (one 64x64->128 multiply and two xorshift-multiply rounds) so that a filter's
@@ -81,7 +81,8 @@ namespace detail {
 
 // A 64 -> 128-bit mix of `key` under `seed`: lo = FoldedProduct(key ^ seed, 2^64/phi), hi =
 // FoldedProduct(lo, a second odd constant). Two multiplies (~6 instructions against XXH3's ~25),
-// so an integer key's single-key call costs about a quarter less (benchmarks/README.md). One fold
+// so an integer key's single-key call costs less (the line's out of cache: 0.95x the lookup, 0.75x
+// the insert; docs/DESIGN.md, "Tried and rejected", which has the one-fold FPRs too). One fold
 // alone is not enough: with the probes taken from a function of the line's own bits, consecutive
 // keys measured 10% under the planned FPR and keys spaced 2^20 apart 6% over it; the second fold
 // makes the line (hi) and the probes (lo) independent, and tests hold both filters' FPR on

@@ -13,8 +13,8 @@
 //  - kWord64: one 64-bit word of 8 x 8-bit slices, k <= 8 (register blocking, Putze, Sanders,
 //    Singler 2007; Boost.Bloom's block<uint64_t, K>): the fewest instructions, and a concurrent
 //    Insert is one atomic fetch_or, so exactly one of several threads inserting the same new key
-//    is told "new". The exact sliced model chose 8 x 8 over 4 x 16 and 16 x 4 (benchmarks/
-//    README.md has the table: 8 x 8 gives the lowest FPR from 9 bits/key up). A new word64
+//    is told "new". The exact sliced model chose 8 x 8 over 4 x 16 and 16 x 4 (8 x 8 gives the
+//    lowest FPR from 9 bits/key up; at 10: docs/DESIGN.md, "Tried and rejected"). A new word64
 //    or block256 filter hashes integer keys by MixKey unless told otherwise (ResolveIntegerHash,
 //    options.h).
 // Every filter still allocates whole 64-byte lines (WholeLineBytes, plan.h), so memory and file

@@ -41,11 +41,12 @@ enum class HugePages : uint8_t {
 // The integer hash a new filter of `layout` takes when asked for `requested`: an explicit kXxh3 or
 // kMix is kept; kAuto (unset) is kMix for kWord64 and kBlock256, whose probes are so cheap that
 // XXH3 was a large share of an integer key's call (measured: kMix made every one of their four
-// operations faster at 2^20 and 2^26 keys, benchmarks/README.md), and kXxh3 for the line (and
-// every other layout), so a default line filter keeps its bytes and digests, and an integer and
-// its 8-byte string stay one key there. (kMix would save the line ~12 of its ~69 instructions per
-// key; measured on the 2-core VM, 0.95x the time of its lookup out of cache and 0.75x of its
-// insert, benchmarks/README.md. It also seeds weakly: see HashOptions::seed.) Every Create
+// operations faster at 2^20 and 2^26 keys; docs/PERFORMANCE.md, "How fast against Boost.Bloom?",
+// counts XXH3's 23 instructions against kMix's 11), and kXxh3 for the line (and every other
+// layout), so a default line filter keeps its bytes and digests, and an integer and its 8-byte
+// string stay one key there. (kMix would save the line ~12 of its ~69 instructions per key;
+// measured on the 2-core VM, 0.95x the time of its lookup out of cache and 0.75x of its insert,
+// docs/DESIGN.md, "Tried and rejected". It also seeds weakly: see HashOptions::seed.) Every Create
 // resolves it here, once, from the layout its plan chose; Load keeps the file's hash_id.
 [[nodiscard]] constexpr IntegerHash ResolveIntegerHash(IntegerHash requested,
                                                        Layout layout) noexcept {
@@ -90,7 +91,7 @@ struct MemoryAllocator {
   // Whether allocate's blocks come zero-filled (calloc's fresh pages, or pages it gave back with
   // MADV_DONTNEED): bloomery then never writes them before use, so they are faulted in on first
   // touch, as mmap'ed memory is. Otherwise bloomery zero-fills each block, touching all of it at
-  // once: about a second per GiB, more with huge pages (benchmarks/README.md).
+  // once: about a second per GiB, more with huge pages (docs/DESIGN.md, "Tried and rejected").
   bool zero_filled = false;
 
   [[nodiscard]] bool set() const noexcept { return allocate != nullptr; }

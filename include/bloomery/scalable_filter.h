@@ -18,14 +18,14 @@
 // + i * log2(1/r)) bits per key: small r tightens later stages fast, large r makes every stage pay
 // for a small first share. Over the chain's memory relative to one right-sized BlockedFilter, 0.9
 // is the minimum or within 1% of it, at the top of the paper's suggested 0.8-0.9; with growth 4
-// the minimum moves to ~0.85 (the sweep: benchmarks/README.md).
+// the minimum moves to ~0.85 (growth 2's sweep: docs/DESIGN.md, "Tried and rejected").
 //
 // The price of not knowing n: besides the tightening, the newest stage is on average half empty
 // (growth 2), so between two growth points the chain uses about 2x-3x the memory of a right-sized
 // BlockedFilter at the same P (tests/scalable_filter_test.cc prints the ratio). Each lookup of an
 // absent key costs one cache line per stage (~log_s(n/C) stages; k lines for partitioned stages),
 // all prefetched at once, and it is memory-bound, so lookups cost a few times those of one
-// BlockedFilter of the same bytes (benchmarks/README.md). Give a good initial capacity.
+// BlockedFilter of the same bytes. Give a good initial capacity.
 //
 // Limits. Growth stops at `max_stages`, at `max_memory_bytes` (the total over all stages), or
 // when the next stage cannot be planned or allocated; a non-scaling filter (`scaling = false`)

@@ -30,7 +30,7 @@ namespace bloomery::internal {
 
 // Keys per batch, which is also the prefetch distance (see Pipeline): enough misses in flight to
 // cover the memory latency, few enough that two batches of hashes and locations stay in L1.
-// benchmarks/README.md has the sweep behind the value.
+// docs/DESIGN.md ("Tried and rejected") has the sweep behind the value.
 constexpr size_t kBatch = 32;
 
 // Keys per batch of a kind: kBatch, or `Locate::kKeys` where the kind sets one (a kind whose key
@@ -120,7 +120,8 @@ inline void PipelineEach(std::span<const Key> keys, std::span<Answer> out, const
 // batch, `locate` each key (which also prefetches its lines: re-reading k positions from a second
 // loop measured 10-20% slower in L2), then probe the batch key by key. One batch already puts
 // k x kKeys misses in flight, as many as the core overlaps, so pipelining batches as Pipeline
-// does buys nothing out of cache, and its bookkeeping cost in L2 (benchmarks/README.md).
+// does buys nothing out of cache, and its bookkeeping cost in L2 (docs/DESIGN.md, "Tried and
+// rejected").
 template <typename Key, typename Answer, typename Locate, typename Probe>
 inline void BurstEach(std::span<const Key> keys, std::span<Answer> out, const KeyHasher& hasher,
                       const Locate& locate, const Probe& probe) noexcept {

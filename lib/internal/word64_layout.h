@@ -12,7 +12,7 @@
 // half the instructions of the salted double hashing the line uses (which word64 used until file
 // code 3; docs/FORMAT.md). Why 8 x 8: the exact sliced model (plan.cc) gives 1.90% at 10 bits/key
 // (k = 5) against 1.95% for 4 x 16 and 3.00% for 16 x 4, and 8 x 8 stays best from 9 bits/key up
-// (benchmarks/README.md has the table).
+// (docs/DESIGN.md, "Tried and rejected", has the figures at 10 bits/key).
 //
 // Concurrent Insert is exact: the key's bits are one word, set by one fetch_or after a relaxed
 // load saw some missing (SetBits), so of several threads inserting the same new key exactly one

@@ -139,7 +139,7 @@ inline constexpr uint64_t kMaxL2Bytes = uint64_t{1} << 32;
 // `rounds` < 1; FloorMemory's.
 [[nodiscard]] absl::StatusOr<double> L2FloorNsPerLine(uint64_t l2_bytes, int rounds);
 // Memory larger than L2 counts as in cache when its floor is at most this many times the L2 floor:
-// an L3 hit costs a few L2 hits, a DRAM miss many (benchmarks/README.md has the ratios measured).
+// an L3 hit costs a few L2 hits, a DRAM miss many.
 inline constexpr double kInCacheFloorRatio = 3;
 
 }  // namespace bloomery::measure

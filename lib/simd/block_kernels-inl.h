@@ -267,8 +267,9 @@ HWY_INLINE bool TestOne(const uint64_t* line, const KeyHash& hash, uint32_t k) {
 //    old value is tested compiles to `lock bts`, where a general fetch_or whose result is used
 //    needs a `lock cmpxchg` retry loop.
 // What remains is the locked instructions themselves (~4.5 per key over a fill at k = 6), which do
-// not overlap with other memory accesses; benchmarks/README.md has the measurements, and the
-// variants tried and dropped (a batch in two phases; relaxed loads copied to a local line).
+// not overlap with other memory accesses; docs/PERFORMANCE.md ("Threads") has the measurements,
+// and docs/DESIGN.md ("Tried and rejected") the variants tried and dropped (a batch in two phases;
+// relaxed loads copied to a local line).
 //
 // The bits of the key's mask that `line` lacks (`missing`, word by word) and the words that lack
 // some, as a bit set: vector and-nots and one movemask per vector, no branch on the line's

@@ -19,9 +19,10 @@
 // branch. Single-writer filters then test with and-not over vector loads and set with
 // load/or/store; concurrent filters store the mask and use the relaxed-atomic reference line ops.
 //
-// Each target's speed, in cache and out, against the memory floor is measured in
-// benchmarks/README.md: the time out of cache follows the time in cache about one for one, so
-// the probe's own work, not the memory system, is what keeps batched lookups above the floor.
+// The speed in cache and out against the memory floor is measured in docs/PERFORMANCE.md ("How
+// close to the memory floor?"): the time out of cache follows the time in cache about one for
+// one, so the probe's own work, not the memory system, is what keeps batched lookups above the
+// floor.
 //
 // Choosing the target: the best supported one by default; the environment variable
 // BLOOMERY_SIMD=avx3|avx2|sse4|scalar (read once, at the first use) or ForceSimdTarget
