@@ -222,6 +222,8 @@ template <typename T, typename... Args>
 
 namespace bloomery {
 struct FilterMemory::Owner {
+  explicit Owner(internal::Storage s) noexcept : storage(std::move(s)) {}
+
   internal::Storage storage;
   // Where this object's block came from (internal::AllocateKept).
   MemoryAllocator kept_allocator;
