@@ -37,7 +37,6 @@
 #include "cli_run.h"
 #include "test_util.h"
 
-
 namespace bloomery {
 namespace {
 

@@ -46,7 +46,8 @@ void CheckCapIsTheResults(const F& f) {
   absl::StatusOr<F> copy = f.FoldedTo(now * 1.0001, {.max_memory_bytes = f.memory_bytes()});
   REQUIRE_MESSAGE(copy.ok(), copy.status());
   CHECK(copy->memory_bytes() == f.memory_bytes());
-  absl::StatusOr<F> copy_over = f.FoldedTo(now * 1.0001, {.max_memory_bytes = f.memory_bytes() - 1});
+  absl::StatusOr<F> copy_over =
+      f.FoldedTo(now * 1.0001, {.max_memory_bytes = f.memory_bytes() - 1});
   REQUIRE_FALSE(copy_over.ok());
   CHECK(copy_over.status().code() == absl::StatusCode::kResourceExhausted);
 }
