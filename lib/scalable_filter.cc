@@ -665,21 +665,6 @@ namespace {
 constexpr uint32_t kDependenceSamples = 32768;
 constexpr uint64_t kDependenceLookups = uint64_t{1} << 19;
 
-// SplitMix64: the sample hashes, made as they are read.
-struct SampleHashes {
-  uint64_t state = 0;
-  uint64_t Next() noexcept {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  KeyHash NextHash() noexcept {
-    const uint64_t lo = Next();
-    return KeyHash{lo, Next()};
-  }
-};
-
 // What the correction was read on: the stage count and the newest stage's fill in quarters of its
 // capacity, so that a chain's correction is read four times per stage as it fills, not on every
 // Health. Never 0.
@@ -705,9 +690,10 @@ double ScalableFilter::DependenceCorrection() const noexcept {
       std::min<uint64_t>(kDependenceSamples, std::max<uint64_t>(4096, kDependenceLookups / count)));
   std::array<uint32_t, kMaxScalableStages> stage_hits{};
   uint32_t chain_hits = 0;
-  SampleHashes hashes;
+  uint64_t state = 0;  // the sample hashes, made as they are read (health_scan.h's SplitMix64)
   for (uint32_t j = 0; j < samples; ++j) {
-    const KeyHash hash = hashes.NextHash();
+    const uint64_t lo = internal::NextSampleOffset(state);
+    const KeyHash hash{lo, internal::NextSampleOffset(state)};
     bool any = false;
     for (uint32_t i = 0; i < count; ++i) {
       const bool hit = chain.stages[i]->MayContain(hash);
