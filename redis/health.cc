@@ -68,9 +68,11 @@ TrackedHealth::TrackedHealth(HealthFollower follow, void* value, bool always)
 }
 
 void TrackedHealth::Follow(bool follow) {
-  if (follow == followed_) return;
   Following& following = Followed();
+  // Under the lock: the destructor may run on the lazyfree thread while the cron's pass refreshes
+  // (and so unfollows) this value on the main thread.
   std::lock_guard lock(following.mutex);
+  if (follow == followed_) return;
   if (follow) {
     following.values.insert(this);
   } else {
@@ -85,17 +87,13 @@ void TrackedHealth::RefreshFollowed(RedisModuleCtx* ctx) {
   // A copy: a follower's Refresh takes its value out of the list.
   const std::vector<TrackedHealth*> values(following.values.begin(), following.values.end());
   for (TrackedHealth* health : values) {
-    if (!health->Stale()) continue;
+    if (!health->Older(kStale)) continue;
     health->follower_(health->value_, ctx);
   }
 }
 
 TrackedHealth::~TrackedHealth() {
-  if (followed_) {
-    Following& following = Followed();
-    std::lock_guard lock(following.mutex);
-    following.values.erase(this);
-  }
+  Follow(false);
   if (!entered_once_) return;
   Totals& global = Global();
   std::lock_guard lock(global.mutex);
@@ -125,12 +123,8 @@ void TrackedHealth::Enter(const FilterHealth& health, uint64_t bytes) {
   if (!always_) Follow(false);
 }
 
-bool TrackedHealth::Stale() const {
-  return std::chrono::steady_clock::now() - entered_ >= std::chrono::seconds(1);
-}
-
-bool TrackedHealth::Aged() const {
-  return std::chrono::steady_clock::now() - entered_ >= std::chrono::milliseconds(100);
+bool TrackedHealth::Older(std::chrono::milliseconds age) const {
+  return std::chrono::steady_clock::now() - entered_ >= age;
 }
 
 }  // namespace bloomery::redis

@@ -12,7 +12,8 @@
 //
 // Kept up to date as writes happen: a write calls AfterWrite with the keys it added, and the health
 // is computed again (Health(): ~1.1 ms at most for one filter, a 1 MiB sample of a large filter,
-// the whole of a small one; a chain adds 16,384 lookups, ~0.2 ms a stage) at once when the write
+// the whole of a small one; a chain's dependence correction, when read again, 1 to 10 ms for
+// 8 stages) at once when the write
 // changed the filter's bytes (a chain grew a stage), and otherwise once the keys added since the
 // last time reach 1/64 of the filter's capacity and a tenth of a second has passed, or a second
 // has passed since it. So a write costs a counter almost always, and about 0.1 us per key
@@ -76,8 +77,8 @@ class TrackedHealth {
   template <typename Filter>
   void AfterWrite(const Filter& filter, uint64_t added) {
     pending_keys_ += added;
-    if (filter.memory_bytes() != bytes_ || (pending_keys_ * 64 >= filter.capacity() && Aged()) ||
-        Stale()) {
+    if (filter.memory_bytes() != bytes_ ||
+        (pending_keys_ * 64 >= filter.capacity() && Older(kAged)) || Older(kStale)) {
       Refresh(filter);
     } else if (pending_keys_ > 0) {
       Follow(true);
@@ -97,11 +98,13 @@ class TrackedHealth {
   void Enter(const FilterHealth& health, uint64_t bytes);
   // Puts this entry in the timer's list (or takes it out).
   void Follow(bool follow);
-  [[nodiscard]] bool Stale() const;
-  // A tenth of a second since the last computation: a small filter's 1/64 is a few keys, and a
-  // chain's health reads its stages on 16,384 hashes (EstimatedFpr), so a stream of writes to it
-  // recomputes at most ten times a second (the cron takes what is left).
-  [[nodiscard]] bool Aged() const;
+  // Whether the health was entered `age` ago or more. kStale: the timer's and the writes' second.
+  // kAged: a small filter's 1/64 is a few keys, and a chain's correction reads its stages on up to
+  // 32,768 hashes (EstimatedFpr), so a stream of writes recomputes at most ten times a second (the
+  // cron takes what is left).
+  static constexpr std::chrono::milliseconds kStale{1000};
+  static constexpr std::chrono::milliseconds kAged{100};
+  [[nodiscard]] bool Older(std::chrono::milliseconds age) const;
 
   const HealthFollower follower_;
   void* const value_;
