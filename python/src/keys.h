@@ -329,7 +329,6 @@ class Batch {
   size_t buffer_keys_ = 0;
   bool in_place_ = false;
   std::unique_ptr<char[]> encoded_;  // room for one UCS-4 item as UTF-8
-  size_t encoded_size_ = 0;
   std::optional<size_t> bad_key_;
   size_t bad_point_ = 0;
   std::vector<py::object> keepalive_;

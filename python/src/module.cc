@@ -50,28 +50,28 @@
 #include "options.h"
 #include "py_filter.h"
 
-// XXH3-128 for _xxh128_digest, inlined as lib/key.cc inlines it: no xxHash symbol is linked.
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 namespace bloomery::python {
 namespace {
 
-// python-xxhash's xxh128(data).digest(): XXH3-128, seed 0, in XXH128_canonicalFromHash's
-// big-endian order (high 64 bits first). pybloom-live 4.0 hashes small filters with it
-// (python/bloomery/pybloom.py reads and writes its files). A METH_O function, called by CPython
-// directly: through pybind11's dispatch the call cost more than the hash of a URL.
+// python-xxhash's xxh128(data).digest(): XXH3-128 with seed 0 (the library's HashKey, key.h), in
+// XXH128_canonicalFromHash's big-endian order (high 64 bits first). pybloom-live 4.0 hashes small
+// filters with it (python/bloomery/pybloom.py reads and writes its files). A METH_O function,
+// called by CPython directly: through pybind11's dispatch the call cost more than the hash of a
+// URL.
 PyObject* Xxh128Digest(PyObject* /*module*/, PyObject* data) {
   if (!PyBytes_Check(data)) {
     PyErr_SetString(PyExc_TypeError, "_xxh128_digest takes bytes");
     return nullptr;
   }
-  const XXH128_hash_t hash =
-      XXH3_128bits(PyBytes_AS_STRING(data), static_cast<size_t>(PyBytes_GET_SIZE(data)));
-  XXH128_canonical_t canonical;
-  XXH128_canonicalFromHash(&canonical, hash);
-  return PyBytes_FromStringAndSize(reinterpret_cast<const char*>(canonical.digest),
-                                   sizeof(canonical.digest));
+  const KeyHash hash = HashKey(
+      std::string_view(PyBytes_AS_STRING(data), static_cast<size_t>(PyBytes_GET_SIZE(data))),
+      /*seed=*/0);
+  char digest[16];
+  for (int i = 0; i < 8; ++i) {
+    digest[i] = static_cast<char>(hash.hi >> (56 - 8 * i));
+    digest[8 + i] = static_cast<char>(hash.lo >> (56 - 8 * i));
+  }
+  return PyBytes_FromStringAndSize(digest, sizeof(digest));
 }
 
 template <typename Filter>
