@@ -1,11 +1,14 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 #include "cli_common.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <utility>
@@ -84,6 +87,20 @@ absl::Status UsageError(std::string_view message) {
 }
 absl::Status InputError(std::string_view message) {
   return absl::FailedPreconditionError(AsAbsl(message));
+}
+
+absl::Status CheckWritableBeside(const char* flag, const std::string& path) {
+  std::filesystem::path probe = std::filesystem::path(path).parent_path();
+  if (probe.empty()) probe = ".";
+  std::string name = (probe / ".bloomery-probe.XXXXXX").string();
+  const int fd = mkstemp(name.data());
+  if (fd < 0) {
+    return InputError(
+        absl::StrCat(flag, " ", path, ": cannot write beside it (", std::strerror(errno), ")"));
+  }
+  close(fd);
+  unlink(name.c_str());
+  return absl::OkStatus();
 }
 
 int ExitCodeFor(const absl::Status& status) {

@@ -45,6 +45,9 @@ inline constexpr int kExitUsage = 2;
 [[nodiscard]] absl::Status UsageError(std::string_view message);
 // A bad input or file: exit code 1.
 [[nodiscard]] absl::Status InputError(std::string_view message);
+// InputError unless a file can be created beside `path` (a Save writes a temporary file there and
+// renames it): checked before a long run that ends in a Save. `flag` names the option in the error.
+[[nodiscard]] absl::Status CheckWritableBeside(const char* flag, const std::string& path);
 // 0 for OK, 2 for InvalidArgument (usage), 1 for everything else.
 [[nodiscard]] int ExitCodeFor(const absl::Status& status);
 
@@ -79,9 +82,10 @@ class Commands {
 };
 
 // Each declares its file's subcommands, in help's order.
-void AddPlanCommands(Commands& commands);    // plan, table (cli_plan.cc)
-void AddBenchCommands(Commands& commands);   // bench (cli_bench.cc)
-void AddStreamCommands(Commands& commands);  // dedupe, intersect (cli_stream.cc)
+void AddPlanCommands(Commands& commands);      // plan, table (cli_plan.cc)
+void AddBenchCommands(Commands& commands);     // bench (cli_bench.cc)
+void AddStreamCommands(Commands& commands);    // dedupe (cli_stream.cc), then intersect:
+void AddIntersectCommand(Commands& commands);  // intersect (cli_intersect.cc)
 // build, add, remove, query, info, merge, repair: the filter-file subcommands (cli_file.cc)
 void AddFileCommands(Commands& commands);
 

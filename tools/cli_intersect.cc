@@ -545,12 +545,7 @@ absl::Status RunIntersect(const IntersectFlags& flags) {
     temp_dir = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
   }
   if (Given(flags.save_filter_flag)) {
-    std::filesystem::path dir = std::filesystem::path(flags.save_filter).parent_path();
-    if (dir.empty()) dir = ".";
-    if (access(dir.c_str(), W_OK) != 0) {
-      return InputError(absl::StrCat("--save-filter ", flags.save_filter, ": cannot write in ",
-                                     dir.string(), " (", std::strerror(errno), ")"));
-    }
+    if (absl::Status s = CheckWritableBeside("--save-filter", flags.save_filter); !s.ok()) return s;
   }
 
   // Open B first: a missing B should fail before the long pass over A.

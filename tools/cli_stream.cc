@@ -52,22 +52,6 @@ absl::StatusOr<bool> StateExists(const std::string& path) {
   return InputError(absl::StrCat("--state ", path, ": ", std::strerror(errno)));
 }
 
-// Saves are atomic: a temp file beside the state, then a rename. Check that one can be created
-// before any input is read, so an unwritable place fails before the run, not after it.
-absl::Status CheckWritableBeside(const std::string& path) {
-  std::filesystem::path probe = std::filesystem::path(path).parent_path();
-  if (probe.empty()) probe = ".";
-  std::string name = (probe / ".bloomery-probe.XXXXXX").string();
-  const int fd = mkstemp(name.data());
-  if (fd < 0) {
-    return InputError(
-        absl::StrCat("--state ", path, ": cannot write beside it (", std::strerror(errno), ")"));
-  }
-  close(fd);
-  unlink(name.c_str());
-  return absl::OkStatus();
-}
-
 // A checkpoint's Save put a new file at `path`, and `lock` is on the one it replaced (file.h: one
 // lock covers one load-modify-save). Lock the new file before letting the old one go; if another
 // process got to it first, stop rather than overwrite its work later: the state already holds
@@ -99,7 +83,7 @@ absl::Status RunDedupe(const DedupeFlags& flags) {
     lock = *std::move(held);
     absl::StatusOr<bool> exists = StateExists(flags.state);
     if (!exists.ok()) return exists.status();
-    if (absl::Status s = CheckWritableBeside(flags.state); !s.ok()) return s;
+    if (absl::Status s = CheckWritableBeside("--state", flags.state); !s.ok()) return s;
     resume = *exists;
   }
   LoadOptions load;
@@ -174,8 +158,6 @@ absl::Status RunDedupe(const DedupeFlags& flags) {
 }  // namespace
 
 // `bloomery intersect` (cli_intersect.cc), declared after dedupe.
-void AddIntersectCommand(Commands& commands);
-
 void AddStreamCommands(Commands& commands) {
   auto [app, flags] = commands.Add<DedupeFlags>(
       "dedupe", "copy stdin (or FILE) to stdout, keeping only the first occurrence of each line",
