@@ -70,10 +70,16 @@ def load(path, **options):
     (pybloom-live's header, then bloomery's file) as a ``BloomFilter`` (options as
     ``BloomFilter.frombytes``), and pybloom-live's own as a ``PybloomLiveBloomFilter`` or
     ``PybloomLiveScalableBloomFilter`` (no options)."""
-    foreign = _pybloom._load_file(path, options)
-    if foreign is not None:
+    try:
+        kind = info(path)["kind"]
+    except FormatError:
+        # Not bloomery's file alone: the pybloom-live classes' files are read here, any other is
+        # the library's error.
+        foreign = _pybloom._load_file(path, options)
+        if foreign is None:
+            raise
         return foreign
-    return _KINDS[info(path)["kind"]].load(path, **options)
+    return _KINDS[kind].load(path, **options)
 
 
 def loads(data, **options):
