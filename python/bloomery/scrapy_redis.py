@@ -351,11 +351,18 @@ class RedisBloomDupeFilter(RFPDupeFilter):
     def _adopt_shape(self, shape):
         self.expansion = int(shape.get("expansion", self.expansion))
 
-    def open(self):
+    def _filter_keys(self):
+        """The filter's Redis keys: the key itself, or with shards {key:0} ... {key:n-1} (each its
+        own hash tag, so a Cluster spreads them)."""
         if self.shards == 1:
-            self.keys = [self.key]
-        else:
-            self.keys = [f"{{{self.key}:{i}}}" for i in range(self.shards)]
+            return [self.key]
+        return [self._shard_key(i) for i in range(self.shards)]
+
+    def _shard_key(self, i):
+        return f"{{{self.key}:{i}}}"
+
+    def open(self):
+        self.keys = self._filter_keys()
         self._settle_shape()
         self.shard_capacity = max(1, -(-self.capacity // self.shards))
         for shard_key in self.keys:
@@ -421,7 +428,7 @@ class RedisBloomDupeFilter(RFPDupeFilter):
                 f"the set aside and fills the filter from it); or set BLOOMERY_REDIS_KEY to "
                 f"another key")
         shards = 0
-        while shards < 4096 and self.client.exists(f"{{{self.key}:{shards}}}"):
+        while shards < 4096 and self.client.exists(self._shard_key(shards)):
             shards += 1
         if key_type not in ("none", "set"):
             shards = 1
@@ -546,8 +553,7 @@ class RedisBloomDupeFilter(RFPDupeFilter):
         """Forgets every request: deletes the filter's keys, its shape and its pending requests
         (scrapy-redis's Scheduler calls it to flush: ``SCHEDULER_PERSIST = False`` at close,
         ``SCHEDULER_FLUSH_ON_START`` at open). The next request creates the filter again."""
-        keys = ([self.key] if self.shards == 1 else
-                [f"{{{self.key}:{i}}}" for i in range(self.shards)])
+        keys = self._filter_keys()
         keys.append(self.meta_key)
         keys += _Pending.keys_of(self.client, self.key)
         self.client.delete(*keys)
@@ -904,8 +910,7 @@ def import_seen(client, set_key, key=None, *, shards=1, capacity=1_000_000, erro
                                       error_rate=error_rate, expansion=expansion, shards=shards,
                                       fingerprint="scrapy-redis", health_every=0,
                                       fingerprinter=ScrapyRedisFingerprinter())
-    filter_keys = ([dupefilter.key] if dupefilter.shards == 1 else
-                   [f"{{{dupefilter.key}:{i}}}" for i in range(dupefilter.shards)])
+    filter_keys = dupefilter._filter_keys()
     progress_key = aux_key(dupefilter.key, "import")
     progress = {k.decode(): v.decode() for k, v in client.hgetall(progress_key).items()}
     source = progress.get("source")
