@@ -144,7 +144,7 @@ inline void FillSequential(uint64_t first, std::span<uint64_t> out) {
 inline const BlockedFilter& FilledFilter(uint64_t n, IntegerHash integers = IntegerHash::kXxh3,
                                          bool concurrent = false,
                                          Layout layout = Layout::kBlocked) {
-  const uint64_t id = n | (integers == IntegerHash::kMix ? uint64_t{1} << 63 : 0) |
+  const uint64_t id = n | uint64_t{static_cast<uint32_t>(integers)} << 60 |
                       (concurrent ? uint64_t{1} << 62 : 0) |
                       uint64_t{static_cast<uint8_t>(layout)} << 56;
   return Cached<BlockedFilter>(id, [n, integers, concurrent, layout] {

@@ -107,15 +107,16 @@ void BM_LayoutMayContain(benchmark::State& state) {
   ReportBitsPerKey(state, static_cast<double>(filter.bits()), n);
 }
 
-// kIntegers kMix: the rows named <layout,mix>, the filter hashing integers by MixKey (key.h).
+// kIntegers kMix: the rows named <layout,mix>, the filter hashing integers by MixKey (key.h);
+// kSeededMix: <layout,seeded-mix>, by SeededMixKey.
 template <Layout kLayout, IntegerHash kIntegers = IntegerHash::kXxh3>
 void RegisterLayout(int64_t n) {
   // Names built by appending: GCC 12 warns (-Wrestrict, a false positive) on literal + string.
   const std::string prefix = "BM_Layout_";
-  const std::string name = std::string("<")
-                               .append(LayoutName(kLayout))
-                               .append(kIntegers == IntegerHash::kMix ? ",mix>" : ">")
-                               .append(BLOOMERY_BENCH_TARGET);
+  std::string name = std::string("<").append(LayoutName(kLayout));
+  if constexpr (kIntegers != IntegerHash::kXxh3)
+    name.append(",").append(IntegerHashName(kIntegers));
+  name.append(">").append(BLOOMERY_BENCH_TARGET);
   benchmark::RegisterBenchmark((prefix + "MayContainCall" + name).c_str(),
                                BM_LayoutMayContain<kLayout, Calls::kOrdinary, kIntegers>)
       ->Arg(n);
@@ -130,6 +131,8 @@ void RegisterLayout(int64_t n) {
   RegisterFill((prefix + "InsertMany" + name).c_str(),
                BM_LayoutInsert<kLayout, Calls::kBulk, false, kIntegers>, n);
 #ifdef __AVX2__
+  // avx2::VisitProber instantiates kXxh3 and kMix Probers only: kSeededMix has no Prober rows.
+  if constexpr (kIntegers == IntegerHash::kSeededMix) return;
   benchmark::RegisterBenchmark((prefix + "MayContain" + name).c_str(),
                                BM_LayoutMayContain<kLayout, Calls::kCounted, kIntegers>)
       ->Arg(n);
@@ -152,6 +155,8 @@ void Register() {
 #endif
     RegisterLayout<Layout::kWord64, IntegerHash::kMix>(n);
     RegisterLayout<Layout::kBlock256, IntegerHash::kMix>(n);
+    RegisterLayout<Layout::kWord64, IntegerHash::kSeededMix>(n);
+    RegisterLayout<Layout::kBlock256, IntegerHash::kSeededMix>(n);
     // The line with MixKey, which is not its default: what XXH3 costs its integer keys.
     RegisterLayout<Layout::kLine512, IntegerHash::kMix>(n);
   }

@@ -1197,6 +1197,14 @@ TEST_CASE("info describes a file (text and JSON), and reports corruption and mis
   REQUIRE(mix->Save(mix_file).ok());
   CHECK(ParseJson(Run({"info", mix_file, "--json"}).out)["integer_hash"].string == "mix");
   CHECK(Contains(Run({"info", mix_file}).out, "mix (hash_id 2)"));
+  // And one made with IntegerHash::kSeededMix.
+  mix_options.hashing.integer_hash = IntegerHash::kSeededMix;
+  absl::StatusOr<BlockedFilter> seeded = BlockedFilter::Create(mix_options);
+  REQUIRE(seeded.ok());
+  const std::string seeded_file = Scratch().File("info_seeded_mix.bloom");
+  REQUIRE(seeded->Save(seeded_file).ok());
+  CHECK(ParseJson(Run({"info", seeded_file, "--json"}).out)["integer_hash"].string == "seeded-mix");
+  CHECK(Contains(Run({"info", seeded_file}).out, "seeded-mix (hash_id 3)"));
 
   Build({"--kind", "scalable", "--capacity", "100"}, Scratch().File("info_s.bloom"),
         WriteLines("info.txt", NumberedLines("i", 0, 1200)));

@@ -881,20 +881,27 @@ TEST_CASE(
   CheckRefusedEverywhere<ScalableFilter>(Resealed(scalable, tag_stage_0(2)), dir, "level");
 }
 
-TEST_CASE("hash_id: 1 and 2 are read with their integer hash; any other is DataLoss everywhere") {
+TEST_CASE(
+    "hash_id: 1, 2 and 3 are read with their integer hash; any other is DataLoss everywhere") {
   TempDir dir;
   const std::string xxh3 = *MakeKind<BlockedFilter>(100).SaveToBytes();
-  // The same bits read as hash_id 2: a valid file of a filter that hashes integers by MixKey.
-  const std::string mix = Resealed(xxh3, [](FileHeader& h) { h.hash_id = 2; });
-  absl::StatusOr<FileInfo> info = InspectBytes(mix);
-  REQUIRE(info.ok());
-  CHECK(info->integer_hash == IntegerHash::kMix);
-  absl::StatusOr<BlockedFilter> loaded = BlockedFilter::LoadFromBytes(mix);
-  REQUIRE(loaded.ok());
-  CHECK(loaded->integer_hash() == IntegerHash::kMix);
-  CHECK(*loaded->SaveToBytes() == mix);  // and it saves back as hash_id 2
+  // The same bits read as hash_id 2 or 3: a valid file of a filter that hashes integers by MixKey
+  // or SeededMixKey.
+  for (IntegerHash integers : {IntegerHash::kMix, IntegerHash::kSeededMix}) {
+    CAPTURE(IntegerHashName(integers));
+    const auto id = static_cast<uint32_t>(integers);
+    const std::string mix = Resealed(xxh3, [id](FileHeader& h) { h.hash_id = id; });
+    absl::StatusOr<FileInfo> info = InspectBytes(mix);
+    REQUIRE(info.ok());
+    CHECK(info->integer_hash == integers);
+    absl::StatusOr<BlockedFilter> loaded = BlockedFilter::LoadFromBytes(mix);
+    REQUIRE(loaded.ok());
+    CHECK(loaded->integer_hash() == integers);
+    CHECK(loaded->hasher() == KeyHasher{loaded->seed(), integers});
+    CHECK(*loaded->SaveToBytes() == mix);  // and it saves back with its hash_id
+  }
   CHECK(InspectBytes(xxh3)->integer_hash == IntegerHash::kXxh3);
-  for (uint32_t id : {0u, 3u, 0xFFFFFFFFu}) {
+  for (uint32_t id : {0u, 4u, 0xFFFFFFFFu}) {
     CAPTURE(id);
     CheckRefusedEverywhere<BlockedFilter>(Resealed(xxh3, [id](FileHeader& h) { h.hash_id = id; }),
                                           dir, "unknown hash function id");
@@ -909,6 +916,16 @@ TEST_CASE("golden: a filter hashing integers by MixKey pins its bytes and file")
   MESSAGE("filter digest " << std::hex << bytes << ", file digest " << file);
   CHECK(bytes == 0x4031fa3e950e55b1ull);
   CHECK(file == 0x400cd6e6679791f5ull);
+}
+
+TEST_CASE("golden: a filter hashing integers by SeededMixKey pins its bytes and file") {
+  // Keys 0..99 under kSeededMix: a change to SeededMixKey or PremixSeed changes these, and files
+  // saved with hash_id 3 would stop finding their keys.
+  TempDir dir;
+  const auto [bytes, file] = Digests(SmallFilter(100, 4096, 6, IntegerHash::kSeededMix), dir);
+  MESSAGE("filter digest " << std::hex << bytes << ", file digest " << file);
+  CHECK(bytes == 0x8548da80c5fb533aull);
+  CHECK(file == 0xff57864137bcbe37ull);
 }
 
 TEST_CASE("a header claiming a huge table is checked in bounded memory, before any allocation") {

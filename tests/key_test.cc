@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "bloomery/blocked_filter.h"
 #include "internal/block_layout.h"
 #include "test_util.h"
 
@@ -90,27 +91,110 @@ TEST_CASE("MixKey is its definition, and its values are part of the file format"
   CHECK(MixKey(12345678901234567890ull, 42) == MixKey(12345678901234567890ull ^ 42 ^ 7, 7));
 }
 
+// SeededMixKey's definition: the offset and the multiplier are the two SplitMix64 outputs that
+// follow the seed (testing::SplitMix64 is that generator), then MixReference's two folds.
+KeyHash SeededMixReference(uint64_t key, uint64_t seed) {
+  testing::SplitMix64 premix(seed);
+  const uint64_t offset = premix.Next();
+  const uint64_t multiplier = premix.Next() | 1;
+  auto folded_product = [](uint64_t x, uint64_t c) {
+    const unsigned __int128 m = static_cast<unsigned __int128>(x) * c;
+    return static_cast<uint64_t>(m >> 64) ^ static_cast<uint64_t>(m);
+  };
+  const uint64_t lo = folded_product(key ^ offset, multiplier);
+  return KeyHash{lo, folded_product(lo, 0xD6E8FEB86659FD93ull)};
+}
+
+TEST_CASE("SeededMixKey is its definition, and its values are part of the file format") {
+  testing::SplitMix64 rng(14);
+  for (int i = 0; i < 100'000; ++i) {
+    const uint64_t key = rng.Next(), seed = rng.Next();
+    REQUIRE(SeededMixKey(key, seed) == SeededMixReference(key, seed));
+    REQUIRE(SeededMixKey(key, PremixSeed(seed)) == SeededMixKey(key, seed));
+  }
+  static_assert(PremixSeed(0).multiplier % 2 == 1);
+  // Computed with arbitrary-precision integers: a filter saved with hash_id 3 finds its integer
+  // keys only while these hold.
+  CHECK(PremixSeed(0) == MixSeed{0xE220A8397B1DCDAFull, 0x6E789E6AA1B965F5ull});
+  CHECK(SeededMixKey(0, kDefaultSeed) == KeyHash{0x5FCF28798FC194DEull, 0x72EB9EEBC8C7E494ull});
+  CHECK(SeededMixKey(1, kDefaultSeed) == KeyHash{0xA8242B22B2DA1B56ull, 0x36AB5A151DDEEB54ull});
+  CHECK(SeededMixKey(12345678901234567890ull, 42) ==
+        KeyHash{0x906F4584F1AB0C88ull, 0x06FB13C8C8D0605Dull});
+  // The seed is not a xor of the key: MixKey's identity does not carry over.
+  CHECK(SeededMixKey(1, 2) != SeededMixKey(3, 0));
+  CHECK(SeededMixKey(12345678901234567890ull, 42) !=
+        SeededMixKey(12345678901234567890ull ^ 42 ^ 7, 7));
+}
+
+TEST_CASE("kSeededMix: seeds 0..3 give four different filters of 0..99,999; kMix gives one") {
+  // kMix xors the seed into the key and 0..99,999 is closed under xor by 1, 2 and 3 (100,000 is a
+  // multiple of 4): its four filters hold the same bits, the weakness kSeededMix removes.
+  for (Layout layout : {Layout::kWord64, Layout::kBlock256}) {
+    CAPTURE(LayoutName(layout));
+    for (IntegerHash integers : {IntegerHash::kMix, IntegerHash::kSeededMix}) {
+      CAPTURE(IntegerHashName(integers));
+      std::set<std::string> distinct;
+      for (uint64_t seed = 0; seed < 4; ++seed) {
+        absl::StatusOr<BlockedFilter> f =
+            BlockedFilter::Create({.capacity = 100'000,
+                                   .fpr = 0.01,
+                                   .layout = layout,
+                                   .hashing = {.seed = seed, .integer_hash = integers}});
+        REQUIRE(f.ok());
+        for (uint64_t key = 0; key < 100'000; ++key) (void)f->Insert(key);
+        const std::span<const uint8_t> bytes = f->bytes();
+        distinct.emplace(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+      }
+      CHECK(distinct.size() == (integers == IntegerHash::kMix ? 1u : 4u));
+    }
+  }
+}
+
 TEST_CASE("a KeyHasher hashes integers as its IntegerHash says and strings always by XXH3") {
   const KeyHasher xxh3{99, IntegerHash::kXxh3};
   const KeyHasher mix{99, IntegerHash::kMix};
+  const KeyHasher seeded{99, IntegerHash::kSeededMix};
   CHECK(xxh3(uint64_t{7}) == HashKey(uint64_t{7}, 99));
   CHECK(mix(uint64_t{7}) == MixKey(7, 99));
+  CHECK(seeded(uint64_t{7}) == SeededMixKey(7, 99));
+  CHECK(HashInteger<IntegerHash::kSeededMix>(7, seeded) == SeededMixKey(7, 99));
+  CHECK(HashInteger<IntegerHash::kMix>(7, mix) == MixKey(7, 99));
   CHECK(mix(std::string_view("seven")) == HashKey("seven", 99));
+  CHECK(seeded(std::string_view("seven")) == HashKey("seven", 99));
   CHECK(xxh3 != mix);
+  CHECK(seeded != mix);
+  CHECK(seeded != KeyHasher{98, IntegerHash::kSeededMix});
+  CHECK(seeded == KeyHasher{99, IntegerHash::kSeededMix});
+  // The default hasher premixes the default seed, as one built from it does.
+  CHECK(KeyHasher{} == KeyHasher{kDefaultSeed, IntegerHash::kXxh3});
+  // Both mixes run SeededMixKey: under kMix with the seed and MixKey's multiplier, which is MixKey.
+  CHECK(mix.mixes());
+  CHECK(seeded.mixes());
+  CHECK_FALSE(xxh3.mixes());
+  testing::SplitMix64 keys_and_seeds(15);
+  for (int i = 0; i < 10'000; ++i) {
+    const uint64_t key = keys_and_seeds.Next(), seed = keys_and_seeds.Next();
+    const KeyHasher hasher{seed, IntegerHash::kMix};
+    REQUIRE(SeededMixKey(key, hasher.premixed) == MixKey(key, seed));
+    REQUIRE(hasher(key) == MixKey(key, seed));
+  }
   // The values are the file's hash_id: every file written before hash_id 2 existed says 1.
   CHECK(static_cast<uint32_t>(IntegerHash::kXxh3) == 1);
   CHECK(static_cast<uint32_t>(IntegerHash::kMix) == 2);
+  CHECK(static_cast<uint32_t>(IntegerHash::kSeededMix) == 3);
   CHECK(IsIntegerHash(1));
   CHECK(IsIntegerHash(2));
+  CHECK(IsIntegerHash(3));
   CHECK_FALSE(IsIntegerHash(0));  // kAuto is an option, never a file's hash_id
-  CHECK_FALSE(IsIntegerHash(3));
+  CHECK_FALSE(IsIntegerHash(4));
   CHECK(IntegerHashName(IntegerHash::kMix) == "mix");
+  CHECK(IntegerHashName(IntegerHash::kSeededMix) == "seeded-mix");
   CHECK(IntegerHashName(IntegerHash::kXxh3) == "xxh3");
   CHECK(IntegerHashName(IntegerHash::kAuto) == "auto");
   testing::SplitMix64 rng(13);
   std::vector<uint64_t> keys(1000);
   for (uint64_t& key : keys) key = rng.Next();
-  for (const KeyHasher& hasher : {xxh3, mix}) {
+  for (const KeyHasher& hasher : {xxh3, mix, seeded}) {
     std::vector<KeyHash> out(keys.size());
     HashKeys(keys.data(), keys.size(), hasher, out.data());
     for (size_t i = 0; i < keys.size(); ++i) REQUIRE(out[i] == hasher(keys[i]));

@@ -414,7 +414,8 @@ TEST_CASE("AnyFilter: blocked and scalable filters take a layout; classic and co
 
 TEST_CASE("golden: fixed keys and seed pin each new layout's bytes, under each integer hash") {
   // A change to a layout's probe changes these digests: that must be a deliberate format change.
-  // kXxh3 named pins the probe alone; kAuto, the default, is kMix for both (hash_id 2). word64's
+  // kXxh3 named pins the probe alone; kMix (hash_id 2) and kSeededMix (hash_id 3), the default
+  // (kAuto), the integer hashes on top of it. word64's
   // are its file code 3 probe's (hash fields, word64_layout.h); code 2's are refused on load.
   struct Golden {
     Layout layout;
@@ -423,8 +424,12 @@ TEST_CASE("golden: fixed keys and seed pin each new layout's bytes, under each i
   };
   for (const Golden& g : {Golden{Layout::kBlock256, IntegerHash::kXxh3, 0xa89df2a1df76844full},
                           Golden{Layout::kWord64, IntegerHash::kXxh3, 0x7b3aca8bc3f45770ull},
-                          Golden{Layout::kBlock256, IntegerHash::kAuto, 0xaa7d517d552f4319ull},
-                          Golden{Layout::kWord64, IntegerHash::kAuto, 0xd82a2c0cbde6e3d7ull}}) {
+                          Golden{Layout::kBlock256, IntegerHash::kMix, 0xaa7d517d552f4319ull},
+                          Golden{Layout::kWord64, IntegerHash::kMix, 0xd82a2c0cbde6e3d7ull},
+                          Golden{Layout::kBlock256, IntegerHash::kSeededMix, 0xe844b3699aa7ecd0ull},
+                          Golden{Layout::kWord64, IntegerHash::kSeededMix, 0xc5b00cc9b62d9088ull},
+                          Golden{Layout::kBlock256, IntegerHash::kAuto, 0xe844b3699aa7ecd0ull},
+                          Golden{Layout::kWord64, IntegerHash::kAuto, 0xc5b00cc9b62d9088ull}}) {
     BlockedFilter f = Make(
         {.bits = 4096, .hashes = 6, .layout = g.layout, .hashing = {.integer_hash = g.integers}});
     for (uint64_t i = 0; i < 100; ++i) (void)f.Insert(i);
@@ -461,10 +466,12 @@ TEST_CASE("EstimatedFpr: a filled filter's exact FPR of its bits, pinned per lay
 }
 
 TEST_CASE(
-    "an unset integer hash is the layout's: kMix for word64 and block256, kXxh3 for the line") {
-  static_assert(ResolveIntegerHash(IntegerHash::kAuto, Layout::kWord64) == IntegerHash::kMix);
+    "an unset integer hash is the layout's: kSeededMix for word64 and block256, kXxh3 for the "
+    "line") {
+  static_assert(ResolveIntegerHash(IntegerHash::kAuto, Layout::kWord64) == IntegerHash::kSeededMix);
   static_assert(ResolveIntegerHash(IntegerHash::kAuto, Layout::kLine512) == IntegerHash::kXxh3);
-  static_assert(ResolveIntegerHash(IntegerHash::kAuto, Layout::kBlock256) == IntegerHash::kMix);
+  static_assert(ResolveIntegerHash(IntegerHash::kAuto, Layout::kBlock256) ==
+                IntegerHash::kSeededMix);
   static_assert(ResolveIntegerHash(IntegerHash::kXxh3, Layout::kWord64) == IntegerHash::kXxh3);
   static_assert(ResolveIntegerHash(IntegerHash::kMix, Layout::kLine512) == IntegerHash::kMix);
   CHECK(HashOptions{}.integer_hash == IntegerHash::kAuto);
@@ -483,10 +490,11 @@ TEST_CASE(
   };
   for (Layout layout : kShapes) {
     CAPTURE(LayoutName(layout));
-    const IntegerHash unset = layout == Layout::kLine512 ? IntegerHash::kXxh3 : IntegerHash::kMix;
+    const IntegerHash unset =
+        layout == Layout::kLine512 ? IntegerHash::kXxh3 : IntegerHash::kSeededMix;
     BlockedFilter f = Make({.capacity = 1000, .layout = layout});
     check(f, unset);
-    // The keys are hashed as reported: a word64 or block256 filter's integers by MixKey.
+    // The keys are hashed as reported: a word64 or block256 filter's integers by SeededMixKey.
     (void)f.Insert(uint64_t{7});
     CHECK(f.MayContain(KeyHasher{kDefaultSeed, unset}(uint64_t{7})));
     check(ScalableFilter::Create({.capacity = 1000, .layout = layout}).value(), unset);
@@ -495,7 +503,7 @@ TEST_CASE(
         AnyFilter::Create(FilterKind::kBlocked, {.capacity = 1000, .layout = layout}).value();
     check(*any.get_if<BlockedFilter>(), unset);
     // An explicit choice is kept, whatever the layout.
-    for (IntegerHash chosen : {IntegerHash::kXxh3, IntegerHash::kMix}) {
+    for (IntegerHash chosen : {IntegerHash::kXxh3, IntegerHash::kMix, IntegerHash::kSeededMix}) {
       check(Make({.capacity = 1000, .layout = layout, .hashing = {.integer_hash = chosen}}),
             chosen);
       check(ScalableFilter::Create(
@@ -512,33 +520,47 @@ TEST_CASE(
   BlockedFilter fastest =
       Make({.capacity = 1000, .layout = Layout::kAuto, .layout_choice = LayoutChoice::kFastest});
   REQUIRE(fastest.layout() == Layout::kWord64);
-  check(fastest, IntegerHash::kMix);
+  check(fastest, IntegerHash::kSeededMix);
   check(WindowedFilter::Create(
             {.capacity = 1000, .layout = Layout::kAuto, .layout_choice = LayoutChoice::kFastest})
             .value(),
-        IntegerHash::kMix);
+        IntegerHash::kSeededMix);
   // The other kinds are neither word64 nor block256: their default is unchanged.
   check(ClassicFilter::Create({.capacity = 1000}).value(), IntegerHash::kXxh3);
   check(CountingFilter::Create({.capacity = 1000}).value(), IntegerHash::kXxh3);
 }
 
-TEST_CASE("word64 and block256 under kMix keep the planned FPR on consecutive and strided keys") {
-  // As filter_test's kMix case for the line: structured keys are where a multiplicative mix is
+TEST_CASE(
+    "word64 and block256 under kMix and kSeededMix keep the planned FPR on consecutive and strided "
+    "keys") {
+  // As filter_test's case for the line: structured keys are where a multiplicative mix is
   // weakest; each set is inserted, then ten times as many keys of its shape that were not.
+  // kSeededMix's multiplier comes from the seed: three seeds.
   constexpr uint64_t kKeys = 200'000, kQueries = 2'000'000;
+  struct Hashing {
+    IntegerHash integers;
+    uint64_t seed;
+  };
   for (Layout layout : {Layout::kWord64, Layout::kBlock256}) {
-    for (uint32_t shift : {0u, 1u, 20u, 32u, 42u}) {
-      CAPTURE(LayoutName(layout));
-      CAPTURE(shift);
-      BlockedFilter f = Make({.capacity = kKeys,
-                              .fpr = 0.01,
-                              .layout = layout,
-                              .hashing = {.integer_hash = IntegerHash::kMix}});
-      const uint64_t hits = testing::StructuredFalsePositives(f, kKeys, kQueries, shift);
-      MESSAGE(LayoutName(layout) << " shift " << shift << ": measured FPR "
-                                 << static_cast<double>(hits) / kQueries << ", planned "
-                                 << f.plan().expected_fpr);
-      CHECK(WithinBinomialBound(hits, kQueries, f.plan().expected_fpr, 4.0));
+    for (const Hashing& h :
+         {Hashing{IntegerHash::kMix, kDefaultSeed}, Hashing{IntegerHash::kSeededMix, kDefaultSeed},
+          Hashing{IntegerHash::kSeededMix, 1}, Hashing{IntegerHash::kSeededMix, 2}}) {
+      for (uint32_t shift : {0u, 1u, 20u, 32u, 42u}) {
+        CAPTURE(LayoutName(layout));
+        CAPTURE(IntegerHashName(h.integers));
+        CAPTURE(h.seed);
+        CAPTURE(shift);
+        BlockedFilter f = Make({.capacity = kKeys,
+                                .fpr = 0.01,
+                                .layout = layout,
+                                .hashing = {.seed = h.seed, .integer_hash = h.integers}});
+        const uint64_t hits = testing::StructuredFalsePositives(f, kKeys, kQueries, shift);
+        MESSAGE(LayoutName(layout)
+                << " " << IntegerHashName(h.integers) << " seed " << h.seed << " shift " << shift
+                << ": measured FPR " << static_cast<double>(hits) / kQueries << ", planned "
+                << f.plan().expected_fpr);
+        CHECK(WithinBinomialBound(hits, kQueries, f.plan().expected_fpr, 4.0));
+      }
     }
   }
 }

@@ -496,9 +496,11 @@ absl::Status DescribeFile(const FileFlags& flags) {
   row(scalable ? "capacity (first stage)" : "capacity", FormatCount(capacity));
   row("planned FPR", FormatFpr(filter->planned_fpr()));
   row("seed", seed);
-  row("integer keys hashed by", info->integer_hash == IntegerHash::kMix
-                                    ? "mix (hash_id 2)"
-                                    : "XXH3-128 of their 8 bytes (hash_id 1)");
+  row("integer keys hashed by",
+      info->integer_hash == IntegerHash::kXxh3
+          ? "XXH3-128 of their 8 bytes (hash_id 1)"
+          : absl::StrCat(std::string(IntegerHashName(info->integer_hash)), " (hash_id ",
+                         static_cast<uint32_t>(info->integer_hash), ")"));
   row("dirty",
       info->dirty ? "yes (mapped read-write now, or left so by a crash: bloomery repair)" : "no");
   row("checksums", checksums);

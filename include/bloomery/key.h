@@ -3,8 +3,15 @@
 // key.h: how a key becomes the 128 bits every filter works from.
 //
 // Every key is hashed exactly once, with XXH3-128 (xxHash 0.8) and the filter's 64-bit seed, into a
-// KeyHash; a filter created with IntegerHash::kMix (a word64 or block256 filter's default,
-// options.h's ResolveIntegerHash) hashes its uint64_t keys with MixKey instead.
+// KeyHash; a filter created with IntegerHash::kSeededMix (a word64 or block256 filter's default,
+// options.h's ResolveIntegerHash) or kMix hashes its uint64_t keys with SeededMixKey or MixKey
+// instead. What each hash_id does with the seed:
+//   1 kXxh3       XXH3-128's own seeding (the seed enters its secret): two seeds, unrelated hashes.
+//   2 kMix        xored into the key: MixKey(k, s) == MixKey(k ^ s ^ t, t), so seeds that differ
+//                 in low bits give alike filters of small or consecutive integers.
+//   3 kSeededMix  premixed once per filter (MixSeed: two SplitMix64 steps) into the value xored
+//                 into the key and the odd multiplier: two seeds, unrelated filters, and the
+//                 per-key cost of MixKey.
 // The hash functions and the seed are part of a filter's identity and of its file format (hash_id,
 // seed): two filters can be merged only if both match. (Never absl::Hash or std::hash: they may
 // change between processes and builds.)
@@ -20,8 +27,8 @@
 //
 // Keys may be byte strings (std::string_view), unsigned 64-bit integers (under kXxh3, the line's
 // default, hashed as their 8 little-endian bytes, so an integer and its 8-byte
-// string form collide on purpose; under kMix by MixKey), or a KeyHash the caller computed itself
-// (its 128 bits must be uniformly distributed).
+// string form collide on purpose; under kMix by MixKey, under kSeededMix by SeededMixKey), or a
+// KeyHash the caller computed itself (its 128 bits must be uniformly distributed).
 #ifndef BLOOMERY_KEY_H_
 #define BLOOMERY_KEY_H_
 
@@ -73,7 +80,8 @@ struct KeyHash {
 namespace detail {
 // The two halves of x * c (64 x 64 -> 128 bits) folded by xor: every input bit reaches the
 // upper output bits through the high half and the lower ones through the low half.
-[[nodiscard, gnu::always_inline]] inline uint64_t FoldedProduct(uint64_t x, uint64_t c) noexcept {
+[[nodiscard, gnu::always_inline]] constexpr uint64_t FoldedProduct(uint64_t x,
+                                                                   uint64_t c) noexcept {
   const unsigned __int128 m = static_cast<unsigned __int128>(x) * c;
   return static_cast<uint64_t>(m >> 64) ^ static_cast<uint64_t>(m);
 }
@@ -87,43 +95,104 @@ namespace detail {
 // keys measured 10% under the planned FPR and keys spaced 2^20 apart 6% over it; the second fold
 // makes the line (hi) and the probes (lo) independent, and tests hold both filters' FPR on
 // consecutive and strided keys to the plan. The seed is only xored into the key: MixKey(k, s) ==
-// MixKey(k ^ s ^ t, t), which HashOptions::seed spells out for filters that differ by seed.
+// MixKey(k ^ s ^ t, t), which HashOptions::seed spells out for filters that differ by seed;
+// SeededMixKey mixes the seed in first.
+namespace detail {
+// MixKey's first and second multipliers (SeededMixKey's second).
+inline constexpr uint64_t kMixFirst = 0x9E3779B97F4A7C15ull;
+inline constexpr uint64_t kMixSecond = 0xD6E8FEB86659FD93ull;
+}  // namespace detail
 [[nodiscard, gnu::always_inline]] inline KeyHash MixKey(uint64_t key, uint64_t seed) noexcept {
-  const uint64_t lo = detail::FoldedProduct(key ^ seed, 0x9E3779B97F4A7C15ull);
-  return KeyHash{lo, detail::FoldedProduct(lo, 0xD6E8FEB86659FD93ull)};
+  const uint64_t lo = detail::FoldedProduct(key ^ seed, detail::kMixFirst);
+  return KeyHash{lo, detail::FoldedProduct(lo, detail::kMixSecond)};
 }
 
-// How a filter hashes integer keys; byte strings are XXH3-128 under either. The value is the
+// SeededMixKey's per-filter constants, derived from the seed once (PremixSeed).
+struct MixSeed {
+  uint64_t offset = 0;      // xored into each key
+  uint64_t multiplier = 1;  // odd: the first fold's factor
+  friend bool operator==(const MixSeed&, const MixSeed&) = default;
+};
+
+namespace detail {
+// One SplitMix64 step (Steele, Lea and Flood; java.util.SplittableRandom): advances `state` by
+// 2^64/phi and returns its finalised value, a bijection of the new state.
+[[nodiscard]] constexpr uint64_t SplitMix64(uint64_t& state) noexcept {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+}  // namespace detail
+
+// The two SplitMix64 outputs that follow `seed`: the first is the offset, the second (made odd) the
+// multiplier. Every bit of the seed reaches every bit of both, so seeds that differ in any way
+// give unrelated offsets and multipliers. Part of the file format (hash_id 3).
+[[nodiscard]] constexpr MixSeed PremixSeed(uint64_t seed) noexcept {
+  const uint64_t offset = detail::SplitMix64(seed);
+  return MixSeed{offset, detail::SplitMix64(seed) | 1};
+}
+
+// IntegerHash::kSeededMix: MixKey's two folds, with the seed premixed into the xored value and the
+// first multiplier: lo = FoldedProduct(key ^ premixed.offset, premixed.multiplier), hi =
+// FoldedProduct(lo, MixKey's second constant). Per key the instructions of MixKey (xor, multiply,
+// fold, multiply, fold; the multiplier is a register either way, x86 has no 64-bit immediate
+// multiply); the premix is paid once, by KeyHasher's constructor.
+[[nodiscard, gnu::always_inline]] constexpr KeyHash SeededMixKey(uint64_t key,
+                                                                 const MixSeed& premixed) noexcept {
+  const uint64_t lo = detail::FoldedProduct(key ^ premixed.offset, premixed.multiplier);
+  return KeyHash{lo, detail::FoldedProduct(lo, detail::kMixSecond)};
+}
+// The same from the seed itself (the premix per call: for tests and one-off hashes).
+[[nodiscard]] constexpr KeyHash SeededMixKey(uint64_t key, uint64_t seed) noexcept {
+  return SeededMixKey(key, PremixSeed(seed));
+}
+
+// How a filter hashes integer keys; byte strings are XXH3-128 under every one. The value is the
 // file format's hash_id: chosen at creation (HashOptions::integer_hash), kept by Save and Load,
 // and part of the filter's identity (filters hashing differently cannot be merged).
 enum class IntegerHash : uint32_t {
   // Unset (an option, never a filter's or a file's): a new filter takes its layout's default,
-  // ResolveIntegerHash (options.h): kMix for kWord64 and kBlock256, kXxh3 for the line.
+  // ResolveIntegerHash (options.h): kSeededMix for kWord64 and kBlock256, kXxh3 for the line.
   kAuto = 0,
   // hash_id 1: XXH3-128 of the integer's 8 little-endian bytes (an integer and its 8-byte string
   // form are one key). Every filter before hash_id 2 existed.
   kXxh3 = 1,
-  // hash_id 2: MixKey, for filters whose keys are integers and whose single-key calls are hot.
+  // hash_id 2: MixKey, the seed xored into the key (seeds differing in low bits hash small
+  // integers alike). What word64 and block256 filters took by default before hash_id 3 existed.
   kMix = 2,
+  // hash_id 3: SeededMixKey, MixKey's cost with the seed premixed: for filters whose keys are
+  // integers and whose single-key calls are hot.
+  kSeededMix = 3,
 };
 
-// "xxh3", "mix" or "auto": the name the CLI and Python use.
+// "xxh3", "mix", "seeded-mix" or "auto": the name the CLI and Python use.
 [[nodiscard]] constexpr std::string_view IntegerHashName(IntegerHash integers) noexcept {
-  if (integers == IntegerHash::kAuto) return "auto";
-  return integers == IntegerHash::kMix ? "mix" : "xxh3";
+  switch (integers) {
+    case IntegerHash::kAuto:
+      return "auto";
+    case IntegerHash::kMix:
+      return "mix";
+    case IntegerHash::kSeededMix:
+      return "seeded-mix";
+    default:
+      return "xxh3";
+  }
 }
 
 // Whether `hash_id` names an IntegerHash (a file's hash_id, or an option cast from an integer).
 [[nodiscard]] constexpr bool IsIntegerHash(uint32_t hash_id) noexcept {
   return hash_id == static_cast<uint32_t>(IntegerHash::kXxh3) ||
-         hash_id == static_cast<uint32_t>(IntegerHash::kMix);
+         hash_id == static_cast<uint32_t>(IntegerHash::kMix) ||
+         hash_id == static_cast<uint32_t>(IntegerHash::kSeededMix);
 }
 
-// An integer key's hash under kIntegers (kXxh3: HashKey; kMix: MixKey), chosen at compile time:
-// KeyHasher's choice, for a caller that fixed the filter's integer hash (avx2::VisitProber).
+// An integer key's hash under kIntegers (kXxh3: HashKey; kMix: MixKey), chosen at compile time.
+// kSeededMix needs the premixed seed: HashInteger(key, hasher) below.
 template <IntegerHash kIntegers>
 [[nodiscard, gnu::always_inline]] inline KeyHash HashInteger(uint64_t key, uint64_t seed) noexcept {
-  static_assert(kIntegers == IntegerHash::kXxh3 || kIntegers == IntegerHash::kMix);
+  static_assert(kIntegers == IntegerHash::kXxh3 || kIntegers == IntegerHash::kMix,
+                "kSeededMix hashes by the premixed seed: HashInteger<kIntegers>(key, hasher)");
   if constexpr (kIntegers == IntegerHash::kMix) {
     return MixKey(key, seed);
   } else {
@@ -131,20 +200,56 @@ template <IntegerHash kIntegers>
   }
 }
 
-// The key -> KeyHash mapping of one filter: its seed and its integer hash.
+// The key -> KeyHash mapping of one filter: its seed and its integer hash, and the mix's constants.
+// Built by its constructor (KeyHasher{seed, integers}), which premixes; `seed` and `integers` are
+// there to read (assigning one leaves `premixed` stale). Two hashers compare equal when they hash
+// alike.
 struct KeyHasher {
   uint64_t seed = kDefaultSeed;
   IntegerHash integers = IntegerHash::kXxh3;
+  // The mix's constants, SeededMixKey's argument: PremixSeed(seed) under kSeededMix; under kMix
+  // the seed and MixKey's first multiplier, with which SeededMixKey is MixKey. So both mixes run
+  // one code per key (their single-key calls and batches), differing only in two loaded values.
+  MixSeed premixed = Premixed(kDefaultSeed, IntegerHash::kXxh3);
+
+  constexpr KeyHasher() noexcept = default;
+  constexpr KeyHasher(uint64_t hash_seed, IntegerHash integer_hash) noexcept
+      : seed(hash_seed), integers(integer_hash), premixed(Premixed(hash_seed, integer_hash)) {}
 
   [[nodiscard, gnu::always_inline]] KeyHash operator()(std::string_view key) const noexcept {
     return HashKey(key, seed);
   }
   [[nodiscard, gnu::always_inline]] KeyHash operator()(uint64_t key) const noexcept {
-    return integers == IntegerHash::kMix ? HashInteger<IntegerHash::kMix>(key, seed)
-                                         : HashInteger<IntegerHash::kXxh3>(key, seed);
+    return mixes() ? SeededMixKey(key, premixed) : HashKey(key, seed);
+  }
+  // Whether integers are hashed by a mix (kMix or kSeededMix: SeededMixKey with `premixed`).
+  [[nodiscard, gnu::always_inline]] constexpr bool mixes() const noexcept {
+    return integers == IntegerHash::kMix || integers == IntegerHash::kSeededMix;
   }
   friend bool operator==(const KeyHasher&, const KeyHasher&) = default;
+
+ private:
+  [[nodiscard]] static constexpr MixSeed Premixed(uint64_t hash_seed,
+                                                  IntegerHash integer_hash) noexcept {
+    if (integer_hash == IntegerHash::kMix) return MixSeed{hash_seed, detail::kMixFirst};
+    return PremixSeed(hash_seed);
+  }
 };
+
+// An integer key's hash under kIntegers by `hasher` (whose integers must be kIntegers), chosen at
+// compile time: KeyHasher's choice, for a caller that fixed the filter's integer hash
+// (avx2::VisitProber).
+template <IntegerHash kIntegers>
+[[nodiscard, gnu::always_inline]] inline KeyHash HashInteger(uint64_t key,
+                                                             const KeyHasher& hasher) noexcept {
+  static_assert(kIntegers == IntegerHash::kXxh3 || kIntegers == IntegerHash::kMix ||
+                kIntegers == IntegerHash::kSeededMix);
+  if constexpr (kIntegers == IntegerHash::kSeededMix) {
+    return SeededMixKey(key, hasher.premixed);
+  } else {
+    return HashInteger<kIntegers>(key, hasher.seed);
+  }
+}
 
 // Batch forms: out[i] = HashKey(keys[i], seed), or hasher(keys[i]), for i < count.
 BLOOMERY_EXPORT void HashKeys(const std::string_view* keys, size_t count, uint64_t seed,

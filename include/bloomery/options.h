@@ -38,36 +38,44 @@ enum class HugePages : uint8_t {
   kNever = 1,  // normal pages only (MADV_NOHUGEPAGE)
 };
 
-// The integer hash a new filter of `layout` takes when asked for `requested`: an explicit kXxh3 or
-// kMix is kept; kAuto (unset) is kMix for kWord64 and kBlock256, whose probes are so cheap that
-// XXH3 was a large share of an integer key's call (measured: kMix made every one of their four
-// operations faster at 2^20 and 2^26 keys; docs/PERFORMANCE.md, "How fast against Boost.Bloom?",
-// counts XXH3's 23 instructions against kMix's 11), and kXxh3 for the line (and every other
-// layout), so a default line filter keeps its bytes and digests, and an integer and its 8-byte
-// string stay one key there. (kMix would save the line ~12 of its ~69 instructions per key;
-// measured on the 2-core VM, 0.95x the time of its lookup out of cache and 0.75x of its insert,
-// docs/DESIGN.md, "Tried and rejected". It also seeds weakly: see HashOptions::seed.) Every Create
-// resolves it here, once, from the layout its plan chose; Load keeps the file's hash_id.
+// The integer hash a new filter of `layout` takes when asked for `requested`: an explicit kXxh3,
+// kMix or kSeededMix is kept; kAuto (unset) is kSeededMix for kWord64 and kBlock256, whose probes
+// are so cheap that XXH3 was a large share of an integer key's call (measured: MixKey made every
+// one of their four operations faster at 2^20 and 2^26 keys; docs/PERFORMANCE.md, "How fast against
+// Boost.Bloom?", counts XXH3's 23 instructions against the mix's 11). kSeededMix, not kMix: it is
+// MixKey with the seed premixed, the same code per key (KeyHasher runs SeededMixKey for both;
+// measured paired on the 2-core VM, medians of 5 to 15 runs, seeded-mix / mix over the four
+// operations of both layouts: 0.98-1.09 at 2^20 keys, 0.975-1.03 at 2^26, the VM's noise), and two
+// seeds give unrelated filters where kMix's seeds 0..3 give one (HashOptions::seed). kXxh3 for the
+// line (and every other layout), so a default line filter keeps its bytes and digests, and an
+// integer and its 8-byte string stay one key there, as Python documents for its int keys
+// (bloomery's module docstring; its batch calls mix ints and 8-byte strings as one key). (A mix
+// would save the line ~12 of its ~69 instructions per key; measured on the 2-core VM, 0.95x the
+// time of its lookup out of cache and 0.75x of its insert, docs/DESIGN.md, "Tried and rejected".)
+// Every Create resolves it here, once, from the layout its plan chose; Load keeps the file's
+// hash_id.
 [[nodiscard]] constexpr IntegerHash ResolveIntegerHash(IntegerHash requested,
                                                        Layout layout) noexcept {
   if (requested != IntegerHash::kAuto) return requested;
-  return layout == Layout::kWord64 || layout == Layout::kBlock256 ? IntegerHash::kMix
+  return layout == Layout::kWord64 || layout == Layout::kBlock256 ? IntegerHash::kSeededMix
                                                                   : IntegerHash::kXxh3;
 }
 
 // How keys are hashed: a filter's identity, stored in its file; filters merge only when it matches.
 struct HashOptions {
-  // Hash seed (filters with different seeds cannot be merged). Under IntegerHash::kMix it is
-  // xored into each integer key (MixKey), so kMix filters whose seeds differ by d hash a key set
-  // that xor by d maps onto itself alike: seeds 0, 1, 2 and 3 over the keys 0..99,999 give one
-  // filter's bits. For filters meant to err independently on small or consecutive integers, give
-  // kMix seeds that differ in their high 32 bits, or use kXxh3 (which also spreads the seed's low
-  // bits into the high ones).
+  // Hash seed (filters with different seeds cannot be merged). What each integer hash does with
+  // it (key.h): kXxh3 seeds XXH3-128 (strings are hashed so under every integer hash), so two
+  // seeds give unrelated filters. kSeededMix premixes it once, when the filter is made, into the
+  // value xored into each key and the first multiplier (PremixSeed): two seeds give unrelated
+  // filters too. kMix only xors it into each integer key (MixKey), so kMix filters whose seeds
+  // differ by d hash a key set that xor by d maps onto itself alike: seeds 0, 1, 2 and 3 over the
+  // keys 0..99,999 give one filter's bits; for kMix filters meant to err independently on small or
+  // consecutive integers, give seeds that differ in their high 32 bits.
   uint64_t seed = kDefaultSeed;
-  // How uint64_t keys are hashed (key.h). kMix makes single-key calls on integers about a quarter
-  // cheaper; kXxh3 hashes an integer as its 8-byte string, which every filter did before kMix.
-  // kAuto (unset): the layout's default, ResolveIntegerHash (kMix for kWord64 and kBlock256,
-  // kXxh3 for the line).
+  // How uint64_t keys are hashed (key.h). kSeededMix and kMix make single-key calls on integers
+  // about a quarter cheaper; kXxh3 hashes an integer as its 8-byte string, which every filter did
+  // before kMix. kAuto (unset): the layout's default, ResolveIntegerHash (kSeededMix for kWord64
+  // and kBlock256, kXxh3 for the line).
   IntegerHash integer_hash = IntegerHash::kAuto;
 
   // The hasher of a filter of `layout` (integer_hash resolved by ResolveIntegerHash). No default

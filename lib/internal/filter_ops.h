@@ -98,9 +98,9 @@ inline void HashBatch(const KeyHash* keys, size_t n, const KeyHasher& /*hasher*/
   if (integers == IntegerHash::kAuto || IsIntegerHash(static_cast<uint32_t>(integers))) {
     return absl::OkStatus();
   }
-  return absl::InvalidArgumentError(
-      absl::StrFormat("integer_hash must be kAuto (0), kXxh3 (1) or kMix (2), got %d",
-                      static_cast<uint32_t>(integers)));
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "integer_hash must be kAuto (0), kXxh3 (1), kMix (2) or kSeededMix (3), got %d",
+      static_cast<uint32_t>(integers)));
 }
 
 // The part of an incompatibility message that names a filter's hashing.

@@ -34,6 +34,12 @@ StageLayout = Union[BlockLayout, Literal["partitioned"]]
 """A scalable filter's stages: a blocked shape, or partitioned (every stage a classic filter: the
 fewest bits, k lines a key)."""
 
+IntegerHash = Literal["xxh3", "mix", "seeded-mix"]
+"""How int keys are hashed (bloomery/key.h, the file's hash_id): xxh3, XXH3-128 of their 8 bytes
+(an int and its 8-byte string are one key; hash_id 1); mix, two multiplies with the seed xored into
+the key (hash_id 2); seeded-mix, the same cost with the seed premixed, so that two seeds give
+unrelated filters (hash_id 3). Strings and bytes are XXH3-128 under each."""
+
 LayoutPreference = Literal["smallest", "fastest"]
 """What layout='auto' chooses by: the fewest bits that meet error_rate (the default), or the
 fastest layout whose filter fits max_memory. Given without layout='auto': ValueError."""
@@ -105,7 +111,7 @@ class _Filter:
     @property
     def seed(self) -> int: ...
     @property
-    def integer_hash(self) -> Literal["xxh3", "mix"]: ...
+    def integer_hash(self) -> IntegerHash: ...
     @property
     def concurrent(self) -> bool: ...
     @property
@@ -148,13 +154,13 @@ class _FixedSize(_Sliced):
     """The kinds sized by capacity and error_rate, or by bits (and hashes): one constructor."""
     def __init__(self, capacity: int = ..., error_rate: float = 0.001, *, bits: int = ...,
                  hashes: int = ..., seed: int | None = ...,
-                 integer_hash: Literal["xxh3", "mix"] | None = ..., concurrent: bool = ...,
+                 integer_hash: IntegerHash | None = ..., concurrent: bool = ...,
                  max_memory: int = ..., huge_pages: bool = ..., populate: bool = ...,
                  layout: BlockLayout | Literal["auto"] | None = ...,
                  prefer: LayoutPreference | None = ...) -> None:
         """layout: BlockedFilter's block ('auto': the planner's, by prefer); ClassicFilter takes
-        none (ValueError). integer_hash None: 'mix' for word64 and block256, 'xxh3' for the
-        line."""
+        none (ValueError). integer_hash None: 'seeded-mix' for word64 and block256, 'xxh3' for
+        the line."""
     @property
     def layout(self) -> BlockLayout | Literal["partitioned"]:
         """The filter's block ('partitioned' for ClassicFilter); files, copies and pickles keep it."""
@@ -180,7 +186,7 @@ class ClassicFilter(_FixedSize):
 class CountingFilter(_Sliced):
     def __init__(self, capacity: int = ..., error_rate: float = 0.001, *, bits: int = ...,
                  hashes: int = ..., counter_bits: int = 4, seed: int | None = ...,
-                 integer_hash: Literal["xxh3", "mix"] | None = ..., concurrent: bool = ..., max_memory: int = ..., huge_pages: bool = ...,
+                 integer_hash: IntegerHash | None = ..., concurrent: bool = ..., max_memory: int = ..., huge_pages: bool = ...,
                  populate: bool = ...) -> None: ...
     def remove(self, key: Key) -> bool:
         """Removes one occurrence; False (nothing changed) if the key is certainly absent."""
@@ -194,7 +200,7 @@ class ScalableFilter(_Persistent):
     LARGE_SET_GROWTH: ClassVar[int]
     def __init__(self, initial_capacity: int = 100, error_rate: float = 0.001, mode: int = 2, *,
                  tightening: float = 0.9, seed: int | None = ...,
-                 integer_hash: Literal["xxh3", "mix"] | None = ..., concurrent: bool = ...,
+                 integer_hash: IntegerHash | None = ..., concurrent: bool = ...,
                  max_memory: int = ..., max_stages: int = 64, scaling: bool = True,
                  huge_pages: bool = ..., layout: StageLayout | None = ...) -> None: ...
     @property
@@ -223,7 +229,7 @@ class WindowedFilter(_Mappable):
                  window: float | datetime.timedelta = 0, generations: int = 4,
                  refresh: Literal["on_insert", "keep_first_seen"] = "on_insert",
                  hashes: int = ..., seed: int | None = ...,
-                 integer_hash: Literal["xxh3", "mix"] | None = ..., concurrent: bool = ...,
+                 integer_hash: IntegerHash | None = ..., concurrent: bool = ...,
                  max_memory: int = ..., huge_pages: bool = ...,
                  layout: BlockLayout | Literal["auto"] | None = ...,
                  prefer: LayoutPreference | None = ...) -> None:
@@ -251,7 +257,7 @@ class BloomFilter(BlockedFilter):
     """The keys added that were new (pybloom-live's; also len())."""
     def __init__(self, capacity: int, error_rate: float = 0.001, *, bits: int = ...,
                  hashes: int = ..., seed: int | None = ...,
-                 integer_hash: Literal["xxh3", "mix"] | None = ..., concurrent: bool = ...,
+                 integer_hash: IntegerHash | None = ..., concurrent: bool = ...,
                  max_memory: int = ..., huge_pages: bool = ..., populate: bool = ...,
                  layout: BlockLayout | Literal["auto"] | None = ...,
                  prefer: LayoutPreference | None = ...) -> None:
@@ -280,7 +286,7 @@ class ScalableBloomFilter(ScalableFilter):
     """pybloom-live's ScalableBloomFilter: a ScalableFilter growing x4 by default."""
     def __init__(self, initial_capacity: int = 100, error_rate: float = 0.001, mode: int = 4, *,
                  tightening: float = 0.9, seed: int | None = ...,
-                 integer_hash: Literal["xxh3", "mix"] | None = ..., concurrent: bool = ...,
+                 integer_hash: IntegerHash | None = ..., concurrent: bool = ...,
                  max_memory: int = ..., max_stages: int = 64, scaling: bool = True,
                  huge_pages: bool = ..., layout: StageLayout | None = ...) -> None: ...
     @property
@@ -367,7 +373,7 @@ def info_bytes(data: bytes) -> dict[str, object]: ...
 def loads(data: bytes, *, concurrent: bool = ..., max_bytes: int = ...) -> Union[
     BlockedFilter, ClassicFilter, CountingFilter, ScalableFilter, WindowedFilter]: ...
 def hash_key(key: Key, seed: int | None = ...,
-             integer_hash: Literal["xxh3", "mix"] = ...) -> tuple[int, int]: ...
+             integer_hash: IntegerHash = ...) -> tuple[int, int]: ...
 def load(path: Path, *, concurrent: bool = ..., max_bytes: int = ..., verify_checksums: bool = ...,
          allow_dirty: bool = ...) -> Union[BlockedFilter, ClassicFilter, CountingFilter,
                                            ScalableFilter, WindowedFilter,

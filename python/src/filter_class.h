@@ -233,7 +233,7 @@ py::class_<PyFilter<Filter>> BindCommon(py::module_& m, const char* name, const 
       .def_property_readonly(
           "integer_hash",
           [](W& self) { return std::string(IntegerHashName(self.filter().integer_hash())); },
-          "How int keys are hashed: 'xxh3' (as their 8-byte string) or 'mix'.")
+          "How int keys are hashed: 'xxh3' (as their 8-byte string), 'mix' or 'seeded-mix'.")
       .def_property_readonly("concurrent", [](W& self) { return self.filter().concurrent(); })
       .def_property_readonly(
           "memory_bytes", [](W& self) { return self.filter().memory_bytes(); },

@@ -106,9 +106,10 @@ constexpr const char* kFixedDoc =
     "per key) or 'auto', the planner's choice by prefer: 'smallest' (the default: the fewest "
     "bits that meet error_rate) or 'fastest' (the fastest layout within max_memory); kept in the "
     "file. "
-    "integer_hash='mix' hashes int keys with a cheaper mix (an int is then no longer the same "
-    "key as its 8-byte string; saved in the file); None: 'mix' for word64 and block256, 'xxh3' for "
-    "the line. "
+    "integer_hash='seeded-mix' or 'mix' hashes int keys with a cheaper mix (an int is then no "
+    "longer the same key as its 8-byte string; saved in the file; under 'mix' seeds that differ "
+    "only in low bits give small ints alike); None: 'seeded-mix' for word64 and block256, 'xxh3' "
+    "for the line. "
     "ValueError with the library's message for options it refuses.";
 
 // The kinds sized by FilterOptions alone (blocked, classic): the same constructor and attributes.
@@ -503,7 +504,7 @@ void BindModule(py::module_& m) {
       },
       py::arg("key"), py::arg("seed") = py::none(), py::arg("integer_hash") = "xxh3",
       "The 128-bit hash (lo, hi) a filter computes for `key`: XXH3-128, or for an int key under "
-      "integer_hash='mix' the mix (bloomery/key.h).");
+      "integer_hash='mix' or 'seeded-mix' that mix (bloomery/key.h).");
   static PyMethodDef xxh128_digest_def = {
       "_xxh128_digest", &Xxh128Digest, METH_O,
       "_xxh128_digest(data: bytes) -> bytes: XXH3-128 of `data` as python-xxhash's "

@@ -14,11 +14,12 @@
 
 namespace bloomery::python {
 
-// integer_hash: "xxh3" or "mix" (IntegerHash, key.h; IntegerHashName's names).
+// integer_hash: "xxh3", "mix" or "seeded-mix" (IntegerHash, key.h; IntegerHashName's names).
 inline IntegerHash ParseIntegerHash(const std::string& name) {
-  if (name == IntegerHashName(IntegerHash::kXxh3)) return IntegerHash::kXxh3;
-  if (name == IntegerHashName(IntegerHash::kMix)) return IntegerHash::kMix;
-  throw py::value_error("integer_hash must be 'xxh3' or 'mix'");
+  for (IntegerHash integers : {IntegerHash::kXxh3, IntegerHash::kMix, IntegerHash::kSeededMix}) {
+    if (name == IntegerHashName(integers)) return integers;
+  }
+  throw py::value_error("integer_hash must be 'xxh3', 'mix' or 'seeded-mix'");
 }
 // A constructor's integer_hash: None is the layout's default (kAuto, ResolveIntegerHash).
 inline IntegerHash ParseIntegerHash(const std::optional<std::string>& name) {

@@ -17,7 +17,7 @@ def fixed_size(directory: str) -> None:
     f = bloomery.BlockedFilter(10_000, 0.01, seed=7, integer_hash="mix", concurrent=False,
                                max_memory=0, huge_pages=False, populate=False, layout="word64")
     auto = bloomery.BlockedFilter(10_000, 0.01, layout="auto", prefer="fastest")
-    sized = bloomery.BlockedFilter(bits=1 << 16, hashes=4)
+    sized = bloomery.BlockedFilter(bits=1 << 16, hashes=4, integer_hash="seeded-mix")
     new: bool = f.add("a")
     present: bool = b"a" in f
     added: int = f.add_many(["b", b"c", 3])

@@ -111,9 +111,10 @@ def test_str_is_its_utf8_and_int_its_little_endian_bytes():
     assert bloomery.hash_key("a") != bloomery.hash_key("b")
 
 
-def test_integer_hash_mix_hashes_ints_by_the_mix_and_files_keep_it(kind):
-    f = KINDS[kind](integer_hash="mix")
-    assert f.integer_hash == "mix"
+@pytest.mark.parametrize("mix", ["mix", "seeded-mix"])
+def test_integer_hash_mix_hashes_ints_by_the_mix_and_files_keep_it(kind, mix):
+    f = KINDS[kind](integer_hash=mix)
+    assert f.integer_hash == mix
     assert KINDS[kind]().integer_hash == "xxh3"
     ints = list(range(0, 6_000, 3))
     f.update(ints[:1_000])
@@ -122,17 +123,32 @@ def test_integer_hash_mix_hashes_ints_by_the_mix_and_files_keep_it(kind):
     assert all(i in f for i in ints)
     assert f.contains_many(np.array(ints, dtype=np.uint64), count=True) == len(ints)
     # An int is no longer its 8 little-endian bytes; str keys hash as before.
-    assert bloomery.hash_key(5, integer_hash="mix") != bloomery.hash_key((5).to_bytes(8, "little"))
-    assert bloomery.hash_key("a", integer_hash="mix") == bloomery.hash_key("a")
+    assert bloomery.hash_key(5, integer_hash=mix) != bloomery.hash_key((5).to_bytes(8, "little"))
+    assert bloomery.hash_key("a", integer_hash=mix) == bloomery.hash_key("a")
     data = f.tobytes()
-    assert bloomery.info_bytes(data)["integer_hash"] == "mix"
+    assert bloomery.info_bytes(data)["integer_hash"] == mix
     for g in (pickle.loads(pickle.dumps(f)), copy.deepcopy(f), CLASSES[kind].frombytes(data)):
-        assert g.integer_hash == "mix"
+        assert g.integer_hash == mix
         assert all(i in g for i in ints)
     with pytest.raises(ValueError):
         f.union(KINDS[kind]())  # the other hashes ints by XXH3: its bits mean other keys
     with pytest.raises(ValueError, match="integer_hash"):
         KINDS[kind](integer_hash="md5")
+
+
+def test_integer_hash_seeded_mix_premixes_the_seed():
+    # 'mix' xors the seed into the key: seeds 2 and 0 swap keys 1 and 3. 'seeded-mix' does not.
+    assert bloomery.hash_key(1, seed=2, integer_hash="mix") == bloomery.hash_key(3, seed=0,
+                                                                                 integer_hash="mix")
+    assert bloomery.hash_key(1, seed=2, integer_hash="seeded-mix") != bloomery.hash_key(
+        3, seed=0, integer_hash="seeded-mix")
+    assert bloomery.hash_key(1, seed=2, integer_hash="seeded-mix") != bloomery.hash_key(
+        1, seed=2, integer_hash="mix")
+    filters = [bloomery.BlockedFilter(100_000, 0.01, layout="word64", seed=seed,
+                                      integer_hash="seeded-mix") for seed in range(4)]
+    for f in filters:
+        f.update(np.arange(100_000, dtype=np.uint64))
+    assert len({f.tobytes() for f in filters}) == 4
 
 
 @pytest.mark.parametrize("layout", ["line512", "block256", "word64"])
@@ -160,15 +176,15 @@ def test_layout_shapes_the_filter_and_files_pickles_copies_keep_it(cls, layout, 
 
 @pytest.mark.parametrize("cls", [bloomery.BlockedFilter, bloomery.ScalableFilter,
                                  bloomery.WindowedFilter, bloomery.BloomFilter])
-def test_integer_hash_unset_is_mix_for_word64_and_block256_and_xxh3_for_the_line(cls):
-    assert cls(1_000, 0.01, layout="word64").integer_hash == "mix"
-    assert cls(1_000, 0.01, layout="block256").integer_hash == "mix"
+def test_integer_hash_unset_is_seeded_mix_for_word64_and_block256_and_xxh3_for_the_line(cls):
+    assert cls(1_000, 0.01, layout="word64").integer_hash == "seeded-mix"
+    assert cls(1_000, 0.01, layout="block256").integer_hash == "seeded-mix"
     assert cls(1_000, 0.01).integer_hash == "xxh3"
     assert cls(1_000, 0.01, layout="word64", integer_hash="xxh3").integer_hash == "xxh3"
     f = cls(1_000, 0.01, layout="word64")
     f.add(7)
-    assert bloomery.info_bytes(f.tobytes())["integer_hash"] == "mix"
-    assert cls.frombytes(f.tobytes()).integer_hash == "mix"
+    assert bloomery.info_bytes(f.tobytes())["integer_hash"] == "seeded-mix"
+    assert cls.frombytes(f.tobytes()).integer_hash == "seeded-mix"
     assert 7 in cls.frombytes(f.tobytes())
 
 
