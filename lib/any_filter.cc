@@ -177,6 +177,17 @@ Layout AnyFilter::layout() const noexcept {
   });
 }
 
+Probe AnyFilter::probe() const noexcept {
+  if (FindBlockShape(layout()) == nullptr) return Probe::kLatest;
+  return Visit([](const auto& f) -> Probe {
+    if constexpr (requires { f.probe(); }) {
+      return f.probe();
+    } else {
+      return Probe::kLatest;
+    }
+  });
+}
+
 uint32_t AnyFilter::stage_count() const noexcept {
   return Visit([](const auto& f) -> uint32_t {
     if constexpr (requires { f.stage_count(); }) {

@@ -24,7 +24,7 @@ double BitArray::EstimatedCount() const noexcept {
 absl::Status BitArray::CheckSameBits(const BitArray& other) const {
   // The layout first: arrays of one size in different layouts hold a key's bits in different
   // places, so no union or intersection of them keeps its keys.
-  if (absl::Status s = internal::CheckSameLayout(plan_.layout, other.plan_.layout); !s.ok()) {
+  if (absl::Status s = internal::CheckSameLayout(plan_, other.plan_); !s.ok()) {
     return s;
   }
   return internal::CheckSameArray(bits(), hashes(), hasher_, other.bits(), other.hashes(),

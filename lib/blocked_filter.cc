@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "internal/batch_pipeline.h"
-#include "internal/block256_layout.h"
 #include "internal/block_layout.h"
 #include "internal/fill_estimate.h"
 #include "internal/fold.h"
@@ -16,7 +15,6 @@
 #include "internal/line_ops.h"
 #include "internal/persistence.h"
 #include "internal/storage.h"
-#include "internal/word64_layout.h"
 #include "simd/block_kernels.h"
 
 namespace bloomery {
@@ -47,22 +45,22 @@ BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHas
       blocks_(plan.blocks()),
       hashes_(plan.hashes),
       block_shift_(BlockShift(plan.layout)),
-      shape_(simd::ShapeIndex(plan.layout)),
+      stored_(BlockLayoutIndex(plan.layout, plan.probe)),
       // Chooses the SIMD target now, so that the single-key calls below may skip the test.
       inline_test_(simd::ActiveKernels().runs_avx2() && plan.hashes <= 8
                        ? &blocked_line::kUnusedProbes[plan.hashes]
                        : nullptr),
       inline_set_(concurrent && plan.layout != Layout::kWord64 ? nullptr : inline_test_) {}
 
-// The layout's kernels are chosen by index (shape_), with no branch on the layout; every filter
+// The layout's kernels are chosen by index (stored_), with no branch on the layout; every filter
 // was constructed after the target was chosen (InitializedKernels).
 bool BlockedFilter::InsertOutOfLine(KeyHash hash) noexcept {
-  return simd::InitializedKernels().shapes[shape_].set_block(block(hash), hash, hashes_,
+  return simd::InitializedKernels().shapes[stored_].set_block(block(hash), hash, hashes_,
                                                              concurrent_);
 }
 
 bool BlockedFilter::MayContainOutOfLine(KeyHash hash) const noexcept {
-  return simd::InitializedKernels().shapes[shape_].test_block(block(hash), hash, hashes_,
+  return simd::InitializedKernels().shapes[stored_].test_block(block(hash), hash, hashes_,
                                                               concurrent_);
 }
 
@@ -84,13 +82,13 @@ size_t BlockedFilter::RunKernel(std::span<const Key> keys, std::span<bool> resul
 
 template <FilterKey Key>
 size_t BlockedFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept {
-  return RunKernel<true>(keys, was_new, simd::ActiveKernels().shapes[shape_].set_blocks);
+  return RunKernel<true>(keys, was_new, simd::ActiveKernels().shapes[stored_].set_blocks);
 }
 
 template <FilterKey Key>
 size_t BlockedFilter::LookupKeys(std::span<const Key> keys,
                                  std::span<bool> results) const noexcept {
-  return RunKernel<false>(keys, results, simd::ActiveKernels().shapes[shape_].test_blocks);
+  return RunKernel<false>(keys, results, simd::ActiveKernels().shapes[stored_].test_blocks);
 }
 
 BLOOMERY_INSTANTIATE_BATCH_FORMS(BlockedFilter)
@@ -147,7 +145,7 @@ absl::StatusOr<BlockedFilter> BlockedFilter::EmptyLike(uint64_t blocks, uint64_t
                                                        const MemoryOptions& memory) const {
   const uint64_t block_bits = uint64_t{64} << block_shift_;
   return internal::CreateArrayFilter(
-      PlanForSize(blocks * block_bits, hashes_, capacity, plan_.layout),
+      PlanForSize(blocks * block_bits, hashes_, capacity, plan_.layout, plan_.probe),
       internal::OptionsLike(hasher_, memory),
       [&](FilterMemory bits, const Plan& planned, const KeyHasher& hasher) {
         return BlockedFilter(std::move(bits), planned, hasher, memory.concurrent);

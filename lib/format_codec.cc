@@ -282,7 +282,7 @@ FileHeader SingleStageHeader(FilterKind kind, const Plan& plan, const KeyHasher&
   header.bits = plan.bits;
   header.capacity = plan.capacity;
   header.fpr = plan.expected_fpr;
-  if (const BlockShape* shape = FindBlockShape(plan.layout)) header.layout = shape->file_code;
+  if (FindBlockShape(plan.layout) != nullptr) header.layout = FileCodeOf(plan.layout, plan.probe);
   header.stages.push_back({plan.bits, plan.hashes, plan.capacity, 0});
   return header;
 }
@@ -290,8 +290,14 @@ FileHeader SingleStageHeader(FilterKind kind, const Plan& plan, const KeyHasher&
 absl::StatusOr<Plan> PlanFromHeader(const FileHeader& header, Layout layout) {
   // A blocked kind's shape is the header's layout field (0, the line, in every file written
   // before layouts; the validator has refused unknown codes and codes where the row has none).
-  if (layout == Layout::kLine512) layout = FindBlockShapeByFileCode(header.layout)->layout;
-  absl::StatusOr<Plan> plan = PlanForSize(header.bits, header.hashes, header.capacity, layout);
+  Probe probe = Probe::kLatest;
+  if (layout == Layout::kLine512) {
+    const BlockLayout& stored = *FindBlockLayoutByFileCode(header.layout);
+    layout = stored.layout;
+    probe = stored.probe;
+  }
+  absl::StatusOr<Plan> plan =
+      PlanForSize(header.bits, header.hashes, header.capacity, layout, probe);
   if (!plan.ok() || plan->bits != header.bits) {
     return Corrupt(
         absl::StrFormat("bits %d with %d hashes is not a valid %s geometry%s", header.bits,
@@ -390,7 +396,7 @@ absl::StatusOr<FixedHeader> ReadFixed(const ByteSource& source) {
       return Corrupt(absl::StrFormat(
           "layout %d (partitioned stages) set, but a %s filter's are not", h.layout, row->name));
     }
-  } else if (FindBlockShapeByFileCode(h.layout) == nullptr) {
+  } else if (FindBlockLayoutByFileCode(h.layout) == nullptr) {
     return Corrupt(absl::StrFormat("unknown layout %d", h.layout));
   }
   if (h.layout != 0 && !row->layouts) {
@@ -429,7 +435,8 @@ absl::Status CheckStages(std::span<const uint8_t> table, const KindRow& row, Fil
     if (s.bits == 0 || s.bits > kMaxBits * 8) return Corrupt("stage bits out of range");
     if (s.hashes < kMinHashes || s.hashes > kMaxHashes) return Corrupt("stage hashes out of range");
     const uint64_t unit = h.layout == kPartitionedFileCode ? s.hashes
-                          : row.layouts ? FindBlockShapeByFileCode(h.layout)->block_bits
+                          : row.layouts
+                              ? FindBlockShape(FindBlockLayoutByFileCode(h.layout)->layout)->block_bits
                           : row.stage_bits_unit != 0 ? row.stage_bits_unit
                                                      : s.hashes;
     if (s.bits % unit != 0) {

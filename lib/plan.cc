@@ -247,6 +247,11 @@ absl::StatusOr<Plan> PlanShape(const FilterOptions& options, Layout layout) {
   if (!g.ok()) return g.status();
   Plan plan;
   plan.layout = layout;
+  plan.probe = ResolveProbe(options.probe);
+  if (layout != Layout::kPartitioned && FindBlockLayout(layout, plan.probe) == nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "layout %s has no %s probe", LayoutName(layout), ProbeName(options.probe)));
+  }
   plan.capacity = options.capacity;
   plan.bits = g->bits;
   plan.hashes = g->hashes;
@@ -319,20 +324,24 @@ std::vector<absl::StatusOr<Plan>> PlanEachLayout(const FilterOptions& options) {
   return plans;
 }
 
-absl::StatusOr<Plan> PlanFor(uint64_t capacity, double fpr, Layout layout, uint32_t hashes) {
+absl::StatusOr<Plan> PlanFor(uint64_t capacity, double fpr, Layout layout, uint32_t hashes,
+                             Probe probe) {
   FilterOptions options;
   options.capacity = capacity;
   options.fpr = fpr;
   options.hashes = hashes;
+  options.probe = probe;
   return PlanFilter(options, layout);
 }
 
-absl::StatusOr<Plan> PlanForSize(uint64_t bits, uint32_t hashes, uint64_t capacity, Layout layout) {
+absl::StatusOr<Plan> PlanForSize(uint64_t bits, uint32_t hashes, uint64_t capacity, Layout layout,
+                                 Probe probe) {
   if (absl::Status s = CheckGeometry(bits, hashes, capacity); !s.ok()) return s;
   FilterOptions options;
   options.bits = bits;
   options.hashes = hashes;
   options.capacity = capacity;
+  options.probe = probe;
   return PlanFilter(options, layout);
 }
 

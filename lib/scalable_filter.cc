@@ -282,7 +282,7 @@ absl::StatusOr<Plan> ScalableFilter::PlanAt(const ScalableOptions& options, uint
     capacity *= options.growth;
   }
   const double fpr = StageFpr(options, level);
-  absl::StatusOr<Plan> plan = PlanFor(capacity, fpr, options.layout);
+  absl::StatusOr<Plan> plan = PlanFor(capacity, fpr, options.layout, 0, options.probe);
   if (!plan.ok() && index == 0) {
     // At creation nothing is full: options whose first stage has no plan are bad options. The
     // planner names the keys and fpr when they need more than 2^48 bits; when it refuses the fpr
@@ -362,6 +362,7 @@ absl::StatusOr<StageFilter> ScalableFilter::BuildStage(const Plan& plan) const {
   FilterOptions options{.capacity = plan.capacity,
                         .bits = plan.bits,
                         .hashes = plan.hashes,
+                        .probe = options_.probe,
                         .hashing = options_.hashing,
                         .memory = options_.memory};
   // A classic filter is always partitioned: it takes no layout.
@@ -512,7 +513,7 @@ absl::Status ScalableFilter::CheckCompatible(const ScalableFilter& other) const 
   const ScalableOptions& b = other.options_;
   if (a.capacity != b.capacity || a.fpr != b.fpr || a.growth != b.growth ||
       a.tightening != b.tightening || a.hasher() != b.hasher() || a.scaling != b.scaling ||
-      a.layout != b.layout) {
+      a.layout != b.layout || ResolveProbe(a.probe) != ResolveProbe(b.probe)) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "incompatible scalable filters: (initial capacity %d, fpr %g, growth %d, tightening %g, "
         "%s, scaling %s%s) vs (initial capacity %d, fpr %g, growth %d, tightening %g, %s, "
@@ -817,7 +818,7 @@ struct ScalableChainCheck {
     options.hashing.seed = header.seed;
     options.hashing.integer_hash = static_cast<IntegerHash>(header.hash_id);
     // The validator (format_codec.cc) has refused a code no layout has.
-    options.layout = *LayoutOfFileCode(header.layout);
+    options.layout = *LayoutOfFileCode(header.layout, &options.probe);
     options.memory.concurrent = load.concurrent;
     options.memory.max_memory_bytes = load.max_bytes;
     options.memory.huge_pages = load.huge_pages;
@@ -900,7 +901,7 @@ internal::FileHeader ChainHeader(const ScalableFilter& chain,
   header.param0 = options.growth;
   header.param1 = std::bit_cast<uint64_t>(options.tightening);
   header.param2 = options.max_stages | (options.scaling ? 0 : uint64_t{1} << 32);
-  header.layout = FileCodeOf(options.layout);
+  header.layout = FileCodeOf(options.layout, options.probe);
   const uint32_t count = chain.stage_count();
   for (uint32_t i = 0; i < count; ++i) {
     const BitArray& filter = chain.stage(i);

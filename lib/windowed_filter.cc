@@ -61,7 +61,7 @@ WindowedFilter::WindowedFilter(FilterMemory memory, const Plan& plan, const Shap
       blocks_(plan.blocks()),
       generations_(shape.generations),
       block_shift_(BlockShift(plan.layout)),
-      shape_(simd::ShapeIndex(plan.layout)),
+      stored_(BlockLayoutIndex(plan.layout, plan.probe)),
       plan_(plan),
       capacity_(shape.capacity),
       fpr_(shape.fpr),
@@ -151,7 +151,8 @@ absl::StatusOr<WindowedFilter> WindowedFilter::Create(const WindowedOptions& opt
   FilterOptions generation{.capacity = KeysPerGeneration(options.capacity, g),
                            .fpr = -std::expm1(std::log1p(-options.fpr) / g),
                            .hashes = options.hashes,
-                           .layout_choice = options.layout_choice};
+                           .layout_choice = options.layout_choice,
+                           .probe = options.probe};
   const uint64_t whole_cap = options.memory.max_memory_bytes != 0
                                  ? options.memory.max_memory_bytes
                                  : internal::MachineMemoryLimit().bytes;
@@ -219,7 +220,7 @@ void WindowedFilter::Advance() noexcept {
 }
 
 bool WindowedFilter::TestLive(const KeyHash& hash, uint64_t block, uint64_t now) const noexcept {
-  const simd::ShapeKernels& kernels = simd::ActiveKernels().shapes[shape_];
+  const simd::ShapeKernels& kernels = simd::ActiveKernels().shapes[stored_];
   for (uint32_t slot = 0; slot < generations_; ++slot) {
     if (SlotLive(slot, now) &&
         kernels.test_block(block_at(block, slot), hash, plan_.hashes, concurrent_)) {
@@ -235,7 +236,7 @@ bool WindowedFilter::MayContain(const KeyHash& hash) const noexcept {
 
 bool WindowedFilter::Insert(const KeyHash& hash) noexcept {
   const uint64_t block = BlockIndex(hash, blocks_);
-  const simd::ShapeKernels& kernels = simd::ActiveKernels().shapes[shape_];
+  const simd::ShapeKernels& kernels = simd::ActiveKernels().shapes[stored_];
   for (;;) {
     uint64_t e = state_->epoch.load(std::memory_order_acquire);
     if (const uint64_t now = EpochNow(); now > e) {  // the newest generation's time is over
@@ -322,7 +323,7 @@ size_t WindowedFilter::LookupKeys(std::span<const Key> keys,
 BLOOMERY_INSTANTIATE_BATCH_FORMS(WindowedFilter)
 
 absl::Status WindowedFilter::CheckSameWindow(const WindowedFilter& other) const {
-  if (absl::Status s = internal::CheckSameLayout(layout(), other.layout()); !s.ok()) return s;
+  if (absl::Status s = internal::CheckSameLayout(plan_, other.plan_); !s.ok()) return s;
   if (blocks_ != other.blocks_ || plan_.hashes != other.plan_.hashes || hasher_ != other.hasher_ ||
       generations_ != other.generations_ || window_ns_ != other.window_ns_ ||
       per_generation_ != other.per_generation_ || refresh_ != other.refresh_ ||
@@ -549,7 +550,8 @@ absl::StatusOr<Plan> GenerationPlanOf(const FileHeader& header) {
   }
   // The layout field (0, the line, in every file written before layouts) names the shape of
   // every generation's blocks; the validator has refused unknown codes.
-  const BlockShape& shape = *FindBlockShapeByFileCode(header.layout);
+  const BlockLayout& stored = *FindBlockLayoutByFileCode(header.layout);
+  const BlockShape& shape = *FindBlockShape(stored.layout);
   if (header.bits % (uint64_t{g} * shape.block_bits) != 0) {
     return Corrupt(absl::StrCat("bits are not whole ",
                                 shape.layout == Layout::kLine512
@@ -558,7 +560,7 @@ absl::StatusOr<Plan> GenerationPlanOf(const FileHeader& header) {
                                 " for every generation"));
   }
   absl::StatusOr<Plan> plan =
-      PlanForSize(header.bits / g, header.hashes, per_generation, shape.layout);
+      PlanForSize(header.bits / g, header.hashes, per_generation, shape.layout, stored.probe);
   if (!plan.ok() || plan->bits != header.bits / g) {
     return Corrupt(absl::StrFormat(
         "bits %d with %d hashes is not a valid geometry%s", header.bits, header.hashes,

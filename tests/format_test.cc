@@ -80,12 +80,16 @@ void WriteBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
   close(fd);
 }
 
+// A line filter of `keys` keys 0..keys-1. Its probe is kSalted unless told: the probe every file
+// pinned here before kFields was written with (so their digests stay what they were).
 BlockedFilter SmallFilter(uint64_t keys, uint64_t bits = 1024, uint32_t hashes = 4,
-                          IntegerHash integers = IntegerHash::kXxh3) {
+                          IntegerHash integers = IntegerHash::kXxh3,
+                          Probe probe = Probe::kSalted) {
   FilterOptions o;
   o.bits = bits;
   o.hashes = hashes;
   o.capacity = keys;
+  o.probe = probe;
   o.hashing.seed = 0x5EED;
   o.hashing.integer_hash = integers;
   absl::StatusOr<BlockedFilter> f = BlockedFilter::Create(o);
@@ -395,6 +399,7 @@ TEST_CASE("golden: fixed keys and seed pin the filter bytes and the file bytes")
   CHECK(file.size() == 4096 + 512);
 }
 
+
 // Digest of the filter's bytes and of its saved file.
 template <typename Filter>
 std::pair<uint64_t, uint64_t> Digests(const Filter& f, const TempDir& dir) {
@@ -419,10 +424,12 @@ TEST_CASE("golden: every other kind's bytes and file are pinned too") {
       ClassicOptions{.capacity = 200, .fpr = 0.01, .hashing = {.seed = 0x5EED}});
   auto counting = testing::MakeOrFail<CountingFilter>(
       CountingOptions{.capacity = 200, .fpr = 0.01, .hashing = {.seed = 0x5EED}});
-  auto scalable = testing::MakeOrFail<ScalableFilter>(
-      ScalableOptions{.capacity = 50, .fpr = 0.01, .hashing = {.seed = 0x5EED}});
-  auto windowed = testing::MakeOrFail<WindowedFilter>(
-      WindowedOptions{.capacity = 200, .fpr = 0.01, .hashing = {.seed = 0x5EED}});
+  // The chain's and the window's blocked lines under the salted probe (every file before
+  // kFields); their kFields files are pinned below.
+  auto scalable = testing::MakeOrFail<ScalableFilter>(ScalableOptions{
+      .capacity = 50, .fpr = 0.01, .probe = Probe::kSalted, .hashing = {.seed = 0x5EED}});
+  auto windowed = testing::MakeOrFail<WindowedFilter>(WindowedOptions{
+      .capacity = 200, .fpr = 0.01, .probe = Probe::kSalted, .hashing = {.seed = 0x5EED}});
   for (uint64_t i = 0; i < 200; ++i) {
     classic.Insert(i);
     counting.Insert(i);
@@ -443,6 +450,37 @@ TEST_CASE("golden: every other kind's bytes and file are pinned too") {
   CHECK(scalable_file == 0xb127975ce64db71eull);
   CHECK(windowed_bytes == 0x5c981ea1710a6ce2ull);
   CHECK(windowed_file == 0x186fa1dc97a3930eull);
+  // A new chain's and window's (kFields, layout code 5).
+  auto scalable5 = testing::MakeOrFail<ScalableFilter>(
+      ScalableOptions{.capacity = 50, .fpr = 0.01, .hashing = {.seed = 0x5EED}});
+  auto windowed5 = testing::MakeOrFail<WindowedFilter>(
+      WindowedOptions{.capacity = 200, .fpr = 0.01, .hashing = {.seed = 0x5EED}});
+  for (uint64_t i = 0; i < 200; ++i) REQUIRE(scalable5.Insert(i) != InsertResult::kRefused);
+  for (uint64_t i = 0; i < 300; ++i) (void)windowed5.Insert(i);
+  const auto [scalable5_bytes, scalable5_file] = Digests(scalable5, dir);
+  const auto [windowed5_bytes, windowed5_file] = Digests(windowed5, dir);
+  MESSAGE("kFields: scalable " << std::hex << scalable5_bytes << " " << scalable5_file
+                               << ", windowed " << windowed5_bytes << " " << windowed5_file);
+  CHECK(scalable5_bytes == 0x61640b2f32409fbcull);
+  CHECK(scalable5_file == 0x31c1f628c084eea3ull);
+  CHECK(windowed5_bytes == 0x011ea65bdcfaffceull);
+  CHECK(windowed5_file == 0x1c2830029b558c16ull);
+}
+
+TEST_CASE("golden: the line's kFields probe (layout code 5) pins its bytes and file") {
+  // What a new line filter writes: a change to the fields probe (blocked_line.h) changes these.
+  TempDir dir;
+  const BlockedFilter f = SmallFilter(100, 4096, 6, IntegerHash::kXxh3, Probe::kFields);
+  CHECK(f.probe() == Probe::kFields);
+  const auto [bytes, file] = Digests(f, dir);
+  MESSAGE("filter digest " << std::hex << bytes << ", file digest " << file);
+  CHECK(bytes == 0x999ad46ed03fdac5ull);
+  CHECK(file == 0x75d44989382d932eull);
+  // And a new line filter is that filter.
+  FilterOptions o{.capacity = 100, .bits = 4096, .hashes = 6, .hashing = {.seed = 0x5EED}};
+  BlockedFilter fresh = BlockedFilter::Create(o).value();
+  for (uint64_t i = 0; i < 100; ++i) fresh.Insert(i);
+  CHECK(Digests(fresh, dir) == Digests(f, dir));
 }
 
 TEST_CASE("map read-only shares the file copy-on-write; read-write persists after Flush") {

@@ -57,10 +57,23 @@ TEST_CASE("layout names: one spelling each, and the line's old name") {
   CHECK(ParseLayout("blocked") == Layout::kLine512);
   CHECK_FALSE(ParseLayout("word32").has_value());
   CHECK_FALSE(ParseLayout("").has_value());
-  for (const BlockShape& shape : kBlockShapes) {
-    CHECK(FindBlockShapeByFileCode(shape.file_code) == &shape);
+  for (const BlockLayout& stored : kBlockLayouts) {
+    CHECK(FindBlockLayoutByFileCode(stored.file_code) == &stored);
+    CHECK(FindBlockLayout(stored.layout, stored.probe) == &stored);
+    CHECK(FileCodeOf(stored.layout, stored.probe) == stored.file_code);
+    Probe probe = Probe::kLatest;
+    CHECK(LayoutOfFileCode(stored.file_code, &probe) == stored.layout);
+    CHECK(probe == stored.probe);
   }
-  CHECK(FindBlockShapeByFileCode(0)->layout == Layout::kLine512);  // every v1 file is a line
+  // Every file written before kFields keeps its code and probe: 0 the line, 1 block256, 3 word64.
+  CHECK(FindBlockLayoutByFileCode(0) == FindBlockLayout(Layout::kLine512, Probe::kSalted));
+  CHECK(FindBlockLayoutByFileCode(1) == FindBlockLayout(Layout::kBlock256, Probe::kSalted));
+  CHECK(FindBlockLayoutByFileCode(3) == FindBlockLayout(Layout::kWord64, Probe::kFields));
+  CHECK(FindBlockLayout(Layout::kWord64, Probe::kSalted) == nullptr);
+  // A new filter of every shape takes the newest probe.
+  for (const BlockShape& shape : kBlockShapes) {
+    CHECK(FindBlockLayout(shape.layout, Probe::kLatest)->probe == Probe::kFields);
+  }
 }
 
 TEST_CASE("the planner's promise holds for every layout down to 1e-12, with the fewest blocks") {
@@ -287,7 +300,7 @@ TEST_CASE("the file records the layout; a v1 line file is unchanged and loads as
     f.InsertMany(DistinctInts(3000, 0));
     absl::StatusOr<std::string> file = f.SaveToBytes();
     REQUIRE(file.ok());
-    CHECK(LayoutField(*file) == FindBlockShape(layout)->file_code);
+    CHECK(LayoutField(*file) == FileCodeOf(layout, Probe::kFields));
     absl::StatusOr<BlockedFilter> loaded = BlockedFilter::LoadFromBytes(*file);
     REQUIRE(loaded.ok());
     CHECK(loaded->layout() == layout);
@@ -334,13 +347,14 @@ TEST_CASE("the validator holds the layout field to the kind and the geometry") {
   CHECK(as_partitioned.code() == absl::StatusCode::kDataLoss);
   // A word64 file of the retired code 2 (the line's salted probes): refused by name, never read
   // with code 3's probe (its keys would be lost).
-  static_assert(FindBlockShape(Layout::kWord64)->file_code != kRetiredWord64FileCode);
+  static_assert(FileCodeOf(Layout::kWord64, Probe::kFields) != kRetiredWord64FileCode);
   refused(WithLayoutField(word, kRetiredWord64FileCode), "rebuild the filter from its keys");
   // A word64 geometry read as block256: bits not a whole number of 256-bit blocks, or (when they
   // are) a planned fpr the block256 geometry does not predict.
-  refused(WithLayoutField(word, FindBlockShape(Layout::kBlock256)->file_code), "");
+  refused(WithLayoutField(word, FileCodeOf(Layout::kBlock256, Probe::kFields)), "");
+  refused(WithLayoutField(word, FileCodeOf(Layout::kBlock256, Probe::kSalted)), "");
   // The line's geometry read as word64: k = 7 is more than word64 takes, or the fpr disagrees.
-  refused(WithLayoutField(line, FindBlockShape(Layout::kWord64)->file_code), "");
+  refused(WithLayoutField(line, FileCodeOf(Layout::kWord64, Probe::kFields)), "");
   absl::Status s = InspectBytes(WithLayoutField(classic, 1)).status();
   CHECK(s.code() == absl::StatusCode::kDataLoss);
   CHECK(s.message().find("has one layout") != absl::string_view::npos);
@@ -367,7 +381,7 @@ TEST_CASE(
     REQUIRE(file.ok());
     CHECK(LayoutField(*file) == (layout == Layout::kPartitioned
                                      ? kPartitionedFileCode
-                                     : FindBlockShape(layout)->file_code));
+                                     : FileCodeOf(layout, Probe::kFields)));
     absl::StatusOr<ScalableFilter> loaded = ScalableFilter::LoadFromBytes(*file);
     REQUIRE(loaded.ok());
     CHECK(loaded->options().layout == layout);
@@ -416,25 +430,39 @@ TEST_CASE("golden: fixed keys and seed pin each new layout's bytes, under each i
   // A change to a layout's probe changes these digests: that must be a deliberate format change.
   // kXxh3 named pins the probe alone; kMix (hash_id 2) and kSeededMix (hash_id 3), the default
   // (kAuto), the integer hashes on top of it. word64's
-  // are its file code 3 probe's (hash fields, word64_layout.h); code 2's are refused on load.
+  // are its file code 3 probe's (hash fields, bloomery/detail/word64.h); code 2's are refused on load.
+  // block256 under both probes: kSalted (layout code 1, every block256 file before kFields) and
+  // kFields (code 6, a new filter's).
   struct Golden {
     Layout layout;
+    Probe probe;
     IntegerHash integers;
     uint64_t digest;
   };
-  for (const Golden& g : {Golden{Layout::kBlock256, IntegerHash::kXxh3, 0xa89df2a1df76844full},
-                          Golden{Layout::kWord64, IntegerHash::kXxh3, 0x7b3aca8bc3f45770ull},
-                          Golden{Layout::kBlock256, IntegerHash::kMix, 0xaa7d517d552f4319ull},
-                          Golden{Layout::kWord64, IntegerHash::kMix, 0xd82a2c0cbde6e3d7ull},
-                          Golden{Layout::kBlock256, IntegerHash::kSeededMix, 0xe844b3699aa7ecd0ull},
-                          Golden{Layout::kWord64, IntegerHash::kSeededMix, 0xc5b00cc9b62d9088ull},
-                          Golden{Layout::kBlock256, IntegerHash::kAuto, 0xe844b3699aa7ecd0ull},
-                          Golden{Layout::kWord64, IntegerHash::kAuto, 0xc5b00cc9b62d9088ull}}) {
-    BlockedFilter f = Make(
-        {.bits = 4096, .hashes = 6, .layout = g.layout, .hashing = {.integer_hash = g.integers}});
+  constexpr Probe kSalted = Probe::kSalted;
+  constexpr Probe kFields = Probe::kFields;
+  for (const Golden& g :
+       {Golden{Layout::kBlock256, kSalted, IntegerHash::kXxh3, 0xa89df2a1df76844full},
+        Golden{Layout::kWord64, kFields, IntegerHash::kXxh3, 0x7b3aca8bc3f45770ull},
+        Golden{Layout::kBlock256, kSalted, IntegerHash::kMix, 0xaa7d517d552f4319ull},
+        Golden{Layout::kWord64, kFields, IntegerHash::kMix, 0xd82a2c0cbde6e3d7ull},
+        Golden{Layout::kBlock256, kSalted, IntegerHash::kSeededMix, 0xe844b3699aa7ecd0ull},
+        Golden{Layout::kWord64, kFields, IntegerHash::kSeededMix, 0xc5b00cc9b62d9088ull},
+        Golden{Layout::kBlock256, kSalted, IntegerHash::kAuto, 0xe844b3699aa7ecd0ull},
+        Golden{Layout::kWord64, kFields, IntegerHash::kAuto, 0xc5b00cc9b62d9088ull},
+        Golden{Layout::kBlock256, kFields, IntegerHash::kXxh3, 0xabebc5a6cc797b7full},
+        Golden{Layout::kBlock256, kFields, IntegerHash::kMix, 0xd88af0d3faee50b4ull},
+        Golden{Layout::kBlock256, kFields, IntegerHash::kSeededMix, 0xad64568da0ec09ccull},
+        Golden{Layout::kBlock256, kFields, IntegerHash::kAuto, 0xad64568da0ec09ccull}}) {
+    BlockedFilter f = Make({.bits = 4096,
+                            .hashes = 6,
+                            .layout = g.layout,
+                            .probe = g.probe,
+                            .hashing = {.integer_hash = g.integers}});
     for (uint64_t i = 0; i < 100; ++i) (void)f.Insert(i);
     const uint64_t digest = XXH3_64bits(f.bytes().data(), f.bytes().size());
-    MESSAGE(LayoutName(g.layout) << " (" << IntegerHashName(g.integers) << ") digest " << std::hex
+    MESSAGE(LayoutName(g.layout) << " " << ProbeName(g.probe) << " ("
+                                 << IntegerHashName(g.integers) << ") digest " << std::hex
                                  << digest);
     CHECK(digest == g.digest);
   }
@@ -457,7 +485,11 @@ TEST_CASE("EstimatedFpr: a filled filter's exact FPR of its bits, pinned per lay
                           Pinned{Layout::kWord64, 5, 0.015176635235548019}}) {
     CAPTURE(LayoutName(p.layout));
     CAPTURE(p.hashes);
-    BlockedFilter f = Make({.bits = 1 << 16, .hashes = p.hashes, .layout = p.layout});
+    // The salted probe's bits (the values were read from them); the slicing is every probe's.
+    BlockedFilter f = Make({.bits = 1 << 16,
+                            .hashes = p.hashes,
+                            .layout = p.layout,
+                            .probe = p.layout == Layout::kWord64 ? Probe::kFields : Probe::kSalted});
     for (int i = 0; i < 6000; ++i) (void)f.Insert("key-" + std::to_string(i));
     MESSAGE(LayoutName(p.layout) << " k=" << p.hashes << " EstimatedFpr " << std::setprecision(17)
                                  << f.EstimatedFpr());

@@ -297,10 +297,14 @@ TEST_CASE("non-scaling mode refuses new keys past its capacity, with a clear sta
   CHECK(refused.status().code() == absl::StatusCode::kResourceExhausted);
   CHECK(refused.status().message().find("non-scaling") != std::string_view::npos);
   CHECK(f.FullStatus().code() == absl::StatusCode::kResourceExhausted);
-  // The FPR stays within the promise because nothing past the capacity went in.
+  // The FPR stays at the promise because nothing past the capacity went in: the exact FPR of
+  // these bits is the planned one's, to the spread of one filter of 10,000 keys (twice the keys
+  // would make it several times P), and lookups measure it.
   const uint64_t queries = 1'000'000;
   const size_t hits = f.MayContainMany(std::span<const uint64_t>(DistinctInts(queries, 1)));
-  CHECK(static_cast<double>(hits) / queries <= 0.01);
+  MESSAGE("planned " << f.stage(0).plan().expected_fpr << ", exact now " << f.EstimatedFpr()
+                     << ", measured " << static_cast<double>(hits) / queries);
+  CHECK(f.EstimatedFpr() <= 1.1 * f.stage(0).plan().expected_fpr);
   REQUIRE(f.stage_count() == 1);
   CHECK(WithinBinomialBound(hits, queries, f.EstimatedFpr()));
   f.Clear();
@@ -335,8 +339,9 @@ TEST_CASE("max_stages and the memory cap stop growth with a clear status, never 
   SUBCASE("memory cap") {
     ScalableOptions o = K::Sized(10'000, 0.01);
     const uint64_t first_two = [&] {
+      // Past the first stage's 10,000 counted keys (a false positive is present, not counted).
       ScalableFilter probe = K::Make(o);
-      probe.InsertMany(std::span<const uint64_t>(DistinctInts(10'001, 0)));
+      probe.InsertMany(std::span<const uint64_t>(DistinctInts(10'100, 0)));
       REQUIRE(probe.stage_count() == 2);
       return probe.memory_bytes();
     }();
@@ -545,9 +550,11 @@ TEST_CASE("UnionWith ORs stages where the union fits, keeps both where it does n
   ScalableFilter part = K::Make(o);
   part.InsertMany(std::span<const uint64_t>(DistinctInts(6000, 0)));
   REQUIRE(full.stage_count() == 1);
+  const uint64_t held = full.stage_keys(0);  // 10,000 less the false positives among them
+  CHECK(held > 9'950);
   REQUIRE(full.UnionWith(part).ok());
   CHECK(full.stage_count() == 1);
-  CHECK(full.stage_keys(0) == 10'000);
+  CHECK(full.stage_keys(0) == held);
 
   ScalableOptions other = o;
   other.hashing.seed = 7;
@@ -703,11 +710,12 @@ TEST_CASE("a union past max_stages or the memory cap is refused and changes noth
   ScalableFilter y = K::Make(o);
   x.InsertMany(std::span<const uint64_t>(DistinctInts(800, 0)));
   y.InsertMany(std::span<const uint64_t>(DistinctInts(800, 1)));
+  const uint64_t x_keys = x.stage_keys(0);  // 800 less the false positives among them
   s = x.UnionWith(y);
   CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
   CHECK(s.message().find("capacity") != std::string_view::npos);
   CHECK(x.stage_count() == 1);
-  CHECK(x.stage_keys(0) == 800);
+  CHECK(x.stage_keys(0) == x_keys);
 }
 
 TEST_CASE("in concurrent mode a union overlaps lookups, which never miss a key") {

@@ -1,8 +1,7 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // Every SIMD target this build compiled and this CPU supports, held to the scalar reference of
-// every layout (internal/block_layout.h, internal/line_ops.h; internal/block256_layout.h,
-// internal/word64_layout.h): identical masks, identical answers, and bit-identical filter bytes,
+// every stored layout (bloomery/detail/stored_layouts.h, internal/stored_layout_ops.h): identical masks, identical answers, and bit-identical filter bytes,
 // for single and batch calls, in both concurrency modes, for every k the layout takes, block
 // counts that are not powers of two and batches that are not multiples of any vector width.
 #include "bloomery/simd.h"
@@ -19,15 +18,13 @@
 #include <vector>
 
 #include "bloomery/blocked_filter.h"
-#include "bloomery/blocked_line.h"
 #if defined(__AVX2__)
 #include "bloomery/blocked_filter_avx2.h"
 #endif
 #include "hwy/targets.h"
-#include "internal/block256_layout.h"
 #include "internal/block_layout.h"
 #include "internal/line_ops.h"
-#include "internal/word64_layout.h"
+#include "internal/stored_layout_ops.h"
 #include "simd/block_kernels.h"
 #include "test_util.h"
 
@@ -110,49 +107,39 @@ TEST_CASE("supported targets match the CPU; ForceSimdTarget validates its argume
   CHECK(ActiveSimdTarget() == supported.front());
 }
 
-// `layout`'s scalar reference on the key's block of `words` (`blocks` blocks of the layout):
-// sets the key's bits and answers whether one was missing (kSet), or answers whether all are set.
-template <bool kSet>
-bool ReferenceOp(Layout layout, uint64_t* words, const KeyHash& hash, uint64_t blocks, uint32_t k) {
-  uint64_t* block = words + BlockIndex(hash, blocks) * (FindBlockShape(layout)->block_bits / 64);
-  if (layout == Layout::kWord64) {
-    return kSet ? internal::SetWord64Scalar(block, hash, k, false)
-                : internal::TestWord64Scalar(block, hash, k, false);
-  }
-  if (layout == Layout::kBlock256) {
-    const internal::Block256Mask mask = internal::Block256MaskScalar(hash, k);
-    return kSet ? internal::SetBlockScalar(block, mask, false)
-                : internal::TestBlockScalar(block, mask, false);
-  }
-  LineMask mask;
-  MakeMaskScalar(hash, k, mask);
-  return kSet ? internal::SetBlockScalar(block, mask, false)
-              : internal::TestBlockScalar(block, mask, false);
-}
-bool ReferenceSet(Layout layout, uint64_t* words, const KeyHash& hash, uint64_t blocks,
-                  uint32_t k) {
-  return ReferenceOp<true>(layout, words, hash, blocks, k);
-}
-bool ReferenceTest(Layout layout, const uint64_t* words, const KeyHash& hash, uint64_t blocks,
-                   uint32_t k) {
-  // Testing only reads the words.
-  return ReferenceOp<false>(layout, const_cast<uint64_t*>(words), hash, blocks, k);
+// The words of a block of stored layout kBlockLayouts[stored].
+uint32_t WordsOf(uint32_t stored) {
+  return FindBlockShape(kBlockLayouts[stored].layout)->block_bits / 64;
 }
 
-// CheckLineOps for a block256 or word64 block: `test` and `set` (bound to `hash` and `k`) against
-// `layout`'s reference on a random block from empty to nearly full.
+// The stored layout's scalar reference (internal/stored_layout_ops.h) on the key's block of
+// `words` (`blocks` blocks of the layout): sets the key's bits and answers whether one was missing.
+bool ReferenceSet(uint32_t stored, uint64_t* words, const KeyHash& hash, uint64_t blocks,
+                  uint32_t k) {
+  return internal::ReferenceSetScalar(stored, words + BlockIndex(hash, blocks) * WordsOf(stored),
+                                      hash, k, false);
+}
+// ... or answers whether all are set.
+bool ReferenceTest(uint32_t stored, const uint64_t* words, const KeyHash& hash, uint64_t blocks,
+                   uint32_t k) {
+  return internal::ReferenceTestScalar(stored, words + BlockIndex(hash, blocks) * WordsOf(stored),
+                                       hash, k, false);
+}
+
+// CheckLineOps for any stored layout's block: `test` and `set` (bound to `hash` and `k`) against
+// its reference on a random block from empty to nearly full.
 template <typename Test, typename Set>
-void CheckBlockOps(SplitMix64& rng, Layout layout, const KeyHash& hash, uint32_t k, Test test,
+void CheckBlockOps(SplitMix64& rng, uint32_t stored, const KeyHash& hash, uint32_t k, Test test,
                    Set set) {
-  alignas(64) uint64_t block[4] = {};
+  alignas(64) uint64_t block[8] = {};
   const uint32_t density = static_cast<uint32_t>(rng.Below(5));
-  for (uint32_t w = 0; w < FindBlockShape(layout)->block_bits / 64; ++w) {
+  for (uint32_t w = 0; w < WordsOf(stored); ++w) {
     for (uint32_t d = 0; d < density; ++d) block[w] |= rng.Next();
   }
-  alignas(64) uint64_t reference[4];
+  alignas(64) uint64_t reference[8];
   std::memcpy(reference, block, sizeof(block));
-  REQUIRE(test(block) == ReferenceTest(layout, reference, hash, 1, k));
-  REQUIRE(set(block) == ReferenceSet(layout, reference, hash, 1, k));
+  REQUIRE(test(block) == ReferenceTest(stored, reference, hash, 1, k));
+  REQUIRE(set(block) == ReferenceSet(stored, reference, hash, 1, k));
   REQUIRE(std::memcmp(block, reference, sizeof(block)) == 0);
   REQUIRE(test(block));
 }
@@ -240,29 +227,31 @@ TEST_CASE("the inline single-key probe (k <= 8) tests and sets lines like the re
   }
 }
 
-TEST_CASE("the inline block256 and word64 probes test and set blocks like the reference") {
+TEST_CASE("every stored layout's inline probe tests and sets blocks like the reference") {
   const std::vector<KeyHash> hashes = TestHashes(2000);
   SplitMix64 rng(10);
-  for (Layout layout : {Layout::kBlock256, Layout::kWord64}) {
+  for (uint32_t stored = 0; stored < std::size(kBlockLayouts); ++stored) {
     for (bool concurrent : {false, true}) {
       for (uint32_t k = kMinHashes; k <= 8; ++k) {
-        CAPTURE(LayoutName(layout));
+        CAPTURE(LayoutName(kBlockLayouts[stored].layout));
+        CAPTURE(ProbeName(kBlockLayouts[stored].probe));
         CAPTURE(concurrent);
         CAPTURE(k);
         const blocked_line::UnusedProbes& unused = blocked_line::kUnusedProbes[k];
-        const bool word = layout == Layout::kWord64;
+        // The inline line and block256 inserts are single-writer only (BlockedFilter's
+        // contract); word64's is inline in either mode.
+        const bool set_concurrent = concurrent && kBlockLayouts[stored].layout == Layout::kWord64;
         for (const KeyHash& hash : hashes) {
-          CheckBlockOps(
-              rng, layout, hash, k,
-              [&](const uint64_t* block) {
-                return word ? blocked_line::TestWord64(block, hash, unused)
-                            : blocked_line::TestBlock256(block, hash, unused);
-              },
-              [&](uint64_t* block) {
-                // The inline block256 insert is single-writer only (BlockedFilter's contract).
-                return word ? blocked_line::SetWord64(block, hash, unused, concurrent)
-                            : blocked_line::SetBlock256(block, hash, unused);
-              });
+          VisitBlockLayout(stored, [&]<uint32_t kIndex>() {
+            CheckBlockOps(
+                rng, stored, hash, k,
+                [&](const uint64_t* block) {
+                  return blocked_line::TestInline<kIndex>(block, hash, unused);
+                },
+                [&](uint64_t* block) {
+                  return blocked_line::SetInline<kIndex>(block, hash, unused, set_concurrent);
+                });
+          });
         }
       }
     }
@@ -306,19 +295,19 @@ struct Reference {
   std::vector<bool> was_new;
 };
 
-Reference BuildReference(Layout layout, const std::vector<KeyHash>& hashes, uint64_t blocks,
+Reference BuildReference(uint32_t stored, const std::vector<KeyHash>& hashes, uint64_t blocks,
                          uint32_t k) {
-  const uint64_t bits = blocks * FindBlockShape(layout)->block_bits;
+  const uint64_t bits = blocks * 64 * WordsOf(stored);
   Reference ref{std::vector<uint64_t>(WholeLineBytes(bits) / 8), {}};
   for (const KeyHash& hash : hashes) {
-    ref.was_new.push_back(ReferenceSet(layout, ref.words.data(), hash, blocks, k));
+    ref.was_new.push_back(ReferenceSet(stored, ref.words.data(), hash, blocks, k));
   }
   return ref;
 }
 
-bool ReferenceMayContain(Layout layout, const Reference& ref, const KeyHash& hash, uint64_t blocks,
-                         uint32_t k) {
-  return ReferenceTest(layout, ref.words.data(), hash, blocks, k);
+bool ReferenceMayContain(uint32_t stored, const Reference& ref, const KeyHash& hash,
+                         uint64_t blocks, uint32_t k) {
+  return ReferenceTest(stored, ref.words.data(), hash, blocks, k);
 }
 
 // Each shape's kernels (block_kernels.h ShapeKernels) against its scalar reference: masks, and
@@ -345,27 +334,32 @@ TEST_CASE(
 }
 #endif
 
-TEST_CASE("every target makes, tests and sets block256 and word64 blocks like the reference") {
+TEST_CASE("every target makes, tests and sets every stored layout's blocks like the reference") {
   const std::vector<KeyHash> hashes = TestHashes(1000);
   SplitMix64 rng(9);
   for (const simd::BlockKernels* kernels : simd::SupportedKernels()) {
-    for (Layout layout : {Layout::kBlock256, Layout::kWord64}) {
-      const simd::ShapeKernels& shape = kernels->shapes[simd::ShapeIndex(layout)];
-      const uint32_t words = FindBlockShape(layout)->block_bits / 64;
+    for (uint32_t stored = 0; stored < std::size(kBlockLayouts); ++stored) {
+      const simd::ShapeKernels& shape = kernels->shapes[stored];
+      const uint32_t words = WordsOf(stored);
       for (bool concurrent : {false, true}) {
-        for (uint32_t k = kMinHashes; k <= 8; ++k) {
+        const uint32_t max_hashes = FindBlockShape(kBlockLayouts[stored].layout)->max_hashes;
+        for (uint32_t k = kMinHashes; k <= max_hashes; ++k) {
           CAPTURE(kernels->name);
-          CAPTURE(LayoutName(layout));
+          CAPTURE(LayoutName(kBlockLayouts[stored].layout));
+          CAPTURE(ProbeName(kBlockLayouts[stored].probe));
           CAPTURE(concurrent);
           CAPTURE(k);
-          std::vector<uint64_t> masks(hashes.size() * words, 0x5A5A);
-          shape.make_masks(hashes.data(), hashes.size(), k, masks.data());
+          // Aligned as the kernels' own mask arrays are (a LineMask's 64 bytes).
+          std::vector<LineMask> storage(hashes.size());
+          uint64_t* masks = storage.front().word;
+          std::fill(masks, masks + hashes.size() * words, 0x5A5A);
+          shape.make_masks(hashes.data(), hashes.size(), k, masks);
           for (size_t i = 0; i < hashes.size(); ++i) {
-            uint64_t expected[4] = {};
-            (void)ReferenceSet(layout, expected, hashes[i], 1, k);
+            uint64_t expected[8] = {};
+            (void)ReferenceSet(stored, expected, hashes[i], 1, k);
             REQUIRE(std::memcmp(&masks[i * words], expected, words * 8) == 0);
             CheckBlockOps(
-                rng, layout, hashes[i], k,
+                rng, stored, hashes[i], k,
                 [&](const uint64_t* block) {
                   return shape.test_block(block, hashes[i], k, concurrent);
                 },
@@ -386,14 +380,18 @@ TEST_CASE("every target builds bit-identical filters and gives the reference's a
   constexpr uint64_t kSeed = 0x5EED;
   for (std::string_view target : SupportedSimdTargets()) {
     REQUIRE(ForceSimdTarget(target).ok());
-    for (const BlockShape& shape : kBlockShapes) {
+    for (uint32_t stored = 0; stored < std::size(kBlockLayouts); ++stored) {
+      const BlockShape& shape = *FindBlockShape(kBlockLayouts[stored].layout);
       for (bool concurrent : {false, true}) {
         for (uint64_t blocks : kBlockCounts) {
           for (uint32_t k = kMinHashes; k <= shape.max_hashes; ++k) {
             // Each integer hash in turn (the inline probes specialise on it, VisitProber).
-            const IntegerHash integers = (blocks + k) % 2 ? IntegerHash::kMix : IntegerHash::kXxh3;
+            constexpr IntegerHash kIntegerHashes[] = {IntegerHash::kXxh3, IntegerHash::kMix,
+                                                      IntegerHash::kSeededMix};
+            const IntegerHash integers = kIntegerHashes[(blocks + k) % 3];
             CAPTURE(target);
             CAPTURE(shape.name);
+            CAPTURE(ProbeName(kBlockLayouts[stored].probe));
             CAPTURE(concurrent);
             CAPTURE(blocks);
             CAPTURE(k);
@@ -402,6 +400,7 @@ TEST_CASE("every target builds bit-identical filters and gives the reference's a
             o.bits = blocks * shape.block_bits;
             o.hashes = k;
             o.layout = shape.layout;
+            o.probe = kBlockLayouts[stored].probe;
             o.hashing.seed = kSeed;
             o.hashing.integer_hash = integers;
             o.memory.concurrent = concurrent;
@@ -409,6 +408,7 @@ TEST_CASE("every target builds bit-identical filters and gives the reference's a
             REQUIRE(made.ok());
             BlockedFilter& f = *made;
             REQUIRE(f.blocks() == blocks);
+            REQUIRE(f.probe() == kBlockLayouts[stored].probe);
 
             // Insert keys 0..n-1 (with some repeated) alternating single calls and batches of
             // varying length, as integers and as strings.
@@ -450,7 +450,7 @@ TEST_CASE("every target builds bit-identical filters and gives the reference's a
               was_new.push_back(fresh[i]);
             }
 
-            const Reference ref = BuildReference(shape.layout, order, blocks, k);
+            const Reference ref = BuildReference(stored, order, blocks, k);
             REQUIRE(was_new == ref.was_new);
             REQUIRE(f.bytes().size() == ref.words.size() * 8);
             REQUIRE(std::memcmp(f.bytes().data(), ref.words.data(), f.bytes().size()) == 0);
@@ -463,7 +463,7 @@ TEST_CASE("every target builds bit-identical filters and gives the reference's a
                                                   std::span<bool>(hits.get(), probes.size()));
             size_t expected_found = 0;
             for (size_t i = 0; i < probes.size(); ++i) {
-              const bool expected = ReferenceMayContain(shape.layout, ref, probes[i], blocks, k);
+              const bool expected = ReferenceMayContain(stored, ref, probes[i], blocks, k);
               expected_found += expected;
               REQUIRE(f.MayContain(probes[i]) == expected);
 #if defined(__AVX2__)

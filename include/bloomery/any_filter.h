@@ -168,6 +168,9 @@ class BLOOMERY_EXPORT AnyFilter {
   // The block shape (layout.h): a blocked, scalable or windowed filter's own, kPartitioned for a
   // classic filter, the line for the kind that has no other (counting).
   [[nodiscard]] Layout layout() const noexcept;
+  // The blocked layout's probe (layout.h); kLatest for a kind without one (classic, counting, a
+  // partitioned chain).
+  [[nodiscard]] Probe probe() const noexcept;
   // As the kind's: infinite for a saturated filter.
   [[nodiscard]] double EstimatedCount() const noexcept {
     return Visit([](const auto& f) { return f.EstimatedCount(); });

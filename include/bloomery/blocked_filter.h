@@ -5,11 +5,11 @@
 // A cache-blocked Bloom filter (Putze, Sanders, Singler, "Cache-, Hash- and Space-Efficient Bloom
 // Filters", 2007) with pybloom-style partitioning inside the line: the line is split into 8 slices
 // of 64 bits (k <= 8) or 16 slices of 32 bits (k <= 16); a key's k probes go to k consecutive
-// slices from a hash-chosen start, probe i at the top bits of ((h1 + i*h2) * salt_i) mod 2^32
-// (double hashing, Kirsch & Mitzenmacher 2006, with an odd salt per probe that keeps the probes
-// independent; lib/internal/block_layout.h). Insert and lookup touch exactly one cache line, so a
-// lookup costs about one memory access even for filters of many GiB; the price is a higher FPR
-// than a classic filter at the same bits/key (plan.h computes it exactly and the planner sizes
+// slices from a hash-chosen start, each probe's bit a field of the key's hash that no other part
+// of the probe reads (Probe::kFields, layout.h; files written before it keep the salted double
+// hashing they were written with, Probe::kSalted). Insert and lookup touch exactly one cache line,
+// so a lookup costs about one memory access even for filters of many GiB; the price is a higher
+// FPR than a classic filter at the same bits/key (plan.h computes it exactly and the planner sizes
 // for it).
 //
 // At 10 bits/key the planner picks k = 6 and predicts 0.97%; a classic partitioned filter would
@@ -55,8 +55,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "bloomery/blocked_line.h"
-#include "bloomery/blocked_probe.h"
+#include "bloomery/detail/stored_layouts.h"
 #include "bloomery/export.h"
 #include "bloomery/filter.h"
 #include "bloomery/key.h"
@@ -65,7 +64,7 @@
 
 namespace bloomery {
 namespace avx2 {
-template <class Filter, int kShape, IntegerHash kIntegers>
+template <class Filter, int kStored, IntegerHash kIntegers>
 class Prober;  // bloomery/blocked_filter_avx2.h
 template <class Filter, class Fn>
 decltype(auto) VisitProber(Filter& filter, Fn&& fn);
@@ -88,7 +87,7 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   // already reported it present (a duplicate, or a false positive with probability ~fpr).
   // The std::string_view and uint64_t forms hash the key (BatchForms, filter.h).
   // Single keys probe inline, in AVX2 whatever this file's flags, where the CPU runs it and k <= 8
-  // (bloomery/blocked_probe.h): inlined into the caller's loop where the file is built for AVX2,
+  // (bloomery/detail/stored_layouts.h): inlined into the caller's loop where the file is built for AVX2,
   // one direct call elsewhere. Other filters, and inserts into a concurrent line or block256
   // filter, take the SIMD kernels chosen at run time (block_kernels.h). Same answers and bits
   // either way.
@@ -97,9 +96,9 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
 #if BLOOMERY_INLINE_PROBE
     if (inline_set_ != nullptr) [[likely]] {
       uint64_t* b = block(hash);
-      if (block_shift_ == 3) return blocked_line::SetLineInline(b, hash, *inline_set_);
-      if (block_shift_ == 2) return blocked_line::SetBlock256Inline(b, hash, *inline_set_);
-      return blocked_line::SetWord64Inline(b, hash, *inline_set_, concurrent_);
+      return VisitBlockLayout(stored_, [&]<uint32_t kIndex>() {
+        return blocked_line::SetInline<kIndex>(b, hash, *inline_set_, concurrent_);
+      });
     }
 #endif
     return InsertOutOfLine(hash);
@@ -113,11 +112,11 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   [[nodiscard, gnu::always_inline]] bool MayContain(const KeyHash& hash) const noexcept {
 #if BLOOMERY_INLINE_PROBE
     const uint64_t* b = block(hash);
-    const uint32_t shift = block_shift_;
+    const uint32_t stored = stored_;
     if (inline_test_ != nullptr) [[likely]] {
-      if (shift == 3) return blocked_line::TestLineInline(b, hash, *inline_test_);
-      if (shift == 2) return blocked_line::TestBlock256Inline(b, hash, *inline_test_);
-      return blocked_line::TestWord64Inline(b, hash, *inline_test_);
+      return VisitBlockLayout(stored, [&]<uint32_t kIndex>() {
+        return blocked_line::TestInline<kIndex>(b, hash, *inline_test_);
+      });
     }
 #endif
     return MayContainOutOfLine(Unhoisted(hash));
@@ -178,6 +177,8 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   void Prefetch(const KeyHash& hash) const noexcept { __builtin_prefetch(block(hash), 0, 3); }
   // The block shape (never kAuto: the planner's choice once created).
   [[nodiscard]] Layout layout() const noexcept { return plan_.layout; }
+  // The probe (layout.h): kFields for a new filter, the file's for a loaded one.
+  [[nodiscard]] Probe probe() const noexcept { return plan_.probe; }
   // plan(), bits(), hashes(), Clear, PopCount, FillRatio and EstimatedCount come from BitArray;
   // seed(), integer_hash(), hasher(), concurrent(), memory_bytes(), huge_page_bytes(), mapped() and
   // bytes() (the bits, bytes().size() == bits() / 8) from WordArray (filter.h).
@@ -240,11 +241,12 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   uint32_t hashes_ = 0;
   // log2 of the words of a block: 3 (line), 2 (block256), 0 (word64).
   uint32_t block_shift_ = 3;
-  // The layout's place in kBlockShapes (layout.h): which of the kernels' shapes serves it.
-  uint32_t shape_ = 0;
+  // The place of the layout and probe in kBlockLayouts (layout.h): which kernels and which inline
+  // probe serve it.
+  uint32_t stored_ = 0;
   // avx2::Prober (bloomery/blocked_filter_avx2.h) reads block_at(), blocks_, block_shift_ and
   // these two.
-  template <class Filter, int kShape, IntegerHash kIntegers>
+  template <class Filter, int kStored, IntegerHash kIntegers>
   friend class avx2::Prober;
   template <class Filter, class Fn>
   friend decltype(auto) avx2::VisitProber(Filter& filter, Fn&& fn);

@@ -4,7 +4,7 @@
 // and MayContain for the hottest loops of source files compiled for AVX2 (-mavx2,
 // -march=x86-64-v3, or -march=native on such a machine). An explicit opt-in: include it only in
 // files built with those flags (it stops with #error elsewhere). Same answers and the same bits as
-// the filter's own calls, which probe inline too (bloomery/blocked_probe.h), in any file.
+// the filter's own calls, which probe inline too (bloomery/detail/stored_layouts.h), in any file.
 //
 // What it adds to the filter's own call: the filter's fields read once before the loop and, with
 // VisitProber, the block shape and integer hash fixed at compile time, so the loop tests neither
@@ -30,16 +30,15 @@
 #include <type_traits>
 
 #include "bloomery/blocked_filter.h"
-#include "bloomery/blocked_line.h"
-#include "bloomery/blocked_probe.h"
+#include "bloomery/detail/stored_layouts.h"
 #include "bloomery/key.h"
 
 namespace bloomery {
 
 namespace avx2 {
 
-// Prober's shape argument: the block's log2 words (BlockedFilter::block_shift_: 3 the line, 2
-// block256, 0 word64), or kAnyShape, read from the filter at run time.
+// Prober's layout argument: the filter's place in kBlockLayouts (layout.h, BlockLayoutIndex: its
+// shape and probe), or kAnyShape, read from the filter at run time.
 inline constexpr int kAnyShape = -1;
 
 // A filter's fields, read once, for a loop of single-key calls probing inline. The filter's own
@@ -58,12 +57,15 @@ inline constexpr int kAnyShape = -1;
 // (Prober<const BlockedFilter>) it offers MayContain only. Single-writer filters: an Insert may
 // not overlap any other call on the filter (BlockedFilter's thread-safety contract).
 //
-// kShape and kIntegers, when set (VisitProber sets them), are the filter's block shape and integer
-// hash, fixed at compile time; kAnyShape and IntegerHash::kAuto read the filter's at run time.
-template <class Filter, int kShape = kAnyShape, IntegerHash kIntegers = IntegerHash::kAuto>
+// kStored and kIntegers, when set (VisitProber sets them), are the filter's stored layout and
+// integer hash, fixed at compile time; kAnyShape and IntegerHash::kAuto read the filter's at run
+// time. A Prober whose kStored is not the filter's answers through the filter's own calls
+// (correctly, without the gain); kIntegers must be the filter's integer_hash().
+template <class Filter, int kStored = kAnyShape, IntegerHash kIntegers = IntegerHash::kAuto>
 class Prober {
   static_assert(std::is_same_v<std::remove_const_t<Filter>, BlockedFilter>);
-  static_assert(kShape == kAnyShape || kShape == 0 || kShape == 2 || kShape == 3);
+  static_assert(kStored == kAnyShape ||
+                (kStored >= 0 && kStored < static_cast<int>(std::size(kBlockLayouts))));
 
  public:
   explicit Prober(Filter& filter) noexcept
@@ -72,18 +74,19 @@ class Prober {
         blocks_(filter.blocks_),
         hasher_(filter.hasher()),
         block_shift_(filter.block_shift_),
+        stored_(filter.stored_),
         concurrent_(filter.concurrent()),
-        test_(filter.inline_test_),
-        set_(filter.inline_set_) {}
+        test_(Fits(filter) ? filter.inline_test_ : nullptr),
+        set_(Fits(filter) ? filter.inline_set_ : nullptr) {}
 
   // filter.Insert(key): whether the key was new.
   [[gnu::always_inline]] bool Insert(const KeyHash& hash) const noexcept {
     static_assert(!std::is_const_v<Filter>, "a Prober of a const filter only looks keys up");
     if (set_ != nullptr) [[likely]] {
       uint64_t* block = Block(hash);
-      if (Shift() == 3) return blocked_line::Set64(block, hash, *set_);
-      if (Shift() == 2) return blocked_line::SetBlock256(block, hash, *set_);
-      return blocked_line::SetWord64(block, hash, *set_, concurrent_);
+      return Visit([&]<uint32_t kIndex>() {
+        return blocked_line::SetInline<kIndex>(block, hash, *set_, concurrent_);
+      });
     }
     return filter_->Insert(hash);
   }
@@ -96,9 +99,8 @@ class Prober {
   [[nodiscard, gnu::always_inline]] bool MayContain(const KeyHash& hash) const noexcept {
     if (test_ != nullptr) [[likely]] {
       const uint64_t* block = Block(hash);
-      if (Shift() == 3) return blocked_line::Test64(block, hash, *test_);
-      if (Shift() == 2) return blocked_line::TestBlock256(block, hash, *test_);
-      return blocked_line::TestWord64(block, hash, *test_);
+      return Visit(
+          [&]<uint32_t kIndex>() { return blocked_line::TestInline<kIndex>(block, hash, *test_); });
     }
     return filter_->MayContain(hash);
   }
@@ -110,13 +112,26 @@ class Prober {
   }
 
  private:
-  // The block's log2 words: the shape's, or the filter's at run time (one test per call,
-  // predictable in any loop over one filter).
+  // Whether the compile-time layout, where set, is the filter's.
+  [[nodiscard]] static bool Fits(const Filter& filter) noexcept {
+    return kStored == kAnyShape || static_cast<uint32_t>(kStored) == filter.stored_;
+  }
+  // fn.template operator()<kIndex>() for the stored layout: kStored's, or the filter's at run time
+  // (a few tests per call, predictable in any loop over one filter).
+  template <class Fn>
+  [[gnu::always_inline]] decltype(auto) Visit(Fn&& fn) const noexcept {
+    if constexpr (kStored == kAnyShape) {
+      return VisitBlockLayout(stored_, fn);
+    } else {
+      return fn.template operator()<static_cast<uint32_t>(kStored)>();
+    }
+  }
+  // The block's log2 words: the layout's, or the filter's at run time.
   [[nodiscard, gnu::always_inline]] uint32_t Shift() const noexcept {
-    if constexpr (kShape == kAnyShape) {
+    if constexpr (kStored == kAnyShape) {
       return block_shift_;
     } else {
-      return kShape;
+      return BlockShift(kBlockLayouts[kStored].layout);
     }
   }
   // hasher_(key), by the integer hash set at compile time where there is one.
@@ -124,7 +139,7 @@ class Prober {
     if constexpr (kIntegers == IntegerHash::kAuto) {
       return hasher_(key);
     } else {
-      return HashInteger<kIntegers>(key, hasher_.seed);
+      return HashInteger<kIntegers>(key, hasher_);
     }
   }
   // The key's block, of the layout's shape (BlockedFilter::block).
@@ -137,6 +152,7 @@ class Prober {
   uint64_t blocks_;
   KeyHasher hasher_;
   uint32_t block_shift_;
+  uint32_t stored_;
   bool concurrent_;
   // BlockedFilter's inline_test_ / inline_set_: where the inline probe may run, else null.
   const blocked_line::UnusedProbes* test_;
@@ -145,10 +161,9 @@ class Prober {
 template <class Filter>
 Prober(Filter&) -> Prober<Filter>;
 
-// fn(probe), probe the Prober of the filter's shape and integer hash (Prober<Filter, 3, kXxh3>
-// for a default line, <Filter, 0, kMix> for a default word64, ...): fn is instantiated once for
-// each of the three shapes and two integer hashes, each loop free of the tests of both. Returns
-// what fn returns (the same type for every instantiation). For the hottest loops:
+// fn(probe), probe the Prober of the filter's stored layout and integer hash: fn is instantiated
+// once for each stored layout (kBlockLayouts) and integer hash, each loop free of the tests of
+// both. Returns what fn returns (the same type for every instantiation). For the hottest loops:
 //   size_t added = bloomery::avx2::VisitProber(filter, [&](const auto& probe) {
 //     size_t n = 0;
 //     for (uint64_t key : keys) n += probe.Insert(key);
@@ -157,19 +172,18 @@ Prober(Filter&) -> Prober<Filter>;
 template <class Filter, class Fn>
 decltype(auto) VisitProber(Filter& filter, Fn&& fn) {
   const auto with_shape = [&]<IntegerHash kIntegers>() -> decltype(auto) {
-    switch (filter.block_shift_) {
-      case 3:
-        return fn(Prober<Filter, 3, kIntegers>(filter));
-      case 2:
-        return fn(Prober<Filter, 2, kIntegers>(filter));
-      default:
-        return fn(Prober<Filter, 0, kIntegers>(filter));
-    }
+    return VisitBlockLayout(filter.stored_, [&]<uint32_t kIndex>() -> decltype(auto) {
+      return fn(Prober<Filter, static_cast<int>(kIndex), kIntegers>(filter));
+    });
   };
-  if (filter.integer_hash() == IntegerHash::kMix) {
-    return with_shape.template operator()<IntegerHash::kMix>();
+  switch (filter.integer_hash()) {
+    case IntegerHash::kSeededMix:
+      return with_shape.template operator()<IntegerHash::kSeededMix>();
+    case IntegerHash::kMix:
+      return with_shape.template operator()<IntegerHash::kMix>();
+    default:
+      return with_shape.template operator()<IntegerHash::kXxh3>();
   }
-  return with_shape.template operator()<IntegerHash::kXxh3>();
 }
 
 }  // namespace avx2

@@ -16,14 +16,13 @@
 // seed): two filters can be merged only if both match. (Never absl::Hash or std::hash: they may
 // change between processes and builds.)
 //
-// How the bits are used by blocked filters (see docs/DESIGN.md):
+// How the bits are used by blocked filters (docs/FORMAT.md, "Layout codes", has every code's):
 //   block  = (hi * blocks) >> 64            64-bit fastrange: uniform for any block count < 2^64
-//   start  = hi mod slices                  first slice of the key's k consecutive slices
-// line512 and block256: probe i at the top bits of ((h1 + i*h2) * salt_i) mod 2^32, with
-// h1 = lo mod 2^32 and h2 = lo >> 32. Taking the top bits of a 32-bit product (rather than the sum
-// mod 64) keeps 2^64 distinct probe patterns per block, and the per-probe odd salt keeps the
-// probes independent of each other. word64 (8 slices of 8 bits) takes no salt and no double
-// hashing: probe i's bit is the top 3 bits of byte i of lo, eight independent fields of the hash.
+// The fields probe (Probe::kFields, every new filter): the start slice is lo mod 8 and each
+// slice's bit a field of lo's other bits (detail/probe_common.h, SliceField), so block, start and bits
+// share no hash bit. word64's: start hi mod 8, probe i's bit the top 3 bits of byte i of lo. The
+// salted probe (files of the line and block256 written before kFields): start hi mod slices,
+// probe i at the top bits of ((h1 + i*h2) * salt_i) mod 2^32, h1 = lo mod 2^32, h2 = lo >> 32.
 //
 // Keys may be byte strings (std::string_view), unsigned 64-bit integers (under kXxh3, the line's
 // default, hashed as their 8 little-endian bytes, so an integer and its 8-byte

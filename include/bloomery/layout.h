@@ -5,7 +5,11 @@
 //
 // A blocked filter keeps all k bits of a key in one block chosen by the key's hash, split into
 // slices, the key's k probes in k consecutive slices from a hash-chosen start (plan.h computes the
-// FPR of each shape exactly). Three block sizes are offered because users choose between them:
+// FPR of each shape exactly). How the bits inside the block come from the hash is the shape's
+// probe (Probe): new filters take kFields, disjoint fields of the hash, and files written before
+// it keep the salted probe they were written with. A shape and a probe are one stored layout
+// (kBlockLayouts), named in the file by its code (docs/FORMAT.md, "Layout codes"). Three block
+// sizes are offered because users choose between them:
 //  - kLine512 (= kBlocked, the default): a 64-byte cache line of 8 x 64-bit slices (k <= 8) or
 //    16 x 32-bit slices (k <= 16). The lowest FPR per bit of the three; two 256-bit loads on AVX2.
 //  - kBlock256: a 32-byte block of 8 x 32-bit slices, k <= 8 (the split-block shape of Impala,
@@ -28,6 +32,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string_view>
 
@@ -51,13 +56,36 @@ enum class LayoutChoice : uint8_t {
   kFastest = 1,
 };
 
+// How a blocked filter turns a key's hash into its k bits inside its block. A filter's probe is
+// fixed at creation, kept in its file (the layout field names shape and probe together,
+// kBlockLayouts) and part of its identity: filters merge only with their own shape and probe.
+enum class Probe : uint8_t {
+  // An option only: the newest probe of the shape (kFields), what every new filter takes.
+  kLatest = 0,
+  // Salted double hashing: probe i at the top bits of ((h1 + i*h2) * salt_i) mod 2^32
+  // (detail/probe_common.h). The line's and block256's probe in every file written before kFields
+  // (layout codes 0 and 1). Never word64's.
+  kSalted = 1,
+  // Disjoint bit fields of the hash's low word, one per slice, and a start slice from its lowest
+  // bits: no multiply, no shuffle (detail/probe_common.h, SliceField). word64's only probe (code 3);
+  // the line's (code 5) and block256's (code 6) for new filters. The line with k > 8 (16 slices
+  // of 32 bits) probes as kSalted does under either code.
+  kFields = 2,
+};
+
+// "salted", "fields", or "latest" (the option).
+[[nodiscard]] constexpr std::string_view ProbeName(Probe probe) noexcept {
+  if (probe == Probe::kSalted) return "salted";
+  if (probe == Probe::kFields) return "fields";
+  return "latest";
+}
+
 // The facts of one blocked shape: the one place that states them.
 struct BlockShape {
   Layout layout;
   std::string_view name;
   uint32_t block_bits;  // bits of a block: what fastrange chooses among
   uint32_t max_hashes;  // k <= this
-  uint32_t file_code;   // the file header's layout field (docs/FORMAT.md); 0 is the line
 };
 
 // The layout field's retired code: word64 with the line's salted probes, before its probes became
@@ -66,9 +94,26 @@ inline constexpr uint32_t kRetiredWord64FileCode = 2;
 
 // Every blocked shape, fewest bits for an FPR first (so fastest last).
 inline constexpr BlockShape kBlockShapes[] = {
-    {Layout::kLine512, "line512", 512, 16, 0},
-    {Layout::kBlock256, "block256", 256, 8, 1},
-    {Layout::kWord64, "word64", 64, 8, 3},
+    {Layout::kLine512, "line512", 512, 16},
+    {Layout::kBlock256, "block256", 256, 8},
+    {Layout::kWord64, "word64", 64, 8},
+};
+
+// One blocked layout as it is stored and probed: a shape, its probe, and the file header's layout
+// field that names the two (docs/FORMAT.md). Every row has its kernels (BlockKernels::shapes is in
+// this order), its scalar reference and its inline probe.
+struct BlockLayout {
+  Layout layout;
+  Probe probe;
+  uint32_t file_code;
+};
+
+// Every stored blocked layout. Codes 0, 1 and 3 are every file written before kFields; a reader
+// that predates a code refuses it as an unknown layout.
+inline constexpr BlockLayout kBlockLayouts[] = {
+    {Layout::kLine512, Probe::kSalted, 0},  {Layout::kBlock256, Probe::kSalted, 1},
+    {Layout::kWord64, Probe::kFields, 3},   {Layout::kLine512, Probe::kFields, 5},
+    {Layout::kBlock256, Probe::kFields, 6},
 };
 
 // The shape of a blocked layout, or null (kPartitioned, kAuto, a value no layout has).
@@ -77,6 +122,54 @@ inline constexpr BlockShape kBlockShapes[] = {
     if (shape.layout == layout) return &shape;
   }
   return nullptr;
+}
+
+// The probe a new filter of blocked `layout` takes when asked for `requested`: kLatest is
+// kFields, the newest for every shape; an explicit one is kept (PlanShape refuses word64's
+// kSalted, which no file code names).
+[[nodiscard]] constexpr Probe ResolveProbe(Probe requested) noexcept {
+  return requested == Probe::kLatest ? Probe::kFields : requested;
+}
+
+// The stored layout of blocked `layout` with `probe` (resolved), or null where none is (word64
+// with kSalted, a layout that is not blocked).
+[[nodiscard]] constexpr const BlockLayout* FindBlockLayout(Layout layout, Probe probe) noexcept {
+  for (const BlockLayout& row : kBlockLayouts) {
+    if (row.layout == layout && row.probe == ResolveProbe(probe)) return &row;
+  }
+  return nullptr;
+}
+
+// The stored blocked layout whose file code (docs/FORMAT.md) is `code`, or null.
+[[nodiscard]] constexpr const BlockLayout* FindBlockLayoutByFileCode(uint32_t code) noexcept {
+  for (const BlockLayout& row : kBlockLayouts) {
+    if (row.file_code == code) return &row;
+  }
+  return nullptr;
+}
+
+// The place of `layout` with `probe` in kBlockLayouts (a stored blocked layout): which kernels,
+// scalar reference and inline probe serve it.
+[[nodiscard]] constexpr uint32_t BlockLayoutIndex(Layout layout, Probe probe) noexcept {
+  return static_cast<uint32_t>(FindBlockLayout(layout, probe) - kBlockLayouts);
+}
+
+// fn.template operator()<kIndex>() for the stored layout at `index` in kBlockLayouts, kIndex a
+// compile-time constant: the one run-time choice of a single-key call. The newest probes are
+// tested first, so a new filter's call pays the fewest compares.
+template <class Fn>
+[[gnu::always_inline]] inline decltype(auto) VisitBlockLayout(uint32_t index, Fn&& fn) {
+  constexpr uint32_t kLineFields = BlockLayoutIndex(Layout::kLine512, Probe::kFields);
+  constexpr uint32_t kBlock256Fields = BlockLayoutIndex(Layout::kBlock256, Probe::kFields);
+  constexpr uint32_t kWord64 = BlockLayoutIndex(Layout::kWord64, Probe::kFields);
+  constexpr uint32_t kLineSalted = BlockLayoutIndex(Layout::kLine512, Probe::kSalted);
+  constexpr uint32_t kBlock256Salted = BlockLayoutIndex(Layout::kBlock256, Probe::kSalted);
+  static_assert(std::size(kBlockLayouts) == 5, "a new stored layout needs its case here");
+  if (index == kLineFields) return fn.template operator()<kLineFields>();
+  if (index == kBlock256Fields) return fn.template operator()<kBlock256Fields>();
+  if (index == kWord64) return fn.template operator()<kWord64>();
+  if (index == kLineSalted) return fn.template operator()<kLineSalted>();
+  return fn.template operator()<kBlock256Salted>();
 }
 
 // log2 of the 64-bit words of a block of blocked `layout`: 3 (the line), 2 (block256), 0 (word64).
@@ -90,32 +183,30 @@ inline constexpr BlockShape kBlockShapes[] = {
   return layout == Layout::kLine512 && hashes > 8 ? 16 : 8;
 }
 
-// The blocked shape whose file code (docs/FORMAT.md) is `code`, or null.
-[[nodiscard]] constexpr const BlockShape* FindBlockShapeByFileCode(uint32_t code) noexcept {
-  for (const BlockShape& shape : kBlockShapes) {
-    if (shape.file_code == code) return &shape;
-  }
-  return nullptr;
-}
-
 // The file header's layout field of a chain of partitioned (ClassicFilter) stages: a scalable
 // filter's stages may be partitioned (ScalableOptions::layout), which no blocked shape's code
 // names. Valid in no other kind's file; a reader from before it refuses it as an unknown layout.
 inline constexpr uint32_t kPartitionedFileCode = 4;
 
-// The file header's layout field of `layout`: a blocked shape's code, or kPartitionedFileCode.
-// `layout` is one a filter has (never kAuto).
-[[nodiscard]] constexpr uint32_t FileCodeOf(Layout layout) noexcept {
+// The file header's layout field of `layout` with `probe`: a stored blocked layout's code, or
+// kPartitionedFileCode. `layout` is one a filter has (never kAuto), `probe` one it can have.
+[[nodiscard]] constexpr uint32_t FileCodeOf(Layout layout, Probe probe) noexcept {
   if (layout == Layout::kPartitioned) return kPartitionedFileCode;
-  return FindBlockShape(layout)->file_code;
+  return FindBlockLayout(layout, probe)->file_code;
 }
 
-// The layout a file header's layout field names (FileCodeOf's inverse); nullopt for a code no
-// layout has (the retired word64 code among them).
-[[nodiscard]] constexpr std::optional<Layout> LayoutOfFileCode(uint32_t code) noexcept {
-  if (code == kPartitionedFileCode) return Layout::kPartitioned;
-  if (const BlockShape* shape = FindBlockShapeByFileCode(code)) return shape->layout;
-  return std::nullopt;
+// The layout a file header's layout field names (FileCodeOf's inverse, its probe in *probe when
+// given); nullopt for a code no layout has (the retired word64 code among them).
+[[nodiscard]] constexpr std::optional<Layout> LayoutOfFileCode(uint32_t code,
+                                                               Probe* probe = nullptr) noexcept {
+  if (code == kPartitionedFileCode) {
+    if (probe != nullptr) *probe = Probe::kLatest;
+    return Layout::kPartitioned;
+  }
+  const BlockLayout* row = FindBlockLayoutByFileCode(code);
+  if (row == nullptr) return std::nullopt;
+  if (probe != nullptr) *probe = row->probe;
+  return row->layout;
 }
 
 // "line512", "block256", "word64", "partitioned", "auto".

@@ -140,6 +140,9 @@ struct FilterOptions {
   // refuses any other value than the default.
   Layout layout = Layout::kBlocked;
   LayoutChoice layout_choice = LayoutChoice::kSmallest;
+  // BlockedFilter's probe (layout.h): the newest (kFields) unless kSalted is asked for, to build a
+  // filter that merges with one saved before kFields. ClassicFilter has no probe and ignores it.
+  Probe probe = Probe::kLatest;
   HashOptions hashing;
   MemoryOptions memory;
 

@@ -97,6 +97,9 @@ inline constexpr uint64_t kMaxBits = uint64_t{1} << 48;
 // A filter's geometry and what it promises.
 struct Plan {
   Layout layout = Layout::kBlocked;
+  // A blocked layout's probe (layout.h; resolved, never kLatest): kFields for a new filter, the
+  // file's for a loaded one. Unused by kPartitioned.
+  Probe probe = Probe::kFields;
   uint64_t capacity = 0;    // keys the promise is made for
   uint64_t bits = 0;        // total bits (a multiple of the block's bits for blocked layouts)
   uint32_t hashes = 0;      // probes per key, k
@@ -186,22 +189,27 @@ struct Sizing {
 
 // Smallest filter of `layout` whose predicted FPR at `capacity` is <= `fpr`. With hashes == 0
 // the planner chooses k (the one that needs the fewest bits; ties go to the smaller k, which is
-// faster); otherwise k is fixed to `hashes`.
+// faster); otherwise k is fixed to `hashes`. `probe`: the plan's (layout.h; the geometry is the
+// same for every probe).
 // Errors: InvalidArgument for capacity 0, fpr not in (0, 1) (NaN included), hashes above
-// kMaxHashes; ResourceExhausted if the filter would need more than kMaxBits.
+// kMaxHashes, a probe the layout has not; ResourceExhausted if the filter would need more than
+// kMaxBits.
 [[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<Plan> PlanFor(uint64_t capacity, double fpr,
                                                            Layout layout = Layout::kBlocked,
-                                                           uint32_t hashes = 0);
+                                                           uint32_t hashes = 0,
+                                                           Probe probe = Probe::kLatest);
 
 // The geometry "`bits` bits, `hashes` probes" (e.g. 2^30 bits, 6 hashes) and what it gives at
 // `capacity` keys. Blocked filters round bits up to whole blocks, partitioned ones to k equal
 // slices. With hashes == 0 the k with the lowest predicted FPR at `capacity` is chosen (capacity
 // must then be > 0). capacity == 0 is allowed with explicit hashes: expected_fpr is then 0.
 // Errors: InvalidArgument for bits == 0 or > kMaxBits, hashes > kMaxHashes, or hashes == 0 with
-// capacity == 0.
+// capacity == 0, and for a `probe` the blocked layout has not (word64's kSalted). `probe` is what
+// the plan says (a file's, when it is read back); the geometry is the same for every probe.
 [[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<Plan> PlanForSize(uint64_t bits, uint32_t hashes,
                                                                uint64_t capacity,
-                                                               Layout layout = Layout::kBlocked);
+                                                               Layout layout = Layout::kBlocked,
+                                                               Probe probe = Probe::kLatest);
 
 // Sizes a counting filter from `options`, as CountingFilter::Create does, with the same rules as
 // PlanFilter (whole lines; k at most kMaxCountingHashes). Pure, thread-safe; O(k * log(lines))

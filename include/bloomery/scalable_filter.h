@@ -125,6 +125,8 @@ struct ScalableOptions {
   // stages are ClassicFilters: the fewest bits for the FPR (a chain at tightening 0.5 then costs
   // what RedisBloom's does: the Redis module's default), k cache lines per key and stage.
   Layout layout = Layout::kBlocked;
+  // Every blocked stage's probe (layout.h): the newest unless kSalted is asked for.
+  Probe probe = Probe::kLatest;
   HashOptions hashing;
   MemoryOptions memory;
 
@@ -305,6 +307,8 @@ class BLOOMERY_EXPORT ScalableFilter : public BatchForms<ScalableFilter, InsertR
   [[nodiscard]] const ScalableOptions& options() const noexcept { return options_; }
   // Every stage's block shape (options().layout).
   [[nodiscard]] Layout layout() const noexcept { return options_.layout; }
+  // Every blocked stage's probe (layout.h; resolved: never kLatest).
+  [[nodiscard]] Probe probe() const noexcept { return ResolveProbe(options_.probe); }
   // The bound on the whole chain's FPR, however far it grows: P (options().fpr), plus the share
   // of each stage a union kept beside another of its level (UnionWith). O(stages).
   [[nodiscard]] double planned_fpr() const noexcept;

@@ -15,7 +15,7 @@
 // an error at that point.
 //
 // BlockedFilter's single-key Insert and MayContain take an inline AVX2 probe instead of the
-// kernels (bloomery/blocked_probe.h) when the target active at the filter's creation runs AVX2
+// kernels (bloomery/detail/stored_layouts.h) when the target active at the filter's creation runs AVX2
 // (avx3, avx2): a filter made after forcing sse4 or scalar takes that target's kernels; one made
 // before keeps its inline probe (bit-identical, like every target).
 //

@@ -139,6 +139,8 @@ struct WindowedOptions {
   // memory cap is max_memory_bytes over all G generations).
   Layout layout = Layout::kBlocked;
   LayoutChoice layout_choice = LayoutChoice::kSmallest;
+  // Every generation's probe (layout.h): the newest unless kSalted is asked for.
+  Probe probe = Probe::kLatest;
   HashOptions hashing;
   MemoryOptions memory;
   // Duration mode only; tests inject a fake clock. Empty: the system clock.
@@ -273,6 +275,8 @@ class BLOOMERY_EXPORT WindowedFilter : public BatchForms<WindowedFilter>, public
   [[nodiscard]] uint64_t blocks() const noexcept { return blocks_; }
   // Every generation's block shape (never kAuto: the planner's choice once created).
   [[nodiscard]] Layout layout() const noexcept { return plan_.layout; }
+  // Every generation's probe (layout.h).
+  [[nodiscard]] Probe probe() const noexcept { return plan_.probe; }
   [[nodiscard]] uint32_t hashes() const noexcept { return plan_.hashes; }
   [[nodiscard]] Refresh refresh() const noexcept { return refresh_; }
   // Duration mode: W in nanoseconds; key-count mode: 0 (the window is capacity() inserts).
@@ -370,8 +374,8 @@ class BLOOMERY_EXPORT WindowedFilter : public BatchForms<WindowedFilter>, public
   uint32_t generations_ = 0;
   // log2 of the words of a block: 3 (line), 2 (block256), 0 (word64).
   uint32_t block_shift_ = 3;
-  // The layout's place in kBlockShapes (layout.h): which of the kernels' shapes serves it.
-  uint32_t shape_ = 0;
+  // The place of the layout and probe in kBlockLayouts (layout.h): which kernels serve it.
+  uint32_t stored_ = 0;
   Plan plan_;
   uint64_t capacity_ = 0;
   double fpr_ = 0;               // requested over the whole window

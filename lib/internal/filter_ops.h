@@ -22,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
+#include "bloomery/plan.h"
 #include "internal/bit_count.h"
 
 namespace bloomery::internal {
@@ -109,14 +110,23 @@ inline void HashBatch(const KeyHash* keys, size_t n, const KeyHasher& /*hasher*/
                          static_cast<uint32_t>(hasher.integers));
 }
 
-// Filters of different layouts (layout.h) hold a key's bits in different places, so no union or
-// intersection of them keeps its keys: FailedPrecondition naming both, or OkStatus when `a == b`.
-[[nodiscard]] inline absl::Status CheckSameLayout(Layout a, Layout b) {
-  if (a == b) return absl::OkStatus();
-  return absl::FailedPreconditionError(
-      absl::StrFormat("filters have different layouts (%s and %s): a key's bits are not in the "
-                      "same places",
-                      LayoutName(a), LayoutName(b)));
+// Filters of different layouts or probes (layout.h) hold a key's bits in different places, so no
+// union or intersection of them keeps its keys: FailedPrecondition naming both, or OkStatus when
+// both plans have one layout and (blocked) one probe.
+[[nodiscard]] inline absl::Status CheckSameLayout(const Plan& a, const Plan& b) {
+  if (a.layout != b.layout) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("filters have different layouts (%s and %s): a key's bits are not in the "
+                        "same places",
+                        LayoutName(a.layout), LayoutName(b.layout)));
+  }
+  if (FindBlockShape(a.layout) != nullptr && a.probe != b.probe) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "filters have different probes (%s %s and %s %s): a key's bits are not in the same "
+        "places; build one from its keys with the other's probe (FilterOptions::probe)",
+        LayoutName(a.layout), ProbeName(a.probe), LayoutName(b.layout), ProbeName(b.probe)));
+  }
+  return absl::OkStatus();
 }
 
 // Whether two filters over one bit array can be merged word by word: OkStatus when bits, hashes

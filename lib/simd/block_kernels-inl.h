@@ -21,10 +21,8 @@
 #include <type_traits>
 
 #include "bloomery/key.h"
-#include "internal/block256_layout.h"
 #include "internal/block_layout.h"
 #include "internal/line_ops.h"
-#include "internal/word64_layout.h"
 
 namespace bloomery::simd::detail {
 
@@ -116,16 +114,57 @@ HWY_INLINE void ForEachProbeVector(D32 d32, const KeyHash& hash, uint32_t k,
   }
 }
 
-// k <= 8: calls visit(lane, words) for each u64 vector of the key's line mask; `lane` is the
-// vector's first word in the line. The eight 32-bit products are computed in as few vectors as
-// the target allows (one on AVX2 and AVX-512) and widened to 64-bit lanes for the shifts.
+// The vectors of 8 u32 lanes the 8-slice probes compute in (one on AVX2 and AVX-512).
+using D8x32 = hn::CappedTag<uint32_t, 8>;
+
+// Probe::kFields (blocked_line.h): calls per_vector(j, bit, one) for each vector of D8x32's lanes
+// over a key's 8 slices, lane j for slice j: `bit` its kFieldBits-bit field (lo broadcast, seen as
+// u32 lanes a, b, a, b, ..., shifted left by kFieldShifts and right by 32 - kFieldBits), `one` 1
+// where the key's start puts a probe in slice j, else 0. The scalar target computes each lane's
+// field as the reference does.
+template <uint32_t kFieldBits, class PerVector>
+HWY_INLINE void ForEachFieldVector(const KeyHash& hash, uint32_t k, const PerVector& per_vector) {
+  const D8x32 d32;
+  const uint32_t start = blocked_line::FieldsStart(hash.lo);
+  const uint32_t* probe = detail::kSliceTables8.probe[start];
+  const auto vk = hn::Set(d32, k);
+#if HWY_TARGET != HWY_SCALAR
+  const hn::Repartition<uint64_t, D8x32> d64;
+  const auto word = hn::BitCast(d32, hn::Set(d64, hash.lo));
+#endif
+  for (size_t j = 0; j < 8; j += hn::Lanes(d32)) {
+#if HWY_TARGET == HWY_SCALAR
+    const auto bit = hn::Set(d32, blocked_line::SliceField(hash.lo, static_cast<uint32_t>(j),
+                                                           kFieldBits));
+#else
+    const auto bit = hn::ShiftRight<32 - kFieldBits>(
+        hn::Shl(word, hn::Load(d32, blocked_line::kFieldShifts<kFieldBits>.lane + j)));
+#endif
+    // i < k exactly when i - k wraps around (ProbeBits).
+    per_vector(j, bit, hn::ShiftRight<31>(hn::Load(d32, probe + j) - vk));
+  }
+}
+
+// The 8-slice probe vectors of kProbe: the salted probe's (ForEachProbeVector, kBitsShift its
+// 32 - field bits) or kFields' (ForEachFieldVector).
+template <Probe kProbe, uint32_t kFieldBits, class PerVector>
+HWY_INLINE void ForEachProbeVector8(const KeyHash& hash, uint32_t k, const PerVector& per_vector) {
+  if constexpr (kProbe == Probe::kSalted) {
+    ForEachProbeVector<8, 32 - kFieldBits>(D8x32(), hash, k, per_vector);
+  } else {
+    ForEachFieldVector<kFieldBits>(hash, k, per_vector);
+  }
+}
+
+// k <= 8: calls visit(lane, words) for each u64 vector of the key's line mask under kProbe;
+// `lane` is the vector's first word in the line. The eight 32-bit shifts are computed in as few
+// vectors as the target allows (one on AVX2 and AVX-512) and widened to 64-bit lanes.
 // (D64 and D32 are template parameters only so that `if constexpr` discards the branch that does
 // not apply to this target.)
-template <class Visit, class D64 = hn::ScalableTag<uint64_t>,
-          class D32 = hn::CappedTag<uint32_t, 8>>
+template <Probe kProbe, class Visit, class D64 = hn::ScalableTag<uint64_t>, class D32 = D8x32>
 HWY_INLINE void ForEachMaskVector64(const KeyHash& hash, uint32_t k, const Visit& visit) {
   const D64 d64;
-  ForEachProbeVector<8, 26>(D32(), hash, k, [&](size_t j, auto bit, auto one) {
+  ForEachProbeVector8<kProbe, 6>(hash, k, [&](size_t j, auto bit, auto one) {
     if constexpr (std::is_same_v<D32, hn::Rebind<uint32_t, D64>>) {
       // As many u32 as u64 lanes (AVX-512, scalar).
       visit(j, hn::PromoteTo(d64, one) << hn::PromoteTo(d64, bit));
@@ -148,10 +187,11 @@ HWY_INLINE void ForEachMaskVector32(const KeyHash& hash, uint32_t k, const Visit
                              [&](size_t j, auto bit, auto one) { visit(j, one << bit); });
 }
 
+template <Probe kProbe>
 HWY_INLINE void MakeMask(const KeyHash& hash, uint32_t k, LineMask& mask) {
   if (k <= 8) {
     const hn::ScalableTag<uint64_t> d;
-    ForEachMaskVector64(hash, k,
+    ForEachMaskVector64<kProbe>(hash, k,
                         [&](size_t lane, auto words) { hn::Store(words, d, mask.word + lane); });
   } else {
     const hn::ScalableTag<uint32_t> d;
@@ -236,12 +276,13 @@ HWY_INLINE bool SetLineVector(D d, uint64_t* line, const KeyHash& hash, uint32_t
 }
 
 // kSlices64: k <= 8 (64-bit slices), known outside the batch loops so the choice is made once.
-// Calls f(d, for_each) with the lane type and the mask visitor of those slices.
-template <bool kSlices64, class F>
+// Calls f(d, for_each) with the lane type and the mask visitor of those slices under kProbe (the
+// line's 16 slices of k > 8 probe as kSalted under either probe).
+template <Probe kProbe, bool kSlices64, class F>
 HWY_INLINE auto WithSlices(const F& f) {
   if constexpr (kSlices64) {
     return f(hn::ScalableTag<uint64_t>(), [](const KeyHash& h, uint32_t k, const auto& visit) {
-      ForEachMaskVector64(h, k, visit);
+      ForEachMaskVector64<kProbe>(h, k, visit);
     });
   } else {
     return f(hn::ScalableTag<uint32_t>(), [](const KeyHash& h, uint32_t k, const auto& visit) {
@@ -250,9 +291,9 @@ HWY_INLINE auto WithSlices(const F& f) {
   }
 }
 
-template <bool kConcurrent, bool kSlices64>
+template <Probe kProbe, bool kConcurrent, bool kSlices64>
 HWY_INLINE bool TestOne(const uint64_t* line, const KeyHash& hash, uint32_t k) {
-  return WithSlices<kSlices64>([&](auto d, const auto& for_each) {
+  return WithSlices<kProbe, kSlices64>([&](auto d, const auto& for_each) {
     return TestLineVector<kConcurrent>(d, line, hash, k, for_each);
   });
 }
@@ -315,28 +356,29 @@ HWY_INLINE bool OrMissingWords(uint64_t* line, const LineMask& missing, uint32_t
   return fresh;
 }
 
-template <bool kSlices64>
+template <Probe kProbe, bool kSlices64>
 HWY_INLINE bool SetLineConcurrent(uint64_t* line, const KeyHash& hash, uint32_t k) {
   LineMask missing;
-  const uint32_t todo = WithSlices<kSlices64>([&](auto d, const auto& for_each) {
+  const uint32_t todo = WithSlices<kProbe, kSlices64>([&](auto d, const auto& for_each) {
     return MissingWords(d, line, hash, k, for_each, missing);
   });
   return OrMissingWords<kSlices64>(line, missing, todo);
 }
 
-template <bool kConcurrent, bool kSlices64>
+template <Probe kProbe, bool kConcurrent, bool kSlices64>
 HWY_INLINE bool SetOne(uint64_t* line, const KeyHash& hash, uint32_t k) {
   if constexpr (kConcurrent) {
-    return SetLineConcurrent<kSlices64>(line, hash, k);
+    return SetLineConcurrent<kProbe, kSlices64>(line, hash, k);
   } else {
-    return WithSlices<kSlices64>(
+    return WithSlices<kProbe, kSlices64>(
         [&](auto d, const auto& for_each) { return SetLineVector(d, line, hash, k, for_each); });
   }
 }
 
+template <Probe kProbe>
 void MakeMasks(const KeyHash* hashes, size_t n, uint32_t k, uint64_t* masks) noexcept {
   for (size_t i = 0; i < n; ++i) {
-    MakeMask(hashes[i], k, *reinterpret_cast<LineMask*>(masks + i * internal::kWordsPerBlock));
+    MakeMask<kProbe>(hashes[i], k, *reinterpret_cast<LineMask*>(masks + i * internal::kWordsPerBlock));
   }
 }
 
@@ -352,15 +394,17 @@ HWY_INLINE auto WithVariant(bool concurrent, uint32_t k, const Fn& fn) {
                 : fn(std::false_type{}, std::false_type{});
 }
 
+template <Probe kProbe>
 bool TestLine(const uint64_t* line, KeyHash hash, uint32_t k, bool concurrent) noexcept {
   return WithVariant(concurrent, k, [&](auto kConcurrent, auto kSlices64) {
-    return TestOne<kConcurrent, kSlices64>(line, hash, k);
+    return TestOne<kProbe, kConcurrent, kSlices64>(line, hash, k);
   });
 }
 
+template <Probe kProbe>
 bool SetLine(uint64_t* line, KeyHash hash, uint32_t k, bool concurrent) noexcept {
   return WithVariant(concurrent, k, [&](auto kConcurrent, auto kSlices64) {
-    return SetOne<kConcurrent, kSlices64>(line, hash, k);
+    return SetOne<kProbe, kConcurrent, kSlices64>(line, hash, k);
   });
 }
 
@@ -387,7 +431,7 @@ HWY_INLINE size_t ProbeBlocks(Word* words, const uint64_t* blocks, const KeyHash
 
 // The batch loop of TestLines (kWrite false: `answers` are "present") and SetLines (kWrite:
 // "was new").
-template <bool kWrite, bool kConcurrent, bool kSlices64, class Word>
+template <bool kWrite, Probe kProbe, bool kConcurrent, bool kSlices64, class Word>
 HWY_INLINE size_t ProbeLines(Word* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
                              uint32_t k, bool* answers, const uint64_t* prefetch,
                              size_t prefetch_count) {
@@ -395,32 +439,34 @@ HWY_INLINE size_t ProbeLines(Word* words, const uint64_t* blocks, const KeyHash*
       words, blocks, hashes, n, answers, prefetch, prefetch_count,
       [k](Word* line, const KeyHash& hash) {
         if constexpr (kWrite) {
-          return SetOne<kConcurrent, kSlices64>(line, hash, k);
+          return SetOne<kProbe, kConcurrent, kSlices64>(line, hash, k);
         } else {
-          return TestOne<kConcurrent, kSlices64>(line, hash, k);
+          return TestOne<kProbe, kConcurrent, kSlices64>(line, hash, k);
         }
       });
 }
 
+template <Probe kProbe>
 size_t TestLines(const uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
                  uint32_t k, bool concurrent, bool* results, const uint64_t* prefetch,
                  size_t prefetch_count) noexcept {
   return WithVariant(concurrent, k, [&](auto kConcurrent, auto kSlices64) {
-    return ProbeLines<false, kConcurrent, kSlices64>(words, blocks, hashes, n, k, results, prefetch,
+    return ProbeLines<false, kProbe, kConcurrent, kSlices64>(words, blocks, hashes, n, k, results, prefetch,
                                                      prefetch_count);
   });
 }
 
+template <Probe kProbe>
 size_t SetLines(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
                 uint32_t k, bool concurrent, bool* was_new, const uint64_t* prefetch,
                 size_t prefetch_count) noexcept {
   return WithVariant(concurrent, k, [&](auto kConcurrent, auto kSlices64) {
-    return ProbeLines<true, kConcurrent, kSlices64>(words, blocks, hashes, n, k, was_new, prefetch,
+    return ProbeLines<true, kProbe, kConcurrent, kSlices64>(words, blocks, hashes, n, k, was_new, prefetch,
                                                     prefetch_count);
   });
 }
 
-// Block256 and word64 (layout.h; internal/block256_layout.h, internal/word64_layout.h), 8 slices
+// Block256 and word64 (layout.h; bloomery/detail/block256.h, bloomery/detail/word64.h), 8 slices
 // each:
 //  - block256: lane j computes the probe i = (j - start) mod 8 that lands in slice j from the
 //    per-start tables (kSliceTables8), as the line's k <= 8 mask does: 8 x 32-bit slices, lane j
@@ -431,57 +477,48 @@ size_t SetLines(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, 
 //  - word64: 8 x 8-bit slices, its own mask (Word64Mask: one byte-table lookup and a rotate).
 //    Test is one and-not, set one or (concurrent: SetBits, one fetch_or).
 
-// The vectors of 8 u32 lanes block256 computes in (one on AVX2 and AVX-512).
-using D8x32 = hn::CappedTag<uint32_t, 8>;
-
-// Calls visit(lane, slices) for each u32 vector of the key's 8 slices, lane j holding
-// `one << bit` for the probe that lands in slice j (0 where that probe is unused, i >= k).
-// kBitsShift: 27 for block256's 32-bit slices.
-template <int kBitsShift, class Visit>
-HWY_INLINE void ForEachSliceVector8(const KeyHash& hash, uint32_t k, const Visit& visit) {
-  ForEachProbeVector<8, kBitsShift>(D8x32(), hash, k,
-                                    [&](size_t j, auto bit, auto one) { visit(j, one << bit); });
-}
-
 // block256 --------------------------------------------------------------------------------------
 
-HWY_INLINE void ForEachMaskVector256(const KeyHash& hash, uint32_t k, const auto& visit) {
-  ForEachSliceVector8<27>(hash, k, visit);
-}
-
+// Calls visit(lane, slices) for each u32 vector of the key's 8 slices under kProbe, lane j holding
+// `one << bit` for the probe that lands in slice j (0 where none does): 5-bit fields of 32-bit
+// slices.
+template <Probe kProbe>
 struct Block256Slices {
   void operator()(const KeyHash& hash, uint32_t k, const auto& visit) const {
-    ForEachMaskVector256(hash, k, visit);
+    ForEachProbeVector8<kProbe, 5>(hash, k,
+                                   [&](size_t j, auto bit, auto one) { visit(j, one << bit); });
   }
 };
 
-template <bool kConcurrent>
+template <Probe kProbe, bool kConcurrent>
 HWY_INLINE bool TestBlock256One(const uint64_t* block, const KeyHash& hash, uint32_t k) {
-  return TestLineVector<kConcurrent>(D8x32(), block, hash, k, Block256Slices());
+  return TestLineVector<kConcurrent>(D8x32(), block, hash, k, Block256Slices<kProbe>());
 }
 
-template <bool kConcurrent>
+template <Probe kProbe, bool kConcurrent>
 HWY_INLINE bool SetBlock256One(uint64_t* block, const KeyHash& hash, uint32_t k) {
   if constexpr (kConcurrent) {
     LineMask missing;
-    const uint32_t todo = MissingWords(D8x32(), block, hash, k, Block256Slices(), missing);
+    const uint32_t todo = MissingWords(D8x32(), block, hash, k, Block256Slices<kProbe>(), missing);
     return OrMissingWords<false>(block, missing, todo);
   } else {
-    return SetLineVector(D8x32(), block, hash, k, Block256Slices());
+    return SetLineVector(D8x32(), block, hash, k, Block256Slices<kProbe>());
   }
 }
 
+template <Probe kProbe>
 void MakeBlock256Masks(const KeyHash* hashes, size_t n, uint32_t k, uint64_t* masks) noexcept {
   const D8x32 d;
   for (size_t i = 0; i < n; ++i) {
     auto* out = reinterpret_cast<uint32_t*>(masks + i * internal::kWordsPerBlock256);
-    ForEachMaskVector256(hashes[i], k, [&](size_t lane, auto v) { hn::StoreU(v, d, out + lane); });
+    Block256Slices<kProbe>()(hashes[i], k,
+                             [&](size_t lane, auto v) { hn::StoreU(v, d, out + lane); });
   }
 }
 
 // word64 ----------------------------------------------------------------------------------------
 
-// The key's word mask (word64_layout.h): byte i of the probe fields is probe i's bit (0x80 where
+// The key's word mask (bloomery/detail/word64.h): byte i of the probe fields is probe i's bit (0x80 where
 // probe i is unused), one byte-table lookup turns each into its `1 << bit` (0 for 0x80), then one
 // rotate by 8 * start bits moves probe i to its slice, byte (start + i) mod 8. The scalar target
 // has no byte table: it computes the reference's loop.
@@ -515,38 +552,38 @@ void MakeWord64Masks(const KeyHash* hashes, size_t n, uint32_t k, uint64_t* mask
 
 // Both shapes' entry points, by the words per block and the probe of one key ---------------------
 
-template <uint32_t kBlockWords, bool kConcurrent>
+template <uint32_t kBlockWords, Probe kProbe, bool kConcurrent>
 HWY_INLINE bool TestShapeOne(const uint64_t* block, const KeyHash& hash, uint32_t k) {
   if constexpr (kBlockWords == 1) {
     return TestWord64One<kConcurrent>(block, hash, k);
   } else {
-    return TestBlock256One<kConcurrent>(block, hash, k);
+    return TestBlock256One<kProbe, kConcurrent>(block, hash, k);
   }
 }
 
-template <uint32_t kBlockWords, bool kConcurrent>
+template <uint32_t kBlockWords, Probe kProbe, bool kConcurrent>
 HWY_INLINE bool SetShapeOne(uint64_t* block, const KeyHash& hash, uint32_t k) {
   if constexpr (kBlockWords == 1) {
     return SetWord64One<kConcurrent>(block, hash, k);
   } else {
-    return SetBlock256One<kConcurrent>(block, hash, k);
+    return SetBlock256One<kProbe, kConcurrent>(block, hash, k);
   }
 }
 
-template <uint32_t kBlockWords>
+template <uint32_t kBlockWords, Probe kProbe>
 bool TestShapeBlock(const uint64_t* block, KeyHash hash, uint32_t k, bool concurrent) noexcept {
-  return concurrent ? TestShapeOne<kBlockWords, true>(block, hash, k)
-                    : TestShapeOne<kBlockWords, false>(block, hash, k);
+  return concurrent ? TestShapeOne<kBlockWords, kProbe, true>(block, hash, k)
+                    : TestShapeOne<kBlockWords, kProbe, false>(block, hash, k);
 }
 
-template <uint32_t kBlockWords>
+template <uint32_t kBlockWords, Probe kProbe>
 bool SetShapeBlock(uint64_t* block, KeyHash hash, uint32_t k, bool concurrent) noexcept {
-  return concurrent ? SetShapeOne<kBlockWords, true>(block, hash, k)
-                    : SetShapeOne<kBlockWords, false>(block, hash, k);
+  return concurrent ? SetShapeOne<kBlockWords, kProbe, true>(block, hash, k)
+                    : SetShapeOne<kBlockWords, kProbe, false>(block, hash, k);
 }
 
 // The batch calls of block256 (kBlockWords 4) and word64 (1), in either concurrency mode.
-template <bool kWrite, uint32_t kBlockWords, class Word>
+template <bool kWrite, uint32_t kBlockWords, Probe kProbe, class Word>
 HWY_INLINE size_t ProbeShapeBlocks(Word* words, const uint64_t* blocks, const KeyHash* hashes,
                                    size_t n, uint32_t k, bool concurrent, bool* answers,
                                    const uint64_t* prefetch, size_t prefetch_count) {
@@ -555,28 +592,28 @@ HWY_INLINE size_t ProbeShapeBlocks(Word* words, const uint64_t* blocks, const Ke
         words, blocks, hashes, n, answers, prefetch, prefetch_count,
         [k](Word* block, const KeyHash& hash) {
           if constexpr (kWrite) {
-            return SetShapeOne<kBlockWords, decltype(mode)::value>(block, hash, k);
+            return SetShapeOne<kBlockWords, kProbe, decltype(mode)::value>(block, hash, k);
           } else {
-            return TestShapeOne<kBlockWords, decltype(mode)::value>(block, hash, k);
+            return TestShapeOne<kBlockWords, kProbe, decltype(mode)::value>(block, hash, k);
           }
         });
   };
   return concurrent ? run(std::true_type()) : run(std::false_type());
 }
 
-template <uint32_t kBlockWords>
+template <uint32_t kBlockWords, Probe kProbe>
 size_t TestShapeBlocks(const uint64_t* words, const uint64_t* blocks, const KeyHash* hashes,
                        size_t n, uint32_t k, bool concurrent, bool* results,
                        const uint64_t* prefetch, size_t prefetch_count) noexcept {
-  return ProbeShapeBlocks<false, kBlockWords>(words, blocks, hashes, n, k, concurrent, results,
+  return ProbeShapeBlocks<false, kBlockWords, kProbe>(words, blocks, hashes, n, k, concurrent, results,
                                               prefetch, prefetch_count);
 }
 
-template <uint32_t kBlockWords>
+template <uint32_t kBlockWords, Probe kProbe>
 size_t SetShapeBlocks(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
                       uint32_t k, bool concurrent, bool* was_new, const uint64_t* prefetch,
                       size_t prefetch_count) noexcept {
-  return ProbeShapeBlocks<true, kBlockWords>(words, blocks, hashes, n, k, concurrent, was_new,
+  return ProbeShapeBlocks<true, kBlockWords, kProbe>(words, blocks, hashes, n, k, concurrent, was_new,
                                              prefetch, prefetch_count);
 }
 

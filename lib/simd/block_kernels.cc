@@ -26,6 +26,27 @@ HWY_BEFORE_NAMESPACE();
 namespace bloomery::simd::HWY_NAMESPACE {
 
 // This target's kernels; constant-initialised, so ActiveKernels needs no fence to read them.
+// The kernels of the line under kProbe.
+template <Probe kProbe>
+constexpr ShapeKernels LineKernels() {
+  return {&MakeMasks<kProbe>, &TestLine<kProbe>, &SetLine<kProbe>, &TestLines<kProbe>,
+          &SetLines<kProbe>};
+}
+
+// The kernels of block256 (kBlockWords 4) or word64 (1) under kProbe.
+template <uint32_t kBlockWords, Probe kProbe>
+constexpr ShapeKernels BlockKernelsOf(decltype(ShapeKernels::make_masks) make_masks) {
+  return {make_masks, &TestShapeBlock<kBlockWords, kProbe>, &SetShapeBlock<kBlockWords, kProbe>,
+          &TestShapeBlocks<kBlockWords, kProbe>, &SetShapeBlocks<kBlockWords, kProbe>};
+}
+
+// kBlockLayouts' order (layout.h), which the table below follows.
+static_assert(kBlockLayouts[0].layout == Layout::kLine512 && kBlockLayouts[0].probe == Probe::kSalted &&
+              kBlockLayouts[1].layout == Layout::kBlock256 && kBlockLayouts[1].probe == Probe::kSalted &&
+              kBlockLayouts[2].layout == Layout::kWord64 && kBlockLayouts[3].layout == Layout::kLine512 &&
+              kBlockLayouts[3].probe == Probe::kFields && kBlockLayouts[4].layout == Layout::kBlock256 &&
+              kBlockLayouts[4].probe == Probe::kFields && std::size(kBlockLayouts) == 5);
+
 const BlockKernels* GetKernels() {
   static constexpr BlockKernels kKernels = {
       HWY_TARGET,
@@ -35,11 +56,11 @@ const BlockKernels* GetKernels() {
       : (HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128) ? "scalar"
                                                                : "other",
       {
-          {&MakeMasks, &TestLine, &SetLine, &TestLines, &SetLines},
-          {&MakeBlock256Masks, &TestShapeBlock<4>, &SetShapeBlock<4>, &TestShapeBlocks<4>,
-           &SetShapeBlocks<4>},
-          {&MakeWord64Masks, &TestShapeBlock<1>, &SetShapeBlock<1>, &TestShapeBlocks<1>,
-           &SetShapeBlocks<1>},
+          LineKernels<Probe::kSalted>(),
+          BlockKernelsOf<4, Probe::kSalted>(&MakeBlock256Masks<Probe::kSalted>),
+          BlockKernelsOf<1, Probe::kFields>(&MakeWord64Masks),
+          LineKernels<Probe::kFields>(),
+          BlockKernelsOf<4, Probe::kFields>(&MakeBlock256Masks<Probe::kFields>),
       },
   };
   return &kKernels;

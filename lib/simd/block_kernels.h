@@ -6,8 +6,8 @@
 //
 // Every kernel is bit-identical to its block shape's scalar reference (the line's:
 // internal/block_layout.h MakeMaskScalar, internal/line_ops.h SetBlockScalar/TestBlockScalar;
-// block256's: its mask in internal/block256_layout.h, set and tested as the line's; word64's:
-// internal/word64_layout.h);
+// block256's and word64's: bloomery/detail/block256.h and word64.h, set and tested as the line's,
+// all of them gathered in internal/stored_layout_ops.h);
 // tests/simd_test.cc holds every compiled target the machine supports to that.
 //
 // How a key's mask is built (the line; block256 the same with 8 u32 lanes of 32-bit slices;
@@ -74,8 +74,8 @@ struct ShapeKernels {
 struct BlockKernels {
   int64_t hwy_target;     // HWY_AVX3, HWY_AVX2, ... (hwy/detect_targets.h)
   std::string_view name;  // "avx3", "avx2", "sse4", "scalar"
-  // Each block shape's, in kBlockShapes' order (layout.h): the line, block256, word64.
-  ShapeKernels shapes[std::size(kBlockShapes)];
+  // Each stored layout's, in kBlockLayouts' order (layout.h; BlockLayoutIndex).
+  ShapeKernels shapes[std::size(kBlockLayouts)];
 
   [[nodiscard]] const ShapeKernels& line() const noexcept { return shapes[0]; }
   // Whether the target runs AVX2 (avx2, avx3): where it is active when a BlockedFilter is made,
@@ -83,10 +83,6 @@ struct BlockKernels {
   [[nodiscard]] bool runs_avx2() const noexcept { return name == "avx2" || name == "avx3"; }
 };
 
-// The place of a blocked `layout` in kBlockShapes, which indexes BlockKernels::shapes.
-[[nodiscard]] constexpr uint32_t ShapeIndex(Layout layout) noexcept {
-  return static_cast<uint32_t>(FindBlockShape(layout) - kBlockShapes);
-}
 
 // The kernels of every compiled target this CPU supports, best first.
 [[nodiscard]] std::span<const BlockKernels* const> SupportedKernels() noexcept;

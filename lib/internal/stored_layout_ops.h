@@ -1,0 +1,48 @@
+// Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
+//
+// stored_layout_ops.h (internal): the scalar reference's set and test of every stored blocked
+// layout (kBlockLayouts, layout.h), chosen by its place in that table, in both concurrency modes:
+// the mask of bloomery/detail/stored_layouts.h (ReferenceMask) set by relaxed atomics where
+// concurrent. What tests/simd_test.cc holds every kernel and inline probe to, and word64's own
+// scalar path.
+#ifndef BLOOMERY_LIB_INTERNAL_STORED_LAYOUT_OPS_H_
+#define BLOOMERY_LIB_INTERNAL_STORED_LAYOUT_OPS_H_
+
+#include <cstdint>
+
+#include "bloomery/detail/stored_layouts.h"
+#include "bloomery/key.h"
+#include "bloomery/layout.h"
+#include "internal/block_layout.h"
+#include "internal/filter_ops.h"
+
+namespace bloomery::internal {
+
+// Sets the key's bits in `block` (a block of kBlockLayouts[index]); whether one was 0 before (in
+// concurrent mode, only words whose bits are missing are written: SetBits; a word64 key is one
+// word, so exactly one racing inserter of a new key is told "new").
+inline bool ReferenceSetScalar(uint32_t index, uint64_t* block, const KeyHash& hash,
+                               uint32_t hashes, bool concurrent) noexcept {
+  LineMask mask{};
+  blocked_line::ReferenceMask(index, hash, hashes, mask.word);
+  const uint32_t words = FindBlockShape(kBlockLayouts[index].layout)->block_bits / 64;
+  uint64_t missing = 0;
+  for (uint32_t j = 0; j < words; ++j) missing |= SetBits(block + j, mask.word[j], concurrent);
+  return missing != 0;
+}
+
+// Whether every bit of the key is set in `block` (a block of kBlockLayouts[index]).
+[[nodiscard]] inline bool ReferenceTestScalar(uint32_t index, const uint64_t* block,
+                                              const KeyHash& hash, uint32_t hashes,
+                                              bool concurrent) noexcept {
+  LineMask mask{};
+  blocked_line::ReferenceMask(index, hash, hashes, mask.word);
+  const uint32_t words = FindBlockShape(kBlockLayouts[index].layout)->block_bits / 64;
+  uint64_t missing = 0;
+  for (uint32_t j = 0; j < words; ++j) missing |= mask.word[j] & ~LoadWord(block + j, concurrent);
+  return missing == 0;
+}
+
+}  // namespace bloomery::internal
+
+#endif  // BLOOMERY_LIB_INTERNAL_STORED_LAYOUT_OPS_H_
