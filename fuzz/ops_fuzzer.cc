@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <span>
 #include <string>
@@ -49,9 +50,12 @@ std::vector<uint8_t> Run(const uint8_t* data, size_t size) {
   const uint8_t blocks = in.Byte();
   const uint8_t big = in.Byte();
   const uint8_t mode = in.Byte();
-  // Mode bits 2-3: the line (0 or 3), block256 (1) or word64 (2).
-  const bloomery::BlockShape& shape = bloomery::kBlockShapes[(mode >> 2 & 3) % 3];
+  // Mode bits 2-4: the stored layout (kBlockLayouts: each shape under each of its probes).
+  const bloomery::BlockLayout& stored =
+      bloomery::kBlockLayouts[(mode >> 2 & 7) % std::size(bloomery::kBlockLayouts)];
+  const bloomery::BlockShape& shape = *bloomery::FindBlockShape(stored.layout);
   options.layout = shape.layout;
+  options.probe = stored.probe;
   options.hashes = 1 + probes % shape.max_hashes;
   options.bits = (1 + blocks % 64 + (big % 4 == 0 ? 997 : 0)) * shape.block_bits;
   options.memory.concurrent = mode % 2 == 1;

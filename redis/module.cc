@@ -493,6 +493,10 @@ int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
        static_cast<double>(TotalBits(*filter)) / static_cast<double>(filter->capacity())},
       // LayoutName's views are of string literals: NUL-terminated.
       {"Layout", "LAYOUT", LayoutName(filter->layout()).data()},
+      // The blocked stages' probe (layout.h): "fields" for a key made now, "salted" for a line or
+      // block256 key saved before the fields probe existed; "none" for partitioned stages.
+      {"Probe", "PROBE",
+       filter->layout() == Layout::kPartitioned ? "none" : ProbeName(filter->probe()).data()},
       // The health (health.h; docs/OPERATING.md says what to alert on). HealthStateName's views
       // are of string literals too.
       {"Health", "HEALTH", HealthStateName(health.state).data()},

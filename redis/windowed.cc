@@ -324,6 +324,8 @@ int InfoCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
        filter.refresh() == Refresh::kOnInsert ? "ON_INSERT" : "KEEP_FIRST_SEEN"},
       // LayoutName's views are of string literals: NUL-terminated.
       {"Layout", nullptr, LayoutName(filter.layout()).data()},
+      // ProbeName's views are of string literals too (BF.INFO's Probe).
+      {"Probe", nullptr, ProbeName(filter.probe()).data()},
       {"Capacity", nullptr, static_cast<long long>(filter.capacity())},
       {"Error rate", nullptr, filter.fpr()},
       {"Size", nullptr, static_cast<long long>(ValueMemory(*value))},

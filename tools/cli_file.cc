@@ -450,32 +450,35 @@ absl::Status DescribeFile(const FileFlags& flags) {
   const uint64_t capacity =
       info->kind == FilterKind::kScalable ? info->capacity : filter->capacity();
   if (flags.json) {
-    PrintJson({{"file", path},
-               {"kind", std::string(FilterKindName(info->kind))},
-               {"version", info->version},
-               {"file_bytes", info->file_bytes},
-               {"payload_bytes", info->payload_bytes},
-               {"bits", info->bits},
-               {"hashes", info->hashes},
-               {"layout", std::string(LayoutName(filter->layout()))},
-               {"counter_bits", info->counter_bits},
-               {"stages", info->stages},
-               {"capacity", capacity},
-               // The filter's bound (a merged chain's is above its header's P; a filter sized by
-               // bits and hashes has one at its capacity though its header holds 0).
-               {"planned_fpr", filter->planned_fpr()},
-               {"insert_count", info->insert_count},
-               {"seed", seed},  // a string: JSON numbers lose 64-bit integers' low bits
-               {"integer_hash", std::string(IntegerHashName(info->integer_hash))},
-               {"dirty", info->dirty},
-               {"checksums_verified", info->checksums_verified},
-               {"saturated", !std::isfinite(estimated_count)},
-               {"estimated_count", EstimateJson(estimated_count)},
-               {"estimated_fpr", filter->EstimatedFpr()},
-               {"memory_bytes", filter->memory_bytes()},
-               {"health", HealthJson(health)},
-               {"loaded_stages", filter->stage_count()},
-               {"generations", GenerationsJson(*filter)}});
+    PrintJson(
+        {{"file", path},
+         {"kind", std::string(FilterKindName(info->kind))},
+         {"version", info->version},
+         {"file_bytes", info->file_bytes},
+         {"payload_bytes", info->payload_bytes},
+         {"bits", info->bits},
+         {"hashes", info->hashes},
+         {"layout", std::string(LayoutName(filter->layout()))},
+         {"probe", filter->probe() == Probe::kLatest ? std::string("none")
+                                                     : std::string(ProbeName(filter->probe()))},
+         {"counter_bits", info->counter_bits},
+         {"stages", info->stages},
+         {"capacity", capacity},
+         // The filter's bound (a merged chain's is above its header's P; a filter sized by
+         // bits and hashes has one at its capacity though its header holds 0).
+         {"planned_fpr", filter->planned_fpr()},
+         {"insert_count", info->insert_count},
+         {"seed", seed},  // a string: JSON numbers lose 64-bit integers' low bits
+         {"integer_hash", std::string(IntegerHashName(info->integer_hash))},
+         {"dirty", info->dirty},
+         {"checksums_verified", info->checksums_verified},
+         {"saturated", !std::isfinite(estimated_count)},
+         {"estimated_count", EstimateJson(estimated_count)},
+         {"estimated_fpr", filter->EstimatedFpr()},
+         {"memory_bytes", filter->memory_bytes()},
+         {"health", HealthJson(health)},
+         {"loaded_stages", filter->stage_count()},
+         {"generations", GenerationsJson(*filter)}});
     return absl::OkStatus();
   }
   TextTable table;
@@ -491,6 +494,7 @@ absl::Status DescribeFile(const FileFlags& flags) {
   row("bits", FormatCount(info->bits));
   row("hashes", absl::StrCat(info->hashes));
   row("layout", std::string(LayoutName(filter->layout())));
+  if (filter->probe() != Probe::kLatest) row("probe", std::string(ProbeName(filter->probe())));
   if (info->counter_bits != 0) row("counter bits", absl::StrCat(info->counter_bits));
   if (scalable) row("stages", absl::StrCat(info->stages));
   row(scalable ? "capacity (first stage)" : "capacity", FormatCount(capacity));

@@ -165,9 +165,9 @@ def test_info_is_a_map_in_resp3(server):
     resp3 = wire(server, b"HELLO 3", b"BF.INFO k SIZE")
     assert resp3.endswith(b"%1\r\n+Size\r\n:" + str(info_size(r, "k")).encode() + b"\r\n"), resp3
     resp3 = wire(server, b"HELLO 3", b"BF.INFO k")
-    assert b"%13\r\n+Capacity\r\n:100\r\n+Size\r\n" in resp3, resp3
+    assert b"%14\r\n+Capacity\r\n:100\r\n+Size\r\n" in resp3, resp3
     assert wire(server, b"BF.INFO k CAPACITY") == b"*1\r\n:100\r\n"
-    assert wire(server, b"BF.INFO k").startswith(b"*26\r\n+Capacity\r\n:100\r\n+Size\r\n")
+    assert wire(server, b"BF.INFO k").startswith(b"*28\r\n+Capacity\r\n:100\r\n+Size\r\n")
 
 
 def wire(server, *commands):
@@ -242,6 +242,9 @@ def test_layout_option_shapes_every_stage_and_info_shows_it(server):
         assert r.execute_command("BF.INFO", key, "LAYOUT") == [layout]
         full = r.execute_command("BF.INFO", key)
         assert dict(zip(full[::2], full[1::2]))[b"Layout"] == layout
+        # A key made now probes blocked stages by fields (layout codes 5, 6 and word64's 3).
+        probe = b"none" if layout == b"partitioned" else b"fields"
+        assert r.execute_command("BF.INFO", key, "PROBE") == [probe]
         info = bf.info(key)  # redis-py's BFInfo reads its five fields past the extra ones
         assert info.capacity == 100 + 200 + 400 and info.filterNum == 3
         assert info.insertedNum >= 440

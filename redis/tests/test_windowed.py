@@ -162,10 +162,10 @@ def test_info_is_a_map_in_resp3(server):
     flat array of its pairs."""
     server.client().execute_command("BFW.RESERVE", "w", 0.01, 100, "KEYS", 100)
     resp3 = wire(server, b"HELLO 3", b"BFW.INFO w")
-    assert b"%17\r\n+Mode\r\n+KEYS\r\n+Window keys\r\n:100\r\n+Generations\r\n:4\r\n" in resp3
+    assert b"%18\r\n+Mode\r\n+KEYS\r\n+Window keys\r\n:100\r\n+Generations\r\n:4\r\n" in resp3
     assert b"+Error rate\r\n,0.01\r\n" in resp3, resp3
     resp2 = wire(server, b"BFW.INFO w")
-    assert resp2.startswith(b"*34\r\n+Mode\r\n+KEYS\r\n+Window keys\r\n:100\r\n"), resp2
+    assert resp2.startswith(b"*36\r\n+Mode\r\n+KEYS\r\n+Window keys\r\n:100\r\n"), resp2
     assert b"+Error rate\r\n$4\r\n0.01\r\n" in resp2, resp2
 
 
@@ -295,6 +295,7 @@ def test_layout_shapes_the_generations_info_shows_it_and_it_persists(make_server
     for key, layout in expected.items():
         r.execute_command("BFW.MADD", key, *NEW)
         assert info(r, key)[b"Layout"] == layout
+        assert info(r, key)[b"Probe"] == b"fields"
     # The same window in word64 takes more bytes than the line (a word's FPR is higher).
     r.execute_command("BFW.RESERVE", "l1000", 0.01, 1000, "KEYS", 1000)
     assert info(r, "w64")[b"Size"] > info(r, "l1000")[b"Size"]
