@@ -40,6 +40,11 @@ IntegerHash = Literal["xxh3", "mix", "seeded-mix"]
 the key (hash_id 2); seeded-mix, the same cost with the seed premixed, so that two seeds give
 unrelated filters (hash_id 3). Strings and bytes are XXH3-128 under each."""
 
+Probe = Literal["fields", "salted", "none"]
+"""How a blocked filter places a key's bits in its block (bloomery/layout.h): fields, for every
+filter made now; salted, line512 and block256 files saved before it; none, no block (ClassicFilter,
+partitioned stages)."""
+
 LayoutPreference = Literal["smallest", "fastest"]
 """What layout='auto' chooses by: the fewest bits that meet error_rate (the default), or the
 fastest layout whose filter fits max_memory. Given without layout='auto': ValueError."""
@@ -165,6 +170,9 @@ class _FixedSize(_Sliced):
     def layout(self) -> BlockLayout | Literal["partitioned"]:
         """The filter's block ('partitioned' for ClassicFilter); files, copies and pickles keep it."""
     @property
+    def probe(self) -> Probe:
+        """How a key's bits sit in its block: 'fields' now, 'salted' in older files."""
+    @property
     def num_slices(self) -> int:
         """k, the number of probes per key (pybloom-live's name)."""
 
@@ -207,6 +215,8 @@ class ScalableFilter(_Persistent):
     def layout(self) -> StageLayout:
         """Every stage's block ('partitioned': classic stages); files, copies and pickles keep it."""
     @property
+    def probe(self) -> Probe: ...
+    @property
     def initial_capacity(self) -> int: ...
     @property
     def mode(self) -> int: ...
@@ -248,6 +258,8 @@ class WindowedFilter(_Mappable):
     def hashes(self) -> int: ...
     @property
     def layout(self) -> BlockLayout: ...
+    @property
+    def probe(self) -> Probe: ...
     @property
     def epoch(self) -> int: ...
 

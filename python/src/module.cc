@@ -139,6 +139,14 @@ void BindFixedSize(py::module_& m, const char* name, const char* doc) {
       "The block a key's bits live in: 'line512', 'block256', 'word64' ('partitioned' for "
       "ClassicFilter).");
   cls.def_property_readonly(
+      "probe",
+      [](PyFilter<Filter>& self) -> std::string {
+        const Plan& plan = self.filter().plan();
+        return FindBlockShape(plan.layout) == nullptr ? "none" : std::string(ProbeName(plan.probe));
+      },
+      "How a key's bits are placed in its block: 'fields' for a filter made now, 'salted' for a "
+      "line512 or block256 file saved before the fields probe ('none' for ClassicFilter).");
+  cls.def_property_readonly(
       "num_slices", [](PyFilter<Filter>& self) { return self.filter().hashes(); },
       "k, the number of probes per key.");
   cls.def("__repr__", [name](PyFilter<Filter>& self) { return Describe(name, self.filter()); });
@@ -316,6 +324,14 @@ void BindModule(py::module_& m) {
           "layout", [](Scalable& self) { return std::string(LayoutName(self.filter().layout())); },
           "Every stage's layout: 'line512', 'block256', 'word64' or 'partitioned'.")
       .def_property_readonly(
+          "probe",
+          [](Scalable& self) -> std::string {
+            const ScalableFilter& f = self.filter();
+            return f.layout() == Layout::kPartitioned ? "none" : std::string(ProbeName(f.probe()));
+          },
+          "Every blocked stage's probe: 'fields', or 'salted' for a file saved before it ('none' "
+          "for partitioned stages).")
+      .def_property_readonly(
           "max_memory",
           [](Scalable& self) { return self.filter().options().memory.max_memory_bytes; },
           "The cap on the bytes of all stages (0: this machine's memory); copies, pickles and "
@@ -400,6 +416,9 @@ void BindModule(py::module_& m) {
       .def_property_readonly(
           "layout", [](Windowed& self) { return std::string(LayoutName(self.filter().layout())); },
           "Every generation's block: 'line512', 'block256' or 'word64'.")
+      .def_property_readonly(
+          "probe", [](Windowed& self) { return std::string(ProbeName(self.filter().probe())); },
+          "Every generation's probe: 'fields', or 'salted' for a file saved before it.")
       .def_property_readonly(
           "epoch", [](Windowed& self) { return self.filter().epoch(); },
           "Rotations since creation (the newest generation's number).")

@@ -190,6 +190,19 @@ def test_integer_hash_unset_is_seeded_mix_for_word64_and_block256_and_xxh3_for_t
 
 def test_layout_default_auto_and_refusals():
     assert bloomery.BlockedFilter(1_000).layout == "line512"
+    # A filter made now probes by fields (layout codes 5, 6; word64's 3); classic has no block.
+    assert bloomery.BlockedFilter(1_000).probe == "fields"
+    assert bloomery.BlockedFilter(1_000, layout="block256").probe == "fields"
+    assert bloomery.ScalableFilter().probe == "fields"
+    assert bloomery.ScalableFilter(layout="partitioned").probe == "none"
+    assert bloomery.ClassicFilter(1_000).probe == "none"
+    assert bloomery.WindowedFilter(1_000, 0.01).probe == "fields"
+    # A file of bloomery 0.1 keeps the salted probe it was written with (tests/fixtures/v0.1).
+    fixtures = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "fixtures", "v0.1")
+    old = bloomery.load(os.path.join(fixtures, "blocked_line512.bloom"))
+    assert (old.layout, old.probe) == ("line512", "salted") and "key-7" in old
+    old = bloomery.load(os.path.join(fixtures, "scalable_block256.bloom"))
+    assert (old.layout, old.probe) == ("block256", "salted") and "key-7" in old
     assert bloomery.ScalableFilter().layout == "line512"
     assert bloomery.ClassicFilter(1_000).layout == "partitioned"
     assert bloomery.BlockedFilter(1_000, 0.01, layout="auto").layout in (
