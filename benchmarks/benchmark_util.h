@@ -142,14 +142,15 @@ inline void FillSequential(uint64_t first, std::span<uint64_t> out) {
 // A filter for n keys holding keys 0 .. n-1, built once (per integer hash, concurrency mode and
 // layout); single-writer unless `concurrent`.
 inline const BlockedFilter& FilledFilter(uint64_t n, IntegerHash integers = IntegerHash::kXxh3,
-                                         bool concurrent = false,
-                                         Layout layout = Layout::kBlocked) {
-  const uint64_t id = n | uint64_t{static_cast<uint32_t>(integers)} << 60 |
-                      (concurrent ? uint64_t{1} << 62 : 0) |
-                      uint64_t{static_cast<uint8_t>(layout)} << 56;
-  return Cached<BlockedFilter>(id, [n, integers, concurrent, layout] {
+                                         bool concurrent = false, Layout layout = Layout::kBlocked,
+                                         Probe probe = Probe::kLatest) {
+  const uint64_t id =
+      n | uint64_t{static_cast<uint32_t>(integers)} << 60 | (concurrent ? uint64_t{1} << 62 : 0) |
+      uint64_t{static_cast<uint8_t>(layout)} << 56 | uint64_t{static_cast<uint8_t>(probe)} << 52;
+  return Cached<BlockedFilter>(id, [n, integers, concurrent, layout, probe] {
     FilterOptions options = OptionsFor(n, concurrent, integers);
     options.layout = layout;
+    options.probe = probe;
     BlockedFilter filter = ValueOrDie(BlockedFilter::Create(options));
     std::vector<uint64_t> keys(kChunk);
     for (uint64_t first = 0; first < n; first += kChunk) {

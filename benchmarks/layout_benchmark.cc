@@ -89,59 +89,61 @@ uint64_t Apply(Filter& filter, std::span<const uint64_t> keys) {
 
 // Fills a fresh filter; kConcurrent: a concurrent one (one thread: what the atomics cost).
 template <Layout kLayout, Calls kCalls, bool kConcurrent = false,
-          IntegerHash kIntegers = IntegerHash::kXxh3>
+          IntegerHash kIntegers = IntegerHash::kXxh3, Probe kProbe = Probe::kLatest>
 void BM_LayoutInsert(benchmark::State& state) {
   FilterOptions options = OptionsFor(static_cast<uint64_t>(state.range(0)), kConcurrent, kIntegers);
   options.layout = kLayout;
+  options.probe = kProbe;
   BlockedFilter filter = ValueOrDie(BlockedFilter::Create(options));
   FillOnce(state, filter, 0,
            [](BlockedFilter& f, std::span<const uint64_t> keys) { return Apply<kCalls>(f, keys); });
 }
 
-template <Layout kLayout, Calls kCalls, IntegerHash kIntegers = IntegerHash::kXxh3>
+template <Layout kLayout, Calls kCalls, IntegerHash kIntegers = IntegerHash::kXxh3,
+          Probe kProbe = Probe::kLatest>
 void BM_LayoutMayContain(benchmark::State& state) {
   const auto n = static_cast<uint64_t>(state.range(0));
-  const BlockedFilter& filter = FilledFilter(n, kIntegers, false, kLayout);
+  const BlockedFilter& filter = FilledFilter(n, kIntegers, false, kLayout, kProbe);
   TimeLookups(state, StreamCursor(AbsentKeys(), state),
               [&filter](std::span<const uint64_t> keys) { return Apply<kCalls>(filter, keys); });
   ReportBitsPerKey(state, static_cast<double>(filter.bits()), n);
 }
 
 // kIntegers kMix: the rows named <layout,mix>, the filter hashing integers by MixKey (key.h);
-// kSeededMix: <layout,seeded-mix>, by SeededMixKey.
-template <Layout kLayout, IntegerHash kIntegers = IntegerHash::kXxh3>
+// kSeededMix: <layout,seeded-mix>, by SeededMixKey. kProbe kSalted: <layout,...,salted>, the
+// probe of the files written before kFields (layout.h), every other row's being kFields.
+template <Layout kLayout, IntegerHash kIntegers = IntegerHash::kXxh3, Probe kProbe = Probe::kLatest>
 void RegisterLayout(int64_t n) {
   // Names built by appending: GCC 12 warns (-Wrestrict, a false positive) on literal + string.
   const std::string prefix = "BM_Layout_";
   std::string name = std::string("<").append(LayoutName(kLayout));
   if constexpr (kIntegers != IntegerHash::kXxh3)
     name.append(",").append(IntegerHashName(kIntegers));
+  if constexpr (kProbe == Probe::kSalted) name.append(",salted");
   name.append(">").append(BLOOMERY_BENCH_TARGET);
   benchmark::RegisterBenchmark((prefix + "MayContainCall" + name).c_str(),
-                               BM_LayoutMayContain<kLayout, Calls::kOrdinary, kIntegers>)
+                               BM_LayoutMayContain<kLayout, Calls::kOrdinary, kIntegers, kProbe>)
       ->Arg(n);
   benchmark::RegisterBenchmark((prefix + "MayContainChained" + name).c_str(),
-                               BM_LayoutMayContain<kLayout, Calls::kChained, kIntegers>)
+                               BM_LayoutMayContain<kLayout, Calls::kChained, kIntegers, kProbe>)
       ->Arg(n);
   RegisterFill((prefix + "InsertCall" + name).c_str(),
-               BM_LayoutInsert<kLayout, Calls::kOrdinary, false, kIntegers>, n);
+               BM_LayoutInsert<kLayout, Calls::kOrdinary, false, kIntegers, kProbe>, n);
   benchmark::RegisterBenchmark((prefix + "MayContainMany" + name).c_str(),
-                               BM_LayoutMayContain<kLayout, Calls::kBulk, kIntegers>)
+                               BM_LayoutMayContain<kLayout, Calls::kBulk, kIntegers, kProbe>)
       ->Arg(n);
   RegisterFill((prefix + "InsertMany" + name).c_str(),
-               BM_LayoutInsert<kLayout, Calls::kBulk, false, kIntegers>, n);
+               BM_LayoutInsert<kLayout, Calls::kBulk, false, kIntegers, kProbe>, n);
 #ifdef __AVX2__
-  // avx2::VisitProber instantiates kXxh3 and kMix Probers only: kSeededMix has no Prober rows.
-  if constexpr (kIntegers == IntegerHash::kSeededMix) return;
   benchmark::RegisterBenchmark((prefix + "MayContain" + name).c_str(),
-                               BM_LayoutMayContain<kLayout, Calls::kCounted, kIntegers>)
+                               BM_LayoutMayContain<kLayout, Calls::kCounted, kIntegers, kProbe>)
       ->Arg(n);
   RegisterFill((prefix + "Insert" + name).c_str(),
-               BM_LayoutInsert<kLayout, Calls::kDiscarded, false, kIntegers>, n);
+               BM_LayoutInsert<kLayout, Calls::kDiscarded, false, kIntegers, kProbe>, n);
   RegisterFill((prefix + "InsertCounted" + name).c_str(),
-               BM_LayoutInsert<kLayout, Calls::kCounted, false, kIntegers>, n);
+               BM_LayoutInsert<kLayout, Calls::kCounted, false, kIntegers, kProbe>, n);
   RegisterFill((prefix + "ConcurrentInsertMany" + name).c_str(),
-               BM_LayoutInsert<kLayout, Calls::kBulk, true, kIntegers>, n);
+               BM_LayoutInsert<kLayout, Calls::kBulk, true, kIntegers, kProbe>, n);
 #endif
 }
 
@@ -159,6 +161,10 @@ void Register() {
     RegisterLayout<Layout::kBlock256, IntegerHash::kSeededMix>(n);
     // The line with MixKey, which is not its default: what XXH3 costs its integer keys.
     RegisterLayout<Layout::kLine512, IntegerHash::kMix>(n);
+    // The salted probe of the files written before kFields, beside the default rows: what the
+    // fields probe changed.
+    RegisterLayout<Layout::kLine512, IntegerHash::kXxh3, Probe::kSalted>(n);
+    RegisterLayout<Layout::kBlock256, IntegerHash::kSeededMix, Probe::kSalted>(n);
   }
 }
 

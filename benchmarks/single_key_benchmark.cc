@@ -4,12 +4,12 @@
 // Built twice (benchmarks/meson.build): for the project's target, registering BM_Insert and
 // BM_MayContain, and for x86-64-v3 with BLOOMERY_BENCH_TARGET="<x86-64-v3>", registering
 // BM_Insert<x86-64-v3> and BM_MayContain<x86-64-v3>: the same loops of the filter's own calls,
-// whose AVX2 probe (bloomery/blocked_probe.h) is inlined there, as in a user's file built with
-// -march=x86-64-v3 or native, the flags the Boost.Bloom families are built with; in the first copy
-// it is one direct call per key. Both copies register BM_ConcurrentMayContain: BM_MayContain on a
-// concurrent filter. The x86-64-v3 copy also registers BM_InsertMix and BM_MayContainMix: the same
-// calls on a filter created with integer_hash = IntegerHash::kMix (key.h), the cheaper hash for
-// integer keys, BM_MayContainMixHashed: that lookup with the caller hashing, and
+// whose AVX2 probe (bloomery/detail/stored_layouts.h) is inlined there, as in a user's file built
+// with -march=x86-64-v3 or native, the flags the Boost.Bloom families are built with; in the first
+// copy it is one direct call per key. Both copies register BM_ConcurrentMayContain: BM_MayContain
+// on a concurrent filter. The x86-64-v3 copy also registers BM_InsertMix and BM_MayContainMix: the
+// same calls on a filter created with integer_hash = IntegerHash::kMix (key.h), the cheaper hash
+// for integer keys, BM_MayContainMixHashed: that lookup with the caller hashing, and
 // BM_ProbeShape<shape>: what the shape of a single-key probe costs (below).
 #ifdef __AVX2__
 #include <immintrin.h>
@@ -125,7 +125,7 @@ template <Shape kShape>
     uint64_t* line =
         const_cast<uint64_t*>(m.words.data()) + blocked_line::LineIndex(h, m.lines) * 8;
     if constexpr (kShape == Shape::kLine64) {
-      blocked_line::detail::LineMask64(h, unused, lo, hi);
+      blocked_line::detail::LineMask64<Probe::kSalted>(h, unused, lo, hi);
     } else {
       const __m256i bit =
           _mm256_or_si256(SaltedBits(static_cast<uint32_t>(h.lo), 26),

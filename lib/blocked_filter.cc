@@ -56,12 +56,12 @@ BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHas
 // was constructed after the target was chosen (InitializedKernels).
 bool BlockedFilter::InsertOutOfLine(KeyHash hash) noexcept {
   return simd::InitializedKernels().shapes[stored_].set_block(block(hash), hash, hashes_,
-                                                             concurrent_);
+                                                              concurrent_);
 }
 
 bool BlockedFilter::MayContainOutOfLine(KeyHash hash) const noexcept {
   return simd::InitializedKernels().shapes[stored_].test_block(block(hash), hash, hashes_,
-                                                              concurrent_);
+                                                               concurrent_);
 }
 
 template <bool kWrite, typename Key, typename Kernel>

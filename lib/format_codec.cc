@@ -434,11 +434,11 @@ absl::Status CheckStages(std::span<const uint8_t> table, const KindRow& row, Fil
     if (!row.stage_tags && s.tag != 0) return Corrupt("reserved stage bytes are not zero");
     if (s.bits == 0 || s.bits > kMaxBits * 8) return Corrupt("stage bits out of range");
     if (s.hashes < kMinHashes || s.hashes > kMaxHashes) return Corrupt("stage hashes out of range");
-    const uint64_t unit = h.layout == kPartitionedFileCode ? s.hashes
-                          : row.layouts
-                              ? FindBlockShape(FindBlockLayoutByFileCode(h.layout)->layout)->block_bits
-                          : row.stage_bits_unit != 0 ? row.stage_bits_unit
-                                                     : s.hashes;
+    const uint64_t unit =
+        h.layout == kPartitionedFileCode ? s.hashes
+        : row.layouts ? FindBlockShape(FindBlockLayoutByFileCode(h.layout)->layout)->block_bits
+        : row.stage_bits_unit != 0 ? row.stage_bits_unit
+                                   : s.hashes;
     if (s.bits % unit != 0) {
       return Corrupt("stage bits do not fit the filter's layout");
     }

@@ -249,8 +249,8 @@ absl::StatusOr<Plan> PlanShape(const FilterOptions& options, Layout layout) {
   plan.layout = layout;
   plan.probe = ResolveProbe(options.probe);
   if (layout != Layout::kPartitioned && FindBlockLayout(layout, plan.probe) == nullptr) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "layout %s has no %s probe", LayoutName(layout), ProbeName(options.probe)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("layout %s has no %s probe", LayoutName(layout), ProbeName(options.probe)));
   }
   plan.capacity = options.capacity;
   plan.bits = g->bits;

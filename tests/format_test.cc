@@ -83,8 +83,7 @@ void WriteBytes(const std::string& path, const std::vector<uint8_t>& bytes) {
 // A line filter of `keys` keys 0..keys-1. Its probe is kSalted unless told: the probe every file
 // pinned here before kFields was written with (so their digests stay what they were).
 BlockedFilter SmallFilter(uint64_t keys, uint64_t bits = 1024, uint32_t hashes = 4,
-                          IntegerHash integers = IntegerHash::kXxh3,
-                          Probe probe = Probe::kSalted) {
+                          IntegerHash integers = IntegerHash::kXxh3, Probe probe = Probe::kSalted) {
   FilterOptions o;
   o.bits = bits;
   o.hashes = hashes;
@@ -398,7 +397,6 @@ TEST_CASE("golden: fixed keys and seed pin the filter bytes and the file bytes")
   CHECK(file_digest == 0x00da4dd9bbb44d85ull);
   CHECK(file.size() == 4096 + 512);
 }
-
 
 // Digest of the filter's bytes and of its saved file.
 template <typename Filter>

@@ -430,9 +430,9 @@ TEST_CASE("golden: fixed keys and seed pin each new layout's bytes, under each i
   // A change to a layout's probe changes these digests: that must be a deliberate format change.
   // kXxh3 named pins the probe alone; kMix (hash_id 2) and kSeededMix (hash_id 3), the default
   // (kAuto), the integer hashes on top of it. word64's
-  // are its file code 3 probe's (hash fields, bloomery/detail/word64.h); code 2's are refused on load.
-  // block256 under both probes: kSalted (layout code 1, every block256 file before kFields) and
-  // kFields (code 6, a new filter's).
+  // are its file code 3 probe's (hash fields, bloomery/detail/word64.h); code 2's are refused on
+  // load. block256 under both probes: kSalted (layout code 1, every block256 file before kFields)
+  // and kFields (code 6, a new filter's).
   struct Golden {
     Layout layout;
     Probe probe;
@@ -461,9 +461,8 @@ TEST_CASE("golden: fixed keys and seed pin each new layout's bytes, under each i
                             .hashing = {.integer_hash = g.integers}});
     for (uint64_t i = 0; i < 100; ++i) (void)f.Insert(i);
     const uint64_t digest = XXH3_64bits(f.bytes().data(), f.bytes().size());
-    MESSAGE(LayoutName(g.layout) << " " << ProbeName(g.probe) << " ("
-                                 << IntegerHashName(g.integers) << ") digest " << std::hex
-                                 << digest);
+    MESSAGE(LayoutName(g.layout) << " " << ProbeName(g.probe) << " (" << IntegerHashName(g.integers)
+                                 << ") digest " << std::hex << digest);
     CHECK(digest == g.digest);
   }
 }
@@ -486,10 +485,11 @@ TEST_CASE("EstimatedFpr: a filled filter's exact FPR of its bits, pinned per lay
     CAPTURE(LayoutName(p.layout));
     CAPTURE(p.hashes);
     // The salted probe's bits (the values were read from them); the slicing is every probe's.
-    BlockedFilter f = Make({.bits = 1 << 16,
-                            .hashes = p.hashes,
-                            .layout = p.layout,
-                            .probe = p.layout == Layout::kWord64 ? Probe::kFields : Probe::kSalted});
+    BlockedFilter f =
+        Make({.bits = 1 << 16,
+              .hashes = p.hashes,
+              .layout = p.layout,
+              .probe = p.layout == Layout::kWord64 ? Probe::kFields : Probe::kSalted});
     for (int i = 0; i < 6000; ++i) (void)f.Insert("key-" + std::to_string(i));
     MESSAGE(LayoutName(p.layout) << " k=" << p.hashes << " EstimatedFpr " << std::setprecision(17)
                                  << f.EstimatedFpr());

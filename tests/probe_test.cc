@@ -77,10 +77,10 @@ TEST_CASE("kFields: each hash bit reaches at most one of block, start and the fi
         CAPTURE(b);
         CHECK(std::popcount(owner[b]) <= 1);
         for (uint32_t part = 0; part < 10; ++part) bits_of[part] += owner[b] >> part & 1;
-        if (b < 64) CHECK((owner[b] & 1) == 0);   // the block reads hi alone
+        if (b < 64) CHECK((owner[b] & 1) == 0);    // the block reads hi alone
         if (b >= 64) CHECK((owner[b] >> 1) == 0);  // start and fields read lo alone
       }
-      CHECK(bits_of[1] == 3);                               // the start: lo's 3 lowest bits
+      CHECK(bits_of[1] == 3);                                       // the start: lo's 3 lowest bits
       for (uint32_t j = 0; j < 8; ++j) CHECK(bits_of[2 + j] == f);  // each field: f bits
       CHECK(bits_of[0] >= 20);  // the block: hi's bits, as many as the block count needs
     }
@@ -91,7 +91,8 @@ TEST_CASE("kFields: each hash bit reaches at most one of block, start and the fi
 double ChiSquared(const std::vector<uint64_t>& counts, uint64_t total) {
   const double expected = static_cast<double>(total) / static_cast<double>(counts.size());
   double chi = 0;
-  for (uint64_t c : counts) chi += (static_cast<double>(c) - expected) * (static_cast<double>(c) - expected) / expected;
+  for (uint64_t c : counts)
+    chi += (static_cast<double>(c) - expected) * (static_cast<double>(c) - expected) / expected;
   return chi;
 }
 
@@ -206,8 +207,8 @@ double CheckFpr(Layout layout, uint32_t k, Keys kind, uint64_t queries,
   const double z = (static_cast<double>(hits) - model * static_cast<double>(queries)) /
                    std::sqrt(static_cast<double>(queries) * model * (1 - model));
   MESSAGE(LayoutName(layout) << " k=" << k << " " << IntegerHashName(f.integer_hash()) << " "
-                             << KeysName(kind) << " keys: model " << model << ", exact now " << exact << ", measured "
-                             << measured << " (z " << z << ")");
+                             << KeysName(kind) << " keys: model " << model << ", exact now "
+                             << exact << ", measured " << measured << " (z " << z << ")");
   CHECK(WithinBinomialBound(hits, queries, exact, 4.5));
   CHECK(exact == doctest::Approx(model).epsilon(0.05));
   return z;

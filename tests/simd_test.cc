@@ -1,9 +1,10 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // Every SIMD target this build compiled and this CPU supports, held to the scalar reference of
-// every stored layout (bloomery/detail/stored_layouts.h, internal/stored_layout_ops.h): identical masks, identical answers, and bit-identical filter bytes,
-// for single and batch calls, in both concurrency modes, for every k the layout takes, block
-// counts that are not powers of two and batches that are not multiples of any vector width.
+// every stored layout (bloomery/detail/stored_layouts.h, internal/stored_layout_ops.h): identical
+// masks, identical answers, and bit-identical filter bytes, for single and batch calls, in both
+// concurrency modes, for every k the layout takes, block counts that are not powers of two and
+// batches that are not multiples of any vector width.
 #include "bloomery/simd.h"
 
 #include <doctest/doctest.h>

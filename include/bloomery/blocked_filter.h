@@ -87,8 +87,8 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   // already reported it present (a duplicate, or a false positive with probability ~fpr).
   // The std::string_view and uint64_t forms hash the key (BatchForms, filter.h).
   // Single keys probe inline, in AVX2 whatever this file's flags, where the CPU runs it and k <= 8
-  // (bloomery/detail/stored_layouts.h): inlined into the caller's loop where the file is built for AVX2,
-  // one direct call elsewhere. Other filters, and inserts into a concurrent line or block256
+  // (bloomery/detail/stored_layouts.h): inlined into the caller's loop where the file is built for
+  // AVX2, one direct call elsewhere. Other filters, and inserts into a concurrent line or block256
   // filter, take the SIMD kernels chosen at run time (block_kernels.h). Same answers and bits
   // either way.
   using BatchForms::Insert;

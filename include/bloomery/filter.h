@@ -137,7 +137,8 @@ template <typename Kind, typename InsertAnswer = bool>
 class BatchForms {
  public:
   // always_inline, like the kinds' own single-key calls: no out-of-line copy compiled with one
-  // file's instruction-set flags is left for another file to link (bloomery/detail/stored_layouts.h).
+  // file's instruction-set flags is left for another file to link
+  // (bloomery/detail/stored_layouts.h).
   [[gnu::always_inline]] InsertAnswer Insert(std::string_view key) noexcept {
     return self().Insert(self().hasher()(key));
   }

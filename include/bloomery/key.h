@@ -19,9 +19,9 @@
 // How the bits are used by blocked filters (docs/FORMAT.md, "Layout codes", has every code's):
 //   block  = (hi * blocks) >> 64            64-bit fastrange: uniform for any block count < 2^64
 // The fields probe (Probe::kFields, every new filter): the start slice is lo mod 8 and each
-// slice's bit a field of lo's other bits (detail/probe_common.h, SliceField), so block, start and bits
-// share no hash bit. word64's: start hi mod 8, probe i's bit the top 3 bits of byte i of lo. The
-// salted probe (files of the line and block256 written before kFields): start hi mod slices,
+// slice's bit a field of lo's other bits (detail/probe_common.h, SliceField), so block, start and
+// bits share no hash bit. word64's: start hi mod 8, probe i's bit the top 3 bits of byte i of lo.
+// The salted probe (files of the line and block256 written before kFields): start hi mod slices,
 // probe i at the top bits of ((h1 + i*h2) * salt_i) mod 2^32, h1 = lo mod 2^32, h2 = lo >> 32.
 //
 // Keys may be byte strings (std::string_view), unsigned 64-bit integers (under kXxh3, the line's

@@ -67,7 +67,8 @@ enum class Probe : uint8_t {
   // (layout codes 0 and 1). Never word64's.
   kSalted = 1,
   // Disjoint bit fields of the hash's low word, one per slice, and a start slice from its lowest
-  // bits: no multiply, no shuffle (detail/probe_common.h, SliceField). word64's only probe (code 3);
+  // bits: no multiply, no shuffle (detail/probe_common.h, SliceField). word64's only probe (code
+  // 3);
   // the line's (code 5) and block256's (code 6) for new filters. The line with k > 8 (16 slices
   // of 32 bits) probes as kSalted does under either code.
   kFields = 2,

@@ -15,9 +15,9 @@
 // an error at that point.
 //
 // BlockedFilter's single-key Insert and MayContain take an inline AVX2 probe instead of the
-// kernels (bloomery/detail/stored_layouts.h) when the target active at the filter's creation runs AVX2
-// (avx3, avx2): a filter made after forcing sse4 or scalar takes that target's kernels; one made
-// before keeps its inline probe (bit-identical, like every target).
+// kernels (bloomery/detail/stored_layouts.h) when the target active at the filter's creation runs
+// AVX2 (avx3, avx2): a filter made after forcing sse4 or scalar takes that target's kernels; one
+// made before keeps its inline probe (bit-identical, like every target).
 //
 //   if (absl::Status s = bloomery::ForceSimdTarget("sse4"); !s.ok()) return s;
 //   std::cout << bloomery::ActiveSimdTarget();  // "sse4"

@@ -134,8 +134,8 @@ HWY_INLINE void ForEachFieldVector(const KeyHash& hash, uint32_t k, const PerVec
 #endif
   for (size_t j = 0; j < 8; j += hn::Lanes(d32)) {
 #if HWY_TARGET == HWY_SCALAR
-    const auto bit = hn::Set(d32, blocked_line::SliceField(hash.lo, static_cast<uint32_t>(j),
-                                                           kFieldBits));
+    const auto bit =
+        hn::Set(d32, blocked_line::SliceField(hash.lo, static_cast<uint32_t>(j), kFieldBits));
 #else
     const auto bit = hn::ShiftRight<32 - kFieldBits>(
         hn::Shl(word, hn::Load(d32, blocked_line::kFieldShifts<kFieldBits>.lane + j)));
@@ -191,8 +191,8 @@ template <Probe kProbe>
 HWY_INLINE void MakeMask(const KeyHash& hash, uint32_t k, LineMask& mask) {
   if (k <= 8) {
     const hn::ScalableTag<uint64_t> d;
-    ForEachMaskVector64<kProbe>(hash, k,
-                        [&](size_t lane, auto words) { hn::Store(words, d, mask.word + lane); });
+    ForEachMaskVector64<kProbe>(
+        hash, k, [&](size_t lane, auto words) { hn::Store(words, d, mask.word + lane); });
   } else {
     const hn::ScalableTag<uint32_t> d;
     ForEachMaskVector32(hash, k, [&](size_t lane, auto words) {
@@ -378,7 +378,8 @@ HWY_INLINE bool SetOne(uint64_t* line, const KeyHash& hash, uint32_t k) {
 template <Probe kProbe>
 void MakeMasks(const KeyHash* hashes, size_t n, uint32_t k, uint64_t* masks) noexcept {
   for (size_t i = 0; i < n; ++i) {
-    MakeMask<kProbe>(hashes[i], k, *reinterpret_cast<LineMask*>(masks + i * internal::kWordsPerBlock));
+    MakeMask<kProbe>(hashes[i], k,
+                     *reinterpret_cast<LineMask*>(masks + i * internal::kWordsPerBlock));
   }
 }
 
@@ -451,8 +452,8 @@ size_t TestLines(const uint64_t* words, const uint64_t* blocks, const KeyHash* h
                  uint32_t k, bool concurrent, bool* results, const uint64_t* prefetch,
                  size_t prefetch_count) noexcept {
   return WithVariant(concurrent, k, [&](auto kConcurrent, auto kSlices64) {
-    return ProbeLines<false, kProbe, kConcurrent, kSlices64>(words, blocks, hashes, n, k, results, prefetch,
-                                                     prefetch_count);
+    return ProbeLines<false, kProbe, kConcurrent, kSlices64>(words, blocks, hashes, n, k, results,
+                                                             prefetch, prefetch_count);
   });
 }
 
@@ -461,8 +462,8 @@ size_t SetLines(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, 
                 uint32_t k, bool concurrent, bool* was_new, const uint64_t* prefetch,
                 size_t prefetch_count) noexcept {
   return WithVariant(concurrent, k, [&](auto kConcurrent, auto kSlices64) {
-    return ProbeLines<true, kProbe, kConcurrent, kSlices64>(words, blocks, hashes, n, k, was_new, prefetch,
-                                                    prefetch_count);
+    return ProbeLines<true, kProbe, kConcurrent, kSlices64>(words, blocks, hashes, n, k, was_new,
+                                                            prefetch, prefetch_count);
   });
 }
 
@@ -518,10 +519,10 @@ void MakeBlock256Masks(const KeyHash* hashes, size_t n, uint32_t k, uint64_t* ma
 
 // word64 ----------------------------------------------------------------------------------------
 
-// The key's word mask (bloomery/detail/word64.h): byte i of the probe fields is probe i's bit (0x80 where
-// probe i is unused), one byte-table lookup turns each into its `1 << bit` (0 for 0x80), then one
-// rotate by 8 * start bits moves probe i to its slice, byte (start + i) mod 8. The scalar target
-// has no byte table: it computes the reference's loop.
+// The key's word mask (bloomery/detail/word64.h): byte i of the probe fields is probe i's bit (0x80
+// where probe i is unused), one byte-table lookup turns each into its `1 << bit` (0 for 0x80), then
+// one rotate by 8 * start bits moves probe i to its slice, byte (start + i) mod 8. The scalar
+// target has no byte table: it computes the reference's loop.
 HWY_INLINE uint64_t Word64Mask(const KeyHash& hash, uint32_t k) {
 #if HWY_TARGET == HWY_SCALAR
   return internal::Word64MaskScalar(hash, k);
@@ -605,16 +606,16 @@ template <uint32_t kBlockWords, Probe kProbe>
 size_t TestShapeBlocks(const uint64_t* words, const uint64_t* blocks, const KeyHash* hashes,
                        size_t n, uint32_t k, bool concurrent, bool* results,
                        const uint64_t* prefetch, size_t prefetch_count) noexcept {
-  return ProbeShapeBlocks<false, kBlockWords, kProbe>(words, blocks, hashes, n, k, concurrent, results,
-                                              prefetch, prefetch_count);
+  return ProbeShapeBlocks<false, kBlockWords, kProbe>(words, blocks, hashes, n, k, concurrent,
+                                                      results, prefetch, prefetch_count);
 }
 
 template <uint32_t kBlockWords, Probe kProbe>
 size_t SetShapeBlocks(uint64_t* words, const uint64_t* blocks, const KeyHash* hashes, size_t n,
                       uint32_t k, bool concurrent, bool* was_new, const uint64_t* prefetch,
                       size_t prefetch_count) noexcept {
-  return ProbeShapeBlocks<true, kBlockWords, kProbe>(words, blocks, hashes, n, k, concurrent, was_new,
-                                             prefetch, prefetch_count);
+  return ProbeShapeBlocks<true, kBlockWords, kProbe>(words, blocks, hashes, n, k, concurrent,
+                                                     was_new, prefetch, prefetch_count);
 }
 
 }  // namespace bloomery::simd::HWY_NAMESPACE

@@ -41,11 +41,12 @@ constexpr ShapeKernels BlockKernelsOf(decltype(ShapeKernels::make_masks) make_ma
 }
 
 // kBlockLayouts' order (layout.h), which the table below follows.
-static_assert(kBlockLayouts[0].layout == Layout::kLine512 && kBlockLayouts[0].probe == Probe::kSalted &&
-              kBlockLayouts[1].layout == Layout::kBlock256 && kBlockLayouts[1].probe == Probe::kSalted &&
-              kBlockLayouts[2].layout == Layout::kWord64 && kBlockLayouts[3].layout == Layout::kLine512 &&
-              kBlockLayouts[3].probe == Probe::kFields && kBlockLayouts[4].layout == Layout::kBlock256 &&
-              kBlockLayouts[4].probe == Probe::kFields && std::size(kBlockLayouts) == 5);
+static_assert(
+    kBlockLayouts[0].layout == Layout::kLine512 && kBlockLayouts[0].probe == Probe::kSalted &&
+    kBlockLayouts[1].layout == Layout::kBlock256 && kBlockLayouts[1].probe == Probe::kSalted &&
+    kBlockLayouts[2].layout == Layout::kWord64 && kBlockLayouts[3].layout == Layout::kLine512 &&
+    kBlockLayouts[3].probe == Probe::kFields && kBlockLayouts[4].layout == Layout::kBlock256 &&
+    kBlockLayouts[4].probe == Probe::kFields && std::size(kBlockLayouts) == 5);
 
 const BlockKernels* GetKernels() {
   static constexpr BlockKernels kKernels = {

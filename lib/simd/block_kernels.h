@@ -83,7 +83,6 @@ struct BlockKernels {
   [[nodiscard]] bool runs_avx2() const noexcept { return name == "avx2" || name == "avx3"; }
 };
 
-
 // The kernels of every compiled target this CPU supports, best first.
 [[nodiscard]] std::span<const BlockKernels* const> SupportedKernels() noexcept;
 

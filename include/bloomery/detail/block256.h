@@ -56,7 +56,6 @@ using Block256Mask = BlockMask<kWordsPerBlock256>;
   return mask;
 }
 
-
 #if BLOOMERY_INLINE_PROBE
 
 namespace detail {

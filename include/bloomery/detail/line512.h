@@ -50,19 +50,17 @@ inline void MakeMaskScalar(const KeyHash& hash, uint32_t hashes, BlockMask<8>& m
 // SliceField(lo, j, 6) when the key's start slice, FieldsStart(lo), puts a probe there
 // ((j - start) mod 8 < k); probe_common.h says which hash bits each uses. For k > 8 (16 slices of
 // 32 bits) the line probes as MakeMaskScalar does under either code.
-inline void MakeFieldsMaskScalar(const KeyHash& hash, uint32_t hashes, BlockMask<8>& mask) noexcept {
+inline void MakeFieldsMaskScalar(const KeyHash& hash, uint32_t hashes,
+                                 BlockMask<8>& mask) noexcept {
   if (hashes > 8) {
     MakeMaskScalar(hash, hashes, mask);
     return;
   }
   const uint32_t start = FieldsStart(hash.lo);
   for (uint32_t j = 0; j < 8; ++j) {
-    mask.word[j] = ((j - start) & 7) < hashes
-                       ? uint64_t{1} << SliceField(hash.lo, j, 6)
-                       : 0;
+    mask.word[j] = ((j - start) & 7) < hashes ? uint64_t{1} << SliceField(hash.lo, j, 6) : 0;
   }
 }
-
 
 #if BLOOMERY_INLINE_PROBE
 

@@ -30,7 +30,6 @@
 
 namespace bloomery::blocked_line::detail {
 
-
 // Lane i: kProbeSalt[i], and i * kProbeSalt[i] mod 2^32. Probe i's salted value
 // (h1 + i*h2) * salt_i equals h1 * salt_i + h2 * (i * salt_i) mod 2^32, so its two vector
 // multiplies are independent rather than chained: the probe's latency is one vpmulld's (~10
@@ -92,11 +91,12 @@ template <uint32_t kFieldBits>
     const KeyHash& hash, const UnusedProbes& unused) noexcept {
   const __m256i word = _mm256_set1_epi64x(static_cast<long long>(hash.lo));
   const __m256i fields = _mm256_srli_epi32(
-      _mm256_sllv_epi32(word, _mm256_load_si256(reinterpret_cast<const __m256i*>(
-                                  kFieldShifts<kFieldBits>.lane))),
+      _mm256_sllv_epi32(
+          word, _mm256_load_si256(reinterpret_cast<const __m256i*>(kFieldShifts<kFieldBits>.lane))),
       32 - kFieldBits);
-  return _mm256_or_si256(fields, _mm256_load_si256(reinterpret_cast<const __m256i*>(
-                                     unused.by_start[FieldsStart(hash.lo)])));
+  return _mm256_or_si256(
+      fields,
+      _mm256_load_si256(reinterpret_cast<const __m256i*>(unused.by_start[FieldsStart(hash.lo)])));
 }
 
 // The shift of each slice's bit for k <= 8 under kProbe, lane j for slice j: 26 and 6-bit fields

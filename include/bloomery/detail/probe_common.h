@@ -49,8 +49,8 @@ inline constexpr uint32_t kProbeSalt[16] = {0xE220A839u, 0x6E789E6Bu, 0x06C45D19
 // seen as 8 u32 lanes: a, b, a, b, ...): one row per field width, for vpsllvd.
 template <uint32_t kFieldBits>
 struct alignas(32) FieldShiftRow {
-  uint32_t lane[8] = {0, 0, kFieldBits, kFieldBits, 2 * kFieldBits, 2 * kFieldBits,
-                      3 * kFieldBits, 3 * kFieldBits};
+  uint32_t lane[8] = {
+      0, 0, kFieldBits, kFieldBits, 2 * kFieldBits, 2 * kFieldBits, 3 * kFieldBits, 3 * kFieldBits};
 };
 template <uint32_t kFieldBits>
 inline constexpr FieldShiftRow<kFieldBits> kFieldShifts{};

@@ -91,8 +91,8 @@ template <uint32_t kIndex>
 // Single writer, or word64 in either mode (`concurrent`: its one fetch_or).
 template <uint32_t kIndex>
 [[gnu::target("avx2")]] static inline bool SetInline(uint64_t* block, const KeyHash& hash,
-                                                    const UnusedProbes& unused,
-                                                    bool concurrent) noexcept {
+                                                     const UnusedProbes& unused,
+                                                     bool concurrent) noexcept {
   constexpr BlockLayout kStored = kBlockLayouts[kIndex];
   if constexpr (kStored.layout == Layout::kLine512) {
     return Set64<kStored.probe>(block, hash, unused);

@@ -40,7 +40,6 @@ namespace bloomery::blocked_line {
 alignas(16) inline constexpr uint8_t kWord64BitTable[16] = {1, 2, 4, 8, 16, 32, 64, 128,
                                                             1, 2, 4, 8, 16, 32, 64, 128};
 
-
 // The key's k bits in its word.
 [[nodiscard]] inline uint64_t Word64MaskScalar(const KeyHash& hash, uint32_t hashes) noexcept {
   const auto start = static_cast<uint32_t>(hash.hi);
@@ -51,7 +50,6 @@ alignas(16) inline constexpr uint8_t kWord64BitTable[16] = {1, 2, 4, 8, 16, 32, 
   }
   return mask;
 }
-
 
 #if BLOOMERY_INLINE_PROBE
 
