@@ -944,24 +944,24 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("golden: a filter hashing integers by MixKey pins its bytes and file") {
-  // Keys 0..99 under kMix: a change to MixKey changes these, and files saved with hash_id 2
-  // would stop finding their keys.
+TEST_CASE("golden: filters hashing integers by MixKey and SeededMixKey pin their bytes and files") {
+  // Keys 0..99 under kMix (hash_id 2) and kSeededMix (hash_id 3): a change to MixKey, SeededMixKey
+  // or PremixSeed changes these, and files saved with those hash_ids would stop finding their keys.
+  struct Golden {
+    IntegerHash integers;
+    uint64_t bytes;
+    uint64_t file;
+  };
   TempDir dir;
-  const auto [bytes, file] = Digests(SmallFilter(100, 4096, 6, IntegerHash::kMix), dir);
-  MESSAGE("filter digest " << std::hex << bytes << ", file digest " << file);
-  CHECK(bytes == 0x4031fa3e950e55b1ull);
-  CHECK(file == 0x400cd6e6679791f5ull);
-}
-
-TEST_CASE("golden: a filter hashing integers by SeededMixKey pins its bytes and file") {
-  // Keys 0..99 under kSeededMix: a change to SeededMixKey or PremixSeed changes these, and files
-  // saved with hash_id 3 would stop finding their keys.
-  TempDir dir;
-  const auto [bytes, file] = Digests(SmallFilter(100, 4096, 6, IntegerHash::kSeededMix), dir);
-  MESSAGE("filter digest " << std::hex << bytes << ", file digest " << file);
-  CHECK(bytes == 0x8548da80c5fb533aull);
-  CHECK(file == 0xff57864137bcbe37ull);
+  for (const Golden& g :
+       {Golden{IntegerHash::kMix, 0x4031fa3e950e55b1ull, 0x400cd6e6679791f5ull},
+        Golden{IntegerHash::kSeededMix, 0x8548da80c5fb533aull, 0xff57864137bcbe37ull}}) {
+    CAPTURE(IntegerHashName(g.integers));
+    const auto [bytes, file] = Digests(SmallFilter(100, 4096, 6, g.integers), dir);
+    MESSAGE("filter digest " << std::hex << bytes << ", file digest " << file);
+    CHECK(bytes == g.bytes);
+    CHECK(file == g.file);
+  }
 }
 
 TEST_CASE("a header claiming a huge table is checked in bounded memory, before any allocation") {

@@ -57,19 +57,20 @@ TEST_CASE("an integer key hashes as its 8 little-endian bytes") {
   for (size_t i = 0; i < keys.size(); ++i) CHECK(out[i] == HashKey(keys[i], 7));
 }
 
-// MixKey's definition with 32-bit limbs (no __int128).
+// The high and low 64 bits of x * c, xored, with 32-bit limbs (no __int128).
+uint64_t FoldedProductReference(uint64_t x, uint64_t c) {
+  const uint64_t x0 = x & 0xFFFFFFFFu, x1 = x >> 32, c0 = c & 0xFFFFFFFFu, c1 = c >> 32;
+  const uint64_t p00 = x0 * c0, p01 = x0 * c1, p10 = x1 * c0, p11 = x1 * c1;
+  const uint64_t middle = (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
+  const uint64_t high = p11 + (p01 >> 32) + (p10 >> 32) + (middle >> 32);
+  const uint64_t low = (middle << 32) | (p00 & 0xFFFFFFFFu);
+  return high ^ low;
+}
+
+// MixKey's definition.
 KeyHash MixReference(uint64_t key, uint64_t seed) {
-  // The high and low 64 bits of x * c, xored.
-  auto folded_product = [](uint64_t x, uint64_t c) {
-    const uint64_t x0 = x & 0xFFFFFFFFu, x1 = x >> 32, c0 = c & 0xFFFFFFFFu, c1 = c >> 32;
-    const uint64_t p00 = x0 * c0, p01 = x0 * c1, p10 = x1 * c0, p11 = x1 * c1;
-    const uint64_t middle = (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
-    const uint64_t high = p11 + (p01 >> 32) + (p10 >> 32) + (middle >> 32);
-    const uint64_t low = (middle << 32) | (p00 & 0xFFFFFFFFu);
-    return high ^ low;
-  };
-  const uint64_t lo = folded_product(key ^ seed, 0x9E3779B97F4A7C15ull);
-  return KeyHash{lo, folded_product(lo, 0xD6E8FEB86659FD93ull)};
+  const uint64_t lo = FoldedProductReference(key ^ seed, 0x9E3779B97F4A7C15ull);
+  return KeyHash{lo, FoldedProductReference(lo, 0xD6E8FEB86659FD93ull)};
 }
 
 TEST_CASE("MixKey is its definition, and its values are part of the file format") {
@@ -97,12 +98,8 @@ KeyHash SeededMixReference(uint64_t key, uint64_t seed) {
   testing::SplitMix64 premix(seed);
   const uint64_t offset = premix.Next();
   const uint64_t multiplier = premix.Next() | 1;
-  auto folded_product = [](uint64_t x, uint64_t c) {
-    const unsigned __int128 m = static_cast<unsigned __int128>(x) * c;
-    return static_cast<uint64_t>(m >> 64) ^ static_cast<uint64_t>(m);
-  };
-  const uint64_t lo = folded_product(key ^ offset, multiplier);
-  return KeyHash{lo, folded_product(lo, 0xD6E8FEB86659FD93ull)};
+  const uint64_t lo = FoldedProductReference(key ^ offset, multiplier);
+  return KeyHash{lo, FoldedProductReference(lo, 0xD6E8FEB86659FD93ull)};
 }
 
 TEST_CASE("SeededMixKey is its definition, and its values are part of the file format") {
