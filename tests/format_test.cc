@@ -466,7 +466,8 @@ TEST_CASE("golden: every other kind's bytes and file are pinned too") {
 }
 
 TEST_CASE("golden: the line's kFields probe (layout code 5) pins its bytes and file") {
-  // What a new line filter writes: a change to the fields probe (blocked_line.h) changes these.
+  // What a new line filter writes: a change to the fields probe (bloomery/detail/probe_common.h)
+  // changes these.
   TempDir dir;
   const BlockedFilter f = SmallFilter(100, 4096, 6, IntegerHash::kXxh3, Probe::kFields);
   CHECK(f.probe() == Probe::kFields);

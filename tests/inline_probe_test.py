@@ -3,7 +3,7 @@
 """The filters' single-key calls leave no code of their own for another file to link.
 
 BlockedFilter's Insert and MayContain probe inline in AVX2 whatever the includer's flags
-(bloomery/blocked_probe.h). That is safe only if a file built with wider flags (x86-64-v3, v4)
+(bloomery/detail/stored_layouts.h). That is safe only if a file built with wider flags (x86-64-v3, v4)
 exports nothing another file may call instead of its own copy: an out-of-line inline function
 (a weak symbol) compiled there would run AVX-512 code on a CPU without it. So this compiles one
 file calling every kind's single-key forms (integer, string and KeyHash keys; Insert and

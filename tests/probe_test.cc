@@ -1,9 +1,10 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The kFields probe (layout.h, blocked_line.h) held to what it claims: the bits that choose the
-// block, the start slice and each slice's field are disjoint and uniform at every block count a
-// filter can have (2^20 .. 2^40 blocks), and the FPR measured over absent keys sits on plan.h's
-// exact model for every shape and k, for random and sequential integers and for strings.
+// The kFields probe (layout.h, bloomery/detail/probe_common.h) held to what it claims: the bits
+// that choose the block, the start slice and each slice's field are disjoint and uniform at every
+// block count a filter can have (2^20 .. 2^40 blocks), and the FPR measured over absent keys sits
+// on plan.h's exact model for every shape and k, for random and sequential integers and for
+// strings.
 //
 // BLOOMERY_FPR_PROBES sets the absent keys per configuration (default 2,000,000; the figures in
 // docs/FORMAT.md used 10^8: BLOOMERY_FPR_PROBES=100000000 build/tests/probe_test).

@@ -208,8 +208,8 @@ TEST_CASE("every target tests and sets lines like the reference, in both modes")
 }
 
 #if defined(__AVX2__)
-// Only in the build for x86-64-v3 (simd_test_v3): the probe of bloomery/blocked_probe.h, called
-// directly.
+// Only in the build for x86-64-v3 (simd_test_v3): the probe of bloomery/detail/stored_layouts.h,
+// called directly.
 TEST_CASE("the inline single-key probe (k <= 8) tests and sets lines like the reference") {
   const std::vector<KeyHash> hashes = TestHashes(2000);
   SplitMix64 rng(8);
@@ -260,8 +260,8 @@ TEST_CASE("every stored layout's inline probe tests and sets blocks like the ref
 }
 #endif
 
-// The filter's single-key calls (the inline probe of bloomery/blocked_probe.h where this CPU runs
-// AVX2); in the build for x86-64-v3 (simd_test_v3) two of every three go through
+// The filter's single-key calls (the inline probe of bloomery/detail/stored_layouts.h where this
+// CPU runs AVX2); in the build for x86-64-v3 (simd_test_v3) two of every three go through
 // bloomery/blocked_filter_avx2.h instead (a Prober, the Prober of the filter's shape and integer
 // hash from VisitProber), so every path is held to the reference.
 template <typename Key>

@@ -63,8 +63,8 @@ struct FileHeader {
   uint64_t param1 = 0;
   uint64_t param2 = 0;
   uint64_t param3 = 0;
-  // The blocked shape's file code (layout.h BlockShape::file_code): 0, the line, for every kind
-  // without layouts and for every file written before layouts.
+  // The blocked layout's file code (layout.h, kBlockLayouts: shape and probe): 0, the line, for
+  // every kind without layouts and for every file written before layouts.
   uint32_t layout = 0;
   std::vector<StageInfo> stages;
   uint32_t chunk_shift = kDefaultChunkShift;

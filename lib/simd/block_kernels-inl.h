@@ -117,11 +117,11 @@ HWY_INLINE void ForEachProbeVector(D32 d32, const KeyHash& hash, uint32_t k,
 // The vectors of 8 u32 lanes the 8-slice probes compute in (one on AVX2 and AVX-512).
 using D8x32 = hn::CappedTag<uint32_t, 8>;
 
-// Probe::kFields (blocked_line.h): calls per_vector(j, bit, one) for each vector of D8x32's lanes
-// over a key's 8 slices, lane j for slice j: `bit` its kFieldBits-bit field (lo broadcast, seen as
-// u32 lanes a, b, a, b, ..., shifted left by kFieldShifts and right by 32 - kFieldBits), `one` 1
-// where the key's start puts a probe in slice j, else 0. The scalar target computes each lane's
-// field as the reference does.
+// Probe::kFields (bloomery/detail/probe_common.h): calls per_vector(j, bit, one) for each vector
+// of D8x32's lanes over a key's 8 slices, lane j for slice j: `bit` its kFieldBits-bit field (lo
+// broadcast, seen as u32 lanes a, b, a, b, ..., shifted left by kFieldShifts and right by
+// 32 - kFieldBits), `one` 1 where the key's start puts a probe in slice j, else 0. The scalar
+// target computes each lane's field as the reference does.
 template <uint32_t kFieldBits, class PerVector>
 HWY_INLINE void ForEachFieldVector(const KeyHash& hash, uint32_t k, const PerVector& per_vector) {
   const D8x32 d32;

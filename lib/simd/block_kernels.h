@@ -79,7 +79,7 @@ struct BlockKernels {
 
   [[nodiscard]] const ShapeKernels& line() const noexcept { return shapes[0]; }
   // Whether the target runs AVX2 (avx2, avx3): where it is active when a BlockedFilter is made,
-  // that filter's single-key calls take the inline AVX2 probe (bloomery/blocked_probe.h).
+  // that filter's single-key calls take the inline AVX2 probe (bloomery/detail/stored_layouts.h).
   [[nodiscard]] bool runs_avx2() const noexcept { return name == "avx2" || name == "avx3"; }
 };
 

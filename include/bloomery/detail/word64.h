@@ -55,7 +55,7 @@ alignas(16) inline constexpr uint8_t kWord64BitTable[16] = {1, 2, 4, 8, 16, 32, 
 
 namespace detail {
 
-// A word64 key's mask (word64_layout.h): byte i of the probe fields holds probe i's bit (0x80
+// A word64 key's mask (this file): byte i of the probe fields holds probe i's bit (0x80
 // where probe i is unused), one byte-table lookup turns each into its `1 << bit` (0 for 0x80),
 // then one rotate by 8 * start bits moves probe i to its slice, byte (start + i) mod 8.
 [[nodiscard, BLOOMERY_AVX2_PROBE]] inline uint64_t Word64Mask(const KeyHash& hash,
