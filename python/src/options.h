@@ -36,7 +36,9 @@ inline std::optional<Layout> ParseLayoutArg(const std::optional<std::string>& na
   if (!layout || (*layout == Layout::kPartitioned && !partitioned)) {
     std::string message = "layout must be ";
     if (partitioned) message += "'partitioned', ";
-    for (const BlockShape& shape : kBlockShapes) message += "'" + std::string(shape.name) + "', ";
+    // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on literal + string.
+    for (const BlockShape& shape : kBlockShapes)
+      message.append("'").append(shape.name).append("', ");
     message.resize(message.size() - 2);  // the last ", ": "or 'auto'" ends the list
     throw py::value_error(message + " or 'auto', got '" + *name + "'");
   }
