@@ -15,32 +15,44 @@
 #include "bloomery/layout.h"
 #include "internal/block_layout.h"
 #include "internal/filter_ops.h"
+#include "internal/line_ops.h"
 
 namespace bloomery::internal {
+
+// `op` (SetBlockScalar or TestBlockScalar, line_ops.h) on `block` with the key's mask, as the
+// BlockMask of the stored layout's words (8 the line, 4 block256, 1 word64).
+template <class Op>
+inline bool WithReferenceMask(uint32_t index, const KeyHash& hash, uint32_t hashes,
+                              const Op& op) noexcept {
+  LineMask mask{};
+  blocked_line::ReferenceMask(index, hash, hashes, mask.word);
+  switch (FindBlockShape(kBlockLayouts[index].layout)->block_bits / 64) {
+    case 8:
+      return op(mask);
+    case 4:
+      return op(BlockMask<4>{{mask.word[0], mask.word[1], mask.word[2], mask.word[3]}});
+    default:
+      return op(BlockMask<1>{{mask.word[0]}});
+  }
+}
 
 // Sets the key's bits in `block` (a block of kBlockLayouts[index]); whether one was 0 before (in
 // concurrent mode, only words whose bits are missing are written: SetBits; a word64 key is one
 // word, so exactly one racing inserter of a new key is told "new").
 inline bool ReferenceSetScalar(uint32_t index, uint64_t* block, const KeyHash& hash,
                                uint32_t hashes, bool concurrent) noexcept {
-  LineMask mask{};
-  blocked_line::ReferenceMask(index, hash, hashes, mask.word);
-  const uint32_t words = FindBlockShape(kBlockLayouts[index].layout)->block_bits / 64;
-  uint64_t missing = 0;
-  for (uint32_t j = 0; j < words; ++j) missing |= SetBits(block + j, mask.word[j], concurrent);
-  return missing != 0;
+  return WithReferenceMask(index, hash, hashes, [&](const auto& mask) {
+    return SetBlockScalar(block, mask, concurrent);
+  });
 }
 
 // Whether every bit of the key is set in `block` (a block of kBlockLayouts[index]).
 [[nodiscard]] inline bool ReferenceTestScalar(uint32_t index, const uint64_t* block,
                                               const KeyHash& hash, uint32_t hashes,
                                               bool concurrent) noexcept {
-  LineMask mask{};
-  blocked_line::ReferenceMask(index, hash, hashes, mask.word);
-  const uint32_t words = FindBlockShape(kBlockLayouts[index].layout)->block_bits / 64;
-  uint64_t missing = 0;
-  for (uint32_t j = 0; j < words; ++j) missing |= mask.word[j] & ~LoadWord(block + j, concurrent);
-  return missing == 0;
+  return WithReferenceMask(index, hash, hashes, [&](const auto& mask) {
+    return TestBlockScalar(block, mask, concurrent);
+  });
 }
 
 }  // namespace bloomery::internal
