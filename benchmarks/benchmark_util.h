@@ -142,7 +142,7 @@ inline void FillSequential(uint64_t first, std::span<uint64_t> out) {
 // A filter for n keys holding keys 0 .. n-1, built once (per integer hash, concurrency mode and
 // layout); single-writer unless `concurrent`.
 inline const BlockedFilter& FilledFilter(uint64_t n, IntegerHash integers = IntegerHash::kXxh3,
-                                         bool concurrent = false, Layout layout = Layout::kBlocked,
+                                         bool concurrent = false, Layout layout = Layout::kLine512,
                                          Probe probe = Probe::kLatest) {
   const uint64_t id =
       n | uint64_t{static_cast<uint32_t>(integers)} << 60 | (concurrent ? uint64_t{1} << 62 : 0) |

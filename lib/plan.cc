@@ -24,7 +24,7 @@ namespace {
 // PartitionedFpr. The planner sizes in whole units: a block, or (partitioned) one more cell in
 // each of the k slices.
 struct SlicedModel {
-  Layout layout = Layout::kBlocked;
+  Layout layout = Layout::kLine512;
   uint32_t cell_bits = 1;
 
   [[nodiscard]] uint32_t block_bits() const {
@@ -197,12 +197,12 @@ double BlockedFprAtLoad(double load, uint32_t hashes) {
 }
 
 double BlockedFpr(double keys, uint64_t blocks, uint32_t hashes) {
-  return SlicedModel{Layout::kBlocked, 1}.LineFpr(keys, blocks, hashes);
+  return SlicedModel{Layout::kLine512, 1}.LineFpr(keys, blocks, hashes);
 }
 
 double CountingFpr(double keys, uint64_t blocks, uint32_t hashes, uint32_t counter_bits) {
   if (!ValidCounterBits(counter_bits)) return 1.0;
-  return SlicedModel{Layout::kBlocked, counter_bits}.LineFpr(keys, blocks, hashes);
+  return SlicedModel{Layout::kLine512, counter_bits}.LineFpr(keys, blocks, hashes);
 }
 
 double OptimalHashes(double bits_per_key) { return bits_per_key * std::numbers::ln2; }
@@ -350,7 +350,7 @@ absl::StatusOr<CountingPlan> PlanCountingFilter(const CountingOptions& options) 
     return absl::InvalidArgumentError(
         absl::StrFormat("counter_bits must be 4 or 8, got %d", options.counter_bits));
   }
-  const SlicedModel model{Layout::kBlocked, options.counter_bits};
+  const SlicedModel model{Layout::kLine512, options.counter_bits};
   const Sizing sizing{options.capacity, options.fpr, options.bits, options.hashes};
   if (absl::Status s = CheckSizing(sizing, model.max_hashes()); !s.ok()) return s;
   absl::StatusOr<Geometry> g = Size(model, sizing);

@@ -156,7 +156,7 @@ TEST_CASE("intersect --save-filter, then --filter F B, answers the same") {
 TEST_CASE("intersect --fpr and --layout size the filter as the planner does") {
   const Case c = MakeCase("fpr", 6000, 100);
   for (const char* fpr : {"0.01", "1e-4"}) {
-    for (const Layout layout : {Layout::kBlocked, Layout::kBlock256, Layout::kWord64}) {
+    for (const Layout layout : {Layout::kLine512, Layout::kBlock256, Layout::kWord64}) {
       const std::string name(LayoutName(layout));
       CAPTURE(fpr);
       CAPTURE(name);

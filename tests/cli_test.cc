@@ -201,7 +201,7 @@ TEST_CASE("plan --json reports what the library's planner says, for both layouts
   CHECK(json["capacity"].U64() == 1'000'000);
   CHECK(json["target_fpr"].Num() == doctest::Approx(0.01));
   for (const auto& [name, layout] :
-       {std::pair{"blocked", Layout::kBlocked}, std::pair{"partitioned", Layout::kPartitioned}}) {
+       {std::pair{"blocked", Layout::kLine512}, std::pair{"partitioned", Layout::kPartitioned}}) {
     CAPTURE(name);
     // Each row is what Create makes: blocks or slices that halve (FoldablePlan).
     absl::StatusOr<Plan> plan = PlanFor(1'000'000, 0.01, layout);
@@ -255,7 +255,7 @@ TEST_CASE("plan --bits 2^30 --hashes 6 describes that geometry at a capacity") {
   RunResult r = Run({"plan", "--bits", "2^30", "--hashes", "6", "--capacity", "1e8", "--json"});
   REQUIRE(r.exit_code == 0);
   const Json json = ParseJson(r.out);
-  absl::StatusOr<Plan> blocked = PlanForSize(uint64_t{1} << 30, 6, 100'000'000, Layout::kBlocked);
+  absl::StatusOr<Plan> blocked = PlanForSize(uint64_t{1} << 30, 6, 100'000'000, Layout::kLine512);
   REQUIRE(blocked.ok());
   CHECK(json["blocked"]["bits"].U64() == uint64_t{1} << 30);
   CHECK(json["blocked"]["hashes"].U64() == 6);
@@ -382,7 +382,7 @@ void CheckTableRun(const std::vector<std::string>& flags, const std::string& nam
 }
 
 TEST_CASE("table --json: blocked filters measured, and the measurements agree with the formula") {
-  CheckTableRun({}, "blocked", Layout::kBlocked, 20'000);
+  CheckTableRun({}, "blocked", Layout::kLine512, 20'000);
 }
 
 TEST_CASE("table --layout classic measures real ClassicFilters, in JSON, text and SVG") {
@@ -457,7 +457,7 @@ TEST_CASE("bench --json reports every operation, both floors and an FPR that mat
   REQUIRE(json["sizes"].items.size() == 1);
   const Json& size = json["sizes"][0];
   CHECK(size["keys"].U64() == 10'000);
-  absl::StatusOr<Plan> plan = PlanForSize(100'000, 0, 10'000, Layout::kBlocked);
+  absl::StatusOr<Plan> plan = PlanForSize(100'000, 0, 10'000, Layout::kLine512);
   REQUIRE(plan.ok());
   CHECK(size["bits"].U64() == plan->bits);
   CHECK(size["hashes"].U64() == plan->hashes);

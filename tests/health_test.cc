@@ -118,7 +118,7 @@ FilterOptions Blocked(uint64_t capacity, Layout layout) {
 }
 
 TEST_CASE("blocked: Health's count and FPR in every layout, read whole and sampled") {
-  for (const Layout layout : {Layout::kBlocked, Layout::kBlock256, Layout::kWord64}) {
+  for (const Layout layout : {Layout::kLine512, Layout::kBlock256, Layout::kWord64}) {
     for (const uint64_t capacity : {kSmall, kLarge}) {
       const bool sampled = capacity == kLarge;
       CheckAccuracy<BlockedFilter>(
@@ -132,7 +132,7 @@ TEST_CASE("blocked: Health's count and FPR in every layout, read whole and sampl
 
 TEST_CASE("blocked: Health's count and FPR on a 64 MiB filter" * doctest::test_suite("slow")) {
   constexpr uint64_t kCapacity = 55'000'000;  // 64 MiB of lines at 1%
-  for (const Layout layout : {Layout::kBlocked, Layout::kWord64}) {
+  for (const Layout layout : {Layout::kLine512, Layout::kWord64}) {
     CheckAccuracy<BlockedFilter>(
         std::string("blocked ") + std::string(LayoutName(layout)) + " 64 MiB", kCapacity, true,
         [&] {
@@ -207,7 +207,7 @@ void FillWindow(const FakeClock& clock, WindowedFilter& f, uint64_t n) {
 }
 
 TEST_CASE("windowed: Health's count and FPR over the live window, read whole and sampled") {
-  for (const Layout layout : {Layout::kBlocked, Layout::kWord64}) {
+  for (const Layout layout : {Layout::kLine512, Layout::kWord64}) {
     for (const uint64_t capacity : {kSmall, kLarge}) {
       FakeClock clock;
       CheckAccuracy<WindowedFilter>(
@@ -263,7 +263,7 @@ const std::vector<HealthState> kOkNearOver = {HealthState::kOk, HealthState::kNe
                                               HealthState::kOverLimit};
 
 TEST_CASE("state: ok, then near, then over as a filter fills past capacity") {
-  for (const Layout layout : {Layout::kBlocked, Layout::kBlock256, Layout::kWord64}) {
+  for (const Layout layout : {Layout::kLine512, Layout::kBlock256, Layout::kWord64}) {
     CAPTURE(LayoutName(layout));
     CHECK(StatesWhileFilling<BlockedFilter>(
               [&] { return MakeOrFail<BlockedFilter>(Blocked(kSmall, layout)); },
@@ -282,7 +282,7 @@ TEST_CASE("state: ok, then near, then over as a filter fills past capacity") {
   CHECK(StatesWhileFilling<WindowedFilter>(
             [&] {
               clock.now->store(0);
-              return MakeOrFail<WindowedFilter>(TimeWindow(clock, kSmall, Layout::kBlocked));
+              return MakeOrFail<WindowedFilter>(TimeWindow(clock, kSmall, Layout::kLine512));
             },
             [&](WindowedFilter& f, uint64_t n) { FillWindow(clock, f, n); }) == kOkNearOver);
 }
@@ -338,7 +338,7 @@ TEST_CASE("state: a non-scaling chain filled to exactly its capacity is near_lim
 
 TEST_CASE("state: a key-count window is ok however many keys pass through it") {
   auto f = MakeOrFail<WindowedFilter>(
-      WindowedOptions{.capacity = kSmall, .fpr = kFpr, .layout = Layout::kBlocked});
+      WindowedOptions{.capacity = kSmall, .fpr = kFpr, .layout = Layout::kLine512});
   for (uint64_t round = 1; round <= 3; ++round) {
     InsertRange(f, (round - 1) * kSmall, round * kSmall);
     const FilterHealth h = f.Health();
@@ -348,7 +348,7 @@ TEST_CASE("state: a key-count window is ok however many keys pass through it") {
   }
   // A union of two windows of other keys holds twice a window's keys in each generation.
   auto other = MakeOrFail<WindowedFilter>(
-      WindowedOptions{.capacity = kSmall, .fpr = kFpr, .layout = Layout::kBlocked});
+      WindowedOptions{.capacity = kSmall, .fpr = kFpr, .layout = Layout::kLine512});
   InsertRange(other, uint64_t{1} << 40, (uint64_t{1} << 40) + 3 * kSmall);
   REQUIRE(f.UnionWith(other).ok());
   CHECK(f.Health().state == HealthState::kOverLimit);

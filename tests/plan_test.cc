@@ -248,7 +248,7 @@ TEST_CASE("blocked layout at 10 bits/key: k = 6 predicts ~0.973%, above the clas
 TEST_CASE("planner: predicted FPR <= requested, and one unit less would break the promise") {
   for (double n : {1.0, 7.0, 1000.0, 1e6, 1e8, 1e10}) {
     for (double p = 0.5; p >= 1e-7; p /= 3.7) {
-      for (Layout layout : {Layout::kBlocked, Layout::kPartitioned}) {
+      for (Layout layout : {Layout::kLine512, Layout::kPartitioned}) {
         CAPTURE(n);
         CAPTURE(p);
         absl::StatusOr<Plan> plan = PlanFor(static_cast<uint64_t>(n), p, layout);
@@ -257,11 +257,11 @@ TEST_CASE("planner: predicted FPR <= requested, and one unit less would break th
         CHECK(plan->expected_fpr == PredictedFpr(layout, n, plan->bits, plan->hashes));
         CHECK(plan->hashes >= kMinHashes);
         CHECK(plan->hashes <= kMaxHashes);
-        const uint64_t unit = layout == Layout::kBlocked ? kBlockBits : plan->hashes;
+        const uint64_t unit = layout == Layout::kLine512 ? kBlockBits : plan->hashes;
         if (plan->bits > unit) {
           CHECK(PredictedFpr(layout, n, plan->bits - unit, plan->hashes) > p);
         }
-        if (layout == Layout::kBlocked) CHECK(plan->bits % kBlockBits == 0);
+        if (layout == Layout::kLine512) CHECK(plan->bits % kBlockBits == 0);
       }
     }
   }
@@ -270,14 +270,14 @@ TEST_CASE("planner: predicted FPR <= requested, and one unit less would break th
 TEST_CASE("planner: the promise holds at 1e-12 .. 1e-20 too, with no FPR of 0") {
   for (double n : {1.0, 1000.0, 1e6, 1e9}) {
     for (double p : {1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-18, 1e-20}) {
-      for (Layout layout : {Layout::kBlocked, Layout::kPartitioned}) {
+      for (Layout layout : {Layout::kLine512, Layout::kPartitioned}) {
         CAPTURE(n);
         CAPTURE(p);
         absl::StatusOr<Plan> plan = PlanFor(static_cast<uint64_t>(n), p, layout);
         REQUIRE(plan.ok());
         CHECK(plan->expected_fpr > 0);
         CHECK(plan->expected_fpr <= p);
-        const uint64_t unit = layout == Layout::kBlocked ? kBlockBits : plan->hashes;
+        const uint64_t unit = layout == Layout::kLine512 ? kBlockBits : plan->hashes;
         if (plan->bits > unit) {
           CHECK(PredictedFpr(layout, n, plan->bits - unit, plan->hashes) > p);
         }
@@ -302,7 +302,7 @@ TEST_CASE("planner: the chosen k needs no more bits than any other k") {
   absl::StatusOr<Plan> chosen = PlanFor(5'000'000, 1e-4);
   REQUIRE(chosen.ok());
   for (uint32_t k = kMinHashes; k <= kMaxHashes; ++k) {
-    absl::StatusOr<Plan> fixed = PlanFor(5'000'000, 1e-4, Layout::kBlocked, k);
+    absl::StatusOr<Plan> fixed = PlanFor(5'000'000, 1e-4, Layout::kLine512, k);
     REQUIRE(fixed.ok());
     CHECK(fixed->hashes == k);
     CHECK(fixed->bits >= chosen->bits);
@@ -344,7 +344,7 @@ TEST_CASE("planner: for tiny filters too, the chosen k needs no more bits than a
       REQUIRE(chosen.ok());
       for (uint32_t k = kMinHashes; k <= kMaxHashes; ++k) {
         CAPTURE(k);
-        absl::StatusOr<Plan> fixed = PlanFor(capacity, fpr, Layout::kBlocked, k);
+        absl::StatusOr<Plan> fixed = PlanFor(capacity, fpr, Layout::kLine512, k);
         if (!fixed.ok()) continue;  // no size of this k keeps the promise
         CHECK(fixed->bits >= chosen->bits);
         if (fixed->bits == chosen->bits) CHECK(k >= chosen->hashes);
@@ -378,7 +378,7 @@ TEST_CASE("planner: bad input gets InvalidArgument or ResourceExhausted, never a
     CHECK(s.code() == absl::StatusCode::kInvalidArgument);
     CHECK(s.message().find("fpr") != std::string_view::npos);
   }
-  CHECK(PlanFor(1000, 0.01, Layout::kBlocked, 17).status().code() ==
+  CHECK(PlanFor(1000, 0.01, Layout::kLine512, 17).status().code() ==
         absl::StatusCode::kInvalidArgument);
   CHECK(PlanFor(uint64_t{1} << 62, 1e-7).status().code() == absl::StatusCode::kResourceExhausted);
   CHECK(PlanForSize(0, 6, 10).status().code() == absl::StatusCode::kInvalidArgument);
@@ -406,7 +406,7 @@ TEST_CASE("one validation: every kind's planner refuses bad sizing with CheckSiz
     const absl::Status s = CheckSizing(o);
     CAPTURE(s.message());
     REQUIRE(s.code() == absl::StatusCode::kInvalidArgument);
-    CHECK(PlanFilter(o, Layout::kBlocked).status() == s);
+    CHECK(PlanFilter(o, Layout::kLine512).status() == s);
     CHECK(PlanFilter(o, Layout::kPartitioned).status() == s);
     const CountingOptions counting{
         .capacity = o.capacity, .fpr = o.fpr, .bits = o.bits, .hashes = o.hashes};
@@ -418,14 +418,14 @@ TEST_CASE("one validation: every kind's planner refuses bad sizing with CheckSiz
   const absl::Status s = CheckSizing(nine, kMaxCountingHashes);
   CHECK(s.code() == absl::StatusCode::kInvalidArgument);
   CHECK(PlanCountingFilter({.capacity = nine.capacity, .hashes = nine.hashes}).status() == s);
-  CHECK(PlanFilter(nine, Layout::kBlocked).ok());
+  CHECK(PlanFilter(nine, Layout::kLine512).ok());
 }
 
 TEST_CASE("PlanFilter is PlanForSize with bits, PlanFor without") {
   FilterOptions o;
   o.capacity = 123'456;
   o.fpr = 0.003;
-  for (Layout layout : {Layout::kBlocked, Layout::kPartitioned}) {
+  for (Layout layout : {Layout::kLine512, Layout::kPartitioned}) {
     for (uint32_t k : {0u, 5u}) {
       o.hashes = k;
       o.bits = 0;

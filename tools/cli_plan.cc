@@ -411,7 +411,7 @@ struct Row {
 };
 
 struct Table {
-  Layout layout = Layout::kBlocked;
+  Layout layout = Layout::kLine512;
   uint64_t keys = 0;
   std::vector<Row> rows;
 };

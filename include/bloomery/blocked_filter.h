@@ -192,7 +192,7 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   // persistence.h's, over the Plan of kLayout (here: of the blocked shape the file's layout field
   // names, PlanFromHeader).
   friend class internal::FilterAccess;
-  static constexpr Layout kLayout = Layout::kBlocked;
+  static constexpr Layout kLayout = Layout::kLine512;
   [[nodiscard]] static internal::KindFormat FileFormat() noexcept;
 
   // The single-key calls through the SIMD kernels, dispatched at run time.

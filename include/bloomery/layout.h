@@ -10,7 +10,7 @@
 // it keep the salted probe they were written with. A shape and a probe are one stored layout
 // (kBlockLayouts), named in the file by its code (docs/FORMAT.md, "Layout codes"). Three block
 // sizes are offered because users choose between them:
-//  - kLine512 (= kBlocked, the default): a 64-byte cache line of 8 x 64-bit slices (k <= 8) or
+//  - kLine512 (the default): a 64-byte cache line of 8 x 64-bit slices (k <= 8) or
 //    16 x 32-bit slices (k <= 16). The lowest FPR per bit of the three; two 256-bit loads on AVX2.
 //  - kBlock256: a 32-byte block of 8 x 32-bit slices, k <= 8 (the split-block shape of Impala,
 //    Parquet, Arrow and Boost.Bloom's fast_multiblock32): one 256-bit load on AVX2.
@@ -39,8 +39,7 @@
 namespace bloomery {
 
 enum class Layout : uint8_t {
-  kBlocked = 1,  // BlockedFilter's 512-bit line (what every filter was before kBlock256).
-  kLine512 = kBlocked,
+  kLine512 = 1,      // BlockedFilter: a 64-byte cache line, the default.
   kPartitioned = 2,  // ClassicFilter: k slices over the whole array, k cache lines per key.
   kBlock256 = 3,     // BlockedFilter: a 256-bit block of 8 x 32-bit slices, k <= 8.
   kWord64 = 4,       // BlockedFilter: a 64-bit word of 8 x 8-bit slices, k <= 8.

@@ -138,7 +138,7 @@ struct FilterOptions {
   // BlockedFilter's block shape (layout.h): the 64-byte line by default, kBlock256, kWord64, or
   // kAuto for the planner's choice by `layout_choice`. ClassicFilter is always partitioned and
   // refuses any other value than the default.
-  Layout layout = Layout::kBlocked;
+  Layout layout = Layout::kLine512;
   LayoutChoice layout_choice = LayoutChoice::kSmallest;
   // BlockedFilter's probe (layout.h): the newest (kFields) unless kSalted is asked for, to build a
   // filter that merges with one saved before kFields. ClassicFilter has no probe and ignores it.

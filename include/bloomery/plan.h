@@ -96,7 +96,7 @@ inline constexpr uint64_t kMaxBits = uint64_t{1} << 48;
 
 // A filter's geometry and what it promises.
 struct Plan {
-  Layout layout = Layout::kBlocked;
+  Layout layout = Layout::kLine512;
   // A blocked layout's probe (layout.h; resolved, never kLatest): kFields for a new filter, the
   // file's for a loaded one. Unused by kPartitioned.
   Probe probe = Probe::kFields;
@@ -195,7 +195,7 @@ struct Sizing {
 // kMaxHashes, a probe the layout has not; ResourceExhausted if the filter would need more than
 // kMaxBits.
 [[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<Plan> PlanFor(uint64_t capacity, double fpr,
-                                                           Layout layout = Layout::kBlocked,
+                                                           Layout layout = Layout::kLine512,
                                                            uint32_t hashes = 0,
                                                            Probe probe = Probe::kLatest);
 
@@ -208,7 +208,7 @@ struct Sizing {
 // the plan says (a file's, when it is read back); the geometry is the same for every probe.
 [[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<Plan> PlanForSize(uint64_t bits, uint32_t hashes,
                                                                uint64_t capacity,
-                                                               Layout layout = Layout::kBlocked,
+                                                               Layout layout = Layout::kLine512,
                                                                Probe probe = Probe::kLatest);
 
 // Sizes a counting filter from `options`, as CountingFilter::Create does, with the same rules as

@@ -124,7 +124,7 @@ struct ScalableOptions {
   // whose stages are BlockedFilters (one cache line per key and stage); or kPartitioned, whose
   // stages are ClassicFilters: the fewest bits for the FPR (a chain at tightening 0.5 then costs
   // what RedisBloom's does: the Redis module's default), k cache lines per key and stage.
-  Layout layout = Layout::kBlocked;
+  Layout layout = Layout::kLine512;
   // Every blocked stage's probe (layout.h): the newest unless kSalted is asked for.
   Probe probe = Probe::kLatest;
   HashOptions hashing;

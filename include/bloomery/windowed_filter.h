@@ -137,7 +137,7 @@ struct WindowedOptions {
   // Every generation's block shape (layout.h): the 64-byte line by default, kBlock256, kWord64,
   // or kAuto for the planner's choice by `layout_choice` (FilterOptions' meaning; kFastest's
   // memory cap is max_memory_bytes over all G generations).
-  Layout layout = Layout::kBlocked;
+  Layout layout = Layout::kLine512;
   LayoutChoice layout_choice = LayoutChoice::kSmallest;
   // Every generation's probe (layout.h): the newest unless kSalted is asked for.
   Probe probe = Probe::kLatest;
