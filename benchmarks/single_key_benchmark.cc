@@ -101,7 +101,7 @@ struct ShapeLines {
 
 [[gnu::always_inline]] inline __m256i SaltedBits(uint32_t h, int shift) {
   const __m256i salt =
-      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blocked_line::kProbeSalt));
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(detail::kProbeSalt));
   return _mm256_srli_epi32(_mm256_mullo_epi32(_mm256_set1_epi32(static_cast<int>(h)), salt), shift);
 }
 
@@ -119,13 +119,13 @@ template <Shape kShape>
     const uint64_t blocks = (m.lines * 64 - 32) / 28 + 1;
     return reinterpret_cast<uint64_t*>(
         reinterpret_cast<char*>(const_cast<uint64_t*>(m.words.data())) +
-        blocked_line::LineIndex(h, blocks) * 28);
+        detail::LineIndex(h, blocks) * 28);
   } else {
-    const blocked_line::UnusedProbes& unused = blocked_line::kUnusedProbes[6];
+    const detail::UnusedProbes& unused = detail::kUnusedProbes[6];
     uint64_t* line =
-        const_cast<uint64_t*>(m.words.data()) + blocked_line::LineIndex(h, m.lines) * 8;
+        const_cast<uint64_t*>(m.words.data()) + detail::LineIndex(h, m.lines) * 8;
     if constexpr (kShape == Shape::kLine64) {
-      blocked_line::detail::LineMask64<Probe::kSalted>(h, unused, lo, hi);
+      detail::avx2_probe::LineMask64<Probe::kSalted>(h, unused, lo, hi);
     } else {
       const __m256i bit =
           _mm256_or_si256(SaltedBits(static_cast<uint32_t>(h.lo), 26),

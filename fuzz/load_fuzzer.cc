@@ -16,7 +16,7 @@
 
 #include "bloomery/bloomery.h"
 #include "fuzz_util.h"
-#include "internal/format_codec.h"
+#include "format/internal/format_codec.h"
 
 namespace {
 
@@ -104,6 +104,6 @@ void LoadAll(std::span<const uint8_t> data) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  bloomery::internal::CheckAsIsAndResealed({data, size}, LoadAll);
+  bloomery::detail::CheckAsIsAndResealed({data, size}, LoadAll);
   return 0;
 }

@@ -13,7 +13,7 @@
 
 #include "bloomery/bloomery.h"
 #include "fuzz_util.h"
-#include "internal/format_codec.h"
+#include "format/internal/format_codec.h"
 
 namespace {
 
@@ -80,6 +80,6 @@ void MapAll(std::span<const uint8_t> data) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  bloomery::internal::CheckAsIsAndResealed({data, size}, MapAll);
+  bloomery::detail::CheckAsIsAndResealed({data, size}, MapAll);
   return 0;
 }

@@ -75,7 +75,7 @@ int LookupCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
 // Replies to EXISTS / MEXISTS for the items argv[2..argc) of one key: `filter` answers them, or
 // every answer is 0 where it is nullptr (a missing key holds nothing). The items go through the
 // batch lookup in chunks held on the stack, so a lookup allocates nothing: 128 keys are four of
-// the library's prefetched batches of 32 (lib/internal/batch_pipeline.h), and 2 KiB of stack.
+// the library's prefetched batches of 32 (lib/filters/internal/batch_pipeline.h), and 2 KiB of stack.
 template <typename Filter>
 int ReplyLookups(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool multi,
                  const Filter* filter) {

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "internal/block_layout.h"
-#include "internal/counting_layout.h"
-#include "internal/sliced_fpr.h"
+#include "layouts/internal/block_layout.h"
+#include "layouts/internal/counting_layout.h"
+#include "plan/internal/sliced_fpr.h"
 #include "test_util.h"
 
 namespace bloomery {
@@ -56,10 +56,10 @@ TEST_CASE("formula: slices of 64 counters are exactly the blocked formula of pla
   for (uint32_t k = 1; k <= kMaxCountingHashes; ++k) {
     CAPTURE(k);
     for (double load : {1.0, 7.0, 51.2, 200.0}) {
-      CHECK(internal::SlicedFprAtLoad(load, k, 8, 64) ==
+      CHECK(detail::SlicedFprAtLoad(load, k, 8, 64) ==
             doctest::Approx(BlockedFprAtLoad(load, k)).epsilon(1e-9));
     }
-    CHECK(internal::SlicedFpr(1e6, 20'000, k, 8, 64) ==
+    CHECK(detail::SlicedFpr(1e6, 20'000, k, 8, 64) ==
           doctest::Approx(BlockedFpr(1e6, 20'000, k)).epsilon(1e-9));
   }
 }
@@ -68,7 +68,7 @@ TEST_CASE("formula: k == 8 uses every slice, so a line is (1 - (1 - 1/w)^L)^8") 
   for (uint32_t counter_bits : {4u, 8u}) {
     const double w = 64.0 / counter_bits;
     for (double load : {1.0, 5.0, 12.8, 40.0}) {
-      CHECK(internal::SlicedFprAtLoad(load, 8, 8, static_cast<uint32_t>(w)) ==
+      CHECK(detail::SlicedFprAtLoad(load, 8, 8, static_cast<uint32_t>(w)) ==
             doctest::Approx(std::pow(1 - std::pow(1 - 1 / w, load), 8)).epsilon(1e-9));
     }
   }
@@ -141,9 +141,9 @@ TEST_CASE("layout: Insert increments exactly the counters counting_layout.h name
       const KeyHash h = HashKey("layout", f.seed());
       f.Insert(h);
       f.Insert(h);
-      internal::CounterProbes probes;
-      internal::MakeCounterProbes(h, counter_bits == 4 ? 2 : 3, probes);
-      const uint64_t base_word = internal::BlockIndex(h, f.blocks()) * 8;
+      detail::CounterProbes probes;
+      detail::MakeCounterProbes(h, counter_bits == 4 ? 2 : 3, probes);
+      const uint64_t base_word = detail::BlockIndex(h, f.blocks()) * 8;
       uint64_t total = 0;
       for (uint64_t word = 0; word < f.bytes().size() / 8; ++word) {
         for (uint32_t shift = 0; shift < 64; shift += counter_bits) {

@@ -1,6 +1,6 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// What the filters estimate from their bits (internal/fill_estimate.h): key counts and their error,
+// What the filters estimate from their bits (bits/internal/fill_estimate.h): key counts and their error,
 // a saturated filter's well-defined answers, and the scalable merges that rely on the estimate.
 #include <doctest/doctest.h>
 
@@ -15,7 +15,7 @@
 #include "bloomery/classic_filter.h"
 #include "bloomery/counting_filter.h"
 #include "bloomery/scalable_filter.h"
-#include "internal/fill_estimate.h"
+#include "bits/internal/fill_estimate.h"
 #include "test_util.h"
 
 namespace bloomery {
@@ -42,15 +42,15 @@ uint64_t Saturate(Filter& f) {
 }
 
 TEST_CASE("count from fill: 0 when empty, +inf when every bit is set, the inverse of the fill") {
-  CHECK(internal::CountFromFill(0, 4096, 6) == 0.0);
-  CHECK(std::isinf(internal::CountFromFill(4096, 4096, 6)));
-  CHECK(std::isinf(internal::CountFromFill(5000, 4096, 6)));
-  CHECK(internal::CountFromFill(10, 0, 6) == 0.0);
+  CHECK(detail::CountFromFill(0, 4096, 6) == 0.0);
+  CHECK(std::isinf(detail::CountFromFill(4096, 4096, 6)));
+  CHECK(std::isinf(detail::CountFromFill(5000, 4096, 6)));
+  CHECK(detail::CountFromFill(10, 0, 6) == 0.0);
   // n keys set each bit with probability 1 - (1 - k/m)^n in expectation: the estimate inverts it.
   const double m = 1 << 20;
   for (double n : {1.0, 1000.0, 100'000.0}) {
     const double expected_set = m * -std::expm1(n * std::log1p(-7 / m));
-    CHECK(internal::CountFromFill(static_cast<uint64_t>(std::llround(expected_set)), 1 << 20, 7) ==
+    CHECK(detail::CountFromFill(static_cast<uint64_t>(std::llround(expected_set)), 1 << 20, 7) ==
           doctest::Approx(n).epsilon(n < 10 ? 0.5 : 0.01));
   }
 }
@@ -67,7 +67,7 @@ TEST_CASE("the count's standard error matches the spread of estimates over many 
     REQUIRE(f.ok());
     for (uint64_t key : DistinctInts(1000, 0)) f->Insert(key);
     const double estimate = f->EstimatedCount();
-    predicted = internal::CountStandardError(1000, f->bits(), f->hashes());
+    predicted = detail::CountStandardError(1000, f->bits(), f->hashes());
     CHECK(std::fabs(estimate - 1000) <= 4 * predicted);
     sum += estimate - 1000;
     sum_sq += (estimate - 1000) * (estimate - 1000);

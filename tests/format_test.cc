@@ -33,15 +33,15 @@
 #include "bloomery/filter_kind.h"
 #include "bloomery/scalable_filter.h"
 #include "bloomery/windowed_filter.h"
-#include "internal/format_codec.h"
-#include "internal/memory_limit.h"
+#include "format/internal/format_codec.h"
+#include "memory/internal/memory_limit.h"
 #include "test_util.h"
 
 namespace bloomery {
 namespace {
 
 namespace fs = std::filesystem;
-using internal::FileHeader;
+using detail::FileHeader;
 
 // A fresh directory per test case, removed afterwards.
 class TempDir {
@@ -269,7 +269,7 @@ TEST_CASE_TEMPLATE("every kind: SaveToBytes is the saved file, LoadFromBytes its
     CAPTURE(i);
     const absl::Status status = Filter::LoadFromBytes(changed).status();
     REQUIRE_FALSE(status.ok());
-    CHECK(std::string(status.message()).find(internal::kBytesName) != std::string::npos);
+    CHECK(std::string(status.message()).find(detail::kBytesName) != std::string::npos);
     CHECK_FALSE(InspectBytes(changed).ok());
   }
   for (size_t size = 0; size < bytes->size(); size += (size < 4096 ? 1 : 509)) {
@@ -314,7 +314,7 @@ TEST_CASE("scalable filter: stages and counts survive a round trip; growth goes 
   // A stage that is not what the saved options grow (geometry edited, checksums re-sealed).
   std::vector<uint8_t> edited = good;
   edited[256 + 32 + 8] ^= 1;  // stage 1's hashes
-  REQUIRE(internal::RecomputeChecksums(edited));
+  REQUIRE(detail::RecomputeChecksums(edited));
   WriteBytes(bad, edited);
   CHECK(ScalableFilter::Load(bad).status().code() == absl::StatusCode::kDataLoss);
 }
@@ -340,7 +340,7 @@ TEST_CASE("counting filter: counts and saturation survive a round trip") {
 }
 
 TEST_CASE("FilterKind: each kind's name parses back to it; the numbers are the file's") {
-  // Every kind with a row (lib/filter_kind.cc), numbered from 1 without a gap.
+  // Every kind with a row (lib/format/kind_table.cc), numbered from 1 without a gap.
   uint32_t kinds = 0;
   while (FilterKindName(static_cast<FilterKind>(kinds + 1)) != "unknown") {
     const auto kind = static_cast<FilterKind>(++kinds);
@@ -722,15 +722,15 @@ TEST_CASE("every single-byte change and every truncation of a saved file is reje
 
 // Writes a file whose header is `header` (checksums valid) followed by `payload_bytes` zero bytes.
 void WriteCrafted(const std::string& path, FileHeader header, uint64_t payload_bytes,
-                  uint32_t version = internal::kFormatVersion) {
+                  uint32_t version = detail::kFormatVersion) {
   header.hash_id = 1;
   uint64_t chunks = 0;
   for (const auto& s : header.stages) chunks += WholeLineBytes(s.bits);
   chunks = (chunks + (uint64_t{1} << header.chunk_shift) - 1) >> header.chunk_shift;
   std::vector<uint64_t> sums(chunks, 0);
-  absl::StatusOr<std::vector<uint8_t>> region = internal::EncodeHeader(header, sums);
+  absl::StatusOr<std::vector<uint8_t>> region = detail::EncodeHeader(header, sums);
   REQUIRE(region.ok());
-  if (version != internal::kFormatVersion) {
+  if (version != detail::kFormatVersion) {
     std::memcpy(region->data() + 8, &version, 4);
   }
   region->resize(region->size() + payload_bytes, 0);
@@ -791,17 +791,17 @@ TEST_CASE("hostile headers get the right code and never an oversized allocation"
 template <typename Edit>
 std::string Resealed(const std::string& file, Edit edit) {
   const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(file.data()), file.size());
-  absl::StatusOr<FileHeader> header = internal::ValidateHeader(bytes, bytes.size());
+  absl::StatusOr<FileHeader> header = detail::ValidateHeader(bytes, bytes.size());
   REQUIRE(header.ok());
   const uint64_t payload_offset = header->payload_offset;
   edit(*header);
   const uint64_t chunk = uint64_t{1} << header->chunk_shift;
   std::vector<uint64_t> sums((header->payload_bytes + chunk - 1) / chunk, 0);
-  absl::StatusOr<std::vector<uint8_t>> region = internal::EncodeHeader(*header, sums);
+  absl::StatusOr<std::vector<uint8_t>> region = detail::EncodeHeader(*header, sums);
   REQUIRE(region.ok());
   std::vector<uint8_t> out = *region;
   out.insert(out.end(), bytes.begin() + static_cast<ptrdiff_t>(payload_offset), bytes.end());
-  REQUIRE(internal::RecomputeChecksums(out));
+  REQUIRE(detail::RecomputeChecksums(out));
   return std::string(out.begin(), out.end());
 }
 
@@ -888,7 +888,7 @@ TEST_CASE(
                                                     h.stages[0].insert_count =
                                                         h.stages[0].capacity + 1;
                                                     h.insert_count = 0;
-                                                    for (const internal::StageInfo& s : h.stages)
+                                                    for (const detail::StageInfo& s : h.stages)
                                                       h.insert_count += s.insert_count;
                                                   }),
                                          dir, "more keys");
@@ -975,7 +975,7 @@ TEST_CASE("a header claiming a huge table is checked in bounded memory, before a
   header.hash_id = 1;
   header.chunk_shift = 12;
   std::vector<uint64_t> sums(uint64_t{1} << 24, 0);
-  absl::StatusOr<std::vector<uint8_t>> region = internal::EncodeHeader(header, sums);
+  absl::StatusOr<std::vector<uint8_t>> region = detail::EncodeHeader(header, sums);
   REQUIRE(region.ok());
   const uint64_t file_size = region->size() + (uint64_t{1} << 36);
   region->resize(4096);  // the fixed header and the stage table; the rest is a hole
@@ -1015,7 +1015,7 @@ TEST_CASE("a header claiming a huge table is checked in bounded memory, before a
 // Storage maps with MAP_NORESERVE, so the kernel alone grants 2^45 bytes on any machine and the
 // process dies later, filling it. With no cap set, this machine's memory is the cap.
 void CheckRefusedForMachine(const absl::Status& s, std::optional<uint64_t> bytes) {
-  const internal::MemoryLimit& machine = internal::MachineMemoryLimit();
+  const detail::MemoryLimit& machine = detail::MachineMemoryLimit();
   CAPTURE(s);
   CHECK(s.code() == absl::StatusCode::kResourceExhausted);
   if (bytes.has_value()) CHECK(s.message().find(absl::StrCat(*bytes)) != absl::string_view::npos);
@@ -1024,8 +1024,8 @@ void CheckRefusedForMachine(const absl::Status& s, std::optional<uint64_t> bytes
 }
 
 TEST_CASE("a filter larger than this machine's memory is refused at creation, naming both sizes") {
-  REQUIRE(internal::MachineMemoryLimit().bytes > 0);
-  REQUIRE(internal::MachineMemoryLimit().bytes < (uint64_t{1} << 44));
+  REQUIRE(detail::MachineMemoryLimit().bytes > 0);
+  REQUIRE(detail::MachineMemoryLimit().bytes < (uint64_t{1} << 44));
   FilterOptions o;
   o.bits = uint64_t{1} << 48;
   o.hashes = 6;
@@ -1048,7 +1048,7 @@ TEST_CASE("a filter larger than this machine's memory is refused at creation, na
 }
 
 TEST_CASE("a load claiming more than this machine's memory is refused before allocating") {
-  const uint64_t limit = internal::MachineMemoryLimit().bytes;
+  const uint64_t limit = detail::MachineMemoryLimit().bytes;
   REQUIRE(limit > 0);
   REQUIRE(limit < (uint64_t{1} << 44));
   TempDir dir;
@@ -1059,7 +1059,7 @@ TEST_CASE("a load claiming more than this machine's memory is refused before all
   FileHeader header = BlockedHeader(payload * 8);
   header.hash_id = 1;
   std::vector<uint64_t> sums(payload >> header.chunk_shift, 0);
-  absl::StatusOr<std::vector<uint8_t>> region = internal::EncodeHeader(header, sums);
+  absl::StatusOr<std::vector<uint8_t>> region = detail::EncodeHeader(header, sums);
   REQUIRE(region.ok());
   WriteBytes(path, *region);
   std::error_code error;

@@ -1,9 +1,9 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// fsync_stall: an LD_PRELOAD shim for cli_test. When $BLOOMERY_STALL_FIFO names a FIFO, the fsync
-// of a save's temp file (`.NAME.tmp.*`) writes one byte to that FIFO and then never returns: the
-// test learns, without sleeping or guessing, that the process is in the middle of a save, with the
-// temp file complete beside its target, and signals it there.
+// fsync_stall: an LD_PRELOAD shim for cli_build_test. When $BLOOMERY_STALL_FIFO names a FIFO, the
+// fsync of a save's temp file (`.NAME.tmp.*`) writes one byte to that FIFO and then never returns:
+// the test learns, without sleeping or guessing, that the process is in the middle of a save, with
+// the temp file complete beside its target, and signals it there.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>

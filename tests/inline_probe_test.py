@@ -86,7 +86,7 @@ def main():
             rows = symbols(obj)
             exported = [d for t, m, d in rows if t.isupper() and OWN.match(m)]
             # The probe's entries are templates: nm prints their return type first.
-            probes = [d for t, m, d in rows if "bloomery::blocked_line::" in d]
+            probes = [d for t, m, d in rows if "bloomery::detail::" in d]
             for s in exported:
                 print(f"{name}: exports {s}")
             failures += len(exported)

@@ -10,15 +10,15 @@
 #include <vector>
 
 #include "bloomery/blocked_filter.h"
-#include "internal/block_layout.h"
+#include "layouts/internal/block_layout.h"
 #include "test_util.h"
 
 namespace bloomery {
 namespace {
 
-using internal::BlockIndex;
-using internal::LineMask;
-using internal::MakeMaskScalar;
+using detail::BlockIndex;
+using detail::LineMask;
+using detail::MakeMaskScalar;
 
 TEST_CASE("HashKey is XXH3-128 with the seed") {
   for (const char* text :

@@ -23,7 +23,7 @@
 #include "bloomery/plan.h"
 #include "bloomery/scalable_filter.h"
 #include "bloomery/windowed_filter.h"
-#include "internal/format_codec.h"
+#include "format/internal/format_codec.h"
 #include "test_util.h"
 #include "xxhash.h"
 
@@ -319,7 +319,7 @@ TEST_CASE("the file records the layout; a v1 line file is unchanged and loads as
 std::string WithLayoutField(std::string file, uint32_t code) {
   std::memcpy(file.data() + 128, &code, 4);
   std::vector<uint8_t> bytes(file.begin(), file.end());
-  REQUIRE(internal::RecomputeChecksums(bytes));
+  REQUIRE(detail::RecomputeChecksums(bytes));
   return std::string(bytes.begin(), bytes.end());
 }
 

@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "internal/sliced_fpr.h"
+#include "plan/internal/sliced_fpr.h"
 
 namespace bloomery {
 namespace {
@@ -149,7 +149,7 @@ TEST_CASE("sliced FPR of a line is right to a few ulps at every rate, however sm
       CAPTURE(layout.cells);
       CAPTURE(load);
       const Quad reference = ReferenceFprAtLoad(load, layout.k, layout.slices, layout.cells);
-      const double fpr = internal::SlicedFprAtLoad(load, layout.k, layout.slices, layout.cells);
+      const double fpr = detail::SlicedFprAtLoad(load, layout.k, layout.slices, layout.cells);
       CAPTURE(fpr);
       REQUIRE(fpr > 0);
       CHECK(std::fabs(RelativeError(fpr, reference)) <= 4 * std::numeric_limits<double>::epsilon());
@@ -166,7 +166,7 @@ TEST_CASE("sliced FPR over many lines is right to a few ulps for a few keys in 2
       CAPTURE(layout.cells);
       CAPTURE(keys);
       const Quad reference = ReferenceFpr(keys, blocks, layout.k, layout.slices, layout.cells);
-      const double fpr = internal::SlicedFpr(keys, blocks, layout.k, layout.slices, layout.cells);
+      const double fpr = detail::SlicedFpr(keys, blocks, layout.k, layout.slices, layout.cells);
       CAPTURE(fpr);
       REQUIRE(fpr > 0);
       CHECK(std::fabs(RelativeError(fpr, reference)) <= 4 * std::numeric_limits<double>::epsilon());
@@ -309,7 +309,7 @@ TEST_CASE("planner: the chosen k needs no more bits than any other k") {
   }
 }
 
-// SlicedFprAtMost decides by formula 1's error bound where it can (internal/sliced_fpr.h): its
+// SlicedFprAtMost decides by formula 1's error bound where it can (plan/internal/sliced_fpr.h): its
 // answer must be the exact value's, however close the target, in one line and over many.
 TEST_CASE("SlicedFprAtMost answers as the exact FPR compared with the target does") {
   for (const SlicedLayout& layout : AllSlicedLayouts()) {
@@ -321,11 +321,11 @@ TEST_CASE("SlicedFprAtMost answers as the exact FPR compared with the target doe
         CAPTURE(blocks);
         CAPTURE(keys);
         const double exact =
-            internal::SlicedFpr(keys, blocks, layout.k, layout.slices, layout.cells);
+            detail::SlicedFpr(keys, blocks, layout.k, layout.slices, layout.cells);
         for (const double scale : {0.5, 1 - 1e-12, 1.0, 1 + 1e-12, 2.0}) {
           const double target = exact * scale;
           CAPTURE(target);
-          CHECK(internal::SlicedFprAtMost(target, keys, blocks, layout.k, layout.slices,
+          CHECK(detail::SlicedFprAtMost(target, keys, blocks, layout.k, layout.slices,
                                           layout.cells) == (exact <= target));
         }
       }
@@ -333,7 +333,7 @@ TEST_CASE("SlicedFprAtMost answers as the exact FPR compared with the target doe
   }
 }
 
-// The planner skips a k that cannot beat the best so far (lib/plan.cc); tiny filters, where one
+// The planner skips a k that cannot beat the best so far (lib/plan/plan.cc); tiny filters, where one
 // or two lines hold every key, are where that matters.
 TEST_CASE("planner: for tiny filters too, the chosen k needs no more bits than any other k") {
   for (const uint64_t capacity : {1u, 20u, 40u, 200u}) {

@@ -28,9 +28,9 @@
 namespace bloomery {
 namespace {
 
-using blocked_line::FieldsStart;
-using blocked_line::LineIndex;
-using blocked_line::SliceField;
+using detail::FieldsStart;
+using detail::LineIndex;
+using detail::SliceField;
 using testing::WithinBinomialBound;
 
 // The field width of kFields' slices: 6 for the line's 64-bit slices (k <= 8), 5 for block256's.

@@ -1,7 +1,7 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // Every SIMD target this build compiled and this CPU supports, held to the scalar reference of
-// every stored layout (bloomery/detail/stored_layouts.h, internal/stored_layout_ops.h): identical
+// every stored layout (bloomery/detail/stored_layouts.h, layouts/internal/stored_layout_ops.h): identical
 // masks, identical answers, and bit-identical filter bytes, for single and batch calls, in both
 // concurrency modes, for every k the layout takes, block counts that are not powers of two and
 // batches that are not multiples of any vector width.
@@ -23,19 +23,19 @@
 #include "bloomery/blocked_filter_avx2.h"
 #endif
 #include "hwy/targets.h"
-#include "internal/block_layout.h"
-#include "internal/line_ops.h"
-#include "internal/stored_layout_ops.h"
-#include "simd/block_kernels.h"
+#include "layouts/internal/block_layout.h"
+#include "layouts/internal/line_ops.h"
+#include "layouts/internal/stored_layout_ops.h"
+#include "layouts/block_kernels.h"
 #include "test_util.h"
 
 namespace bloomery {
 namespace {
 
-using internal::BlockIndex;
-using internal::kWordsPerBlock;
-using internal::LineMask;
-using internal::MakeMaskScalar;
+using detail::BlockIndex;
+using detail::kWordsPerBlock;
+using detail::LineMask;
+using detail::MakeMaskScalar;
 using testing::DistinctInts;
 using testing::RacedInserts;
 using testing::RaceSameKeys;
@@ -113,17 +113,17 @@ uint32_t WordsOf(uint32_t stored) {
   return FindBlockShape(kBlockLayouts[stored].layout)->block_bits / 64;
 }
 
-// The stored layout's scalar reference (internal/stored_layout_ops.h) on the key's block of
+// The stored layout's scalar reference (layouts/internal/stored_layout_ops.h) on the key's block of
 // `words` (`blocks` blocks of the layout): sets the key's bits and answers whether one was missing.
 bool ReferenceSet(uint32_t stored, uint64_t* words, const KeyHash& hash, uint64_t blocks,
                   uint32_t k) {
-  return internal::ReferenceSetScalar(stored, words + BlockIndex(hash, blocks) * WordsOf(stored),
+  return detail::ReferenceSetScalar(stored, words + BlockIndex(hash, blocks) * WordsOf(stored),
                                       hash, k, false);
 }
 // ... or answers whether all are set.
 bool ReferenceTest(uint32_t stored, const uint64_t* words, const KeyHash& hash, uint64_t blocks,
                    uint32_t k) {
-  return internal::ReferenceTestScalar(stored, words + BlockIndex(hash, blocks) * WordsOf(stored),
+  return detail::ReferenceTestScalar(stored, words + BlockIndex(hash, blocks) * WordsOf(stored),
                                        hash, k, false);
 }
 
@@ -179,8 +179,8 @@ void CheckLineOps(SplitMix64& rng, const KeyHash& hash, uint32_t k, Test test, S
   std::memcpy(expected, line, sizeof(line));
   LineMask mask;
   MakeMaskScalar(hash, k, mask);
-  REQUIRE(test(line) == internal::TestBlockScalar(expected, mask, false));
-  REQUIRE(set(line) == internal::SetBlockScalar(expected, mask, false));
+  REQUIRE(test(line) == detail::TestBlockScalar(expected, mask, false));
+  REQUIRE(set(line) == detail::SetBlockScalar(expected, mask, false));
   REQUIRE(std::memcmp(line, expected, sizeof(line)) == 0);
   REQUIRE(test(line));
 }
@@ -219,10 +219,10 @@ TEST_CASE("the inline single-key probe (k <= 8) tests and sets lines like the re
       CheckLineOps(
           rng, hash, k,
           [&](const uint64_t* line) {
-            return blocked_line::Test64(line, hash, blocked_line::kUnusedProbes[k]);
+            return detail::Test64(line, hash, detail::kUnusedProbes[k]);
           },
           [&](uint64_t* line) {
-            return blocked_line::Set64(line, hash, blocked_line::kUnusedProbes[k]);
+            return detail::Set64(line, hash, detail::kUnusedProbes[k]);
           });
     }
   }
@@ -238,7 +238,7 @@ TEST_CASE("every stored layout's inline probe tests and sets blocks like the ref
         CAPTURE(ProbeName(kBlockLayouts[stored].probe));
         CAPTURE(concurrent);
         CAPTURE(k);
-        const blocked_line::UnusedProbes& unused = blocked_line::kUnusedProbes[k];
+        const detail::UnusedProbes& unused = detail::kUnusedProbes[k];
         // The inline line and block256 inserts are single-writer only (BlockedFilter's
         // contract); word64's is inline in either mode.
         const bool set_concurrent = concurrent && kBlockLayouts[stored].layout == Layout::kWord64;
@@ -247,10 +247,10 @@ TEST_CASE("every stored layout's inline probe tests and sets blocks like the ref
             CheckBlockOps(
                 rng, stored, hash, k,
                 [&](const uint64_t* block) {
-                  return blocked_line::TestInline<kIndex>(block, hash, unused);
+                  return detail::TestInline<kIndex>(block, hash, unused);
                 },
                 [&](uint64_t* block) {
-                  return blocked_line::SetInline<kIndex>(block, hash, unused, set_concurrent);
+                  return detail::SetInline<kIndex>(block, hash, unused, set_concurrent);
                 });
           });
         }

@@ -1,5 +1,5 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
-#include "internal/storage.h"
+#include "memory/internal/storage.h"
 
 #include <doctest/doctest.h>
 #include <sys/mman.h>
@@ -22,8 +22,8 @@
 namespace bloomery {
 namespace {
 
-using internal::Storage;
-using internal::StorageOptions;
+using detail::Storage;
+using detail::StorageOptions;
 
 TEST_CASE("allocation is zero-filled and 2 MiB aligned when large") {
   for (uint64_t bytes : {uint64_t{64}, uint64_t{4096 * 3 + 64}, uint64_t{5} << 20}) {
@@ -125,7 +125,7 @@ struct CountingAllocator {
   static void* Allocate(uint64_t bytes, uint64_t alignment) noexcept {
     misaligned |= alignment < 64 || (alignment & (alignment - 1)) != 0;
     if (bytes > budget - outstanding()) return nullptr;
-    void* block = std::aligned_alloc(alignment, internal::RoundUp(bytes, alignment));
+    void* block = std::aligned_alloc(alignment, detail::RoundUp(bytes, alignment));
     if (block == nullptr) return nullptr;
     // An allocator's block holds anything: its first and last bytes dirty, so that a Storage that
     // does not zero it fails, and the pages between untouched, so that huge pages can back them.
@@ -192,7 +192,7 @@ struct FreshPagesAllocator {
 
   static uint64_t Page() { return static_cast<uint64_t>(sysconf(_SC_PAGESIZE)); }
   static void* Allocate(uint64_t bytes, uint64_t /*alignment*/) noexcept {
-    mapping_bytes = internal::RoundUp(kOffset + bytes, Page());
+    mapping_bytes = detail::RoundUp(kOffset + bytes, Page());
     void* raw = mmap(nullptr, mapping_bytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (raw == MAP_FAILED) return nullptr;

@@ -22,7 +22,7 @@
 #include "bloomery/any_filter.h"
 #include "bloomery/blocked_filter.h"
 #include "bloomery/file.h"
-#include "internal/format_codec.h"
+#include "format/internal/format_codec.h"
 #include "test_util.h"
 
 namespace bloomery {
@@ -551,7 +551,7 @@ TEST_CASE("the default clock is the Unix epoch's, so a saved window expires in a
 std::string Edited(std::string bytes, size_t offset, uint64_t value) {
   std::memcpy(bytes.data() + offset, &value, 8);
   std::span<uint8_t> image(reinterpret_cast<uint8_t*>(bytes.data()), bytes.size());
-  REQUIRE(internal::RecomputeChecksums(image));
+  REQUIRE(detail::RecomputeChecksums(image));
   return bytes;
 }
 

@@ -68,19 +68,19 @@ struct AnyOptions {
   WindowClock clock;                               // WindowedOptions (empty: the system clock)
 };
 
-namespace kinds_detail {
+namespace detail {
 template <typename Tuple>
 struct VariantOf;
 template <typename... F>
 struct VariantOf<std::tuple<F...>> {
   using type = std::variant<F...>;
 };
-}  // namespace kinds_detail
+}  // namespace detail
 
 class BLOOMERY_EXPORT AnyFilter {
  public:
   // Every kind of the list (filter_kind.h), in FilterKind's order from 1.
-  using Variant = typename kinds_detail::VariantOf<FilterKinds>::type;
+  using Variant = typename detail::VariantOf<FilterKinds>::type;
 
   // Wraps a filter of a known kind (moved in). The first two constraints keep AnyFilter's own
   // copies and moves from asking whether AnyFilter is a Filter, a question that recurses.

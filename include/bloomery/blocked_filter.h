@@ -97,7 +97,7 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
     if (inline_set_ != nullptr) [[likely]] {
       uint64_t* b = block(hash);
       return VisitBlockLayout(stored_, [&]<uint32_t kIndex>() {
-        return blocked_line::SetInline<kIndex>(b, hash, *inline_set_, concurrent_);
+        return detail::SetInline<kIndex>(b, hash, *inline_set_, concurrent_);
       });
     }
 #endif
@@ -115,7 +115,7 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
     const uint32_t stored = stored_;
     if (inline_test_ != nullptr) [[likely]] {
       return VisitBlockLayout(stored, [&]<uint32_t kIndex>() {
-        return blocked_line::TestInline<kIndex>(b, hash, *inline_test_);
+        return detail::TestInline<kIndex>(b, hash, *inline_test_);
       });
     }
 #endif
@@ -185,15 +185,15 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
 
  private:
   // Wraps memory that already holds a filter's bits (a loaded file, a ScalableFilter stage); the
-  // library reaches it through internal::FilterAccess.
+  // library reaches it through detail::FilterAccess.
   BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHasher& hasher,
                 bool concurrent) noexcept;
-  // Persistence's hooks (lib/internal/persistence.h): a BitArray kind's Write and Open are
+  // Persistence's hooks (lib/format/internal/persistence.h): a BitArray kind's Write and Open are
   // persistence.h's, over the Plan of kLayout (here: of the blocked shape the file's layout field
   // names, PlanFromHeader).
-  friend class internal::FilterAccess;
+  friend class detail::FilterAccess;
   static constexpr Layout kLayout = Layout::kLine512;
-  [[nodiscard]] static internal::KindFormat FileFormat() noexcept;
+  [[nodiscard]] static detail::KindFormat FileFormat() noexcept;
 
   // The single-key calls through the SIMD kernels, dispatched at run time.
   // (By value: the callers then need not spill the hash for the call.)
@@ -211,7 +211,7 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   }
 
   // Per block: its FPR term (BlockFpr) and its set bits, totalled (ScanUnits, health_scan.h).
-  [[nodiscard]] internal::ScanTotals Scan(bool sample) const;
+  [[nodiscard]] detail::ScanTotals Scan(bool sample) const;
 
   friend class BatchForms<BlockedFilter>;
   // The batch loops, instantiated in blocked_filter.cc for every FilterKey.
@@ -231,9 +231,9 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   [[nodiscard, gnu::always_inline]] uint64_t* block_at(uint64_t index) const noexcept {
     return words_ + (index << block_shift_);
   }
-  // The block of a key, of the layout's shape (blocked_line::LineIndex is the layouts' one index).
+  // The block of a key, of the layout's shape (detail::LineIndex is the layouts' one index).
   [[nodiscard, gnu::always_inline]] uint64_t* block(const KeyHash& hash) const noexcept {
-    return block_at(blocked_line::LineIndex(hash, blocks_));
+    return block_at(detail::LineIndex(hash, blocks_));
   }
 
   // plan_'s, read by the hot path without reaching into the plan.
@@ -250,12 +250,12 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   friend class avx2::Prober;
   template <class Filter, class Fn>
   friend decltype(auto) avx2::VisitProber(Filter& filter, Fn&& fn);
-  // &blocked_line::kUnusedProbes[hashes_] where the inline probe may run, else null: one test per
+  // &detail::kUnusedProbes[hashes_] where the inline probe may run, else null: one test per
   // call picks the path. Both: the SIMD target chosen when the filter was made runs AVX2 (avx2 or
   // avx3). Lookups: k <= 8. Inserts: k <= 8 and single writer (Set64 stores), or word64 in either
   // mode.
-  const blocked_line::UnusedProbes* inline_test_ = nullptr;
-  const blocked_line::UnusedProbes* inline_set_ = nullptr;
+  const detail::UnusedProbes* inline_test_ = nullptr;
+  const detail::UnusedProbes* inline_set_ = nullptr;
 };
 
 }  // namespace bloomery

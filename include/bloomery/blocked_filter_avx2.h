@@ -85,7 +85,7 @@ class Prober {
     if (set_ != nullptr) [[likely]] {
       uint64_t* block = Block(hash);
       return Visit([&]<uint32_t kIndex>() {
-        return blocked_line::SetInline<kIndex>(block, hash, *set_, concurrent_);
+        return detail::SetInline<kIndex>(block, hash, *set_, concurrent_);
       });
     }
     return filter_->Insert(hash);
@@ -100,7 +100,7 @@ class Prober {
     if (test_ != nullptr) [[likely]] {
       const uint64_t* block = Block(hash);
       return Visit(
-          [&]<uint32_t kIndex>() { return blocked_line::TestInline<kIndex>(block, hash, *test_); });
+          [&]<uint32_t kIndex>() { return detail::TestInline<kIndex>(block, hash, *test_); });
     }
     return filter_->MayContain(hash);
   }
@@ -144,7 +144,7 @@ class Prober {
   }
   // The key's block, of the layout's shape (BlockedFilter::block).
   [[nodiscard, gnu::always_inline]] uint64_t* Block(const KeyHash& hash) const noexcept {
-    return words_ + (blocked_line::LineIndex(hash, blocks_) << Shift());
+    return words_ + (detail::LineIndex(hash, blocks_) << Shift());
   }
 
   Filter* filter_;
@@ -155,8 +155,8 @@ class Prober {
   uint32_t stored_;
   bool concurrent_;
   // BlockedFilter's inline_test_ / inline_set_: where the inline probe may run, else null.
-  const blocked_line::UnusedProbes* test_;
-  const blocked_line::UnusedProbes* set_;
+  const detail::UnusedProbes* test_;
+  const detail::UnusedProbes* set_;
 };
 template <class Filter>
 Prober(Filter&) -> Prober<Filter>;

@@ -6,7 +6,7 @@
 // al. 2007 ("Scalable Bloom Filters", section 3): the m bits are split into k slices of m/k bits
 // and probe i of a key sets one bit in slice i, at a position from double hashing (Kirsch &
 // Mitzenmacher 2006) of the key's 128-bit KeyHash, each probe salted by its own odd multiplier so
-// the probes behave independently (lib/internal/classic_layout.h). Its FPR is
+// the probes behave independently (lib/layouts/internal/classic_layout.h). Its FPR is
 // (1 - (1 - k/m)^n)^k, within a fraction of a percent of the standard (1 - e^{-kn/m})^k of Fan et
 // al. 2000's table; plan.h computes both, and tests/classic_filter_test.cc reproduces that table.
 //
@@ -126,11 +126,11 @@ class BLOOMERY_EXPORT ClassicFilter : public BatchForms<ClassicFilter>,
  private:
   ClassicFilter(FilterMemory memory, const Plan& plan, const KeyHasher& hasher,
                 bool concurrent) noexcept;
-  // Persistence's hooks (lib/internal/persistence.h): a BitArray kind's Write and Open are
+  // Persistence's hooks (lib/format/internal/persistence.h): a BitArray kind's Write and Open are
   // persistence.h's, over the Plan of kLayout.
-  friend class internal::FilterAccess;
+  friend class detail::FilterAccess;
   static constexpr Layout kLayout = Layout::kPartitioned;
-  [[nodiscard]] static internal::KindFormat FileFormat() noexcept;
+  [[nodiscard]] static detail::KindFormat FileFormat() noexcept;
 
   friend class BatchForms<ClassicFilter>;
   // The batch loops, instantiated in classic_filter.cc for every FilterKey.

@@ -10,7 +10,7 @@
 // here are laid out like BlockedFilter's bits: the key's 64-byte line is split into 8 slices of 16
 // four-bit counters (or 8 eight-bit counters), one slice per 64-bit word, and the key's k <= 8
 // counters lie in k consecutive slices from a hash-chosen start (block index, start slice and the
-// salted double hashing are BlockedFilter's; see lib/internal/counting_layout.h). Insert, Erase,
+// salted double hashing are BlockedFilter's; see lib/layouts/internal/counting_layout.h). Insert, Erase,
 // Count and MayContain touch exactly one cache line. A counting filter stays on the line: it has
 // no FilterOptions::layout (layout.h), since a 64-bit word or 32-byte block holds too few
 // counters for k of them to give a useful FPR at its 4x memory.
@@ -187,15 +187,15 @@ class BLOOMERY_EXPORT CountingFilter : public BatchForms<CountingFilter>,
  private:
   CountingFilter(FilterMemory memory, const CountingPlan& plan, const KeyHasher& hasher,
                  bool concurrent) noexcept;
-  // Persistence's hooks (lib/internal/persistence.h).
-  friend class internal::FilterAccess;
-  [[nodiscard]] static internal::KindFormat FileFormat() noexcept;
+  // Persistence's hooks (lib/format/internal/persistence.h).
+  friend class detail::FilterAccess;
+  [[nodiscard]] static detail::KindFormat FileFormat() noexcept;
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
-  [[nodiscard]] static absl::StatusOr<CountingFilter> Open(internal::FilterFile& file,
+  [[nodiscard]] static absl::StatusOr<CountingFilter> Open(detail::FilterFile& file,
                                                            const LoadOptions& options);
   // Per line: its FPR term, its non-zero counters and its counters' sum (ScanUnits,
   // health_scan.h).
-  [[nodiscard]] internal::ScanTotals Scan(bool sample) const;
+  [[nodiscard]] detail::ScanTotals Scan(bool sample) const;
   // Sets saturated_ from the counters themselves (after a load).
   void RecountSaturated() noexcept;
 

@@ -41,15 +41,15 @@
 
 namespace bloomery {
 
-namespace internal {
-// The library's own way into a kind (lib/internal/persistence.h): its persistence hooks and its
+namespace detail {
+// The library's own way into a kind (lib/format/internal/persistence.h): its persistence hooks and its
 // constructor from memory that already holds its bits. Each kind befriends it.
 class FilterAccess;
 struct FilterFile;
 struct KindFormat;
-// A reading of a filter's blocks (lib/internal/health_scan.h), behind EstimatedFpr and Health.
+// A reading of a filter's blocks (lib/filters/internal/health_scan.h), behind EstimatedFpr and Health.
 struct ScanTotals;
-}  // namespace internal
+}  // namespace detail
 
 // The memory a filter's bits live in: its own anonymous pages (transparent huge pages where the
 // kernel grants them) or a mapped file (Map), released with the filter. Opaque and move-only: how
@@ -169,9 +169,9 @@ class BatchForms {
 };
 
 // Persistence (docs/FORMAT.md), written once for every kind. A kind derives from Persistent<Kind>
-// (or Mappable<Kind>), befriends internal::FilterAccess and defines its private hooks, its file
-// format row, `Write` and `Open` (lib/internal/persistence.h says what each does);
-// lib/internal/persistence.h defines these members and the kind's .cc instantiates them.
+// (or Mappable<Kind>), befriends detail::FilterAccess and defines its private hooks, its file
+// format row, `Write` and `Open` (lib/format/internal/persistence.h says what each does);
+// lib/format/internal/persistence.h defines these members and the kind's .cc instantiates them.
 //
 // Save writes the filter to `path` atomically: a temp file in the same directory, fsync, rename
 // over `path`, fsync of the directory; on any failure (disk full, fsync error: ResourceExhausted /

@@ -51,7 +51,7 @@ enum class FilterKind : uint32_t {
 #undef BLOOMERY_KIND_ENUMERATOR
 };
 
-namespace kinds_detail {
+namespace detail {
 
 struct Row {
   FilterKind kind;
@@ -85,12 +85,12 @@ struct DropLastVoid<std::tuple<Done...>, void> {
   using type = std::tuple<Done...>;
 };
 
-}  // namespace kinds_detail
+}  // namespace detail
 
 // Every kind's class, in FilterKind's order: std::tuple<BlockedFilter, ClassicFilter, ...>.
 #define BLOOMERY_KIND_CLASS(Name, number, name, summary) Name##Filter,
 using FilterKinds =
-    typename kinds_detail::DropLastVoid<std::tuple<>, BLOOMERY_FOR_EACH_FILTER_KIND(
+    typename detail::DropLastVoid<std::tuple<>, BLOOMERY_FOR_EACH_FILTER_KIND(
                                                           BLOOMERY_KIND_CLASS) void>::type;
 #undef BLOOMERY_KIND_CLASS
 
@@ -107,7 +107,7 @@ inline constexpr FilterKind kKindOf = [] {
   FilterKind found{};
   [&]<size_t... I>(std::index_sequence<I...>) {
     ((std::is_same_v<F, std::tuple_element_t<I, FilterKinds>>
-          ? (found = kinds_detail::kRows[I].kind)
+          ? (found = detail::kRows[I].kind)
           : found),
      ...);
   }
@@ -117,7 +117,7 @@ inline constexpr FilterKind kKindOf = [] {
 
 // "blocked", "classic", "scalable", "counting", "windowed"; "unknown" for a value outside the enum.
 [[nodiscard]] constexpr std::string_view FilterKindName(FilterKind kind) noexcept {
-  for (const kinds_detail::Row& row : kinds_detail::kRows) {
+  for (const detail::Row& row : detail::kRows) {
     if (row.kind == kind) return row.name;
   }
   return "unknown";
@@ -125,7 +125,7 @@ inline constexpr FilterKind kKindOf = [] {
 
 // The kind named `name` exactly (lower case, as FilterKindName spells it); nullopt otherwise.
 [[nodiscard]] constexpr std::optional<FilterKind> ParseFilterKind(std::string_view name) noexcept {
-  for (const kinds_detail::Row& row : kinds_detail::kRows) {
+  for (const detail::Row& row : detail::kRows) {
     if (row.name == name) return row.kind;
   }
   return std::nullopt;
@@ -133,7 +133,7 @@ inline constexpr FilterKind kKindOf = [] {
 
 // What the kind is for, in a few words ("supports remove"); empty outside the enum.
 [[nodiscard]] constexpr std::string_view FilterKindSummary(FilterKind kind) noexcept {
-  for (const kinds_detail::Row& row : kinds_detail::kRows) {
+  for (const detail::Row& row : detail::kRows) {
     if (row.kind == kind) return row.summary;
   }
   return {};

@@ -3,7 +3,7 @@
 // plan.h: false-positive-rate formulas and the planner that turns (capacity, fpr) or (bits, hashes)
 // into a filter's geometry.
 //
-// One sliced-layout model sizes every kind (lib/plan.cc): a key's k probes land in k distinct
+// One sliced-layout model sizes every kind (lib/plan/plan.cc): a key's k probes land in k distinct
 // slices, one cell (a bit, or a counter) in each. Three layouts are described here:
 //  - the standard Bloom filter (Bloom 1970): k probes anywhere in m bits, FPR (1 - e^{-kn/m})^k;
 //  - the partitioned filter (pybloom, ClassicFilter): k slices of m/k bits, one probe per slice,
@@ -17,7 +17,7 @@
 //    normal or Poisson approximation is involved, so the planner's promise holds for small filters
 //    and for the heavy lines that dominate the FPR of large ones. The evaluation is right to a few
 //    ulps (relative) at every rate, 1e-20 and far below included: where the alternating sum would
-//    cancel, a sum of non-negative terms takes over (lib/sliced_fpr.cc).
+//    cancel, a sum of non-negative terms takes over (lib/plan/sliced_fpr.cc).
 //    The other blocked shapes (layout.h: block256, 8 x 32-bit slices in 32 bytes; word64, 8 x 8-bit
 //    slices in one 64-bit word; k <= 8 for both) are the same model with their own slices, and
 //    just as exact; PlanEachLayout plans them all, Layout::kAuto chooses among them.

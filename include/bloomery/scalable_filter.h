@@ -134,11 +134,11 @@ struct ScalableOptions {
   [[nodiscard]] KeyHasher hasher() const noexcept { return hashing.hasher(layout); }
 };
 
-namespace internal {
+namespace detail {
 // A chain's stage: a BlockedFilter of the chain's block shape, or a ClassicFilter when its layout
 // is Layout::kPartitioned. Every stage of a chain is of one kind.
 using StageFilter = std::variant<BlockedFilter, ClassicFilter>;
-}  // namespace internal
+}  // namespace detail
 
 // Insert answers an InsertResult, not a bool: InsertAnswer (filter.h) says why.
 
@@ -323,11 +323,11 @@ class BLOOMERY_EXPORT ScalableFilter : public BatchForms<ScalableFilter, InsertR
   struct Chain;
 
   explicit ScalableFilter(const ScalableOptions& options);
-  // Persistence's hooks (lib/internal/persistence.h).
-  friend class internal::FilterAccess;
-  [[nodiscard]] static internal::KindFormat FileFormat() noexcept;
+  // Persistence's hooks (lib/format/internal/persistence.h).
+  friend class detail::FilterAccess;
+  [[nodiscard]] static detail::KindFormat FileFormat() noexcept;
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
-  [[nodiscard]] static absl::StatusOr<ScalableFilter> Open(internal::FilterFile& file,
+  [[nodiscard]] static absl::StatusOr<ScalableFilter> Open(detail::FilterFile& file,
                                                            const LoadOptions& options);
   // InvalidArgument for options Create refuses.
   static absl::Status CheckOptions(const ScalableOptions& options);
@@ -347,7 +347,7 @@ class BLOOMERY_EXPORT ScalableFilter : public BatchForms<ScalableFilter, InsertR
                                 std::span<const double> stage_fprs) const noexcept;
   // The level a new stage takes after the first `count` stages: one past the highest.
   [[nodiscard]] uint32_t NextLevel(uint32_t count) const noexcept;
-  using StageFilter = internal::StageFilter;
+  using StageFilter = detail::StageFilter;
   // An empty stage of that plan (not published).
   absl::StatusOr<StageFilter> BuildStage(const Plan& plan) const;
   // Installs stage `index` holding `count` keys and publishes it to readers.

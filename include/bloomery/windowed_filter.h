@@ -330,11 +330,11 @@ class BLOOMERY_EXPORT WindowedFilter : public BatchForms<WindowedFilter>, public
   [[nodiscard]] uint64_t ClockField() const noexcept;
   // A loaded file's state: the window at `epoch`, and its clock field.
   void RestoreClock(uint64_t epoch, uint64_t clock_field) noexcept;
-  // Persistence's hooks (lib/internal/persistence.h); Open also takes the clock to load at.
-  friend class internal::FilterAccess;
-  [[nodiscard]] static internal::KindFormat FileFormat() noexcept;
+  // Persistence's hooks (lib/format/internal/persistence.h); Open also takes the clock to load at.
+  friend class detail::FilterAccess;
+  [[nodiscard]] static detail::KindFormat FileFormat() noexcept;
   [[nodiscard]] absl::StatusOr<std::string> Write(const std::string* path) const;
-  [[nodiscard]] static absl::StatusOr<WindowedFilter> Open(internal::FilterFile& file,
+  [[nodiscard]] static absl::StatusOr<WindowedFilter> Open(detail::FilterFile& file,
                                                            const LoadOptions& options,
                                                            WindowClock clock);
   // The epoch the filter should be at now: the stored one, or the clock's in duration mode.
@@ -360,7 +360,7 @@ class BLOOMERY_EXPORT WindowedFilter : public BatchForms<WindowedFilter>, public
   // Per interleaved run of G blocks, for each slot in `slots` (a bit per slot): its block's FPR
   // term (values 2 * slot; 0 without `fpr`) and set bits (2 * slot + 1) (ScanUnits,
   // health_scan.h).
-  [[nodiscard]] internal::ScanTotals Scan(uint64_t slots, bool sample, bool fpr = true) const;
+  [[nodiscard]] detail::ScanTotals Scan(uint64_t slots, bool sample, bool fpr = true) const;
   // The live slots at epoch `now`, a bit per slot.
   [[nodiscard]] uint64_t LiveSlots(uint64_t now) const noexcept;
   friend class BatchForms<WindowedFilter>;

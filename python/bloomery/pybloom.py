@@ -510,7 +510,7 @@ def _file_kind(head, size=None):
     """What the file whose first bytes are ``head`` (_SNIFF_BYTES of them, or all there are) is:
     "bloomery", "tofile" (BloomFilter.tofile's: pybloom-live's header, then bloomery's file),
     "pybloom" or "pybloom-scalable" (pybloom-live's files), or None. By the headers (and, given the
-    file's ``size``, the size they imply); the readers check the rest. lib/format_codec.cc's
+    file's ``size``, the size they imply); the readers check the rest. lib/format/format_codec.cc's
     NameForeignFile tells the same files apart for the C++ reader's messages."""
     if head[:len(_BLOOMERY_MAGIC)] == _BLOOMERY_MAGIC:
         return "bloomery"

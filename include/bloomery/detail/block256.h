@@ -21,7 +21,7 @@
 #include "bloomery/detail/probe_common.h"
 #include "bloomery/key.h"
 
-namespace bloomery::blocked_line {
+namespace bloomery::detail {
 
 inline constexpr uint32_t kWordsPerBlock256 = 4;
 using Block256Mask = BlockMask<kWordsPerBlock256>;
@@ -58,7 +58,7 @@ using Block256Mask = BlockMask<kWordsPerBlock256>;
 
 #if BLOOMERY_INLINE_PROBE
 
-namespace detail {
+namespace avx2_probe {
 
 // The 8 slices' `1 << bit` of a block256 key in u32 lanes, lane j for slice j.
 template <Probe kProbe>
@@ -67,7 +67,7 @@ template <Probe kProbe>
   return _mm256_sllv_epi32(_mm256_set1_epi32(1), ShiftsOf<kProbe, 32>(hash, unused));
 }
 
-}  // namespace detail
+}  // namespace avx2_probe
 
 // block256, k <= 8 (`unused` = kUnusedProbes[k]), kProbe's bits: whether every bit of the key is
 // set in `block` (32-byte aligned). Either concurrency mode.
@@ -75,8 +75,8 @@ template <Probe kProbe = Probe::kSalted>
 [[nodiscard, BLOOMERY_AVX2_PROBE]] inline bool TestBlock256(const uint64_t* block,
                                                             const KeyHash& hash,
                                                             const UnusedProbes& unused) noexcept {
-  const __m256i mask = detail::SliceMask8<kProbe>(hash, unused);
-  const __m256i missing = _mm256_andnot_si256(detail::LoadShared(block), mask);
+  const __m256i mask = avx2_probe::SliceMask8<kProbe>(hash, unused);
+  const __m256i missing = _mm256_andnot_si256(avx2_probe::LoadShared(block), mask);
   return _mm256_testz_si256(missing, missing) != 0;
 }
 
@@ -84,7 +84,7 @@ template <Probe kProbe = Probe::kSalted>
 template <Probe kProbe = Probe::kSalted>
 [[BLOOMERY_AVX2_PROBE]] inline bool SetBlock256(uint64_t* block, const KeyHash& hash,
                                                 const UnusedProbes& unused) noexcept {
-  const __m256i mask = detail::SliceMask8<kProbe>(hash, unused);
+  const __m256i mask = avx2_probe::SliceMask8<kProbe>(hash, unused);
   auto* words = reinterpret_cast<__m256i*>(block);
   const __m256i old = _mm256_load_si256(words);
   _mm256_store_si256(words, _mm256_or_si256(old, mask));
@@ -94,6 +94,6 @@ template <Probe kProbe = Probe::kSalted>
 
 #endif  // BLOOMERY_INLINE_PROBE
 
-}  // namespace bloomery::blocked_line
+}  // namespace bloomery::detail
 
 #endif  // BLOOMERY_DETAIL_BLOCK256_H_

@@ -2,7 +2,7 @@
 //
 // detail/line512.h: the line512 layout (layout.h), a key's k bits in one 64-byte line: its scalar
 // reference under each probe, and its inline AVX2 probe. Part of the file format (layout codes 0
-// and 5, docs/FORMAT.md): every kernel (lib/simd) and the inline probe are held to the reference
+// and 5, docs/FORMAT.md): every kernel (lib/layouts) and the inline probe are held to the reference
 // bit for bit (tests/simd_test.cc). Not an API: use BlockedFilter.
 //
 // A line is 8 little-endian 64-bit words. With k <= 8 probes it holds 8 slices of 64 bits (slice j
@@ -23,7 +23,7 @@
 #include "bloomery/detail/probe_common.h"
 #include "bloomery/key.h"
 
-namespace bloomery::blocked_line {
+namespace bloomery::detail {
 
 // The start slice uses the low bits of `hi`; fastrange depends on them only through a carry,
 // so start and block are independent for all practical block counts (< 2^56).
@@ -64,7 +64,7 @@ inline void MakeFieldsMaskScalar(const KeyHash& hash, uint32_t hashes,
 
 #if BLOOMERY_INLINE_PROBE
 
-namespace detail {
+namespace avx2_probe {
 
 // The key's line mask for k <= 8: words 0..3 in `lo`, 4..7 in `hi`.
 template <Probe kProbe>
@@ -76,17 +76,17 @@ template <Probe kProbe>
   hi = _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_extracti128_si256(shift, 1)));
 }
 
-}  // namespace detail
+}  // namespace avx2_probe
 
 // The line, k <= 8 (`unused` = kUnusedProbes[k]), kProbe's bits: whether every bit of the key is
-// set in `line` (64-byte aligned). Either concurrency mode (detail::LoadShared).
+// set in `line` (64-byte aligned). Either concurrency mode (avx2_probe::LoadShared).
 template <Probe kProbe = Probe::kSalted>
 [[nodiscard, BLOOMERY_AVX2_PROBE]] inline bool Test64(const uint64_t* line, const KeyHash& hash,
                                                       const UnusedProbes& unused) noexcept {
   __m256i lo, hi;
-  detail::LineMask64<kProbe>(hash, unused, lo, hi);
-  const __m256i missing = _mm256_or_si256(_mm256_andnot_si256(detail::LoadShared(line), lo),
-                                          _mm256_andnot_si256(detail::LoadShared(line + 4), hi));
+  avx2_probe::LineMask64<kProbe>(hash, unused, lo, hi);
+  const __m256i missing = _mm256_or_si256(_mm256_andnot_si256(avx2_probe::LoadShared(line), lo),
+                                          _mm256_andnot_si256(avx2_probe::LoadShared(line + 4), hi));
   return _mm256_testz_si256(missing, missing) != 0;
 }
 
@@ -96,7 +96,7 @@ template <Probe kProbe = Probe::kSalted>
 [[BLOOMERY_AVX2_PROBE]] inline bool Set64(uint64_t* line, const KeyHash& hash,
                                           const UnusedProbes& unused) noexcept {
   __m256i lo, hi;
-  detail::LineMask64<kProbe>(hash, unused, lo, hi);
+  avx2_probe::LineMask64<kProbe>(hash, unused, lo, hi);
   auto* words = reinterpret_cast<__m256i*>(line);
   const __m256i old_lo = _mm256_load_si256(words);
   const __m256i old_hi = _mm256_load_si256(words + 1);
@@ -109,6 +109,6 @@ template <Probe kProbe = Probe::kSalted>
 
 #endif  // BLOOMERY_INLINE_PROBE
 
-}  // namespace bloomery::blocked_line
+}  // namespace bloomery::detail
 
 #endif  // BLOOMERY_DETAIL_LINE512_H_

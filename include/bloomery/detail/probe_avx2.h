@@ -28,7 +28,7 @@
 // (AVX2) caller.
 #define BLOOMERY_AVX2_PROBE gnu::target("avx2"), gnu::always_inline
 
-namespace bloomery::blocked_line::detail {
+namespace bloomery::detail::avx2_probe {
 
 // Lane i: kProbeSalt[i], and i * kProbeSalt[i] mod 2^32. Probe i's salted value
 // (h1 + i*h2) * salt_i equals h1 * salt_i + h2 * (i * salt_i) mod 2^32, so its two vector
@@ -122,7 +122,7 @@ template <Probe kProbe, uint32_t kSliceBits>
   return v;
 }
 
-}  // namespace bloomery::blocked_line::detail
+}  // namespace bloomery::detail::avx2_probe
 
 #endif  // BLOOMERY_INLINE_PROBE
 

@@ -13,7 +13,7 @@
 
 #include "bloomery/key.h"
 
-namespace bloomery::blocked_line {
+namespace bloomery::detail {
 
 inline constexpr uint32_t kWordsPerLine = 8;
 
@@ -98,6 +98,6 @@ struct alignas(8 * kWords) BlockMask {
   uint64_t word[kWords];
 };
 
-}  // namespace bloomery::blocked_line
+}  // namespace bloomery::detail
 
 #endif  // BLOOMERY_DETAIL_PROBE_COMMON_H_

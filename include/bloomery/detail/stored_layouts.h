@@ -5,13 +5,13 @@
 // probe is held to, and the inline AVX2 entries BlockedFilter's single-key calls make
 // (TestInline, SetInline). A layout is one unit: its row in kBlockLayouts, its file here
 // (detail/line512.h, block256.h, word64.h: reference and inline probe), its kernels
-// (lib/simd/block_kernels.cc, one row), and its cases in tests/simd_test.cc and probe_test.cc,
+// (lib/layouts/block_kernels.cc, one row), and its cases in tests/simd_test.cc and probe_test.cc,
 // which run over the table. Not an API: use BlockedFilter.
 //
 // Why inline, and in AVX2 whatever the includer's flags: out of cache a single lookup is one DRAM
 // miss, and independent lookups in a caller's loop overlap only as far as the core's out-of-order
 // window holds them, so the instructions per lookup set its speed. The SIMD kernels chosen at run
-// time (lib/simd/block_kernels.h) cost a call and an indirect call per key; the inline probe is
+// time (lib/layouts/block_kernels.h) cost a call and an indirect call per key; the inline probe is
 // ~15-30 instructions (mask, load, test) with no call and no branch. A scalar probe in the
 // baseline ISA measured 1.5-1.9x slower than the kernel for the line and block256, and for word64
 // 0-9 % faster in cache, within 1 % out (docs/DESIGN.md, "Tried and rejected"), so the probe is
@@ -29,7 +29,7 @@
 // tests/inline_probe_test.py checks that no AVX2 code is exported from a file that calls them.
 // Filters with k > 8, and inserts into a concurrent line or block256 filter, take the kernels; a
 // concurrent word64 insert is inline too (its one fetch_or, the reference's); lookups are inline
-// in either concurrency mode (detail::LoadShared).
+// in either concurrency mode (avx2_probe::LoadShared).
 #ifndef BLOOMERY_DETAIL_STORED_LAYOUTS_H_
 #define BLOOMERY_DETAIL_STORED_LAYOUTS_H_
 
@@ -43,7 +43,7 @@
 #include "bloomery/key.h"
 #include "bloomery/layout.h"
 
-namespace bloomery::blocked_line {
+namespace bloomery::detail {
 
 // The key's k bits in a block of stored layout kBlockLayouts[index]: its block_bits / 64 words at
 // `mask`. The scalar reference of every kernel and inline probe.
@@ -106,6 +106,6 @@ template <uint32_t kIndex>
 
 #endif  // BLOOMERY_INLINE_PROBE
 
-}  // namespace bloomery::blocked_line
+}  // namespace bloomery::detail
 
 #endif  // BLOOMERY_DETAIL_STORED_LAYOUTS_H_

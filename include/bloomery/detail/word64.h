@@ -26,7 +26,7 @@
 #include "bloomery/detail/probe_common.h"
 #include "bloomery/key.h"
 
-namespace bloomery::blocked_line {
+namespace bloomery::detail {
 
 // word64 (layout.h): the bits of its 8 probes in their 8-bit slices, one per byte (byte i: probe
 // i's bit, 0..7), the top 3 bits of each byte of `lo`. The 8 fields are independent bits of the
@@ -53,7 +53,7 @@ alignas(16) inline constexpr uint8_t kWord64BitTable[16] = {1, 2, 4, 8, 16, 32, 
 
 #if BLOOMERY_INLINE_PROBE
 
-namespace detail {
+namespace avx2_probe {
 
 // A word64 key's mask (this file): byte i of the probe fields holds probe i's bit (0x80
 // where probe i is unused), one byte-table lookup turns each into its `1 << bit` (0 for 0x80),
@@ -68,16 +68,16 @@ namespace detail {
                    static_cast<int>(8 * (hash.hi & 7)));
 }
 
-}  // namespace detail
+}  // namespace avx2_probe
 
 // word64, k <= 8: whether every bit of the key is set in `*word`. Either concurrency mode (one
-// 64-bit load in inline assembly, like detail::LoadShared: an atomic load would also keep the
+// 64-bit load in inline assembly, like avx2_probe::LoadShared: an atomic load would also keep the
 // compiler from holding the filter's fields in registers across a caller's loop).
 [[nodiscard, BLOOMERY_AVX2_PROBE]] inline bool TestWord64(const uint64_t* word, const KeyHash& hash,
                                                           const UnusedProbes& unused) noexcept {
   uint64_t bits;
   asm volatile("movq %1, %0" : "=r"(bits) : "m"(*word));
-  return (detail::Word64Mask(hash, unused) & ~bits) == 0;
+  return (avx2_probe::Word64Mask(hash, unused) & ~bits) == 0;
 }
 
 // word64: sets the key's bits in `*word`; whether one was 0 before. Concurrent: a relaxed load,
@@ -86,7 +86,7 @@ namespace detail {
 [[BLOOMERY_AVX2_PROBE]] inline bool SetWord64(uint64_t* word, const KeyHash& hash,
                                               const UnusedProbes& unused,
                                               bool concurrent) noexcept {
-  const uint64_t mask = detail::Word64Mask(hash, unused);
+  const uint64_t mask = avx2_probe::Word64Mask(hash, unused);
   if (!concurrent) [[likely]] {
     const uint64_t old = *word;
     *word = old | mask;
@@ -98,6 +98,6 @@ namespace detail {
 
 #endif  // BLOOMERY_INLINE_PROBE
 
-}  // namespace bloomery::blocked_line
+}  // namespace bloomery::detail
 
 #endif  // BLOOMERY_DETAIL_WORD64_H_
