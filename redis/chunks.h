@@ -15,7 +15,7 @@
 // refused, and memory grows only with bytes actually received, never past the announced total.
 // The complete image is then validated by the one format validator (LoadFromBytes): a wrong
 // order, a gap, a truncated or corrupted chunk is an error, never a crash. A dump taken while
-// the filter was being written to is refused by SCANDUMP itself (module.cc); one that mixed two
+// the filter was being written to is refused by SCANDUMP itself (bf_dump.cc); one that mixed two
 // states all the same would fail its checksums on load.
 #ifndef BLOOMERY_REDIS_CHUNKS_H_
 #define BLOOMERY_REDIS_CHUNKS_H_

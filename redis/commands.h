@@ -1,7 +1,7 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// commands.h: what every command family of bloomery_redis.so shares (the BF.* commands of
-// module.cc, the BFW.* windowed ones of windowed.cc): reading arguments, error replies, where a
+// commands.h: what every command family of bloomery_redis.so shares (the BF.* commands, bf.h,
+// and the BFW.* windowed ones, windowed.h): reading arguments, error replies, where a
 // command comes from, keyspace notifications, and registering a command with its key specs and
 // ACL categories.
 #ifndef BLOOMERY_REDIS_COMMANDS_H_
@@ -75,7 +75,8 @@ int LookupCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
 // Replies to EXISTS / MEXISTS for the items argv[2..argc) of one key: `filter` answers them, or
 // every answer is 0 where it is nullptr (a missing key holds nothing). The items go through the
 // batch lookup in chunks held on the stack, so a lookup allocates nothing: 128 keys are four of
-// the library's prefetched batches of 32 (lib/filters/internal/batch_pipeline.h), and 2 KiB of stack.
+// the library's prefetched batches of 32 (lib/filters/internal/batch_pipeline.h), and 2 KiB of
+// stack.
 template <typename Filter>
 int ReplyLookups(RedisModuleCtx* ctx, RedisModuleString** argv, int argc, bool multi,
                  const Filter* filter) {
