@@ -1,16 +1,11 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // blocked_filter_avx2.h: avx2::Prober and avx2::VisitProber, a BlockedFilter's single-key Insert
-// and MayContain for the hottest loops of source files compiled for AVX2 (-mavx2,
-// -march=x86-64-v3, or -march=native on such a machine). An explicit opt-in: include it only in
-// files built with those flags (it stops with #error elsewhere). Same answers and the same bits as
-// the filter's own calls, which probe inline too (bloomery/detail/stored_layouts.h), in any file.
+// and MayContain for the hottest loops of files compiled for AVX2 (-mavx2, -march=x86-64-v3): the
+// filter's fields read once before the loop and, with VisitProber, the block shape and integer
+// hash fixed at compile time, so the loop tests neither (docs/PERFORMANCE.md). Same answers and
+// bits as the filter's own calls. Caveat: an explicit opt-in; elsewhere it stops with #error.
 //
-// What it adds to the filter's own call: the filter's fields read once before the loop and, with
-// VisitProber, the block shape and integer hash fixed at compile time, so the loop tests neither
-// (figures: docs/PERFORMANCE.md, "The call a user writes").
-//
-// Example (a file compiled with -march=x86-64-v3):
 //   #include "bloomery/blocked_filter_avx2.h"
 //   size_t found = bloomery::avx2::VisitProber(filter, [&](const auto& probe) {
 //     size_t n = 0;
@@ -37,30 +32,17 @@ namespace bloomery {
 
 namespace avx2 {
 
-// Prober's layout argument: the filter's place in kBlockLayouts (layout.h, BlockLayoutIndex: its
-// shape and probe), or kAnyShape, read from the filter at run time.
+// Prober's layout argument: a place in kBlockLayouts (layout.h), or kAnyShape: the filter's.
 inline constexpr int kAnyShape = -1;
 
-// A filter's fields, read once, for a loop of single-key calls probing inline. The filter's own
-// Insert re-reads them on every call: a store of the key's bits may alias the block count, so the
-// compiler cannot keep them in registers (its MayContain can, and does). A Prober built before
-// the loop is the caller's own local: its fields stay in registers across the loop. VisitProber
-// (below) goes one step further: it hands the loop the Prober of the filter's shape and integer
-// hash, so the loop tests neither (docs/PERFORMANCE.md, "The call a user writes"). Same answers
-// and bits as the filter's own calls.
-//
-//   bloomery::avx2::Prober probe(filter);          // Prober<BlockedFilter>: Insert and MayContain
+// A filter's fields, read once, for a loop of single-key calls probing inline: a local the
+// compiler keeps in registers, where the filter's own Insert re-reads them (its stores may alias).
+//   bloomery::avx2::Prober probe(filter);
 //   for (uint64_t key : keys) added += probe.Insert(key);
-//
-// It holds the filter's address and fields, which never change while the filter lives: it is
-// valid until the filter is destroyed, moved from or assigned to. Built from a const filter
-// (Prober<const BlockedFilter>) it offers MayContain only. Single-writer filters: an Insert may
-// not overlap any other call on the filter (BlockedFilter's thread-safety contract).
-//
-// kStored and kIntegers, when set (VisitProber sets them), are the filter's stored layout and
-// integer hash, fixed at compile time; kAnyShape and IntegerHash::kAuto read the filter's at run
-// time. A Prober whose kStored is not the filter's answers through the filter's own calls
-// (correctly, without the gain); kIntegers must be the filter's integer_hash().
+// Valid until the filter is destroyed, moved from or assigned to. From a const filter it offers
+// MayContain only. BlockedFilter's thread-safety contract applies. kStored and kIntegers, when set
+// (VisitProber sets them), fix the stored layout and integer hash at compile time: a kStored not
+// the filter's answers through the filter's own calls; kIntegers must be its integer_hash().
 template <class Filter, int kStored = kAnyShape, IntegerHash kIntegers = IntegerHash::kAuto>
 class Prober {
   static_assert(std::is_same_v<std::remove_const_t<Filter>, BlockedFilter>);
@@ -112,12 +94,10 @@ class Prober {
   }
 
  private:
-  // Whether the compile-time layout, where set, is the filter's.
   [[nodiscard]] static bool Fits(const Filter& filter) noexcept {
     return kStored == kAnyShape || static_cast<uint32_t>(kStored) == filter.stored_;
   }
-  // fn.template operator()<kIndex>() for the stored layout: kStored's, or the filter's at run time
-  // (a few tests per call, predictable in any loop over one filter).
+  // fn.template operator()<kIndex>() for kStored, or the filter's stored layout at run time.
   template <class Fn>
   [[gnu::always_inline]] decltype(auto) Visit(Fn&& fn) const noexcept {
     if constexpr (kStored == kAnyShape) {
@@ -126,7 +106,6 @@ class Prober {
       return fn.template operator()<static_cast<uint32_t>(kStored)>();
     }
   }
-  // The block's log2 words: the layout's, or the filter's at run time.
   [[nodiscard, gnu::always_inline]] uint32_t Shift() const noexcept {
     if constexpr (kStored == kAnyShape) {
       return block_shift_;
@@ -134,7 +113,6 @@ class Prober {
       return BlockShift(kBlockLayouts[kStored].layout);
     }
   }
-  // hasher_(key), by the integer hash set at compile time where there is one.
   [[nodiscard, gnu::always_inline]] KeyHash Hash(uint64_t key) const noexcept {
     if constexpr (kIntegers == IntegerHash::kAuto) {
       return hasher_(key);
@@ -142,7 +120,6 @@ class Prober {
       return HashInteger<kIntegers>(key, hasher_);
     }
   }
-  // The key's block, of the layout's shape (BlockedFilter::block).
   [[nodiscard, gnu::always_inline]] uint64_t* Block(const KeyHash& hash) const noexcept {
     return words_ + (detail::LineIndex(hash, blocks_) << Shift());
   }
@@ -154,21 +131,15 @@ class Prober {
   uint32_t block_shift_;
   uint32_t stored_;
   bool concurrent_;
-  // BlockedFilter's inline_test_ / inline_set_: where the inline probe may run, else null.
+  // BlockedFilter's inline_test_ / inline_set_, or null.
   const detail::UnusedProbes* test_;
   const detail::UnusedProbes* set_;
 };
 template <class Filter>
 Prober(Filter&) -> Prober<Filter>;
 
-// fn(probe), probe the Prober of the filter's stored layout and integer hash: fn is instantiated
-// once for each stored layout (kBlockLayouts) and integer hash, each loop free of the tests of
-// both. Returns what fn returns (the same type for every instantiation). For the hottest loops:
-//   size_t added = bloomery::avx2::VisitProber(filter, [&](const auto& probe) {
-//     size_t n = 0;
-//     for (uint64_t key : keys) n += probe.Insert(key);
-//     return n;
-//   });
+// fn(probe) with the Prober of the filter's stored layout and integer hash: fn is instantiated
+// for each (kBlockLayouts x integer hashes) and must return one type for all (example above).
 template <class Filter, class Fn>
 decltype(auto) VisitProber(Filter& filter, Fn&& fn) {
   const auto with_shape = [&]<IntegerHash kIntegers>() -> decltype(auto) {

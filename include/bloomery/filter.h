@@ -2,16 +2,12 @@
 //
 // filter.h: the vocabulary every filter kind speaks, named so the compiler checks it.
 //
-// `Filter<F>` is what generic code may rely on for any kind (BlockedFilter, ClassicFilter,
-// CountingFilter, ScalableFilter, WindowedFilter, and whatever comes next): Create from its
-// options, Insert and MayContain for the three key types, their batch forms, UnionWith with
-// CheckCompatible, capacity, planned_fpr, EstimatedCount, EstimatedFpr, Health, Clear, Save and
-// Load (to a file or to bytes), memory_bytes, seed and concurrent, each with one meaning for every
-// kind. `MappableFilter<F>` adds Map and Flush (the kinds stored as one fixed-size stage).
-// tests/filter_test.cc asserts that every kind satisfies them.
-//
-// What differs between kinds is said honestly rather than papered over: what Insert answers
-// (`InsertAnswer<F>`, below, says why it is not always a bool).
+// `Filter<F>` is what generic code may rely on for any kind: Create from its options, Insert and
+// MayContain for the three key types and their batch forms, UnionWith with CheckCompatible,
+// capacity, planned_fpr, EstimatedCount, EstimatedFpr, Health, Clear, Save and Load (to a file or
+// to bytes), memory_bytes, seed and concurrent, each with one meaning for every kind.
+// `MappableFilter<F>` adds Map and Flush. Caveat: Insert answers a bool or an InsertResult
+// (`InsertAnswer<F>` says why).
 //
 //   template <bloomery::Filter F>
 //   size_t CountPresent(const F& filter, std::span<const std::string_view> keys) {
@@ -41,20 +37,15 @@
 
 namespace bloomery {
 
-namespace detail {
-// The library's own way into a kind (lib/format/internal/persistence.h): its persistence hooks and its
-// constructor from memory that already holds its bits. Each kind befriends it.
+namespace detail {  // the library's own: not for users
 class FilterAccess;
 struct FilterFile;
 struct KindFormat;
-// A reading of a filter's blocks (lib/filters/internal/health_scan.h), behind EstimatedFpr and Health.
 struct ScanTotals;
 }  // namespace detail
 
-// The memory a filter's bits live in: its own anonymous pages (transparent huge pages where the
-// kernel grants them) or a mapped file (Map), released with the filter. Opaque and move-only: how
-// the memory was obtained stays inside the library. The filter keeps the data pointer beside the
-// owner, so the hot path never reaches through it.
+// The memory a filter's bits live in: its own anonymous pages (huge pages where the kernel grants
+// them) or a mapped file (Map), released with the filter. Opaque and move-only.
 class BLOOMERY_EXPORT FilterMemory {
  public:
   struct Owner;  // defined by the library
@@ -69,14 +60,12 @@ class BLOOMERY_EXPORT FilterMemory {
   [[nodiscard]] uint8_t* data() const noexcept { return data_; }
   [[nodiscard]] uint64_t* words() const noexcept { return reinterpret_cast<uint64_t*>(data_); }
   [[nodiscard]] uint64_t size() const noexcept { return size_; }
-  // Bytes backed by transparent huge pages now, read from /proc/self/smaps (0 if unavailable).
-  // Pages are backed on first touch, so ask after the filter has been filled. Cost: one read of
-  // /proc/self/smaps, O(number of mappings in the process).
+  // Bytes backed by transparent huge pages now (0 if unknown); ask after filling the filter.
+  // O(mappings in the process): one read of /proc/self/smaps.
   [[nodiscard]] uint64_t HugePageBytes() const;
   // Whether the bits are a mapped file rather than the filter's own memory.
   [[nodiscard]] bool mapped() const noexcept;
-  // The embedder's allocator the memory came from (MemoryOptions::allocator); unset for
-  // bloomery's own mmap and for mapped files.
+  // The embedder's allocator the memory came from; unset for bloomery's mmap and mapped files.
   [[nodiscard]] MemoryAllocator allocator() const noexcept;
   [[nodiscard]] const Owner* owner() const noexcept { return owner_.get(); }
 
@@ -99,14 +88,12 @@ struct InsertCounts {
   size_t refused = 0;
 };
 
-// The key types every filter accepts: bytes, an integer (its 8 little-endian bytes), or a
-// KeyHash computed by the caller.
+// The key types every filter accepts: bytes, an integer, or a KeyHash computed by the caller.
 template <typename T>
 concept FilterKey =
     std::same_as<T, std::string_view> || std::same_as<T, uint64_t> || std::same_as<T, KeyHash>;
 
-// A contiguous run of keys of one FilterKey type (a span, vector or array, const or not): what the
-// batch forms take.
+// A contiguous run of keys of one FilterKey type: what the batch forms take.
 template <typename R>
 concept KeyRange = std::ranges::contiguous_range<const R> && std::ranges::sized_range<const R> &&
     FilterKey<std::remove_cv_t<std::ranges::range_value_t<const R>>>;
@@ -118,27 +105,17 @@ template <KeyRange R>
   return {std::ranges::data(keys), std::ranges::size(keys)};
 }
 
-// The key forms, written once for every kind. A kind derives from BatchForms<Kind> (CRTP),
-// befriends it, and brings its single-key forms in with `using BatchForms::Insert;` and `using
-// BatchForms::MayContain;`. `InsertAnswer` is what one Insert returns (bool, or InsertResult).
-//
-// Single keys: Insert and MayContain of a std::string_view or a uint64_t hash the key with the
-// filter's hasher() (key.h) and call the kind's own Insert / MayContain of a `const KeyHash&`.
-//
-// Batches: `InsertMany(keys, answers)` and `MayContainMany(keys, results)` for any KeyRange,
-// forwarded to the kind's InsertKeys and LookupKeys templates, which its .cc instantiates for each
-// FilterKey (so the loops stay out of the headers). Contract of every kind's batch forms: the same
-// answers as the single-key calls in order (a key repeated within one batch is new only the first
-// time), but hashed, located and prefetched many at a time, which hides memory latency: use them
-// whenever keys come in groups. `answers` / `results`, if not empty, receive one answer per key
-// (only the first min(keys, answers) are written). The return value counts the keys that were new
-// (InsertMany; InsertCounts for kinds that may refuse keys) or may be present (MayContainMany).
+// The key forms, written once for every kind (CRTP). Single keys: a string or integer is hashed by
+// the filter's hasher() (key.h). Batches (`InsertMany(keys, answers)`, `MayContainMany(keys,
+// results)`): the same answers as the single-key calls in order (a key repeated within a batch is
+// new only the first time), hashed and prefetched many at a time to hide memory latency: use them
+// whenever keys come in groups. A non-empty `answers` / `results` gets one answer per key (the
+// first min(keys, answers)). Returns the count of keys new (InsertMany; InsertCounts for kinds
+// that may refuse keys) or maybe present (MayContainMany).
 template <typename Kind, typename InsertAnswer = bool>
 class BatchForms {
  public:
-  // always_inline, like the kinds' own single-key calls: no out-of-line copy compiled with one
-  // file's instruction-set flags is left for another file to link
-  // (bloomery/detail/stored_layouts.h).
+  // always_inline: no out-of-line copy built with one file's instruction-set flags is linked.
   [[gnu::always_inline]] InsertAnswer Insert(std::string_view key) noexcept {
     return self().Insert(self().hasher()(key));
   }
@@ -168,29 +145,17 @@ class BatchForms {
   }
 };
 
-// Persistence (docs/FORMAT.md), written once for every kind. A kind derives from Persistent<Kind>
-// (or Mappable<Kind>), befriends detail::FilterAccess and defines its private hooks, its file
-// format row, `Write` and `Open` (lib/format/internal/persistence.h says what each does);
-// lib/format/internal/persistence.h defines these members and the kind's .cc instantiates them.
-//
-// Save writes the filter to `path` atomically: a temp file in the same directory, fsync, rename
-// over `path`, fsync of the directory; on any failure (disk full, fsync error: ResourceExhausted /
-// DataLoss / PermissionDenied) the old file is left intact. Must not overlap with inserts
-// (single-writer contract; in concurrent mode the bits written are some state between the inserts
-// that overlapped it). Processes that each Load, insert and Save one file race: the last rename
-// wins and the others' keys are lost. Hold LockForUpdate (file.h) around the whole
-// load-modify-save. A symlink is followed (its target is replaced); a path naming a device, FIFO or
-// directory is refused (FailedPrecondition); the file keeps its mode, a new one gets 0666 & ~umask.
-//
-// Load reads a saved filter of this kind into fresh memory. Errors: NotFound / PermissionDenied
-// for the file; InvalidArgument if it is not a bloomery file; Unimplemented for a newer format
-// version; FailedPrecondition for another filter kind; ResourceExhausted over options.max_bytes;
-// DataLoss for truncation, checksum mismatch or inconsistent parameters. Never crashes and never
-// allocates beyond options.max_bytes, whatever the file holds.
-//
-// In-memory serialization (pickling, a database column, a Redis value): SaveToBytes returns exactly
-// the bytes Save writes to a file; LoadFromBytes reads them (or a file's contents) with the same
-// validator, errors and options.max_bytes cap as Load, copying them into fresh memory.
+// Persistence (docs/FORMAT.md), written once for every kind.
+// Save writes `path` atomically (temp file, fsync, rename, fsync of the directory); on failure
+// (ResourceExhausted, DataLoss, PermissionDenied) the old file is intact. Not concurrent with
+// inserts. Processes that each Load, insert and Save one file race (the last rename wins): hold
+// LockForUpdate (file.h) around the load-modify-save. A symlink's target is replaced; a device,
+// FIFO or directory is refused (FailedPrecondition); a new file gets 0666 & ~umask.
+// Load reads a saved filter of this kind into fresh memory. Errors: NotFound / PermissionDenied;
+// InvalidArgument (not a bloomery file); Unimplemented (newer format); FailedPrecondition (another
+// kind); ResourceExhausted (over options.max_bytes); DataLoss (truncated, bad checksum or
+// parameters). Never crashes nor allocates beyond options.max_bytes, whatever the file holds.
+// SaveToBytes returns exactly the bytes Save writes; LoadFromBytes reads them as Load does.
 template <typename Kind>
 class BLOOMERY_EXPORT Persistent {
  public:
@@ -202,22 +167,15 @@ class BLOOMERY_EXPORT Persistent {
                                                           const LoadOptions& options = {});
 };
 
-// Persistent plus the zero-copy forms of a kind stored as one fixed-size array (MapMode in
-// options.h), whose Open serves a mapped file as well as a loaded one. Map: the file must stay the
-// same size while mapped (truncating a mapped file kills the process with SIGBUS, as with any
-// mmap). kReadOnly is copy-on-write; kReadWrite: inserts reach the file; what survives a crash is
-// every bit the kernel wrote back. The file is DIRTY from the mapping until it ends (Load accepts
-// it while its checksums match, as after a Flush with nothing written since, else needs
-// allow_dirty; a second read-write Map needs allow_dirty, and only the first mapping marks the file
-// clean at its end): unmapped with nothing written since the last Flush (or since Map), it is
-// marked clean again, byte for byte what Save writes; otherwise, and after a crash, it stays DIRTY.
-// Same errors as Load. Flush, for a kReadWrite mapping: recomputes checksums and msyncs (payload
-// first, then the header), leaving DIRTY set, since the mapping may still be written;
-// FailedPrecondition for a filter that is not a read-write mapping, and for one whose path no
-// longer names its file (a Save that did not take LockForUpdate renamed another file over it: the
-// inserts are then in a file no path names, and only a Save elsewhere keeps them). Not concurrent
-// with inserts. Ending a mapping costs one pass over its payload to compare it with the checksums,
-// as Flush does.
+// Persistent plus zero-copy use of a file (MapMode, options.h). Map: the file must keep its size
+// while mapped (truncating it is SIGBUS, as with any mmap). kReadOnly is copy-on-write; kReadWrite
+// writes inserts to the file, which is DIRTY while mapped (a second read-write Map needs
+// allow_dirty); a crash keeps what the kernel wrote back. Unmapped with nothing written since the
+// last Flush, the file is clean again, byte for byte what Save writes. Same errors as Load.
+// Flush (kReadWrite only, else FailedPrecondition): checksums and msync, payload then header; the
+// file stays DIRTY. FailedPrecondition too if the path now names another file (a Save without
+// LockForUpdate renamed over it). Not concurrent with inserts. Ending a mapping reads its payload
+// once, as Flush does.
 template <typename Kind>
 class BLOOMERY_EXPORT Mappable : public Persistent<Kind> {
  public:
@@ -226,10 +184,7 @@ class BLOOMERY_EXPORT Mappable : public Persistent<Kind> {
   [[nodiscard]] absl::Status Flush();
 };
 
-// What the kinds kept in one array of 64-bit words share: the memory (their own or a mapped
-// file), a cached pointer to its words (the hot path reads it from the filter object, never
-// through the owner), the key hashing (seed and integer hash) and the concurrency mode, and their
-// accessors. Move-only.
+// What the kinds kept in one array of 64-bit words share: memory, hashing, concurrency. Move-only.
 class BLOOMERY_EXPORT WordArray {
  public:
   [[nodiscard]] uint64_t seed() const noexcept { return hasher_.seed; }
@@ -243,9 +198,8 @@ class BLOOMERY_EXPORT WordArray {
   [[nodiscard]] bool mapped() const noexcept { return memory_.mapped(); }
   // The embedder's allocator the words came from (MemoryOptions::allocator); unset otherwise.
   [[nodiscard]] MemoryAllocator memory_allocator() const noexcept { return memory_.allocator(); }
-  // The words, little-endian, in whole 64-byte lines (the kind's header says what they hold;
-  // padding past its bits is 0). Reading them while another thread writes is a data race; take
-  // them when writers are quiet.
+  // The words, little-endian, in whole 64-byte lines (padding is 0). Reading them while another
+  // thread writes is a data race.
   [[nodiscard]] std::span<const uint8_t> bytes() const noexcept {
     return {memory_.data(), memory_.size()};
   }
@@ -263,16 +217,13 @@ class BLOOMERY_EXPORT WordArray {
   bool concurrent_ = false;
 };
 
-// What the kinds that keep one array of bits laid out by a Plan (plan.h) share beyond WordArray
-// (BlockedFilter, ClassicFilter): their geometry, and the operations that read or write every
-// word alike. Move-only.
+// What BlockedFilter and ClassicFilter (one array of bits laid out by a Plan) share. Move-only.
 class BLOOMERY_EXPORT BitArray : public WordArray {
  public:
   [[nodiscard]] const Plan& plan() const noexcept { return plan_; }
   [[nodiscard]] uint64_t bits() const noexcept { return plan_.bits; }
   [[nodiscard]] uint32_t hashes() const noexcept { return plan_.hashes; }
-  // The vocabulary's (Filter, below): keys planned for (PlannedCapacity, plan.h) and the FPR the
-  // plan predicts at that many keys.
+  // Keys planned for (PlannedCapacity, plan.h) and the FPR the plan predicts there.
   [[nodiscard]] uint64_t capacity() const noexcept {
     return PlannedCapacity(plan_.capacity, plan_.bits, plan_.hashes);
   }
@@ -284,11 +235,8 @@ class BLOOMERY_EXPORT BitArray : public WordArray {
   [[nodiscard]] uint64_t PopCount() const noexcept;
   // Fraction of bits set. O(bytes).
   [[nodiscard]] double FillRatio() const noexcept;
-  // Estimate of the number of distinct keys inserted, from the fill ratio: each key sets k bits,
-  // any given bit with probability k/m (one probe per slice of m/k bits, or k probes into a line
-  // of a filter of m bits), so n ~ ln(1 - fill) / ln(1 - k/m) (Swamidass & Baldi 2007). Within ~1%
-  // of the truth up to capacity. +infinity once every bit is set (the filter is saturated: the
-  // count is unknowable); check std::isinf before converting. O(bytes).
+  // Distinct keys inserted, estimated from the fill: n ~ ln(1 - fill) / ln(1 - k/m) (Swamidass &
+  // Baldi 2007). +infinity once every bit is set: check std::isinf before converting. O(bytes).
   [[nodiscard]] double EstimatedCount() const noexcept;
 
  protected:
@@ -306,12 +254,9 @@ class BLOOMERY_EXPORT BitArray : public WordArray {
   double planned_fpr_;  // PlannedFpr(plan_), once
 };
 
-// What F::Insert returns. A kind that never refuses a key answers "was it new?" as a bool. A kind
-// that can refuse one (ScalableFilter once a limit stops its growth) answers an InsertResult,
-// because a bool would have to call a refused key either "new" (a lie: it is not in the filter, and
-// a later lookup says so) or "present" (a lie the other way: the caller would skip a key it never
-// stored); kRefused says what happened, and its InsertMany counts InsertCounts. Every kind's header
-// points here rather than explaining it again.
+// What F::Insert returns: "was it new?" as a bool, or an InsertResult for a kind that may refuse a
+// key (ScalableFilter at its limit), where a bool would call a refused key new or present, a lie
+// either way.
 template <typename F>
 using InsertAnswer = decltype(std::declval<F&>().Insert(KeyHash{}));
 
@@ -344,15 +289,12 @@ concept Filter =
       // Merging.
       { cf.CheckCompatible(cf) } -> std::same_as<absl::Status>;
       { f.UnionWith(cf) } -> std::same_as<absl::Status>;
-      // What it is planned for, and what it holds. capacity(): keys planned for (scalable: by the
-      // stages allocated so far; windowed: the window; sized by bits and hashes alone: cells *
-      // ln 2 / k). planned_fpr(): the FPR planned at capacity() keys (scalable: the chain's bound).
+      // capacity(): keys planned for (scalable: its stages so far; windowed: the window).
+      // planned_fpr(): the FPR planned at capacity() keys (scalable: the chain's bound).
       { cf.capacity() } noexcept -> std::same_as<uint64_t>;
       { cf.planned_fpr() } noexcept -> std::same_as<double>;
       { cf.EstimatedCount() } noexcept -> std::same_as<double>;
       { cf.EstimatedFpr() } noexcept -> std::same_as<double>;
-      // Health (health.h): both estimates, the fill and a state, read whole or from a sample of
-      // ~1 MiB of a large filter.
       { cf.Health() } -> std::same_as<FilterHealth>;
       { f.Clear() } noexcept;
       { cf.memory_bytes() } noexcept -> std::same_as<uint64_t>;

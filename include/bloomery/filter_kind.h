@@ -28,12 +28,10 @@
 #include "bloomery/scalable_filter.h"
 #include "bloomery/windowed_filter.h"
 
-// One row per kind: ROW(Name, number, name, "summary"). The class is bloomery::Name##Filter,
-// declared in "bloomery/<name>_filter.h" and defined in lib/<name>_filter.cc, tested by
-// tests/<name>_filter_test.cc; FilterKind::k##Name is `number`, the file format's kind field,
-// which never changes (a new kind takes the next number); "name" is how every tool spells it.
-// Rows are in number order. Keep each row on one line of its own: meson.build reads them.
-// "summary" says in a few words what the kind is for (the CLI's --kind help).
+// One row per kind, in number order: ROW(Name, number, name, "summary"). The class is
+// bloomery::Name##Filter in "bloomery/<name>_filter.h"; `number` is FilterKind::k##Name, the
+// file format's kind field, which never changes; "name" is how every tool spells it; "summary"
+// is the CLI's --kind help. Keep each row on one line of its own: meson.build reads them.
 // clang-format off
 #define BLOOMERY_FOR_EACH_FILTER_KIND(ROW) \
   ROW(Blocked, 1, blocked, "the default: one cache line per key")   \
