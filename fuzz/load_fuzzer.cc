@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "bloomery/bloomery.h"
-#include "fuzz_util.h"
 #include "format/internal/format_codec.h"
+#include "fuzz_util.h"
 
 namespace {
 

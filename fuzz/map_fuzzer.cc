@@ -12,8 +12,8 @@
 #include <type_traits>
 
 #include "bloomery/bloomery.h"
-#include "fuzz_util.h"
 #include "format/internal/format_codec.h"
+#include "fuzz_util.h"
 
 namespace {
 

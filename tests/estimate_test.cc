@@ -1,7 +1,8 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// What the filters estimate from their bits (bits/internal/fill_estimate.h): key counts and their error,
-// a saturated filter's well-defined answers, and the scalable merges that rely on the estimate.
+// What the filters estimate from their bits (bits/internal/fill_estimate.h): key counts and their
+// error, a saturated filter's well-defined answers, and the scalable merges that rely on the
+// estimate.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -11,11 +12,11 @@
 #include <string_view>
 #include <vector>
 
+#include "bits/internal/fill_estimate.h"
 #include "bloomery/blocked_filter.h"
 #include "bloomery/classic_filter.h"
 #include "bloomery/counting_filter.h"
 #include "bloomery/scalable_filter.h"
-#include "bits/internal/fill_estimate.h"
 #include "test_util.h"
 
 namespace bloomery {

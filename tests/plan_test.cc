@@ -320,21 +320,20 @@ TEST_CASE("SlicedFprAtMost answers as the exact FPR compared with the target doe
         CAPTURE(layout.cells);
         CAPTURE(blocks);
         CAPTURE(keys);
-        const double exact =
-            detail::SlicedFpr(keys, blocks, layout.k, layout.slices, layout.cells);
+        const double exact = detail::SlicedFpr(keys, blocks, layout.k, layout.slices, layout.cells);
         for (const double scale : {0.5, 1 - 1e-12, 1.0, 1 + 1e-12, 2.0}) {
           const double target = exact * scale;
           CAPTURE(target);
           CHECK(detail::SlicedFprAtMost(target, keys, blocks, layout.k, layout.slices,
-                                          layout.cells) == (exact <= target));
+                                        layout.cells) == (exact <= target));
         }
       }
     }
   }
 }
 
-// The planner skips a k that cannot beat the best so far (lib/plan/plan.cc); tiny filters, where one
-// or two lines hold every key, are where that matters.
+// The planner skips a k that cannot beat the best so far (lib/plan/plan.cc); tiny filters, where
+// one or two lines hold every key, are where that matters.
 TEST_CASE("planner: for tiny filters too, the chosen k needs no more bits than any other k") {
   for (const uint64_t capacity : {1u, 20u, 40u, 200u}) {
     for (const double fpr : {0.01, 0.0025, 1e-6}) {

@@ -1,10 +1,10 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // Every SIMD target this build compiled and this CPU supports, held to the scalar reference of
-// every stored layout (bloomery/detail/stored_layouts.h, layouts/internal/stored_layout_ops.h): identical
-// masks, identical answers, and bit-identical filter bytes, for single and batch calls, in both
-// concurrency modes, for every k the layout takes, block counts that are not powers of two and
-// batches that are not multiples of any vector width.
+// every stored layout (bloomery/detail/stored_layouts.h, layouts/internal/stored_layout_ops.h):
+// identical masks, identical answers, and bit-identical filter bytes, for single and batch calls,
+// in both concurrency modes, for every k the layout takes, block counts that are not powers of two
+// and batches that are not multiples of any vector width.
 #include "bloomery/simd.h"
 
 #include <doctest/doctest.h>
@@ -23,10 +23,10 @@
 #include "bloomery/blocked_filter_avx2.h"
 #endif
 #include "hwy/targets.h"
+#include "layouts/block_kernels.h"
 #include "layouts/internal/block_layout.h"
 #include "layouts/internal/line_ops.h"
 #include "layouts/internal/stored_layout_ops.h"
-#include "layouts/block_kernels.h"
 #include "test_util.h"
 
 namespace bloomery {
@@ -118,13 +118,13 @@ uint32_t WordsOf(uint32_t stored) {
 bool ReferenceSet(uint32_t stored, uint64_t* words, const KeyHash& hash, uint64_t blocks,
                   uint32_t k) {
   return detail::ReferenceSetScalar(stored, words + BlockIndex(hash, blocks) * WordsOf(stored),
-                                      hash, k, false);
+                                    hash, k, false);
 }
 // ... or answers whether all are set.
 bool ReferenceTest(uint32_t stored, const uint64_t* words, const KeyHash& hash, uint64_t blocks,
                    uint32_t k) {
   return detail::ReferenceTestScalar(stored, words + BlockIndex(hash, blocks) * WordsOf(stored),
-                                       hash, k, false);
+                                     hash, k, false);
 }
 
 // CheckLineOps for any stored layout's block: `test` and `set` (bound to `hash` and `k`) against
@@ -221,9 +221,7 @@ TEST_CASE("the inline single-key probe (k <= 8) tests and sets lines like the re
           [&](const uint64_t* line) {
             return detail::Test64(line, hash, detail::kUnusedProbes[k]);
           },
-          [&](uint64_t* line) {
-            return detail::Set64(line, hash, detail::kUnusedProbes[k]);
-          });
+          [&](uint64_t* line) { return detail::Set64(line, hash, detail::kUnusedProbes[k]); });
     }
   }
 }

@@ -3,9 +3,9 @@
 // BitArray (filter.h): what BlockedFilter and ClassicFilter do to every word alike. Padding bits
 // past bits() are always 0, so whole-array word loops count and copy exactly the filter's bits.
 #include "absl/status/status.h"
-#include "bloomery/filter.h"
 #include "bits/internal/fill_estimate.h"
 #include "bits/internal/filter_ops.h"
+#include "bloomery/filter.h"
 
 namespace bloomery {
 
@@ -28,7 +28,7 @@ absl::Status BitArray::CheckSameBits(const BitArray& other) const {
     return s;
   }
   return detail::CheckSameArray(bits(), hashes(), hasher_, other.bits(), other.hashes(),
-                                  other.hasher_);
+                                other.hasher_);
 }
 
 absl::Status BitArray::UniteBits(const BitArray& other) {

@@ -3,8 +3,8 @@
 // block_kernels-inl.h (internal): the per-target code behind block_kernels.h. Included once per
 // Highway target by block_kernels.cc (foreach_target.h); include nothing else from here.
 //
-// Layout (layouts/internal/block_layout.h): k <= 8 uses 8 slices of 64 bits, lane j of a u64 vector is
-// slice j; k >= 9 uses 16 slices of 32 bits, lane j of a u32 vector is slice j (the line's
+// Layout (layouts/internal/block_layout.h): k <= 8 uses 8 slices of 64 bits, lane j of a u64 vector
+// is slice j; k >= 9 uses 16 slices of 32 bits, lane j of a u32 vector is slice j (the line's
 // little-endian u32 view). A lane computes the probe that lands in its slice, i = (j - start) mod
 // slices, from per-start tables of i and of salt_i, so there is no shuffle and no branch on start
 // or k: lanes with i >= k shift a 0 instead of a 1.
@@ -229,7 +229,8 @@ HWY_INLINE hn::Vec<D> LoadShared(D d, const hn::TFromD<D>* p) {
   // The 64-bit words that hold the vector, copied by relaxed loads.
   alignas(64) uint64_t words[detail::kWordsPerBlock + 1];
   const auto address = reinterpret_cast<uintptr_t>(p);
-  const auto* first = reinterpret_cast<const uint64_t*>(address & ~uintptr_t{7});
+  const auto* first =
+      reinterpret_cast<const uint64_t*>(reinterpret_cast<const char*>(p) - (address & 7));
   const size_t count = ((address & 7) + hn::Lanes(d) * sizeof(T) + 7) / 8;
   for (size_t i = 0; i < count; ++i) words[i] = detail::LoadRelaxed(first + i);
   return hn::LoadU(
@@ -529,8 +530,7 @@ HWY_INLINE uint64_t Word64Mask(const KeyHash& hash, uint32_t k) {
 #else
   const hn::Full128<uint8_t> d8;
   const hn::Full128<uint64_t> d64;
-  const uint64_t fields =
-      detail::Word64ProbeFields(hash.lo) | detail::kUnusedProbes[k].bytes;
+  const uint64_t fields = detail::Word64ProbeFields(hash.lo) | detail::kUnusedProbes[k].bytes;
   const auto bits = hn::TableLookupBytesOr0(hn::Load(d8, detail::kWord64BitTable),
                                             hn::BitCast(d8, hn::Set(d64, fields)));
   return std::rotl(hn::GetLane(hn::BitCast(d64, bits)), static_cast<int>(8 * (hash.hi & 7)));

@@ -5,9 +5,9 @@
 // (AVX3), AVX2, SSE4 or Highway's scalar target. No Highway type appears here.
 //
 // Every kernel is bit-identical to its block shape's scalar reference (the line's:
-// layouts/internal/block_layout.h MakeMaskScalar, layouts/internal/line_ops.h SetBlockScalar/TestBlockScalar;
-// block256's and word64's: bloomery/detail/block256.h and word64.h, set and tested as the line's,
-// all of them gathered in layouts/internal/stored_layout_ops.h);
+// layouts/internal/block_layout.h MakeMaskScalar, layouts/internal/line_ops.h
+// SetBlockScalar/TestBlockScalar; block256's and word64's: bloomery/detail/block256.h and word64.h,
+// set and tested as the line's, all of them gathered in layouts/internal/stored_layout_ops.h);
 // tests/simd_test.cc holds every compiled target the machine supports to that.
 //
 // How a key's mask is built (the line; block256 the same with 8 u32 lanes of 32-bit slices;

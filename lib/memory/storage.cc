@@ -109,9 +109,10 @@ bool WantsHugePages(const StorageOptions& options, uint64_t bytes) {
 
 // Faults the pages of [from, to) in for writing, one byte per page written with the value it
 // holds, so nothing changes (an allocator's block is not ours to zero).
-void TouchPages(uintptr_t from, uintptr_t to, uint64_t page) {
-  for (uintptr_t at = from; at < to; at = at / page * page + page) {
-    volatile uint8_t* byte = reinterpret_cast<uint8_t*>(at);
+void TouchPages(uint8_t* data, uint64_t bytes, uint64_t page) {
+  const auto begin = reinterpret_cast<uintptr_t>(data);
+  for (uintptr_t at = begin; at < begin + bytes; at = at / page * page + page) {
+    volatile uint8_t* byte = data + (at - begin);
     *byte = *byte;
   }
 }
@@ -140,7 +141,7 @@ bool AdviseAndPopulate(uint8_t* data, uint64_t bytes, bool huge, HugePages huge_
   const uintptr_t last_unit = end / unit * unit;
   bool advised = false;
   if (first_unit < last_unit) {
-    auto* interior = reinterpret_cast<void*>(first_unit);
+    uint8_t* interior = data + (first_unit - begin);
     if (huge) advised = madvise(interior, last_unit - first_unit, MADV_HUGEPAGE) == 0;
     if (huge_pages == HugePages::kNever) madvise(interior, last_unit - first_unit, MADV_NOHUGEPAGE);
   }
@@ -148,9 +149,9 @@ bool AdviseAndPopulate(uint8_t* data, uint64_t bytes, bool huge, HugePages huge_
 #ifdef MADV_POPULATE_WRITE
   const uintptr_t first = RoundUp(begin, page);
   const uintptr_t last = end / page * page;
-  if (first < last) madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE);
+  if (first < last) madvise(data + (first - begin), last - first, MADV_POPULATE_WRITE);
 #endif
-  TouchPages(begin, end, page);
+  TouchPages(data, bytes, page);
   return advised;
 }
 

@@ -20,10 +20,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "bits/internal/bit_count.h"
 #include "bloomery/key.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
-#include "bits/internal/bit_count.h"
 
 namespace bloomery::detail {
 

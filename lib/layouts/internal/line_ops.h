@@ -4,10 +4,10 @@
 // block256's), in both concurrency modes, and the exact FPR of one block of any shape from its
 // bits.
 //
-// The SIMD kernels (lib/layouts/block_kernels-inl.h) are held to the same answers and bytes as these
-// functions in both modes. For concurrent filters these functions use relaxed atomics for every
-// access; the kernels write the same way (fetch_or) but read a line with one vector load in inline
-// assembly (LoadShared there, which says why that is sound).
+// The SIMD kernels (lib/layouts/block_kernels-inl.h) are held to the same answers and bytes as
+// these functions in both modes. For concurrent filters these functions use relaxed atomics for
+// every access; the kernels write the same way (fetch_or) but read a line with one vector load in
+// inline assembly (LoadShared there, which says why that is sound).
 #ifndef BLOOMERY_LIB_LAYOUTS_INTERNAL_LINE_OPS_H_
 #define BLOOMERY_LIB_LAYOUTS_INTERNAL_LINE_OPS_H_
 
@@ -15,11 +15,11 @@
 #include <bit>
 #include <cstdint>
 
-#include "bloomery/layout.h"
 #include "bits/internal/bit_count.h"
-#include "layouts/internal/block_layout.h"
 #include "bits/internal/fill_estimate.h"
 #include "bits/internal/filter_ops.h"
+#include "bloomery/layout.h"
+#include "layouts/internal/block_layout.h"
 
 namespace bloomery::detail {
 

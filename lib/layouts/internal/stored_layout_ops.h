@@ -10,11 +10,11 @@
 
 #include <cstdint>
 
+#include "bits/internal/filter_ops.h"
 #include "bloomery/detail/stored_layouts.h"
 #include "bloomery/key.h"
 #include "bloomery/layout.h"
 #include "layouts/internal/block_layout.h"
-#include "bits/internal/filter_ops.h"
 #include "layouts/internal/line_ops.h"
 
 namespace bloomery::detail {

@@ -28,10 +28,10 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "bits/internal/filter_ops.h"
 #include "bloomery/filter.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
-#include "bits/internal/filter_ops.h"
 
 namespace bloomery::detail {
 

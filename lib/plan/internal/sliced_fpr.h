@@ -3,8 +3,8 @@
 // sliced_fpr.h (internal): the exact FPR of a line split into slices, each key using k consecutive
 // slices from a uniform start, one cell (bit or counter) per slice. BlockedFilter (8 x 64 or
 // 16 x 32 bits) and CountingFilter (8 slices of 64/counter_bits counters) are both this layout.
-// lib/plan/sliced_fpr.cc derives the formula and evaluates it to within a few ulps (relative) at every
-// rate, however small: where the fast inclusion-exclusion would cancel, a sum of non-negative
+// lib/plan/sliced_fpr.cc derives the formula and evaluates it to within a few ulps (relative) at
+// every rate, however small: where the fast inclusion-exclusion would cancel, a sum of non-negative
 // terms (the coverage chain of the query's cells) takes over. Thread-safe; the first evaluation
 // of a small rate for a layout tabulates per-load FPRs once (milliseconds, up to ~0.5 s for
 // 16 slices and k = 15).
