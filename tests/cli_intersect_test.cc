@@ -1,8 +1,9 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // cli_intersect_test.cc: `bloomery intersect`'s exact mode, saved and prebuilt filters, --fpr and
-// --layout, and threads, driving the real binary ($BLOOMERY_CLI) as cli_test.cc does. The answers
-// are held to a reference computed here: the lines of B that are in A, in B's order.
+// --layout, and threads, driving the real binary ($BLOOMERY_CLI) through cli_run.h as the other CLI
+// tests do. The answers are held to a reference computed here: the lines of B that are in A, in B's
+// order.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <spawn.h>
