@@ -1,7 +1,6 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// plan.h: false-positive-rate formulas and the planner that turns (capacity, fpr) or (bits, hashes)
-// into a filter's geometry.
+// plan.h: FPR formulas, and the planner turning (capacity, fpr) or (bits, hashes) into geometry.
 //
 // One sliced model sizes every kind: a key's k probes land in k distinct slices, one cell (a bit
 // or a counter) in each: the standard filter (Bloom 1970), the partitioned one (ClassicFilter),
@@ -43,10 +42,9 @@ inline constexpr uint64_t kMaxBits = uint64_t{1} << 48;
 // Slices of a 512-bit block for a filter with `hashes` probes: 8 (64-bit slices) or 16 (32-bit).
 [[nodiscard]] constexpr uint32_t SlicesPerBlock(uint32_t hashes) { return hashes <= 8 ? 8 : 16; }
 
-// FPRs with `keys` keys and `hashes` probes: a standard filter of `bits` bits; a partitioned one
-// (k slices of bits/k); a blocked one of `blocks` 512-bit lines; a counting one of `blocks` lines
-// (1 for hashes outside 1..8 or counter_bits not 4 or 8); one 512-bit block holding `load` keys.
-// The blocked and counting ones are exact for ideal hashing.
+// FPRs with `keys` keys and `hashes` probes: standard (`bits` bits), partitioned (k slices),
+// blocked (`blocks` lines; exact), counting (exact; 1 for hashes outside 1..8 or counter_bits not
+// 4 or 8), and one 512-bit block holding `load` keys.
 [[nodiscard]] BLOOMERY_EXPORT double StandardFpr(double keys, double bits, uint32_t hashes);
 [[nodiscard]] BLOOMERY_EXPORT double PartitionedFpr(double keys, double bits, uint32_t hashes);
 [[nodiscard]] BLOOMERY_EXPORT double BlockedFpr(double keys, uint64_t blocks, uint32_t hashes);
@@ -116,9 +114,8 @@ struct Sizing {  // any kind's sizing fields (0 for a field the kind does not ta
                      max_hashes);
 }
 
-// PlanForSize when `bits` is set, else PlanFor. Layout::kAuto plans every blocked shape that can
-// take options.hashes and picks by options.layout_choice (layout.h). Errors: CheckSizing's and
-// the planners' (for kAuto, the line's when no shape can be planned).
+// PlanForSize when `bits` is set, else PlanFor; kAuto picks a blocked shape by layout_choice
+// (layout.h). Errors: CheckSizing's and the planners' (kAuto: the line's if no shape plans).
 [[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<Plan> PlanFilter(const FilterOptions& options,
                                                               Layout layout);
 
