@@ -92,34 +92,16 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   // filter, take the SIMD kernels chosen at run time (block_kernels.h). Same answers and bits
   // either way.
   using BatchForms::Insert;
-  [[gnu::always_inline]] bool Insert(const KeyHash& hash) noexcept {
-#if BLOOMERY_INLINE_PROBE
-    if (inline_set_ != nullptr) [[likely]] {
-      uint64_t* b = block(hash);
-      return VisitBlockLayout(stored_, [&]<uint32_t kIndex>() {
-        return detail::SetInline<kIndex>(b, hash, *inline_set_, concurrent_);
-      });
-    }
-#endif
-    return InsertOutOfLine(hash);
-  }
+  [[gnu::always_inline]] bool Insert(uint64_t key) noexcept { return InsertKey(key); }
+  [[gnu::always_inline]] bool Insert(const KeyHash& hash) noexcept { return InsertKey(hash); }
 
   // False: the key was certainly never inserted. True: it was, or it is a false positive.
-  // Every field is read before the branch, and the fallback is declared pure (it changes no
-  // memory): in a loop of these calls nothing may change them, so the compiler reads them once,
-  // before the loop, as avx2::Prober does.
   using BatchForms::MayContain;
+  [[nodiscard, gnu::always_inline]] bool MayContain(uint64_t key) const noexcept {
+    return MayContainKey(key);
+  }
   [[nodiscard, gnu::always_inline]] bool MayContain(const KeyHash& hash) const noexcept {
-#if BLOOMERY_INLINE_PROBE
-    const uint64_t* b = block(hash);
-    const uint32_t stored = stored_;
-    if (inline_test_ != nullptr) [[likely]] {
-      return VisitBlockLayout(stored, [&]<uint32_t kIndex>() {
-        return detail::TestInline<kIndex>(b, hash, *inline_test_);
-      });
-    }
-#endif
-    return MayContainOutOfLine(Unhoisted(hash));
+    return MayContainKey(hash);
   }
 
   // Batch forms (filter.h): InsertMany(keys, was_new) and MayContainMany(keys, results) for a
@@ -195,6 +177,83 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   static constexpr Layout kLayout = Layout::kLine512;
   [[nodiscard]] static detail::KindFormat FileFormat() noexcept;
 
+  // A key's hash on call path kPath (detail::VisitCallPath): an integer by the path's hash, with
+  // the hasher's per-filter constants; a KeyHash as it is; bytes by XXH3.
+  template <uint32_t kPath>
+  [[nodiscard, gnu::always_inline]] static KeyHash HashOnPath(uint64_t key,
+                                                              const MixSeed& premixed) noexcept {
+    if constexpr (detail::MixesOnPath(kPath)) {
+      return SeededMixKey(key, premixed);
+    } else {
+      return detail::Xxh3Integer(key, premixed.offset, premixed.multiplier);
+    }
+  }
+  template <uint32_t kPath>
+  [[nodiscard, gnu::always_inline]] static const KeyHash& HashOnPath(const KeyHash& hash,
+                                                                     const MixSeed&) noexcept {
+    return hash;
+  }
+
+  // A key's hash by the filter's hasher; a KeyHash as it is.
+  [[nodiscard, gnu::always_inline]] KeyHash HashOf(uint64_t key) const noexcept {
+    return hasher_(key);
+  }
+  [[nodiscard, gnu::always_inline]] static const KeyHash& HashOf(const KeyHash& hash) noexcept {
+    return hash;
+  }
+
+  // The single-key calls: one switch on the path the constructor chose (test_path_, set_path_),
+  // whose case hashes and probes inline for that stored layout and integer hash, or calls the
+  // kernels. Every field MayContain reads is read before the switch, and the fallback is declared
+  // pure (it changes no memory): in a loop of these calls nothing may change them, so the compiler
+  // reads them once, before the loop.
+  template <class Key>
+  [[gnu::always_inline]] bool InsertKey(const Key& key) noexcept {
+#if BLOOMERY_INLINE_PROBE
+    return detail::VisitCallPath(
+        set_path_, [&]<uint32_t kPath>() __attribute__((always_inline))->bool {
+          if constexpr (kPath == detail::kOutOfLinePath) {
+            return InsertOutOfLine(HashOf(key));
+          } else {
+            constexpr uint32_t kStored = detail::StoredOfPath(kPath);
+            const KeyHash hash = HashOnPath<kPath>(key, hasher_.premixed);
+            return detail::SetInline<kStored>(BlockOnPath<kStored>(words_, blocks_, hash), hash,
+                                              *inline_set_, detail::ConcurrentOnPath(kPath));
+          }
+        });
+#else
+    return InsertOutOfLine(HashOf(key));
+#endif
+  }
+  template <class Key>
+  [[nodiscard, gnu::always_inline]] bool MayContainKey(const Key& key) const noexcept {
+#if BLOOMERY_INLINE_PROBE
+    uint64_t* const words = words_;
+    const uint64_t blocks = blocks_;
+    const MixSeed premixed = hasher_.premixed;
+    const detail::UnusedProbes* const unused = inline_test_;
+    return detail::VisitCallPath(
+        test_path_, [&]<uint32_t kPath>() __attribute__((always_inline))->bool {
+          if constexpr (kPath == detail::kOutOfLinePath) {
+            return MayContainOutOfLine(Unhoisted(HashOf(key)));
+          } else {
+            constexpr uint32_t kStored = detail::StoredOfPath(kPath);
+            const KeyHash hash = HashOnPath<kPath>(key, premixed);
+            return detail::TestInline<kStored>(BlockOnPath<kStored>(words, blocks, hash), hash,
+                                               *unused);
+          }
+        });
+#else
+    return MayContainOutOfLine(Unhoisted(HashOf(key)));
+#endif
+  }
+  // The block of a key in a filter of stored layout kStored.
+  template <uint32_t kStored>
+  [[nodiscard, gnu::always_inline]] static uint64_t* BlockOnPath(uint64_t* words, uint64_t blocks,
+                                                                 const KeyHash& hash) noexcept {
+    return words + (detail::LineIndex(hash, blocks) << BlockShift(kBlockLayouts[kStored].layout));
+  }
+
   // The single-key calls through the SIMD kernels, dispatched at run time.
   // (By value: the callers then need not spill the hash for the call.)
   bool InsertOutOfLine(KeyHash hash) noexcept;
@@ -244,6 +303,10 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   // The place of the layout and probe in kBlockLayouts (layout.h): which kernels and which inline
   // probe serve it.
   uint32_t stored_ = 0;
+  // The single-key calls' paths (detail::VisitCallPath): the stored layout and integer hash of the
+  // inline probe, or detail::kOutOfLinePath where inline_test_ / inline_set_ is null.
+  uint16_t test_path_ = detail::kOutOfLinePath;
+  uint16_t set_path_ = detail::kOutOfLinePath;
   // avx2::Prober (bloomery/blocked_filter_avx2.h) reads block_at(), blocks_, block_shift_ and
   // these two.
   template <class Filter, int kStored, IntegerHash kIntegers>

@@ -42,7 +42,7 @@ inline constexpr int kAnyShape = -1;
 // Valid until the filter is destroyed, moved from or assigned to. From a const filter it offers
 // MayContain only. BlockedFilter's thread-safety contract applies. kStored and kIntegers, when set
 // (VisitProber sets them), fix the stored layout and integer hash at compile time: a kStored not
-// the filter's answers through the filter's own calls; kIntegers must be its integer_hash().
+// the filter's answers through the filter's kernels; kIntegers must be its integer_hash().
 template <class Filter, int kStored = kAnyShape, IntegerHash kIntegers = IntegerHash::kAuto>
 class Prober {
   static_assert(std::is_same_v<std::remove_const_t<Filter>, BlockedFilter>);
@@ -70,7 +70,7 @@ class Prober {
         return detail::SetInline<kIndex>(block, hash, *set_, concurrent_);
       });
     }
-    return filter_->Insert(hash);
+    return filter_->InsertOutOfLine(hash);
   }
   [[gnu::always_inline]] bool Insert(std::string_view key) const noexcept {
     return Insert(hasher_(key));
@@ -84,7 +84,7 @@ class Prober {
       return Visit(
           [&]<uint32_t kIndex>() { return detail::TestInline<kIndex>(block, hash, *test_); });
     }
-    return filter_->MayContain(hash);
+    return filter_->MayContainOutOfLine(BlockedFilter::Unhoisted(hash));
   }
   [[nodiscard, gnu::always_inline]] bool MayContain(std::string_view key) const noexcept {
     return MayContain(hasher_(key));

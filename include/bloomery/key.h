@@ -51,20 +51,42 @@ struct KeyHash {
 // XXH3-128 of `key` with `seed`. Thread-safe, allocation-free (its cost: BM_Hash,
 // docs/PERFORMANCE.md, "How fast against libbloom?").
 [[nodiscard]] BLOOMERY_EXPORT KeyHash HashKey(std::string_view key, uint64_t seed) noexcept;
-// XXH3-128 of the 8 little-endian bytes of `key`: xxHash 0.8's path for 4..8-byte inputs,
-// written out inline (one 64x64->128 multiply and two xorshift-multiply rounds) so that a filter's
-// single-key call on an integer hashes in the caller's loop. tests/key_test.cc holds it
-// bit-identical to libxxhash's XXH3_128bits_withSeed.
-[[nodiscard, gnu::always_inline]] inline KeyHash HashKey(uint64_t key, uint64_t seed) noexcept {
-  // XXH3's default secret, bytes 16..23 xor bytes 24..31 (little-endian).
-  constexpr uint64_t kSecretFlip = 0xC4F023344DC994ACull;
-  constexpr uint64_t kPrime64_1 = 0x9E3779B185EBCA87ull;
-  seed ^= static_cast<uint64_t>(__builtin_bswap32(static_cast<uint32_t>(seed))) << 32;
-  const uint64_t keyed = key ^ (kSecretFlip + seed);
-  // len << 2 with len = 8.
-  const unsigned __int128 m = static_cast<unsigned __int128>(keyed) * (kPrime64_1 + (8 << 2));
-  auto lo = static_cast<uint64_t>(m);
-  auto hi = static_cast<uint64_t>(m >> 64);
+namespace detail {
+// The 128-bit product x * c as its low half, the high half in *high. On x86-64 one `mul` in
+// inline assembly, whose two outputs are plain registers: GCC 12 keeps an unsigned __int128 in a
+// register pair that it spills to the stack and reloads in loops of many live values.
+[[nodiscard, gnu::always_inline]] constexpr uint64_t WideMultiply(uint64_t x, uint64_t c,
+                                                                  uint64_t* high) noexcept {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (!__builtin_is_constant_evaluated()) {
+    uint64_t low;
+    asm("mulq %3" : "=a"(low), "=d"(*high) : "a"(x), "rm"(c));
+    return low;
+  }
+#endif
+  const unsigned __int128 m = static_cast<unsigned __int128>(x) * c;
+  *high = static_cast<uint64_t>(m >> 64);
+  return static_cast<uint64_t>(m);
+}
+}  // namespace detail
+
+namespace detail {
+// XXH3-128's value xored into an 8-byte key under `seed` (xxHash 0.8's path for 4..8-byte inputs:
+// its default secret's bytes 16..31 folded, plus the seed with its low half byte-swapped into the
+// high half). A function of the seed alone: KeyHasher computes it once per filter.
+[[nodiscard]] constexpr uint64_t Xxh3IntegerOffset(uint64_t seed) noexcept {
+  constexpr uint64_t kSecretFlip = 0xC4F023344DC994ACull;  // secret bytes 16..23 ^ 24..31
+  return kSecretFlip +
+         (seed ^ static_cast<uint64_t>(__builtin_bswap32(static_cast<uint32_t>(seed))) << 32);
+}
+// XXH3's multiplier of an 8-byte key: its PRIME64_1 plus the length shifted left by 2.
+inline constexpr uint64_t kXxh3IntegerMultiplier = 0x9E3779B185EBCA87ull + (8 << 2);
+// XXH3-128 of the 8 little-endian bytes of `key`, from Xxh3IntegerOffset(seed) and
+// kXxh3IntegerMultiplier: one 64x64->128 multiply and two xorshift-multiply rounds.
+[[nodiscard, gnu::always_inline]] constexpr KeyHash Xxh3Integer(uint64_t key, uint64_t offset,
+                                                                uint64_t multiplier) noexcept {
+  uint64_t hi = 0;
+  uint64_t lo = WideMultiply(key ^ offset, multiplier, &hi);
   hi += lo << 1;
   lo ^= hi >> 3;
   lo ^= lo >> 35;
@@ -75,14 +97,22 @@ struct KeyHash {
   hi ^= hi >> 32;
   return KeyHash{lo, hi};
 }
+}  // namespace detail
+
+// XXH3-128 of the 8 little-endian bytes of `key`, inline, so that a filter's single-key call on an
+// integer hashes in the caller's loop; bit-identical to libxxhash's XXH3_128bits_withSeed.
+[[nodiscard, gnu::always_inline]] constexpr KeyHash HashKey(uint64_t key, uint64_t seed) noexcept {
+  return detail::Xxh3Integer(key, detail::Xxh3IntegerOffset(seed), detail::kXxh3IntegerMultiplier);
+}
 
 namespace detail {
 // The two halves of x * c (64 x 64 -> 128 bits) folded by xor: every input bit reaches the
 // upper output bits through the high half and the lower ones through the low half.
 [[nodiscard, gnu::always_inline]] constexpr uint64_t FoldedProduct(uint64_t x,
                                                                    uint64_t c) noexcept {
-  const unsigned __int128 m = static_cast<unsigned __int128>(x) * c;
-  return static_cast<uint64_t>(m >> 64) ^ static_cast<uint64_t>(m);
+  uint64_t high = 0;
+  const uint64_t low = WideMultiply(x, c, &high);
+  return high ^ low;
 }
 }  // namespace detail
 
@@ -206,9 +236,10 @@ template <IntegerHash kIntegers>
 struct KeyHasher {
   uint64_t seed = kDefaultSeed;
   IntegerHash integers = IntegerHash::kXxh3;
-  // The mix's constants, SeededMixKey's argument: PremixSeed(seed) under kSeededMix; under kMix
-  // the seed and MixKey's first multiplier, with which SeededMixKey is MixKey. So both mixes run
-  // one code per key (their single-key calls and batches), differing only in two loaded values.
+  // The integer hash's per-filter constants, so that no key pays for the seed: under kSeededMix
+  // PremixSeed(seed); under kMix the seed and MixKey's first multiplier, with which SeededMixKey
+  // is MixKey (both mixes run one code, differing in two loaded values); under kXxh3 (and any
+  // value that hashes as it) XXH3's offset and multiplier (detail::Xxh3Integer).
   MixSeed premixed = Premixed(kDefaultSeed, IntegerHash::kXxh3);
 
   constexpr KeyHasher() noexcept = default;
@@ -219,7 +250,8 @@ struct KeyHasher {
     return HashKey(key, seed);
   }
   [[nodiscard, gnu::always_inline]] KeyHash operator()(uint64_t key) const noexcept {
-    return mixes() ? SeededMixKey(key, premixed) : HashKey(key, seed);
+    return mixes() ? SeededMixKey(key, premixed)
+                   : detail::Xxh3Integer(key, premixed.offset, premixed.multiplier);
   }
   // Whether integers are hashed by a mix (kMix or kSeededMix: SeededMixKey with `premixed`).
   [[nodiscard, gnu::always_inline]] constexpr bool mixes() const noexcept {
@@ -231,7 +263,8 @@ struct KeyHasher {
   [[nodiscard]] static constexpr MixSeed Premixed(uint64_t hash_seed,
                                                   IntegerHash integer_hash) noexcept {
     if (integer_hash == IntegerHash::kMix) return MixSeed{hash_seed, detail::kMixFirst};
-    return PremixSeed(hash_seed);
+    if (integer_hash == IntegerHash::kSeededMix) return PremixSeed(hash_seed);
+    return MixSeed{detail::Xxh3IntegerOffset(hash_seed), detail::kXxh3IntegerMultiplier};
   }
 };
 
@@ -243,10 +276,10 @@ template <IntegerHash kIntegers>
                                                              const KeyHasher& hasher) noexcept {
   static_assert(kIntegers == IntegerHash::kXxh3 || kIntegers == IntegerHash::kMix ||
                 kIntegers == IntegerHash::kSeededMix);
-  if constexpr (kIntegers == IntegerHash::kSeededMix) {
-    return SeededMixKey(key, hasher.premixed);
+  if constexpr (kIntegers == IntegerHash::kXxh3) {
+    return detail::Xxh3Integer(key, hasher.premixed.offset, hasher.premixed.multiplier);
   } else {
-    return HashInteger<kIntegers>(key, hasher.seed);
+    return SeededMixKey(key, hasher.premixed);
   }
 }
 

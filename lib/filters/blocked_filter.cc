@@ -31,8 +31,7 @@ using detail::Pipeline;
 
 absl::StatusOr<BlockedFilter> BlockedFilter::Create(const FilterOptions& options) {
   // Sized by capacity and fpr: blocks that halve (FoldablePlan); by bits: exactly those.
-  absl::StatusOr<Plan> plan = PlanFilter(options, options.layout);
-  if (plan.ok() && options.bits == 0) plan = FoldablePlan(*plan);
+  absl::StatusOr<Plan> plan = PlanForCreate(options, options.layout);
   return detail::CreateArrayFilter(
       plan, options, [&](FilterMemory memory, const Plan& planned, const KeyHasher& hasher) {
         return BlockedFilter(std::move(memory), planned, hasher, options.memory.concurrent);
@@ -50,7 +49,13 @@ BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHas
       inline_test_(simd::ActiveKernels().runs_avx2() && plan.hashes <= 8
                        ? &detail::kUnusedProbes[plan.hashes]
                        : nullptr),
-      inline_set_(concurrent && plan.layout != Layout::kWord64 ? nullptr : inline_test_) {}
+      inline_set_(concurrent && plan.layout != Layout::kWord64 ? nullptr : inline_test_) {
+  const bool mixes = hasher.mixes();
+  test_path_ = static_cast<uint16_t>(inline_test_ ? detail::CallPathOf(stored_, mixes, false)
+                                                  : detail::kOutOfLinePath);
+  set_path_ = static_cast<uint16_t>(inline_set_ ? detail::CallPathOf(stored_, mixes, concurrent)
+                                                : detail::kOutOfLinePath);
+}
 
 // The layout's kernels are chosen by index (stored_), with no branch on the layout; every filter
 // was constructed after the target was chosen (InitializedKernels).

@@ -60,11 +60,18 @@ using Block256Mask = BlockMask<kWordsPerBlock256>;
 
 namespace avx2_probe {
 
-// The 8 slices' `1 << bit` of a block256 key in u32 lanes, lane j for slice j.
+// The 8 slices' `1 << bit` of a block256 key in u32 lanes, lane j for slice j (0 where slice j
+// takes no probe). The fields probe shifts its start's row of ones (UnusedProbes::ones_by_start).
 template <Probe kProbe>
 [[nodiscard, BLOOMERY_AVX2_PROBE]] inline __m256i SliceMask8(const KeyHash& hash,
                                                              const UnusedProbes& unused) noexcept {
-  return _mm256_sllv_epi32(_mm256_set1_epi32(1), ShiftsOf<kProbe, 32>(hash, unused));
+  if constexpr (kProbe == Probe::kFields) {
+    return _mm256_sllv_epi32(_mm256_load_si256(reinterpret_cast<const __m256i*>(
+                                 unused.ones_by_start[FieldsStart(hash.lo)])),
+                             SliceFields<5>(hash));
+  } else {
+    return _mm256_sllv_epi32(_mm256_set1_epi32(1), ShiftsOf<kProbe, 32>(hash, unused));
+  }
 }
 
 }  // namespace avx2_probe

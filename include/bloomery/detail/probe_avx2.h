@@ -82,20 +82,25 @@ template <int kBitsShift>
       _mm256_sub_epi32(probe, _mm256_set1_epi32(static_cast<int>(hash.hi))));
 }
 
-// Probe::kFields' shift of each slice's bit, lane j for slice j: its kFieldBits-bit field
-// (probe_common.h, SliceField: one broadcast of lo, one vpsllvd by a constant row, one vpsrld),
-// or 64 or more where the key's start leaves slice j without a probe (one row of
-// UnusedProbes::by_start, indexed by the start). No multiply, no lane permute.
+// Probe::kFields' field of each slice, lane j for slice j: its kFieldBits-bit field
+// (probe_common.h, SliceField: one broadcast of lo, one vpsllvd by a constant row, one vpsrld).
 template <uint32_t kFieldBits>
-[[nodiscard, BLOOMERY_AVX2_PROBE]] inline __m256i FieldSliceShifts(
-    const KeyHash& hash, const UnusedProbes& unused) noexcept {
+[[nodiscard, BLOOMERY_AVX2_PROBE]] inline __m256i SliceFields(const KeyHash& hash) noexcept {
   const __m256i word = _mm256_set1_epi64x(static_cast<long long>(hash.lo));
-  const __m256i fields = _mm256_srli_epi32(
+  return _mm256_srli_epi32(
       _mm256_sllv_epi32(
           word, _mm256_load_si256(reinterpret_cast<const __m256i*>(kFieldShifts<kFieldBits>.lane))),
       32 - kFieldBits);
+}
+
+// Probe::kFields' shift of each slice's bit, lane j for slice j: SliceFields, or 64 or more where
+// the key's start leaves slice j without a probe (one row of UnusedProbes::by_start, indexed by
+// the start). No multiply, no lane permute.
+template <uint32_t kFieldBits>
+[[nodiscard, BLOOMERY_AVX2_PROBE]] inline __m256i FieldSliceShifts(
+    const KeyHash& hash, const UnusedProbes& unused) noexcept {
   return _mm256_or_si256(
-      fields,
+      SliceFields<kFieldBits>(hash),
       _mm256_load_si256(reinterpret_cast<const __m256i*>(unused.by_start[FieldsStart(hash.lo)])));
 }
 

@@ -76,6 +76,10 @@ struct alignas(32) UnusedProbes {
   uint32_t lane[kWordsPerLine];
   uint64_t bytes;
   alignas(32) uint32_t by_start[8][kWordsPerLine];
+  // `ones_by_start`: the same rotation as the bits to shift, for 32-bit slices (block256): lane j
+  // holds 1 where slice j takes a probe, else 0, so one vpsllvd of the row by the slices' fields
+  // is the key's mask, with no constant vector of ones to keep in a register.
+  alignas(32) uint32_t ones_by_start[8][kWordsPerLine];
 };
 inline constexpr std::array<UnusedProbes, 9> kUnusedProbes = [] {
   std::array<UnusedProbes, 9> rows{};
@@ -85,6 +89,7 @@ inline constexpr std::array<UnusedProbes, 9> kUnusedProbes = [] {
       if (i >= k) rows[k].bytes |= uint64_t{0x80} << (8 * i);
       for (uint32_t start = 0; start < 8; ++start) {
         rows[k].by_start[start][i] = ((i - start) & 7) < k ? 0 : 64;
+        rows[k].ones_by_start[start][i] = ((i - start) & 7) < k ? 1 : 0;
       }
     }
   }

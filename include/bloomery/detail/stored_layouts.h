@@ -35,6 +35,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 
 #include "bloomery/detail/block256.h"
 #include "bloomery/detail/line512.h"
@@ -66,6 +67,57 @@ inline void ReferenceMask(uint32_t index, const KeyHash& hash, uint32_t hashes,
     }
     std::memcpy(mask, line.word, sizeof(line.word));
   }
+}
+
+// A BlockedFilter single-key call's path, fixed when the filter is made: which stored layout's
+// inline probe runs, how an integer key is hashed (XXH3, or a mix: SeededMixKey, which serves kMix
+// and kSeededMix) and whether an insert is concurrent (word64's fetch_or; a concurrent line or
+// block256 insert takes the kernels), or kOutOfLinePath (the kernels: no AVX2, or k > 8). Paths
+// 2 * stored + mixes, then the concurrent word64 inserts, then kOutOfLinePath. One switch on it
+// per call (VisitCallPath: a jump table) in place of a test of the inline row, compares on the
+// stored layout, a branch on the integer hash and one on the concurrency mode.
+inline constexpr uint32_t kConcurrentWord64Path = 2 * std::size(kBlockLayouts);
+inline constexpr uint32_t kOutOfLinePath = kConcurrentWord64Path + 2;
+[[nodiscard]] constexpr uint32_t CallPathOf(uint32_t stored, bool mixes, bool concurrent) noexcept {
+  return (concurrent ? kConcurrentWord64Path : 2 * stored) + (mixes ? 1 : 0);
+}
+[[nodiscard]] constexpr bool ConcurrentOnPath(uint32_t path) noexcept {
+  return path >= kConcurrentWord64Path;
+}
+[[nodiscard]] constexpr uint32_t StoredOfPath(uint32_t path) noexcept {
+  return ConcurrentOnPath(path) ? BlockLayoutIndex(Layout::kWord64, Probe::kFields) : path / 2;
+}
+[[nodiscard]] constexpr bool MixesOnPath(uint32_t path) noexcept { return (path & 1) != 0; }
+
+// fn.template operator()<kPath>() for `path` (<= kOutOfLinePath), kPath a compile-time constant.
+template <class Fn>
+[[gnu::always_inline]] inline decltype(auto) VisitCallPath(uint32_t path, Fn&& fn) {
+  static_assert(kOutOfLinePath < 16, "VisitCallPath has 16 cases");
+#define BLOOMERY_CALL_PATH_CASE(n)                                         \
+  case n:                                                                  \
+    if constexpr (n <= kOutOfLinePath) return fn.template operator()<n>(); \
+    [[fallthrough]]
+  switch (path) {
+    BLOOMERY_CALL_PATH_CASE(0);
+    BLOOMERY_CALL_PATH_CASE(1);
+    BLOOMERY_CALL_PATH_CASE(2);
+    BLOOMERY_CALL_PATH_CASE(3);
+    BLOOMERY_CALL_PATH_CASE(4);
+    BLOOMERY_CALL_PATH_CASE(5);
+    BLOOMERY_CALL_PATH_CASE(6);
+    BLOOMERY_CALL_PATH_CASE(7);
+    BLOOMERY_CALL_PATH_CASE(8);
+    BLOOMERY_CALL_PATH_CASE(9);
+    BLOOMERY_CALL_PATH_CASE(10);
+    BLOOMERY_CALL_PATH_CASE(11);
+    BLOOMERY_CALL_PATH_CASE(12);
+    BLOOMERY_CALL_PATH_CASE(13);
+    BLOOMERY_CALL_PATH_CASE(14);
+    BLOOMERY_CALL_PATH_CASE(15);
+    default:
+      __builtin_unreachable();
+  }
+#undef BLOOMERY_CALL_PATH_CASE
 }
 
 #if BLOOMERY_INLINE_PROBE
