@@ -44,14 +44,6 @@ absl::StatusOr<std::unique_ptr<BloomValue>> NewFilter(const FilterParams& params
   return std::make_unique<BloomValue>(std::move(*filter));
 }
 
-// Whether a new stage of `filter` would take its bytes over MAX_BYTES where the filter's own
-// limits let it grow: the library's rule (NextStagePlan) under the module's cap, for a filter that
-// does not carry it (loaded or grown over it from the server's own data). Where its own limits
-// stop it, the library refuses the key and FullStatus says why.
-bool NextStageOverCap(const ScalableFilter& filter) {
-  return g_max_bytes != 0 && !filter.NextStagePlan(g_max_bytes).ok() && filter.NextStagePlan().ok();
-}
-
 int ReserveCommand(RedisModuleCtx* ctx, RedisModuleString** argv, int argc) {
   if (argc < 4) return api::WrongArity(ctx);
   absl::StatusOr<FilterParams> params = ParseReserve(Args(argv, 2, argc));
@@ -73,38 +65,17 @@ size_t FirstRefused(std::span<const InsertResult> results) {
   return i;
 }
 
-// A client's keys into a filter that does not carry the module's cap (loaded or grown over it
-// from the server's own data): as InsertMany, except that a key needing a new stage is refused
-// when that stage would take the filter over MAX_BYTES, as the library refuses it for a filter
-// with the cap. Stops at the first refused key.
-void InsertUnderCap(ScalableFilter& filter, std::span<const std::string_view> keys,
-                    std::span<InsertResult> results) {
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (filter.MayContain(keys[i])) {
-      results[i] = InsertResult::kPresent;
-      continue;
-    }
-    const uint32_t newest = filter.stage_count() - 1;
-    const bool grows = filter.stage_keys(newest) >= filter.stage(newest).plan().capacity;
-    results[i] =
-        grows && NextStageOverCap(filter) ? InsertResult::kRefused : filter.Insert(keys[i]);
-    if (results[i] == InsertResult::kRefused) return;
-  }
-}
-
 // Inserts `keys` into the key's filter, filling `results` up to the first refused key; returns
 // how many keys were applied (the index of that key, or all of them). A client's keys never take
-// the filter over MAX_BYTES; the server's own (AOF replay, the master's commands) are applied as
-// the server that first ran them did: a key refused here for the cap, which a larger cap there
-// let in, is inserted into an uncapped copy of the filter.
+// the filter over MAX_BYTES, even one that does not carry that cap (loaded or grown over it from
+// the server's own data): the library refuses the key whose stage would, and leaves the filter
+// open. The server's own keys (AOF replay, the master's commands) are applied as the server that
+// first ran them did: a key refused here for the cap, which a larger cap there let in, is
+// inserted into an uncapped copy of the filter.
 size_t ApplyInserts(OpenKey& key, Source source, std::span<const std::string_view> keys,
                     std::span<InsertResult> results) {
   ScalableFilter& filter = *key.filter();
-  if (source == Source::kClient && filter.options().memory.max_memory_bytes != g_max_bytes) {
-    InsertUnderCap(filter, keys, results);
-  } else {
-    (void)filter.InsertMany(keys, results);
-  }
+  (void)filter.InsertManyUnderCap(keys, results, source == Source::kClient ? g_max_bytes : 0);
   size_t applied = FirstRefused(results);
   const auto added_of = [&](size_t end) {
     return static_cast<uint64_t>(std::count(

@@ -397,16 +397,6 @@ TEST_CASE("NextStagePlan: the stage growth adds next, in the chain's layout, or 
       CHECK(added.hashes() == next->hashes);
       CHECK(added.plan().capacity == next->capacity);
     }
-    // Under a cap: refused exactly where the stage's memory (whole 64-byte lines, as every
-    // filter allocates) does not fit, with growth's message.
-    const absl::StatusOr<Plan> next = f.NextStagePlan();
-    REQUIRE(next.ok());
-    const uint64_t fits = f.memory_bytes() + WholeLineBytes(next->bits);
-    CHECK(f.NextStagePlan(fits).ok());
-    const absl::Status refused = f.NextStagePlan(fits - 1).status();
-    CHECK(refused.code() == absl::StatusCode::kResourceExhausted);
-    CHECK(refused.message().find(absl::StrCat("memory cap of ", fits - 1)) !=
-          absl::string_view::npos);
   }
   // A chain under a cap never holds more than it: not even the unused tail of a stage's last
   // line (a word64 or block256 stage's bits need not fill it).
@@ -423,6 +413,8 @@ TEST_CASE("NextStagePlan: the stage growth adds next, in the chain's layout, or 
     CHECK(f.full());
     CHECK(f.stage_count() == 1);
     CHECK(f.memory_bytes() <= capped.memory.max_memory_bytes);
+    CHECK(f.FullStatus().message().find(absl::StrCat(
+              "memory cap of ", capped.memory.max_memory_bytes)) != absl::string_view::npos);
   }
   // A union's copy sits at its level: the next stage is one past the highest, not the count.
   ScalableFilter a = K::Make(K::Sized(1000, 0.01));
@@ -444,6 +436,78 @@ TEST_CASE("NextStagePlan: the stage growth adds next, in the chain's layout, or 
   full.InsertMany(std::span<const uint64_t>(DistinctInts(1000, 0)));
   REQUIRE(full.full());
   CHECK(full.NextStagePlan().status() == full.FullStatus());
+}
+
+TEST_CASE(
+    "InsertManyUnderCap: a caller's memory cap refuses growth past it, the chain stays open") {
+  const auto first_refused = [](const std::vector<InsertResult>& results) {
+    return static_cast<size_t>(std::find(results.begin(), results.end(), InsertResult::kRefused) -
+                               results.begin());
+  };
+  for (Layout layout :
+       {Layout::kPartitioned, Layout::kLine512, Layout::kBlock256, Layout::kWord64}) {
+    CAPTURE(LayoutName(layout));
+    // No cap of its own: every cap below is the caller's.
+    const ScalableOptions o{.capacity = 1000, .fpr = 0.01, .layout = layout};
+    ScalableFilter f = K::Make(o);
+    const absl::StatusOr<Plan> second = f.NextStagePlan();
+    REQUIRE(second.ok());
+    // The second stage's memory in whole 64-byte lines, as every filter allocates it.
+    const uint64_t fits = f.memory_bytes() + WholeLineBytes(second->bits);
+
+    // One byte short of the second stage: the first stage takes its capacity, every later new
+    // key is refused, and the chain neither grows nor becomes full.
+    const std::vector<uint64_t> keys = DistinctInts(3000, 0);
+    std::vector<InsertResult> results(keys.size());
+    const InsertCounts counts = f.InsertManyUnderCap(keys, results, fits - 1);
+    const size_t refused_at = first_refused(results);
+    REQUIRE(refused_at < keys.size());
+    CHECK(f.stage_count() == 1);
+    CHECK(f.stage_keys(0) == o.capacity);
+    CHECK(counts.added == o.capacity);
+    CHECK(counts.refused > 0);
+    CHECK_FALSE(f.full());
+    CHECK(f.FullStatus().ok());
+    CHECK(f.memory_bytes() < fits);
+    for (size_t i = refused_at; i < keys.size(); ++i) CHECK(results[i] != InsertResult::kAdded);
+    // The keys it took answer present under the cap (no refusal, no false negative).
+    std::vector<InsertResult> again(refused_at);
+    CHECK(f.InsertManyUnderCap(std::span(keys.data(), refused_at), again, fits - 1).refused == 0);
+    CHECK(std::count(again.begin(), again.end(), InsertResult::kPresent) ==
+          static_cast<ptrdiff_t>(refused_at));
+
+    // Under a cap the stage fits exactly, the refused key grows the chain.
+    std::vector<InsertResult> one(1);
+    (void)f.InsertManyUnderCap(std::span(&keys[refused_at], 1), one, fits);
+    CHECK(one[0] == InsertResult::kAdded);
+    REQUIRE(f.stage_count() == 2);
+
+    // A chain already over the cap still answers, and its newest stage takes new keys up to its
+    // capacity; the key after that is refused, and the chain stays open.
+    const uint64_t under = f.memory_bytes() - 1;
+    const std::vector<uint64_t> more = DistinctInts(6000, 1);
+    std::vector<InsertResult> more_results(more.size());
+    const InsertCounts more_counts = f.InsertManyUnderCap(more, more_results, under);
+    CHECK(more_counts.added > 0);
+    CHECK(more_counts.refused > 0);
+    CHECK(f.stage_count() == 2);
+    CHECK(f.stage_keys(1) == f.stage(1).plan().capacity);
+    CHECK_FALSE(f.full());
+    CHECK(f.InsertManyUnderCap(std::span(keys.data(), 1), one, under).refused == 0);
+    CHECK(one[0] == InsertResult::kPresent);
+    // Without the caller's cap the chain grows again.
+    CHECK(f.Insert(more[first_refused(more_results)]) == InsertResult::kAdded);
+    CHECK(f.stage_count() == 3);
+  }
+  // The chain's own limits hold under any cap of the caller's: a non-scaling chain is full.
+  ScalableOptions fixed = K::Sized(100, 0.01);
+  fixed.scaling = false;
+  ScalableFilter f = K::Make(fixed);
+  const InsertCounts counts = f.InsertManyUnderCap(DistinctInts(1000, 0), {}, uint64_t{1} << 30);
+  CHECK(counts.added == 100);
+  CHECK(counts.refused > 0);
+  CHECK(f.full());
+  CHECK(f.FullStatus().message().find("non-scaling") != absl::string_view::npos);
 }
 
 TEST_CASE("bad options: InvalidArgument with a message naming the option") {

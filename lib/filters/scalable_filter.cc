@@ -18,15 +18,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "bits/internal/bit_count.h"
+#include "bits/internal/fill_estimate.h"
+#include "bits/internal/filter_ops.h"
 #include "bloomery/classic_filter.h"
 #include "bloomery/plan.h"
 #include "filters/internal/batch_pipeline.h"
-#include "bits/internal/bit_count.h"
-#include "layouts/internal/block_layout.h"
-#include "bits/internal/fill_estimate.h"
-#include "bits/internal/filter_ops.h"
 #include "filters/internal/health_scan.h"
 #include "format/internal/persistence.h"
+#include "layouts/internal/block_layout.h"
 #include "memory/internal/storage.h"
 
 namespace bloomery {
@@ -166,8 +166,8 @@ StageUnion UniteStages(const Stage& a, const Stage& b) noexcept {
   return {true, std::clamp(counted, lower, most), estimate};
 }
 
-// A batch key's "where" (filters/internal/batch_pipeline.h) is the stage count its lines were prefetched
-// for. Templates only because the Chain they read is private to ScalableFilter.
+// A batch key's "where" (filters/internal/batch_pipeline.h) is the stage count its lines were
+// prefetched for. Templates only because the Chain they read is private to ScalableFilter.
 template <typename Chain>
 struct StagesOf {
   using Where = uint32_t;
@@ -206,10 +206,12 @@ struct ScalableFilter::Chain {
   mutable std::atomic<uint64_t> correction_key{0};
 };
 
+// The chain lives in the options' allocator when one is set (MemoryOptions::allocator).
 void ScalableFilter::ChainDelete::operator()(Chain* chain) const noexcept {
   detail::KeptDelete<Chain>()(chain);
 }
 
+// InvalidArgument for options Create refuses.
 absl::Status ScalableFilter::CheckOptions(const ScalableOptions& options) {
   if (absl::Status s = CheckSizing(Sizing{.capacity = options.capacity, .fpr = options.fpr});
       !s.ok()) {
@@ -271,6 +273,7 @@ absl::StatusOr<Plan> ScalableFilter::PlanLevel(const ScalableOptions& options, u
   return PlanAt(options, level, level);
 }
 
+// PlanLevel's plan for a stage at `level` placed at `index` (which its messages name).
 absl::StatusOr<Plan> ScalableFilter::PlanAt(const ScalableOptions& options, uint32_t index,
                                             uint32_t level) {
   uint64_t capacity = options.capacity;
@@ -303,6 +306,9 @@ absl::StatusOr<Plan> ScalableFilter::PlanAt(const ScalableOptions& options, uint
   return plan;
 }
 
+// The plan of a stage at `level` placed at `index`, or why it cannot be added: the chain's
+// limits and `max_memory_bytes` (0: none) over memory_bytes() and `pending_bytes` (stages
+// being built that the cap must also count).
 absl::StatusOr<Plan> ScalableFilter::PlanStage(uint32_t index, uint32_t level,
                                                uint64_t pending_bytes,
                                                uint64_t max_memory_bytes) const {
@@ -337,6 +343,7 @@ absl::StatusOr<Plan> ScalableFilter::PlanStage(uint32_t index, uint32_t level,
   return plan;
 }
 
+// The level a new stage takes after the first `count` stages: one past the highest.
 uint32_t ScalableFilter::NextLevel(uint32_t count) const noexcept {
   // Past the highest level held, so the stages' FPR shares keep shrinking (after a union the
   // newest stage need not be the highest level).
@@ -346,15 +353,12 @@ uint32_t ScalableFilter::NextLevel(uint32_t count) const noexcept {
 }
 
 absl::StatusOr<Plan> ScalableFilter::NextStagePlan() const {
-  return NextStagePlan(options_.memory.max_memory_bytes);
-}
-
-absl::StatusOr<Plan> ScalableFilter::NextStagePlan(uint64_t max_memory_bytes) const {
   if (full()) return FullStatus();
   const uint32_t count = chain_->stage_count.load(std::memory_order_acquire);
-  return PlanStage(count, NextLevel(count), 0, max_memory_bytes);
+  return PlanStage(count, NextLevel(count), 0, options_.memory.max_memory_bytes);
 }
 
+// An empty stage of that plan (not published).
 absl::StatusOr<StageFilter> ScalableFilter::BuildStage(const Plan& plan) const {
   // The chain's settings, with the geometry PlanStage chose (not planned again). PlanStage
   // checked the caller's cap on the total; passing it on keeps a cap above this machine's memory
@@ -372,6 +376,8 @@ absl::StatusOr<StageFilter> ScalableFilter::BuildStage(const Plan& plan) const {
   });
 }
 
+// Plans, allocates and publishes stage `index` at `level`; the caller holds the growth mutex or
+// is Create.
 absl::Status ScalableFilter::AddStage(uint32_t index, uint32_t level) {
   absl::StatusOr<Plan> plan = PlanStage(index, level, 0, options_.memory.max_memory_bytes);
   if (!plan.ok()) return plan.status();
@@ -389,6 +395,7 @@ absl::Status ScalableFilter::AddStage(uint32_t index, uint32_t level) {
   return absl::OkStatus();
 }
 
+// Installs stage `index` holding `count` keys and publishes it to readers.
 void ScalableFilter::PublishStage(uint32_t index, StageFilter filter, uint64_t capacity,
                                   uint64_t count, uint32_t level) {
   Chain& chain = *chain_;
@@ -403,7 +410,10 @@ void ScalableFilter::PublishStage(uint32_t index, StageFilter filter, uint64_t c
   chain.stage_count.store(index + 1, std::memory_order_release);
 }
 
-bool ScalableFilter::Grow(uint32_t seen_count) noexcept {
+// Called when stage `seen_count - 1` is full: true if the caller should retry (a stage was added
+// by it or another thread), false if the key is refused: the chain is full, or `cap` refuses the
+// stage the chain's limits allow.
+bool ScalableFilter::Grow(uint32_t seen_count, CallerCap& cap) noexcept {
   Chain& chain = *chain_;
   // Once full, stay full without taking the mutex: refusals must not serialise the inserters.
   if (chain.full.load(std::memory_order_acquire)) return false;
@@ -414,7 +424,16 @@ bool ScalableFilter::Grow(uint32_t seen_count) noexcept {
   // A reservation may have been given back since the caller saw the stage full: retry there.
   if (newest.count.load(std::memory_order_relaxed) < newest.capacity) return true;
   if (chain.full.load(std::memory_order_relaxed)) return false;
-  if (absl::Status s = AddStage(count, NextLevel(count)); !s.ok()) {
+  // The caller's cap refuses a stage the chain's own limits allow: this key is refused, and the
+  // chain stays open, since the cap is the caller's (InsertManyUnderCap). Planned once per call.
+  if (cap.refused_at == count) return false;
+  const uint32_t level = NextLevel(count);
+  if (cap.max_bytes != 0 && !PlanStage(count, level, 0, cap.max_bytes).ok() &&
+      PlanStage(count, level, 0, options_.memory.max_memory_bytes).ok()) {
+    cap.refused_at = count;
+    return false;
+  }
+  if (absl::Status s = AddStage(count, level); !s.ok()) {
     chain.full_status = std::move(s);
     chain.full.store(true, std::memory_order_release);
     return false;
@@ -423,6 +442,12 @@ bool ScalableFilter::Grow(uint32_t seen_count) noexcept {
 }
 
 InsertResult ScalableFilter::Insert(const KeyHash& hash) noexcept {
+  CallerCap none;
+  return InsertUnder(hash, none);
+}
+
+// Insert, growing only where `cap` lets it too (Grow).
+InsertResult ScalableFilter::InsertUnder(const KeyHash& hash, CallerCap& cap) noexcept {
   Chain& chain = *chain_;
   for (;;) {
     const uint32_t count = chain.stage_count.load(std::memory_order_acquire);
@@ -435,7 +460,7 @@ InsertResult ScalableFilter::Insert(const KeyHash& hash) noexcept {
     }
     Stage& newest = *chain.stages[count - 1];
     if (!Reserve(newest, options_.memory.concurrent)) {
-      if (!Grow(count)) return InsertResult::kRefused;
+      if (!Grow(count, cap)) return InsertResult::kRefused;
       continue;
     }
     if (newest.Insert(hash)) return InsertResult::kAdded;
@@ -471,12 +496,13 @@ bool ScalableFilter::MayContain(const KeyHash& hash) const noexcept {
 }
 
 template <FilterKey Key>
-InsertCounts ScalableFilter::InsertKeys(std::span<const Key> keys,
-                                        std::span<InsertResult> results) noexcept {
+InsertCounts ScalableFilter::InsertKeys(std::span<const Key> keys, std::span<InsertResult> results,
+                                        uint64_t caller_max_bytes) noexcept {
   InsertCounts counts;
+  CallerCap cap{.max_bytes = caller_max_bytes};
   PipelineEach(keys, results, hasher(), StagesOf<Chain>{chain_.get()},
                PrefetchStages<Chain>{chain_.get()}, [&](const KeyHash& hash, uint32_t /*stages*/) {
-                 const InsertResult result = Insert(hash);
+                 const InsertResult result = InsertUnder(hash, cap);
                  counts.added += result == InsertResult::kAdded;
                  counts.refused += result == InsertResult::kRefused;
                  return result;
@@ -501,9 +527,9 @@ size_t ScalableFilter::LookupKeys(std::span<const Key> keys,
   return found;
 }
 
-#define BLOOMERY_INSTANTIATE(Key)                                                     \
-  template InsertCounts ScalableFilter::InsertKeys(std::span<const Key>,              \
-                                                   std::span<InsertResult>) noexcept; \
+#define BLOOMERY_INSTANTIATE(Key)                                                                 \
+  template InsertCounts ScalableFilter::InsertKeys(std::span<const Key>, std::span<InsertResult>, \
+                                                   uint64_t) noexcept;                            \
   template size_t ScalableFilter::LookupKeys(std::span<const Key>, std::span<bool>) const noexcept;
 BLOOMERY_FOR_EACH_FILTER_KEY(BLOOMERY_INSTANTIATE)
 #undef BLOOMERY_INSTANTIATE
@@ -677,6 +703,8 @@ uint64_t CorrectionKey(uint32_t stages, uint64_t newest_keys, uint64_t newest_ca
 
 }  // namespace
 
+// How much the chain's FPR differs from 1 - prod (1 - f_i) (EstimatedFpr), read on fixed
+// random hashes; 0 for one stage.
 double ScalableFilter::DependenceCorrection() const noexcept {
   const Chain& chain = *chain_;
   const uint32_t count = stage_count();
@@ -711,6 +739,7 @@ double ScalableFilter::DependenceCorrection() const noexcept {
   return correction;
 }
 
+// The chain's FPR from the independent model's `independent` and the stages' FPRs.
 double ScalableFilter::ChainFpr(double independent,
                                 std::span<const double> stage_fprs) const noexcept {
   double highest = 0.0;
@@ -799,8 +828,8 @@ uint64_t ScalableFilter::bookkeeping_bytes() const noexcept {
   return sizeof(Chain) + uint64_t{stage_count()} * (sizeof(Stage) + sizeof(FilterMemory::Owner));
 }
 
-// Persistence (lib/format/internal/persistence.h): a file of kind "scalable" (docs/FORMAT.md) with one
-// stage-table entry per stage.
+// Persistence (lib/format/internal/persistence.h): a file of kind "scalable" (docs/FORMAT.md) with
+// one stage-table entry per stage.
 
 // A saved chain is valid when its options are ones Create accepts and every stage is exactly the
 // stage those options grow (capacity, bits, hashes). InspectFile, Load and LoadFromBytes all ask.
@@ -891,7 +920,7 @@ namespace {
 
 // The chain's file header, and its stages' payloads in `payloads`.
 detail::FileHeader ChainHeader(const ScalableFilter& chain,
-                                 std::vector<std::span<const uint8_t>>& payloads) {
+                               std::vector<std::span<const uint8_t>>& payloads) {
   const ScalableOptions& options = chain.options();
   detail::FileHeader header;
   header.kind = FilterKind::kScalable;
