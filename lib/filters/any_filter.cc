@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "bloomery/file.h"
+#include "format/internal/persistence.h"
 
 namespace bloomery {
 namespace {
@@ -106,23 +106,17 @@ absl::StatusOr<typename F::Options> OptionsOf(const AnyOptions& any) {
   return o;
 }
 
-// The filter in the file at `path`, or in *bytes when non-null: the header alone picks the kind,
-// whose loader then validates (and verifies) the whole of it.
-absl::StatusOr<AnyFilter> LoadAny(const std::string& path, const std::string_view* bytes,
-                                  const LoadOptions& options, WindowClock clock) {
-  absl::StatusOr<FileInfo> info = bytes != nullptr
-                                      ? InspectBytes(*bytes, /*verify_checksums=*/false)
-                                      : InspectFile(path, /*verify_checksums=*/false);
-  if (!info.ok()) return info.status();
-  return LoadAs(info->kind, [&]<typename F>(std::type_identity<F>) {
-    auto load = [&](auto... window_clock) {
-      return bytes != nullptr ? F::LoadFromBytes(*bytes, options, std::move(window_clock)...)
-                              : F::Load(path, options, std::move(window_clock)...);
-    };
+// The filter in `input`, read and validated once as any kind's load reads it; the header's kind
+// then opens it.
+absl::StatusOr<AnyFilter> LoadAny(const detail::Input& input, const LoadOptions& options,
+                                  WindowClock clock) {
+  absl::StatusOr<detail::FilterFile> file = detail::LoadFilter(input, std::nullopt, options);
+  if (!file.ok()) return file.status();
+  return LoadAs(file->header.kind, [&]<typename F>(std::type_identity<F>) -> absl::StatusOr<F> {
     if constexpr (std::same_as<F, WindowedFilter>) {
-      return load(std::move(clock));
+      return detail::FilterAccess::Open<F>(*file, options, std::move(clock));
     } else {
-      return load();
+      return detail::FilterAccess::Open<F>(*file, options);
     }
   });
 }
@@ -143,12 +137,12 @@ absl::StatusOr<AnyFilter> AnyFilter::Create(FilterKind kind, const AnyOptions& o
 
 absl::StatusOr<AnyFilter> AnyFilter::Load(const std::string& path, const LoadOptions& options,
                                           WindowClock clock) {
-  return LoadAny(path, nullptr, options, std::move(clock));
+  return LoadAny(detail::Input{path, std::nullopt}, options, std::move(clock));
 }
 
 absl::StatusOr<AnyFilter> AnyFilter::LoadFromBytes(std::string_view bytes,
                                                    const LoadOptions& options, WindowClock clock) {
-  return LoadAny("<bytes>", &bytes, options, std::move(clock));
+  return LoadAny(detail::Input{std::string(detail::kBytesName), bytes}, options, std::move(clock));
 }
 
 absl::Status AnyFilter::Unsupported(std::string_view what) const {

@@ -1,7 +1,7 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The container's codec (format/internal/format_codec.h): the header's encoding, the one validator, the
-// stage table and the checksums, over bytes from any ByteSource. Nothing here opens, maps or
+// The container's codec (format/internal/format_codec.h): the header's encoding, the one validator,
+// the stage table and the checksums, over bytes from any ByteSource. Nothing here opens, maps or
 // writes a file: that is format_io.cc.
 #include "format/internal/format_codec.h"
 
@@ -14,9 +14,11 @@
 #include <string>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/plan.h"
+#include "memory/internal/memory_limit.h"
 #include "memory/internal/storage.h"  // RoundUp
 
 #define XXH_INLINE_ALL
@@ -197,30 +199,93 @@ uint64_t HeaderChecksum(std::span<const uint8_t> region) {
   return XXH3_64bits_digest(&state);
 }
 
-}  // namespace
+// The payload, a piece at a time in order: each call returns the next piece (any size); an empty
+// piece is the end.
+using PayloadPieces = absl::FunctionRef<absl::StatusOr<std::span<const uint8_t>>()>;
 
-// XXH3-64 of each 2^chunk_shift-byte chunk of the concatenation of `parts`.
-std::vector<uint64_t> HashChunks(std::span<const std::span<const uint8_t>> parts,
-                                 uint32_t chunk_shift) {
+// The one chunk-checksum routine: XXH3-64 of each 2^chunk_shift-byte chunk of the payload that
+// `next` hands out (the last chunk may be short), passed to `each(chunk index, checksum)` in order.
+// Stops at the first error of either.
+absl::Status ForEachChunkSum(uint32_t chunk_shift, PayloadPieces next,
+                             absl::FunctionRef<absl::Status(uint64_t, uint64_t)> each) {
   const uint64_t chunk = uint64_t{1} << chunk_shift;
-  std::vector<uint64_t> out;
   XXH3_state_t state;
   XXH3_64bits_reset(&state);
   uint64_t in_chunk = 0;
-  for (std::span<const uint8_t> part : parts) {
-    while (!part.empty()) {
-      const uint64_t take = std::min<uint64_t>(chunk - in_chunk, part.size());
-      XXH3_64bits_update(&state, part.data(), take);
+  uint64_t index = 0;
+  for (;;) {
+    absl::StatusOr<std::span<const uint8_t>> piece = next();
+    if (!piece.ok()) return piece.status();
+    if (piece->empty()) break;
+    for (std::span<const uint8_t> rest = *piece; !rest.empty();) {
+      const uint64_t take = std::min<uint64_t>(chunk - in_chunk, rest.size());
+      XXH3_64bits_update(&state, rest.data(), take);
       in_chunk += take;
-      part = part.subspan(take);
+      rest = rest.subspan(take);
       if (in_chunk == chunk) {
-        out.push_back(XXH3_64bits_digest(&state));
+        if (absl::Status s = each(index++, XXH3_64bits_digest(&state)); !s.ok()) return s;
         XXH3_64bits_reset(&state);
         in_chunk = 0;
       }
     }
   }
-  if (in_chunk != 0) out.push_back(XXH3_64bits_digest(&state));
+  if (in_chunk != 0) return each(index, XXH3_64bits_digest(&state));
+  return absl::OkStatus();
+}
+
+// `parts`, in order, as PayloadPieces hands them out.
+class PiecesOf {
+ public:
+  explicit PiecesOf(std::span<const std::span<const uint8_t>> parts) : parts_(parts) {}
+  absl::StatusOr<std::span<const uint8_t>> operator()() const {
+    while (next_ < parts_.size() && parts_[next_].empty()) ++next_;
+    return next_ < parts_.size() ? parts_[next_++] : std::span<const uint8_t>();
+  }
+
+ private:
+  std::span<const std::span<const uint8_t>> parts_;
+  mutable size_t next_ = 0;
+};
+
+// The payload `next` hands out against the chunk table of the validated header `h` in `source`,
+// read a piece at a time (memory: one piece, whatever the table's claimed size).
+absl::Status CompareWithChunkTable(const ByteSource& source, const FileHeader& h,
+                                   PayloadPieces next) {
+  const uint64_t chunks = ChunkCount(h.payload_bytes, h.chunk_shift);
+  const uint64_t table = kFixedHeaderBytes + kStageEntryBytes * h.stages.size();
+  std::vector<uint8_t> want(std::min<uint64_t>(8 * chunks, kPieceBytes));
+  uint64_t held_from = 0;  // `want` holds the table's entries [held_from, held_from + held)
+  uint64_t held = 0;
+  uint64_t compared = 0;
+  absl::Status s =
+      ForEachChunkSum(h.chunk_shift, next, [&](uint64_t i, uint64_t sum) -> absl::Status {
+        if (i >= chunks) return absl::InternalError("payload longer than its chunk table");
+        if (i >= held_from + held) {
+          held_from = i;
+          held = std::min<uint64_t>(want.size() / 8, chunks - i);
+          if (absl::Status r = source.Read(want.data(), 8 * held, table + 8 * i); !r.ok()) return r;
+        }
+        if (sum != Get64(want.data() + 8 * (i - held_from))) {
+          return Corrupt(absl::StrFormat("payload checksum mismatch in chunk %d (bytes %d..)", i,
+                                         i << h.chunk_shift));
+        }
+        compared = i + 1;
+        return absl::OkStatus();
+      });
+  if (!s.ok()) return s;
+  if (compared != chunks) return absl::InternalError("payload shorter than its chunk table");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::vector<uint64_t> HashChunks(std::span<const std::span<const uint8_t>> parts,
+                                 uint32_t chunk_shift) {
+  std::vector<uint64_t> out;
+  (void)ForEachChunkSum(chunk_shift, PiecesOf(parts), [&](uint64_t, uint64_t sum) {
+    out.push_back(sum);
+    return absl::OkStatus();
+  });
   return out;
 }
 
@@ -232,34 +297,21 @@ absl::Status MemorySource::Read(uint8_t* out, uint64_t size, uint64_t offset) co
   return absl::OkStatus();
 }
 
-// Compares each payload chunk's checksum, `sum_of(i)` (a StatusOr), with the file's chunk table,
-// read a piece at a time (memory: one piece, whatever the table's claimed size).
-absl::Status CompareChunkTable(const ByteSource& source, const FileHeader& h,
-                               absl::FunctionRef<absl::StatusOr<uint64_t>(uint64_t)> sum_of) {
-  const uint64_t chunks = ChunkCount(h.payload_bytes, h.chunk_shift);
-  const uint64_t table = kFixedHeaderBytes + kStageEntryBytes * h.stages.size();
-  std::vector<uint8_t> want(std::min<uint64_t>(8 * chunks, kPieceBytes));
-  for (uint64_t first = 0; first < chunks; first += want.size() / 8) {
-    const uint64_t n = std::min<uint64_t>(want.size() / 8, chunks - first);
-    if (absl::Status s = source.Read(want.data(), 8 * n, table + 8 * first); !s.ok()) return s;
-    for (uint64_t i = 0; i < n; ++i) {
-      const absl::StatusOr<uint64_t> got = sum_of(first + i);
-      if (!got.ok()) return got.status();
-      if (*got != Get64(want.data() + 8 * i)) {
-        return Corrupt(absl::StrFormat("payload checksum mismatch in chunk %d (bytes %d..)",
-                                       first + i, (first + i) << h.chunk_shift));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
-// The payload in memory (`parts`, the stages in order) against the file's chunk table.
 absl::Status VerifyPayload(std::span<const std::span<const uint8_t>> parts,
                            const ByteSource& source, const FileHeader& h) {
-  const std::vector<uint64_t> got = HashChunks(parts, h.chunk_shift);
-  return CompareChunkTable(source, h,
-                           [&](uint64_t i) -> absl::StatusOr<uint64_t> { return got[i]; });
+  return CompareWithChunkTable(source, h, PiecesOf(parts));
+}
+
+absl::Status VerifyStoredPayload(const ByteSource& source, const FileHeader& h) {
+  std::vector<uint8_t> piece(std::min<uint64_t>(kPieceBytes, h.payload_bytes));
+  uint64_t at = 0;
+  return CompareWithChunkTable(source, h, [&]() -> absl::StatusOr<std::span<const uint8_t>> {
+    const uint64_t n = std::min<uint64_t>(piece.size(), h.payload_bytes - at);
+    if (n == 0) return std::span<const uint8_t>();
+    if (absl::Status s = source.Read(piece.data(), n, h.payload_offset + at); !s.ok()) return s;
+    at += n;
+    return std::span<const uint8_t>(piece.data(), n);
+  });
 }
 
 std::vector<std::span<const uint8_t>> StageSpans(const uint8_t* payload, const FileHeader& header) {
@@ -271,8 +323,6 @@ std::vector<std::span<const uint8_t>> StageSpans(const uint8_t* payload, const F
   }
   return parts;
 }
-
-// Rewrites the header region of a mapped file with `flags` (and, when `rehash` is set, the chunk
 
 FileHeader SingleStageHeader(FilterKind kind, const Plan& plan, const KeyHasher& hasher) {
   FileHeader header;
@@ -320,12 +370,14 @@ absl::Status CheckPlannedFpr(const FileHeader& header, double predicted_fpr) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<FixedHeader> ReadFixed(const ByteSource& source) {
-  const uint64_t file_size = source.size();
-  FixedHeader fixed;
-  const uint64_t head_bytes = std::min(file_size, kFixedHeaderBytes);
-  if (absl::Status s = source.Read(fixed.bytes.data(), head_bytes, 0); !s.ok()) return s;
-  const uint8_t* p = fixed.bytes.data();
+namespace {
+
+// The fixed header, `head` (the file's first bytes, at most kFixedHeaderBytes of them), of a file
+// of `file_size` bytes: every field in range, in agreement with the others, with the file's size
+// and with its kind's row. The header's stages: stage_count empty entries.
+absl::StatusOr<FileHeader> ReadFixed(std::span<const uint8_t> head, uint64_t file_size) {
+  const uint64_t head_bytes = head.size();
+  const uint8_t* p = head.data();
   const bool magic = head_bytes >= sizeof(kMagic) && std::memcmp(p, kMagic, sizeof(kMagic)) == 0;
   // A file of another format is named where it can be (the Python package's files and
   // pybloom-live's), so the message says which call opens it.
@@ -345,7 +397,7 @@ absl::StatusOr<FixedHeader> ReadFixed(const ByteSource& source) {
         "file format version %d is newer than this library reads (%d)", version, kFormatVersion));
   }
   if (version == 0) return Corrupt("format version 0");
-  FileHeader& h = fixed.header;
+  FileHeader h;
   h.kind = static_cast<FilterKind>(Get32(p + kKind));
   const KindRow* row = FindKindRow(h.kind);
   if (row == nullptr) {
@@ -417,10 +469,9 @@ absl::StatusOr<FixedHeader> ReadFixed(const ByteSource& source) {
       HeaderRegionBytes(stage_count, ChunkCount(h.payload_bytes, h.chunk_shift))) {
     return Corrupt("payload offset does not match the header's tables");
   }
-  return fixed;
+  h.header_checksum = Get64(p + kHeaderChecksumOffset);
+  return h;
 }
-
-namespace {
 
 // The stage table against the fixed header and the kind's row.
 absl::Status CheckStages(std::span<const uint8_t> table, const KindRow& row, FileHeader& h) {
@@ -466,56 +517,84 @@ absl::Status CheckStages(std::span<const uint8_t> table, const KindRow& row, Fil
   return row.check(h);
 }
 
-}  // namespace
-
-absl::StatusOr<FileHeader> CheckRegion(const ByteSource& source, FixedHeader fixed) {
-  FileHeader& h = fixed.header;
+// The header region of the file whose fixed header `h` describes, of which `first` holds the
+// first bytes as read (at least the fixed header; at most the region): the rest read a piece at a
+// time, both checksums, then the stage table and the kind's rules.
+absl::StatusOr<FileHeader> CheckRegion(const ByteSource& source, std::span<uint8_t> first,
+                                       FileHeader h) {
   const uint64_t table_begin = kFixedHeaderBytes + kStageEntryBytes * h.stages.size();
   const uint64_t table_end = table_begin + 8 * ChunkCount(h.payload_bytes, h.chunk_shift);
   std::vector<uint8_t> stage_table(table_begin - kFixedHeaderBytes);
-  std::vector<uint8_t> piece(std::min<uint64_t>(kPieceBytes, h.payload_offset));
+  std::vector<uint8_t> piece(std::min<uint64_t>(kPieceBytes, h.payload_offset - first.size()));
+  const uint64_t table_sum_stored = Get64(first.data() + kPayloadChecksumOffset);
+  std::memset(first.data() + kHeaderChecksumOffset, 0, 8);  // as the writer summed it
   XXH3_state_t header_sum;
   XXH3_state_t table_sum;
   XXH3_64bits_reset(&header_sum);
   XXH3_64bits_reset(&table_sum);
-  // The region starts with the fixed header: payload_offset >= 4096 >= a piece's end.
-  for (uint64_t at = 0; at < h.payload_offset; at += piece.size()) {
-    const uint64_t n = std::min<uint64_t>(piece.size(), h.payload_offset - at);
-    if (absl::Status s = source.Read(piece.data(), n, at); !s.ok()) return s;
-    if (at == 0) {
-      if (std::memcmp(piece.data(), fixed.bytes.data(), kFixedHeaderBytes) != 0) {
-        return Corrupt("the header changed while it was read");
-      }
-      std::memset(piece.data() + kHeaderChecksumOffset, 0, 8);
+  for (uint64_t at = 0; at < h.payload_offset;) {
+    std::span<const uint8_t> bytes = first;
+    if (at != 0) {
+      const uint64_t n = std::min<uint64_t>(piece.size(), h.payload_offset - at);
+      if (absl::Status s = source.Read(piece.data(), n, at); !s.ok()) return s;
+      bytes = std::span<const uint8_t>(piece.data(), n);
     }
-    XXH3_64bits_update(&header_sum, piece.data(), n);
-    // [from, to): the part of [begin, end) in this piece.
+    const uint64_t n = bytes.size();
+    XXH3_64bits_update(&header_sum, bytes.data(), n);
+    // [from, to): the part of [begin, end) in these bytes.
     const auto part = [&](uint64_t begin, uint64_t end) {
       return std::pair(std::clamp(begin, at, at + n), std::clamp(end, at, at + n));
     };
     if (const auto [from, to] = part(kFixedHeaderBytes, table_begin); to > from) {
-      std::memcpy(stage_table.data() + (from - kFixedHeaderBytes), piece.data() + (from - at),
+      std::memcpy(stage_table.data() + (from - kFixedHeaderBytes), bytes.data() + (from - at),
                   to - from);
     }
     if (const auto [from, to] = part(table_begin, table_end); to > from) {
-      XXH3_64bits_update(&table_sum, piece.data() + (from - at), to - from);
+      XXH3_64bits_update(&table_sum, bytes.data() + (from - at), to - from);
     }
+    at += n;
   }
-  const uint8_t* p = fixed.bytes.data();
-  if (XXH3_64bits_digest(&header_sum) != Get64(p + kHeaderChecksumOffset)) {
+  if (XXH3_64bits_digest(&header_sum) != h.header_checksum) {
     return Corrupt("header checksum mismatch");
   }
-  if (XXH3_64bits_digest(&table_sum) != Get64(p + kPayloadChecksumOffset)) {
+  if (XXH3_64bits_digest(&table_sum) != table_sum_stored) {
     return Corrupt("checksum table mismatch");
   }
   if (absl::Status s = CheckStages(stage_table, *FindKindRow(h.kind), h); !s.ok()) return s;
-  return std::move(h);
+  return h;
 }
 
-absl::StatusOr<FileHeader> Validate(const ByteSource& source) {
-  absl::StatusOr<FixedHeader> fixed = ReadFixed(source);
-  if (!fixed.ok()) return fixed.status();
-  return CheckRegion(source, *std::move(fixed));
+}  // namespace
+
+absl::StatusOr<FileHeader> Validate(const ByteSource& source, const Expect& expect) {
+  // The first piece is the smallest header region (every region is a whole number of
+  // kPayloadAlignment): read once, it is the fixed header and the start of the region.
+  std::array<uint8_t, kPayloadAlignment> first;
+  const uint64_t first_bytes = std::min(source.size(), kPayloadAlignment);
+  if (first_bytes != 0) {
+    if (absl::Status s = source.Read(first.data(), first_bytes, 0); !s.ok()) return s;
+  }
+  absl::StatusOr<FileHeader> h =
+      ReadFixed(std::span<const uint8_t>(first.data(), std::min(first_bytes, kFixedHeaderBytes)),
+                source.size());
+  if (!h.ok()) return h.status();
+  if (expect.kind.has_value() && h->kind != *expect.kind) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("the file holds a %s filter, not a %s filter", FilterKindName(h->kind),
+                        FilterKindName(*expect.kind)));
+  }
+  if (expect.max_payload_bytes.has_value()) {
+    if (absl::Status s = CheckMemoryCap(h->payload_bytes, *expect.max_payload_bytes); !s.ok()) {
+      return s;
+    }
+  }
+  // ReadFixed has tied the region's size to the file's: payload_offset >= kPayloadAlignment.
+  return CheckRegion(source, std::span<uint8_t>(first.data(), first_bytes), *std::move(h));
+}
+
+bool HoldsHeader(std::span<const uint8_t> file, const FileHeader& header) noexcept {
+  return file.size() >= kFixedHeaderBytes &&
+         Get64(file.data() + kHeaderChecksumOffset) == header.header_checksum;
 }
 
 absl::StatusOr<FileHeader> ValidateHeader(std::span<const uint8_t> bytes, uint64_t file_size) {
@@ -570,7 +649,8 @@ absl::StatusOr<std::vector<uint8_t>> EncodeHeader(FileHeader& h,
   uint8_t* table = p + kFixedHeaderBytes + kStageEntryBytes * h.stages.size();
   for (uint64_t i = 0; i < chunks; ++i) Put64(table + 8 * i, chunk_checksums[i]);
   Put64(p + kPayloadChecksumOffset, XXH3_64bits(table, 8 * chunks));
-  Put64(p + kHeaderChecksumOffset, HeaderChecksum(region));
+  h.header_checksum = HeaderChecksum(region);
+  Put64(p + kHeaderChecksumOffset, h.header_checksum);
   return region;
 }
 

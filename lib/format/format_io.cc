@@ -1,8 +1,8 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The container as files (format/internal/format_io.h): the crash-safe save, loads from a file or bytes,
-// mappings and their Flush, InspectFile. Every header goes through the codec's validator
-// (format_codec.cc).
+// The container as files (format/internal/format_io.h): the crash-safe save, loads from a file or
+// bytes, mappings and their Flush, InspectFile. Each opens its file once and hands it to the
+// codec's validator (format_codec.cc) once.
 #include "format/internal/format_io.h"
 
 #include <dirent.h>
@@ -24,11 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/file.h"
-#include "memory/internal/memory_limit.h"
 #include "memory/internal/save_cleanup.h"
-
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 namespace bloomery::detail {
 
@@ -141,24 +137,14 @@ absl::Status Named(const absl::Status& status, const std::string& name) {
   return absl::Status(status.code(), absl::StrCat(name, ": ", status.message()));
 }
 
-absl::Status CheckKind(const FileHeader& header, FilterKind expected) {
-  if (header.kind != expected) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("the file holds a %s filter, not a %s filter", FilterKindName(header.kind),
-                        FilterKindName(expected)));
-  }
-  return absl::OkStatus();
-}
-
-// Rewrites the header region of a mapped file with `flags` (and, when `rehash` is set, the chunk
-// checksums of its payload as it is now and the kind's fields `amend` brings up to date). The
-// mapping is synced before the header changes and after: a header that reaches the disk never
-// describes payload pages that have not.
-absl::Status RewriteMappedHeader(const Storage& mapping, uint32_t flags, bool rehash,
-                                 const HeaderAmend& amend = nullptr) {
-  const std::span<uint8_t> whole(mapping.mapping_base(), mapping.mapping_size());
-  absl::StatusOr<FileHeader> header = ValidateHeader(whole, whole.size());
+// Rewrites the header region of a mapped file, which holds the valid `header`, with `flags` (and,
+// when `rehash` is set, the chunk checksums of its payload as it is now and the kind's fields
+// `amend` brings up to date). The mapping is synced before the header changes and after: a header
+// that reaches the disk never describes payload pages that have not.
+absl::Status RewriteMappedHeader(const Storage& mapping, absl::StatusOr<FileHeader> header,
+                                 uint32_t flags, bool rehash, const HeaderAmend& amend = nullptr) {
   if (!header.ok()) return header.status();
+  const std::span<uint8_t> whole(mapping.mapping_base(), mapping.mapping_size());
   if (absl::Status s = mapping.Sync(); !s.ok()) return s;
   if (rehash) {
     header->flags = flags;
@@ -188,8 +174,8 @@ void CloseMappedFile(const Storage& mapping) noexcept {
     if (!header.ok() || (header->flags & kFlagDirty) == 0) return;
     const MemorySource mapped(whole, whole.size());
     if (!VerifyPayload(StageSpans(mapping.data(), *header), mapped, *header).ok()) return;
-    (void)RewriteMappedHeader(mapping, header->flags & ~kFlagDirty, /*rehash=*/false);
-  } catch (...) {  // std::bad_alloc from the checksum list: the file stays DIRTY
+    (void)RewriteMappedHeader(mapping, header, header->flags & ~kFlagDirty, /*rehash=*/false);
+  } catch (...) {  // std::bad_alloc: the file stays DIRTY
   }
 }
 
@@ -356,23 +342,6 @@ absl::StatusOr<std::string> WriteFilter(const std::string* path, FileHeader head
 
 namespace {
 
-// The validated header of a file of kind `expected`, checked against the caller's memory cap
-// (`max_bytes`; nullopt: no cap, for a mapping) before anything the size of the file is read. The
-// cap is on the payload, the memory the filter will hold (ReadFixed has tied it to the file's
-// size), as FilterOptions::max_memory_bytes is at creation: a filter created under a cap loads back
-// under it. The header region beside it is read in bounded pieces, never whole.
-absl::StatusOr<FileHeader> ReadHeader(const ByteSource& source, FilterKind expected,
-                                      std::optional<uint64_t> max_bytes) {
-  absl::StatusOr<FixedHeader> fixed = ReadFixed(source);
-  if (!fixed.ok()) return fixed.status();
-  if (absl::Status s = CheckKind(fixed->header, expected); !s.ok()) return s;
-  if (max_bytes.has_value()) {
-    if (absl::Status s = detail::CheckMemoryCap(fixed->header.payload_bytes, *max_bytes); !s.ok())
-      return s;
-  }
-  return CheckRegion(source, *std::move(fixed));
-}
-
 // Whether to verify the payload's checksums: as the caller asks, except for a DIRTY file the
 // caller accepts as it is (allow_dirty), whose checksums may be stale.
 bool ShouldVerify(const FileHeader& header, const LoadOptions& options) {
@@ -394,9 +363,13 @@ absl::Status VerifyLoaded(std::span<const std::span<const uint8_t>> parts, const
       s.message(), "); ", verb, " it with allow_dirty to accept it"));
 }
 
-absl::StatusOr<FilterFile> LoadFrom(const ByteSource& source, FilterKind expected,
+// The cap is on the payload, the memory the filter will hold (the validator has tied it to the
+// file's size), as FilterOptions::max_memory_bytes is at creation: a filter created under a cap
+// loads back under it. It is checked before anything the size of the file is read.
+absl::StatusOr<FilterFile> LoadFrom(const ByteSource& source, std::optional<FilterKind> expected,
                                     const LoadOptions& options) {
-  absl::StatusOr<FileHeader> header = ReadHeader(source, expected, options.max_bytes);
+  absl::StatusOr<FileHeader> header =
+      Validate(source, {.kind = expected, .max_payload_bytes = options.max_bytes});
   if (!header.ok()) return header.status();
   FilterFile loaded;
   StorageOptions storage_options;
@@ -422,15 +395,16 @@ absl::StatusOr<FilterFile> LoadFrom(const ByteSource& source, FilterKind expecte
 absl::StatusOr<FilterFile> MapFrom(const FileSource& source, FilterKind expected, MapMode mode,
                                    const LoadOptions& options) {
   const bool writable = mode == MapMode::kReadWrite;
-  absl::StatusOr<FileHeader> checked = ReadHeader(source, expected, std::nullopt);
-  if (!checked.ok()) return checked.status();
-  absl::StatusOr<Storage> mapping = Storage::MapFile(
-      source.fd(), source.size(), checked->payload_offset, checked->payload_bytes, writable);
-  if (!mapping.ok()) return mapping.status();
-  // What is mapped is what is used: validated again, in case the file changed since it was read.
-  const MemorySource mapped({mapping->mapping_base(), mapping->mapping_size()}, source.size());
-  absl::StatusOr<FileHeader> header = Validate(mapped);
+  absl::StatusOr<FileHeader> header = Validate(source, {.kind = expected});
   if (!header.ok()) return header.status();
+  absl::StatusOr<Storage> mapping = Storage::MapFile(
+      source.fd(), source.size(), header->payload_offset, header->payload_bytes, writable);
+  if (!mapping.ok()) return mapping.status();
+  // What is mapped is what is used: the header validated must be the one mapped.
+  const MemorySource mapped({mapping->mapping_base(), mapping->mapping_size()}, source.size());
+  if (!HoldsHeader({mapping->mapping_base(), mapping->mapping_size()}, *header)) {
+    return Corrupt("the header changed while it was read");
+  }
   // A DIRTY file may be mapped read-write by another process now: a second writer must say it
   // accepts that (and is then not the one that marks the file clean at its end).
   const bool was_dirty = (header->flags & kFlagDirty) != 0;
@@ -445,7 +419,8 @@ absl::StatusOr<FilterFile> MapFrom(const FileSource& source, FilterKind expected
     return s;
   }
   if (writable) {
-    if (absl::Status s = RewriteMappedHeader(*mapping, header->flags | kFlagDirty, false);
+    if (absl::Status s =
+            RewriteMappedHeader(*mapping, *header, header->flags | kFlagDirty, /*rehash=*/false);
         !s.ok()) {
       return s;
     }
@@ -459,7 +434,7 @@ absl::StatusOr<FilterFile> MapFrom(const FileSource& source, FilterKind expected
 
 }  // namespace
 
-absl::StatusOr<FilterFile> LoadFilter(const Input& input, FilterKind expected,
+absl::StatusOr<FilterFile> LoadFilter(const Input& input, std::optional<FilterKind> expected,
                                       const LoadOptions& options) {
   absl::StatusOr<std::unique_ptr<ByteSource>> source = OpenSource(input);
   if (!source.ok()) return Named(source.status(), input.name);
@@ -530,7 +505,9 @@ absl::Status FlushMappedFile(const Storage& mapping, const HeaderAmend& amend) {
           "when the mapping ends; save the filter to keep them"));
     }
   }
-  return RewriteMappedHeader(mapping, kFlagDirty, /*rehash=*/true, amend);
+  const std::span<const uint8_t> whole(mapping.mapping_base(), mapping.mapping_size());
+  return RewriteMappedHeader(mapping, ValidateHeader(whole, whole.size()), kFlagDirty,
+                             /*rehash=*/true, amend);
 }
 
 }  // namespace bloomery::detail
@@ -559,24 +536,7 @@ absl::StatusOr<FileInfo> InspectFrom(const detail::ByteSource& source, bool veri
   info.integer_hash = static_cast<IntegerHash>(header->hash_id);
   info.dirty = (header->flags & kFlagDirty) != 0;
   if (verify_checksums && !info.dirty) {
-    // Each chunk streamed through its checksum a piece at a time: memory stays one piece.
-    std::vector<uint8_t> piece(std::min<uint64_t>(kPieceBytes, header->payload_bytes));
-    const auto chunk_sum = [&](uint64_t i) -> absl::StatusOr<uint64_t> {
-      const uint64_t begin = i << header->chunk_shift;
-      const uint64_t end =
-          std::min<uint64_t>(begin + (uint64_t{1} << header->chunk_shift), header->payload_bytes);
-      XXH3_state_t state;
-      XXH3_64bits_reset(&state);
-      for (uint64_t at = begin; at < end; at += piece.size()) {
-        const uint64_t n = std::min<uint64_t>(piece.size(), end - at);
-        if (absl::Status s = source.Read(piece.data(), n, header->payload_offset + at); !s.ok()) {
-          return s;
-        }
-        XXH3_64bits_update(&state, piece.data(), n);
-      }
-      return XXH3_64bits_digest(&state);
-    };
-    if (absl::Status s = CompareChunkTable(source, *header, chunk_sum); !s.ok()) return s;
+    if (absl::Status s = VerifyStoredPayload(source, *header); !s.ok()) return s;
     info.checksums_verified = true;
   }
   return info;

@@ -3,19 +3,20 @@
 // format_codec.h (internal): the one container every filter kind is saved in (docs/FORMAT.md), as
 // bytes. Filters describe themselves as a FileHeader plus one payload per stage; this module
 // encodes that header, checks every header against hostile input and computes the checksums. One
-// validator (ValidateHeader, Validate) serves the writer and every reader. It reads through a
-// ByteSource and touches no file: saving, loading and mapping are format_io.h's, and the fuzzers
+// validator (Validate) serves the writer and every reader, and one chunk-checksum routine (behind
+// HashChunks and VerifyPayload) every writer and verifier. It reads through a ByteSource and
+// touches no file: saving, loading and mapping are format_io.h's, and the fuzzers
 // (fuzz/load_fuzzer.cc, fuzz/map_fuzzer.cc) reach this codec through both.
 #ifndef BLOOMERY_LIB_FORMAT_INTERNAL_FORMAT_CODEC_H_
 #define BLOOMERY_LIB_FORMAT_INTERNAL_FORMAT_CODEC_H_
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
 
-#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -46,8 +47,8 @@ struct StageInfo {
   friend bool operator==(const StageInfo&, const StageInfo&) = default;
 };
 
-// Everything in a file but the payload. The derived fields (payload_offset, payload_bytes) are
-// filled in by the validator and by EncodeHeader.
+// Everything in a file but the payload. The derived fields (payload_offset, payload_bytes,
+// header_checksum) are filled in by the validator and by EncodeHeader.
 struct FileHeader {
   FilterKind kind = FilterKind::kBlocked;
   uint32_t flags = 0;
@@ -70,14 +71,15 @@ struct FileHeader {
   uint32_t chunk_shift = kDefaultChunkShift;
   uint64_t payload_offset = 0;
   uint64_t payload_bytes = 0;
+  // The header region's checksum: what tells a mapping that the region it maps is the one read.
+  uint64_t header_checksum = 0;
 };
 
 // A filter kind as the file format sees it: what the kind supplies (its private static
-// FileFormat(), beside its persistence in lib/<kind>_filter.cc), which lib/format/kind_table.cc puts in
-// the kind's row. The validator applies a header's row, so this codec names no kind and a new kind
-// brings its row, not a branch.
-// A kind states only where it differs from the defaults (one stage of whole lines of bits, no
-// params, no insert counts).
+// FileFormat(), beside its persistence in lib/<kind>_filter.cc), which lib/format/kind_table.cc
+// puts in the kind's row. The validator applies a header's row, so this codec names no kind and a
+// new kind brings its row, not a branch. A kind states only where it differs from the defaults (one
+// stage of whole lines of bits, no params, no insert counts).
 struct KindFormat {
   // stage_count is in [1, max_stages].
   uint32_t max_stages = 1;
@@ -180,28 +182,32 @@ class MemorySource final : public ByteSource {
   std::span<const uint8_t> bytes_;
 };
 
-// The fixed header as read, and what it says.
-struct FixedHeader {
-  std::array<uint8_t, kFixedHeaderBytes> bytes;
-  FileHeader header;  // stages: stage_count empty entries until the region is checked
+// What a reader asks of a file beyond the format's rules, checked on the fixed header before the
+// rest of the header region is read.
+struct Expect {
+  // FailedPrecondition ("the file holds a counting filter, not a blocked filter") for another.
+  std::optional<FilterKind> kind;
+  // A load's memory cap on the payload, the memory the filter will hold (CheckMemoryCap,
+  // memory_limit.h: 0 is this machine's memory). Unset for a mapping and InspectFile.
+  std::optional<uint64_t> max_payload_bytes;
 };
 
-// The validator in its two steps, for a reader that checks what the fixed header claims (its kind,
-// its size against a memory cap) before it reads more. ReadFixed: the fixed header alone, every
-// field in range, in agreement with the others, with the source's size and with its kind's row;
-// nothing larger than the fixed header is read or allocated. CheckRegion: [0, payload_offset) read
-// a piece at a time through both checksums, so a header claiming a huge chunk table costs time,
-// never memory; only then are the stage table and the kind's rules read.
-[[nodiscard]] absl::StatusOr<FixedHeader> ReadFixed(const ByteSource& source);
-[[nodiscard]] absl::StatusOr<FileHeader> CheckRegion(const ByteSource& source, FixedHeader fixed);
-// Both: the one validator.
-[[nodiscard]] absl::StatusOr<FileHeader> Validate(const ByteSource& source);
+// The validator, the one verdict on a header for the writer, InspectFile, every loader and every
+// mapping. Reads [0, payload_offset) once, a piece at a time (a header claiming a huge chunk table
+// costs time, never memory): the fixed header first, every field in range, in agreement with the
+// others, with the source's size and with its kind's row, then `expect`; then the rest of the
+// region through both checksums; then the stage table and the kind's rules.
+[[nodiscard]] absl::StatusOr<FileHeader> Validate(const ByteSource& source,
+                                                  const Expect& expect = {});
 
-// The validator, the one verdict on a header for the writer, InspectFile and every loader: `bytes`
-// are the first bytes (at least [0, payload_offset)) of a file of `file_size` bytes. Checks the
-// fixed header, both checksums of the header region, the stage table and the kind's row.
+// Validate over `bytes`, the first bytes (at least [0, payload_offset)) of a file of `file_size`
+// bytes.
 [[nodiscard]] absl::StatusOr<FileHeader> ValidateHeader(std::span<const uint8_t> bytes,
                                                         uint64_t file_size);
+
+// Whether `file`, a file image from its first byte (a mapping), still holds the header region that
+// `header` was validated from.
+[[nodiscard]] bool HoldsHeader(std::span<const uint8_t> file, const FileHeader& header) noexcept;
 
 // Rewrites the chunk checksums, the checksum table's checksum and the header checksum of a whole
 // file image in place, whatever else it holds, where its stage count, chunk size and payload offset
@@ -223,19 +229,21 @@ void CheckAsIsAndResealed(std::span<const uint8_t> file, Check check) {
 [[nodiscard]] absl::StatusOr<std::vector<uint8_t>> EncodeHeader(
     FileHeader& header, std::span<const uint64_t> chunk_checksums);
 
-// XXH3-64 of each 2^chunk_shift-byte chunk of the concatenation of `parts`: a file's chunk table.
+// The chunk checksums are XXH3-64 of each 2^chunk_shift-byte chunk of the payload, the stages'
+// payloads in order, computed by one routine that takes the payload a piece at a time, whatever
+// the pieces' sizes: a stage's memory, or what was read of a file.
+
+// The checksums of the concatenation of `parts`: a file's chunk table.
 [[nodiscard]] std::vector<uint64_t> HashChunks(std::span<const std::span<const uint8_t>> parts,
                                                uint32_t chunk_shift);
 
-// Compares each payload chunk's checksum, `sum_of(i)`, with the chunk table of the validated header
-// `h` in `source`, read a piece at a time (memory: one piece, whatever the table's claimed size).
-[[nodiscard]] absl::Status CompareChunkTable(
-    const ByteSource& source, const FileHeader& h,
-    absl::FunctionRef<absl::StatusOr<uint64_t>(uint64_t)> sum_of);
-
-// The payload in memory (`parts`, the stages in order) against the chunk table in `source`.
+// The payload in memory (`parts`, the stages in order) against the chunk table of the validated
+// header `h` in `source`, read a piece at a time (memory: one piece, whatever the table's size).
 [[nodiscard]] absl::Status VerifyPayload(std::span<const std::span<const uint8_t>> parts,
                                          const ByteSource& source, const FileHeader& h);
+
+// The payload in `source` against its chunk table, both read a piece at a time.
+[[nodiscard]] absl::Status VerifyStoredPayload(const ByteSource& source, const FileHeader& h);
 
 // The stages' payloads, in order, in the payload at `payload` of a validated `header`.
 [[nodiscard]] std::vector<std::span<const uint8_t>> StageSpans(const uint8_t* payload,

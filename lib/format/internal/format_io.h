@@ -73,13 +73,15 @@ struct FilterFile {
   std::vector<Storage> stages;
 };
 
-// Reads and validates a file of kind `expected`; each stage's payload lands in its own Storage
-// (aligned, huge pages per `options`). Never allocates more than options.max_bytes.
-[[nodiscard]] absl::StatusOr<FilterFile> LoadFilter(const Input& input, FilterKind expected,
+// Reads and validates a file of kind `expected` (unset: of any kind, the header's), opened and its
+// header read once; each stage's payload lands in its own Storage (aligned, huge pages per
+// `options`). Never allocates more than options.max_bytes.
+[[nodiscard]] absl::StatusOr<FilterFile> LoadFilter(const Input& input,
+                                                    std::optional<FilterKind> expected,
                                                     const LoadOptions& options);
 
-// Maps a validated file of kind `expected` (one stage). Read-write mode sets the DIRTY flag
-// (synced) before returning.
+// Maps a validated file of kind `expected` (one stage), opened and its header read once.
+// Read-write mode sets the DIRTY flag (synced) before returning.
 [[nodiscard]] absl::StatusOr<FilterFile> MapFilterFile(const std::string& path, FilterKind expected,
                                                        MapMode mode, const LoadOptions& options);
 
