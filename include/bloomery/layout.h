@@ -1,28 +1,23 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// layout.h: the shapes a filter's bits can take (bloomery::Layout), their names, and the facts
-// about each blocked shape that the planner, the filter, the kernels and the file format share.
+// layout.h: the shapes a filter's bits can take (Layout), their names, and the facts about each
+// blocked shape that the planner, the filter, the kernels and the file format share.
 //
-// A blocked filter keeps all k bits of a key in one block chosen by the key's hash, split into
-// slices, the key's k probes in k consecutive slices from a hash-chosen start (plan.h computes the
-// FPR of each shape exactly). How the bits inside the block come from the hash is the shape's
-// probe (Probe): new filters take kFields, disjoint fields of the hash, and files written before
-// it keep the salted probe they were written with. A shape and a probe are one stored layout
-// (kBlockLayouts), named in the file by its code (docs/FORMAT.md, "Layout codes"). Three block
-// sizes are offered because users choose between them:
-//  - kLine512 (the default): a 64-byte cache line of 8 x 64-bit slices (k <= 8) or
-//    16 x 32-bit slices (k <= 16). The lowest FPR per bit of the three; two 256-bit loads on AVX2.
-//  - kBlock256: a 32-byte block of 8 x 32-bit slices, k <= 8 (the split-block shape of Impala,
-//    Parquet, Arrow and Boost.Bloom's fast_multiblock32): one 256-bit load on AVX2.
-//  - kWord64: one 64-bit word of 8 x 8-bit slices, k <= 8 (register blocking, Putze, Sanders,
-//    Singler 2007; Boost.Bloom's block<uint64_t, K>): the fewest instructions, and a concurrent
-//    Insert is one atomic fetch_or, so exactly one of several threads inserting the same new key
-//    is told "new". The exact sliced model chose 8 x 8 over 4 x 16 and 16 x 4 (8 x 8 gives the
-//    lowest FPR from 9 bits/key up; at 10: docs/DESIGN.md, "Tried and rejected"). A new word64
-//    or block256 filter hashes integer keys by MixKey unless told otherwise (ResolveIntegerHash,
-//    options.h).
-// Every filter still allocates whole 64-byte lines (WholeLineBytes, plan.h), so memory and file
-// agree byte for byte; the block count (bits / block bits) is what chooses a key's block.
+// A blocked filter keeps all k bits of a key in one block chosen by its hash, in k consecutive
+// slices from a hash-chosen start (plan.h computes each shape's FPR exactly). How the bits come
+// from the hash is the shape's probe (Probe). A shape and a probe are one stored layout
+// (kBlockLayouts), named in the file by its code (docs/FORMAT.md, "Layout codes"). The blocked
+// shapes:
+//  - kLine512 (the default): a 64-byte cache line of 8 x 64-bit slices (k <= 8) or 16 x 32-bit
+//    slices (k <= 16): the lowest FPR per bit of the three.
+//  - kBlock256: a 32-byte block of 8 x 32-bit slices, k <= 8 (the split-block shape of Parquet
+//    and Boost.Bloom's fast_multiblock32).
+//  - kWord64: one 64-bit word of 8 x 8-bit slices, k <= 8 (Boost.Bloom's block<uint64_t, K>): the
+//    fewest instructions, and a concurrent Insert is one atomic fetch_or, so exactly one of several
+//    threads inserting one new key is told "new" (8 x 8 against 4 x 16 and 16 x 4: docs/DESIGN.md).
+// A new word64 or block256 filter hashes integer keys by SeededMixKey unless told otherwise
+// (ResolveIntegerHash, options.h). Every filter allocates whole 64-byte lines (WholeLineBytes,
+// plan.h); the block count (bits / block bits) is what chooses a key's block.
 //
 // Example:
 //   bloomery::BlockedFilter::Create({.capacity = 1'000'000, .fpr = 0.02,
@@ -55,21 +50,17 @@ enum class LayoutChoice : uint8_t {
   kFastest = 1,
 };
 
-// How a blocked filter turns a key's hash into its k bits inside its block. A filter's probe is
-// fixed at creation, kept in its file (the layout field names shape and probe together,
-// kBlockLayouts) and part of its identity: filters merge only with their own shape and probe.
+// How a blocked filter turns a key's hash into its k bits inside its block: fixed at creation,
+// kept in the file's layout field with the shape, and part of the filter's identity.
 enum class Probe : uint8_t {
-  // An option only: the newest probe of the shape (kFields), what every new filter takes.
+  // An option only: kFields, what every new filter takes.
   kLatest = 0,
-  // Salted double hashing: probe i at the top bits of ((h1 + i*h2) * salt_i) mod 2^32
-  // (detail/probe_common.h). The line's and block256's probe in every file written before kFields
-  // (layout codes 0 and 1). Never word64's.
+  // Salted double hashing, probe i at the top bits of ((h1 + i*h2) * salt_i) mod 2^32: layout
+  // codes 0 (the line) and 1 (block256), kept for files that hold them; never word64's.
   kSalted = 1,
   // Disjoint bit fields of the hash's low word, one per slice, and a start slice from its lowest
-  // bits: no multiply, no shuffle (detail/probe_common.h, SliceField). word64's only probe (code
-  // 3);
-  // the line's (code 5) and block256's (code 6) for new filters. The line with k > 8 (16 slices
-  // of 32 bits) probes as kSalted does under either code.
+  // bits (detail/probe_common.h): codes 5 (the line; with k > 8 it probes as kSalted), 6
+  // (block256) and 3 (word64, its only probe).
   kFields = 2,
 };
 
@@ -80,7 +71,7 @@ enum class Probe : uint8_t {
   return "latest";
 }
 
-// The facts of one blocked shape: the one place that states them.
+// The facts of one blocked shape.
 struct BlockShape {
   Layout layout;
   std::string_view name;
@@ -88,8 +79,8 @@ struct BlockShape {
   uint32_t max_hashes;  // k <= this
 };
 
-// The layout field's retired code: word64 with the line's salted probes, before its probes became
-// hash fields (word64 is code 3 since). Refused with a message of its own, never read as word64.
+// The layout field's retired code (word64 with the line's salted probes): refused with a message
+// of its own, never read as word64.
 inline constexpr uint32_t kRetiredWord64FileCode = 2;
 
 // Every blocked shape, fewest bits for an FPR first (so fastest last).
@@ -99,17 +90,15 @@ inline constexpr BlockShape kBlockShapes[] = {
     {Layout::kWord64, "word64", 64, 8},
 };
 
-// One blocked layout as it is stored and probed: a shape, its probe, and the file header's layout
-// field that names the two (docs/FORMAT.md). Every row has its kernels (BlockKernels::shapes is in
-// this order), its scalar reference and its inline probe.
+// One blocked layout as stored and probed: a shape, its probe and the file's code for the two.
+// Every row has its kernels (in this order), its scalar reference and its inline probe.
 struct BlockLayout {
   Layout layout;
   Probe probe;
   uint32_t file_code;
 };
 
-// Every stored blocked layout. Codes 0, 1 and 3 are every file written before kFields; a reader
-// that predates a code refuses it as an unknown layout.
+// Every stored blocked layout. A reader that does not know a code refuses it as an unknown layout.
 inline constexpr BlockLayout kBlockLayouts[] = {
     {Layout::kLine512, Probe::kSalted, 0},  {Layout::kBlock256, Probe::kSalted, 1},
     {Layout::kWord64, Probe::kFields, 3},   {Layout::kLine512, Probe::kFields, 5},
@@ -124,15 +113,13 @@ inline constexpr BlockLayout kBlockLayouts[] = {
   return nullptr;
 }
 
-// The probe a new filter of blocked `layout` takes when asked for `requested`: kLatest is
-// kFields, the newest for every shape; an explicit one is kept (PlanShape refuses word64's
-// kSalted, which no file code names).
+// The probe a new filter takes when asked for `requested`: kLatest is kFields; an explicit one is
+// kept (the planner refuses word64 with kSalted, which no code names).
 [[nodiscard]] constexpr Probe ResolveProbe(Probe requested) noexcept {
   return requested == Probe::kLatest ? Probe::kFields : requested;
 }
 
-// The stored layout of blocked `layout` with `probe` (resolved), or null where none is (word64
-// with kSalted, a layout that is not blocked).
+// The stored layout of blocked `layout` with `probe` (resolved), or null where none is.
 [[nodiscard]] constexpr const BlockLayout* FindBlockLayout(Layout layout, Probe probe) noexcept {
   for (const BlockLayout& row : kBlockLayouts) {
     if (row.layout == layout && row.probe == ResolveProbe(probe)) return &row;
@@ -148,15 +135,13 @@ inline constexpr BlockLayout kBlockLayouts[] = {
   return nullptr;
 }
 
-// The place of `layout` with `probe` in kBlockLayouts (a stored blocked layout): which kernels,
-// scalar reference and inline probe serve it.
+// The place of stored layout `layout` with `probe` in kBlockLayouts.
 [[nodiscard]] constexpr uint32_t BlockLayoutIndex(Layout layout, Probe probe) noexcept {
   return static_cast<uint32_t>(FindBlockLayout(layout, probe) - kBlockLayouts);
 }
 
 // fn.template operator()<kIndex>() for the stored layout at `index` in kBlockLayouts, kIndex a
-// compile-time constant: the one run-time choice of a single-key call. The newest probes are
-// tested first, so a new filter's call pays the fewest compares.
+// compile-time constant.
 template <class Fn>
 [[gnu::always_inline]] inline decltype(auto) VisitBlockLayout(uint32_t index, Fn&& fn) {
   constexpr uint32_t kLineFields = BlockLayoutIndex(Layout::kLine512, Probe::kFields);
@@ -172,31 +157,29 @@ template <class Fn>
   return fn.template operator()<kBlock256Salted>();
 }
 
-// log2 of the 64-bit words of a block of blocked `layout`: 3 (the line), 2 (block256), 0 (word64).
+// log2 of the 64-bit words of a block: 3 (the line), 2 (block256), 0 (word64).
 [[nodiscard]] constexpr uint32_t BlockShift(Layout layout) noexcept {
   return static_cast<uint32_t>(std::countr_zero(FindBlockShape(layout)->block_bits / 64));
 }
 
-// Slices of a block of `layout` for a filter with `hashes` probes: the line has 8 (64-bit) for
-// k <= 8 and 16 (32-bit) above; block256 and word64 always have 8.
+// Slices of a block for `hashes` probes: the line's 8 (k <= 8) or 16; block256's and word64's 8.
 [[nodiscard]] constexpr uint32_t SlicesOf(Layout layout, uint32_t hashes) noexcept {
   return layout == Layout::kLine512 && hashes > 8 ? 16 : 8;
 }
 
-// The file header's layout field of a chain of partitioned (ClassicFilter) stages: a scalable
-// filter's stages may be partitioned (ScalableOptions::layout), which no blocked shape's code
-// names. Valid in no other kind's file; a reader from before it refuses it as an unknown layout.
+// The layout field of a scalable filter whose stages are partitioned (ScalableOptions::layout):
+// valid in no other kind's file.
 inline constexpr uint32_t kPartitionedFileCode = 4;
 
-// The file header's layout field of `layout` with `probe`: a stored blocked layout's code, or
-// kPartitionedFileCode. `layout` is one a filter has (never kAuto), `probe` one it can have.
+// The layout field of `layout` (never kAuto) with `probe`: a stored layout's code, or
+// kPartitionedFileCode.
 [[nodiscard]] constexpr uint32_t FileCodeOf(Layout layout, Probe probe) noexcept {
   if (layout == Layout::kPartitioned) return kPartitionedFileCode;
   return FindBlockLayout(layout, probe)->file_code;
 }
 
-// The layout a file header's layout field names (FileCodeOf's inverse, its probe in *probe when
-// given); nullopt for a code no layout has (the retired word64 code among them).
+// The layout a layout field names (FileCodeOf's inverse; its probe in *probe when given), or
+// nullopt for a code no layout has.
 [[nodiscard]] constexpr std::optional<Layout> LayoutOfFileCode(uint32_t code,
                                                                Probe* probe = nullptr) noexcept {
   if (code == kPartitionedFileCode) {
@@ -217,7 +200,7 @@ inline constexpr uint32_t kPartitionedFileCode = 4;
   return "unknown";
 }
 
-// The layout LayoutName spells; "blocked" is the line's old name. nullopt for anything else.
+// The layout LayoutName spells, or "blocked" (the line's other name); nullopt for anything else.
 [[nodiscard]] constexpr std::optional<Layout> ParseLayout(std::string_view name) noexcept {
   if (name == "blocked") return Layout::kLine512;
   for (Layout layout : {Layout::kLine512, Layout::kBlock256, Layout::kWord64, Layout::kPartitioned,
