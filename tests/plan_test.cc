@@ -447,5 +447,33 @@ TEST_CASE("PlanFilter is PlanForSize with bits, PlanFor without") {
   }
 }
 
+TEST_CASE("PlanForCreate folds a plan sized by capacity and fpr, and keeps one sized by bits") {
+  for (const Layout layout :
+       {Layout::kLine512, Layout::kBlock256, Layout::kWord64, Layout::kPartitioned}) {
+    CAPTURE(LayoutName(layout));
+    const FilterOptions promise{.capacity = 1'000'000, .fpr = 0.01};
+    absl::StatusOr<Plan> planned = PlanFilter(promise, layout);
+    REQUIRE(planned.ok());
+    absl::StatusOr<Plan> foldable = FoldablePlan(*planned);
+    REQUIRE(foldable.ok());
+    REQUIRE(foldable->bits != planned->bits);  // the case tells folding from none
+    absl::StatusOr<Plan> created = PlanForCreate(promise, layout);
+    REQUIRE(created.ok());
+    CHECK(created->bits == foldable->bits);
+    CHECK(created->hashes == foldable->hashes);
+    CHECK(created->expected_fpr == foldable->expected_fpr);
+
+    // Given bits (and a capacity, which FoldablePlan would round for): exactly those.
+    const FilterOptions geometry{.capacity = 100'000, .bits = planned->bits};
+    absl::StatusOr<Plan> exact = PlanFilter(geometry, layout);
+    REQUIRE(exact.ok());
+    REQUIRE(FoldablePlan(*exact)->bits != exact->bits);
+    absl::StatusOr<Plan> kept = PlanForCreate(geometry, layout);
+    REQUIRE(kept.ok());
+    CHECK(kept->bits == exact->bits);
+    CHECK(kept->hashes == exact->hashes);
+  }
+}
+
 }  // namespace
 }  // namespace bloomery

@@ -124,6 +124,12 @@ struct Sizing {  // any kind's sizing fields (0 for a field the kind does not ta
 // times. A plan sized by bits is returned as it is. ResourceExhausted past kMaxBits.
 [[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<Plan> FoldablePlan(const Plan& plan);
 
+// The plan a filter of `layout` is created with (BlockedFilter::Create, ClassicFilter::Create):
+// sized by capacity and fpr, PlanFilter's made foldable (FoldablePlan); sized by bits, exactly
+// PlanFilter's. Errors: those of PlanFilter and FoldablePlan.
+[[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<Plan> PlanForCreate(const FilterOptions& options,
+                                                                 Layout layout);
+
 // One plan per blocked shape (kBlockShapes' order; options.layout ignored), or its error.
 [[nodiscard]] BLOOMERY_EXPORT std::vector<absl::StatusOr<Plan>> PlanEachLayout(
     const FilterOptions& options);

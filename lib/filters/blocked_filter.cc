@@ -31,8 +31,7 @@ using detail::Pipeline;
 
 absl::StatusOr<BlockedFilter> BlockedFilter::Create(const FilterOptions& options) {
   // Sized by capacity and fpr: blocks that halve (FoldablePlan); by bits: exactly those.
-  absl::StatusOr<Plan> plan = PlanFilter(options, options.layout);
-  if (plan.ok() && options.bits == 0) plan = FoldablePlan(*plan);
+  absl::StatusOr<Plan> plan = PlanForCreate(options, options.layout);
   return detail::CreateArrayFilter(
       plan, options, [&](FilterMemory memory, const Plan& planned, const KeyHasher& hasher) {
         return BlockedFilter(std::move(memory), planned, hasher, options.memory.concurrent);

@@ -90,8 +90,7 @@ absl::StatusOr<ClassicFilter> ClassicFilter::Create(const FilterOptions& options
                         LayoutName(options.layout)));
   }
   // Sized by capacity and fpr: slices that halve (FoldablePlan); by bits: exactly those.
-  absl::StatusOr<Plan> plan = PlanFilter(options, Layout::kPartitioned);
-  if (plan.ok() && options.bits == 0) plan = FoldablePlan(*plan);
+  absl::StatusOr<Plan> plan = PlanForCreate(options, Layout::kPartitioned);
   return detail::CreateArrayFilter(
       plan, options, [&](FilterMemory memory, const Plan& planned, const KeyHasher& hasher) {
         return ClassicFilter(std::move(memory), planned, hasher, options.memory.concurrent);

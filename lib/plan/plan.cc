@@ -318,6 +318,12 @@ absl::StatusOr<Plan> FoldablePlan(const Plan& plan) {
   return foldable;
 }
 
+absl::StatusOr<Plan> PlanForCreate(const FilterOptions& options, Layout layout) {
+  absl::StatusOr<Plan> plan = PlanFilter(options, layout);
+  if (plan.ok() && options.bits == 0) plan = FoldablePlan(*plan);
+  return plan;
+}
+
 std::vector<absl::StatusOr<Plan>> PlanEachLayout(const FilterOptions& options) {
   std::vector<absl::StatusOr<Plan>> plans;
   for (const BlockShape& shape : kBlockShapes) plans.push_back(PlanShape(options, shape.layout));
