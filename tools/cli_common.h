@@ -82,7 +82,8 @@ class Commands {
 };
 
 // Each declares its file's subcommands, in help's order.
-void AddPlanCommands(Commands& commands);      // plan, table (cli_plan.cc)
+void AddPlanCommands(Commands& commands);      // plan (cli_plan.cc), then table:
+void AddTableCommand(Commands& commands);      // table (cli_table.cc)
 void AddBenchCommands(Commands& commands);     // bench (cli_bench.cc)
 void AddStreamCommands(Commands& commands);    // dedupe (cli_stream.cc), then intersect:
 void AddIntersectCommand(Commands& commands);  // intersect (cli_intersect.cc)

@@ -2,7 +2,8 @@
 //
 // cli_svg.h: the drawing the CLI's charts share (table --svg, plan --svg, bench --svg): a page of
 // 1000 x 680 with the plot at [kLeft, kRight] x [kTop, kBottom], text, lines, dots and bars, and
-// one palette.
+// one palette. cli_svg.cc draws table's and plan's FPR charts with them (cli_plan.h); bench's bars
+// are cli_bench.cc's.
 #ifndef BLOOMERY_TOOLS_CLI_SVG_H_
 #define BLOOMERY_TOOLS_CLI_SVG_H_
 
