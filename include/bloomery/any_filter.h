@@ -95,11 +95,11 @@ class BLOOMERY_EXPORT AnyFilter {
   // errors, after InvalidArgument for a field the kind does not take or a kind outside the list.
   [[nodiscard]] static absl::StatusOr<AnyFilter> Create(FilterKind kind, const AnyOptions& options);
 
-  // Loads a file of any kind (its header names it) with `options`, as that kind's Load would;
-  // `clock` is a windowed filter's (default: the system clock). Errors: those of InspectFile and
-  // of the kind's Load (NotFound, InvalidArgument for a file that is not a bloomery file,
-  // Unimplemented for a newer version or kind, DataLoss for corruption, ResourceExhausted over
-  // options.max_bytes).
+  // Loads a file of any kind (its header names it) with `options`, as that kind's Load would, and
+  // as it does opens the file once and reads and validates its header once; `clock` is a windowed
+  // filter's (default: the system clock). Errors: the kind's Load's (NotFound, InvalidArgument for
+  // a file that is not a bloomery file, Unimplemented for a newer version, DataLoss for corruption
+  // or an unknown kind, ResourceExhausted over options.max_bytes).
   [[nodiscard]] static absl::StatusOr<AnyFilter> Load(const std::string& path,
                                                       const LoadOptions& options = {},
                                                       WindowClock clock = {});
@@ -130,10 +130,10 @@ class BLOOMERY_EXPORT AnyFilter {
     return std::visit(std::forward<Visitor>(visitor), filter_);
   }
 
-  // Inserts `keys` with the kind's InsertMany; was_new[i] (if given) says whether key i was new.
+  // Inserts `keys` with the kind's InsertMany; was_new[i] (if given) says whether key i is new.
   // Returns the number of new keys. A kind that can refuse keys (ScalableFilter at a limit)
-  // refuses with its FullStatus (ResourceExhausted) once every key of the batch was tried: the
-  // keys it could add went in, and was_new is filled for all of them.
+  // refuses with its FullStatus (ResourceExhausted) after trying every key of the batch: the keys
+  // it could add are in, and was_new is filled for all of them.
   template <KeyRange Keys>
   [[nodiscard]] absl::StatusOr<size_t> InsertMany(const Keys& keys, std::span<bool> was_new = {});
   template <KeyRange Keys>

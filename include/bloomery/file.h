@@ -1,18 +1,9 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// file.h: what a saved filter file holds, without loading it.
-//
-// Every filter kind is saved in one format (docs/FORMAT.md). InspectFile validates a file's header
-// (always) and its payload checksums (optionally, streaming: memory stays O(1 MiB) whatever the
-// file's size) and reports the filter's kind and parameters, so a tool can pick the right loader
-// or print what a file is.
-//
-//   absl::StatusOr<bloomery::FileInfo> info = bloomery::InspectFile("urls.bloom");
-//   if (info.ok() && info->kind == bloomery::FilterKind::kBlocked) {
-//     auto f = bloomery::BlockedFilter::Load(...);
-//   }
-//
-// bloomery::AnyFilter::Load (any_filter.h) does that for every kind.
+// file.h: a saved filter file without loading it (InspectFile), and the file's updates by several
+// processes (LockForUpdate, InstallSaveCleanupOnSignals). Every kind is saved in one format,
+// docs/FORMAT.md; AnyFilter::Load (any_filter.h) loads a file of any kind.
+//   absl::StatusOr<bloomery::FileInfo> info = bloomery::InspectFile("urls.bloom");  // ->kind
 #ifndef BLOOMERY_FILE_H_
 #define BLOOMERY_FILE_H_
 
@@ -45,40 +36,26 @@ struct FileInfo {
   bool checksums_verified = false;  // payload checksums were checked and match
 };
 
-// Validates `path` and describes it. verify_checksums: also stream the payload through its
-// checksums (skipped for a DIRTY file, whose checksums are stale by definition).
-// Errors: as BlockedFilter::Load (NotFound, InvalidArgument for a non-bloomery file,
-// Unimplemented for a newer version, DataLoss for corruption).
+// Validates `path` and describes it; verify_checksums: also the payload's checksums, in bounded
+// memory (not for a DIRTY file, whose checksums are stale). Errors: as a kind's Load (NotFound,
+// InvalidArgument for a non-bloomery file, Unimplemented for a newer version, DataLoss).
 [[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<FileInfo> InspectFile(const std::string& path,
                                                                    bool verify_checksums = true);
 
-// The same for a file's bytes held in memory (what a filter's SaveToBytes returns): the same
-// validator, the same verdicts and errors.
+// The same for a file's bytes (what SaveToBytes returns), with the same verdicts.
 [[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<FileInfo> InspectBytes(std::string_view bytes,
                                                                     bool verify_checksums = true);
 
-// Read-modify-write of a filter file by several processes. Load, insert, Save is a race: two
-// processes that load the same file and each save lose one's keys (the later rename wins), and
-// both succeed. An advisory lock taken around the whole load-modify-save serialises them:
-//
+// Two processes that each load, insert into and save one file race: the later rename wins and
+// drops the other's keys. An advisory lock held around one load-modify-save serialises them:
 //   absl::StatusOr<bloomery::FileLock> lock = bloomery::LockForUpdate("seen.bloom");
 //   if (!lock.ok()) return lock.status();
 //   auto filter = bloomery::BlockedFilter::Load("seen.bloom");   // (or a new one: NotFound)
 //   ... insert ...
 //   return filter->Save("seen.bloom");                            // then `lock` goes out of scope
-//
-// The lock is an flock(2) on the file the path names (symlinks followed), so it binds only
-// cooperating processes that also call LockForUpdate; readers need none (Save is atomic). Save
-// replaces the file by rename, so the path then names a new, unlocked file: a waiter that wakes on
-// the old one notices and locks the new one, and so always loads what the last holder saved. One
-// lock therefore covers ONE load-modify-save: take a new lock for the next. While the file does
-// not exist yet its directory is locked instead (other not-yet-existing files of that directory
-// wait too). Locks are released when the FileLock is destroyed, or when the process dies. A
-// read-write mapping (Map with MapMode::kReadWrite) holds the same lock shared for as long as it
-// lives, so an update waits for it (or fails fast) rather than rename a new file over a mapping
-// that would go on writing to a file no path names; mapping a file waits for an update in
-// progress. (So a process must not map read-write a file it holds the lock on: it would wait
-// for itself.)
+// Caveats: an flock(2), binding only processes that call LockForUpdate; one lock covers one
+// load-modify-save; a read-write mapping holds it shared for its life, so a process must not map
+// read-write a file it holds the lock on. docs/FORMAT.md ("Saving", "Mapping") says more.
 enum class LockWait : uint8_t {
   kWait,      // block until the holder releases
   kFailFast,  // Unavailable at once if someone holds it
@@ -105,20 +82,17 @@ class BLOOMERY_EXPORT FileLock {
   std::string path_;
 };
 
-// Takes the exclusive update lock on the filter file at `path` (see above). Errors:
-// Unavailable with kFailFast when another process (or another FileLock in this one) holds it:
-// "PATH is locked by pid N", N read from /proc/locks (Linux; "by another process" where it cannot
-// be read); FailedPrecondition if `path` names something other than a regular file; the open and
-// flock errors otherwise.
+// Takes the exclusive update lock on the filter file at `path`, released with the FileLock or the
+// process. Errors: Unavailable with kFailFast while another holds it ("PATH is locked by pid N",
+// or "by another process" where /proc/locks cannot say); FailedPrecondition for a path naming
+// anything but a regular file; open and flock errors.
 [[nodiscard]] BLOOMERY_EXPORT absl::StatusOr<FileLock> LockForUpdate(
     const std::string& path, LockWait wait = LockWait::kWait);
 
-// Opt-in, for programs that save filters: SIGINT and SIGTERM first remove the temp file of every
-// save in progress (`.NAME.tmp.PID.*` beside the target; the target itself is untouched), then do
-// what they did before: run the program's own handler if it had one, else kill the process by the
-// signal as the default action would. A signal the program ignores stays ignored. Call it once,
-// early (before starting threads); calling it again does nothing. Errors: Internal if sigaction
-// fails. (Without it, a later save of the same name removes temp files that dead processes left.)
+// Opt-in, for programs that save filters: SIGINT and SIGTERM remove the temp file of every save in
+// progress (`.NAME.tmp.PID.*`; the target is untouched), then run the program's own handler, or
+// the default action. An ignored signal stays ignored. Call it once, early, while the process has
+// one thread. Errors: Internal if sigaction fails.
 [[nodiscard]] BLOOMERY_EXPORT absl::Status InstallSaveCleanupOnSignals();
 
 }  // namespace bloomery
