@@ -40,7 +40,7 @@ int Opened(const char* path, int fd) {
   return fd;
 }
 
-ssize_t Read(int fd, off_t offset, ssize_t got) {
+ssize_t Read(int fd, off64_t offset, ssize_t got) {
   if (offset == 0 && counting.load() && fd == target_fd.load()) header_reads.fetch_add(1);
   return got;
 }
@@ -103,14 +103,14 @@ extern "C" ssize_t pread(int fd, void* buf, size_t n, off_t offset) {
   return Read(fd, offset,
               Real<ssize_t (*)(int, void*, size_t, off_t)>("pread")(fd, buf, n, offset));
 }
-extern "C" ssize_t pread64(int fd, void* buf, size_t n, off_t offset) {
+extern "C" ssize_t pread64(int fd, void* buf, size_t n, off64_t offset) {
   return Read(fd, offset,
-              Real<ssize_t (*)(int, void*, size_t, off_t)>("pread64")(fd, buf, n, offset));
+              Real<ssize_t (*)(int, void*, size_t, off64_t)>("pread64")(fd, buf, n, offset));
 }
-extern "C" ssize_t __pread64_chk(int fd, void* buf, size_t n, off_t offset, size_t size) {
+extern "C" ssize_t __pread64_chk(int fd, void* buf, size_t n, off64_t offset, size_t size) {
   return Read(fd, offset,
-              Real<ssize_t (*)(int, void*, size_t, off_t, size_t)>("__pread64_chk")(fd, buf, n,
-                                                                                    offset, size));
+              Real<ssize_t (*)(int, void*, size_t, off64_t, size_t)>("__pread64_chk")(
+                  fd, buf, n, offset, size));
 }
 
 extern "C" int close(int fd) {
