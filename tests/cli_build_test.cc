@@ -583,7 +583,9 @@ TEST_CASE("windowed files by the clock: merge needs one origin; a save records w
 TEST_CASE("build says which layout --layout auto took, in its summary and its JSON") {
   const std::string input = WriteLines("auto_layout.txt", NumberedLines("a", 0, 100));
   const std::string file = Scratch().File("auto_layout.bloom");
-  for (const auto& [prefer, layout] : {std::pair{"smallest", "line512"}, {"fastest", "word64"}}) {
+  for (const auto& choice : {std::pair{"smallest", "line512"}, {"fastest", "word64"}}) {
+    const char* prefer = choice.first;  // named, not bound: clang 14's CAPTURE takes no binding
+    const char* layout = choice.second;
     CAPTURE(prefer);
     const RunResult text = Run({"build", "--capacity", "1e6", "--fpr", "0.01", "--layout", "auto",
                                 "--prefer", prefer, "-o", file, input});

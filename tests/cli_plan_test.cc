@@ -29,8 +29,10 @@ TEST_CASE("plan --json reports what the library's planner says, for both layouts
   const Json json = ParseJson(r.out);
   CHECK(json["capacity"].U64() == 1'000'000);
   CHECK(json["target_fpr"].Num() == doctest::Approx(0.01));
-  for (const auto& [name, layout] :
+  for (const auto& row :
        {std::pair{"blocked", Layout::kLine512}, std::pair{"partitioned", Layout::kPartitioned}}) {
+    const char* name = row.first;  // named, not bound: clang 14's CAPTURE takes no binding
+    const Layout layout = row.second;
     CAPTURE(name);
     // Each row is what Create makes: blocks or slices that halve (FoldablePlan).
     absl::StatusOr<Plan> plan = PlanFor(1'000'000, 0.01, layout);

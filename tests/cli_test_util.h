@@ -63,12 +63,15 @@ struct Json {
   bool boolean = false;
   double number = 0;
   std::string string;
-  std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> members;
+  std::vector<Json> items;  // an array's
+  // An object's members: values[i] is named names[i]. (Not a vector of pair<string, Json>: with
+  // Json incomplete here, clang with libstdc++ refuses it.)
+  std::vector<std::string> names;
+  std::vector<Json> values;
 
   [[nodiscard]] const Json& operator[](std::string_view key) const {
-    for (const auto& [name, value] : members) {
-      if (name == key) return value;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == key) return values[i];
     }
     FAIL("JSON has no member \"" << std::string(key) << "\"");
     return *this;
@@ -78,8 +81,7 @@ struct Json {
     return items[i];
   }
   [[nodiscard]] bool Has(std::string_view key) const {
-    return std::any_of(members.begin(), members.end(),
-                       [&](const auto& m) { return m.first == key; });
+    return std::find(names.begin(), names.end(), key) != names.end();
   }
   [[nodiscard]] double Num() const {
     REQUIRE(type == Type::kNumber);
@@ -94,7 +96,8 @@ inline Json FromParsed(const nlohmann::ordered_json& parsed) {
     value.type = parsed.is_object() ? Json::Type::kObject : Json::Type::kArray;
     for (const auto& [key, item] : parsed.items()) {
       if (parsed.is_object()) {
-        value.members.emplace_back(key, FromParsed(item));
+        value.names.push_back(key);
+        value.values.push_back(FromParsed(item));
       } else {
         value.items.push_back(FromParsed(item));
       }

@@ -123,7 +123,9 @@ TEST_CASE("bad numbers and bad combinations are usage errors (exit 2) naming the
       {"--fpr", "-0.1"},      {"--hashes", "17"},   {"--hashes", "0"},    {"--hashes", "6x"},
       {"--capacity", "0x10"}, {"--fpr", "0x0.1"},   {"--fpr", "inf"},     {"--capacity", "+5"},
       {"--capacity", "1e"},   {"--fpr", "1e-"},     {"--capacity", "."},  {"--hashes", "+4"}};
-  for (const auto& [flag, value] : bad) {
+  for (const auto& entry : bad) {
+    const std::string& flag = entry.first;  // named, not bound: clang 14's CAPTURE takes no binding
+    const std::string& value = entry.second;
     CAPTURE(flag);
     CAPTURE(value);
     std::vector<std::string> args = {"plan", "--capacity", "1000", "--fpr",
