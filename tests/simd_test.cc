@@ -333,6 +333,30 @@ TEST_CASE(
 }
 #endif
 
+TEST_CASE(
+    "the filter's own word64 insert, concurrent: its call path is the fetch_or, so of two "
+    "threads inserting the same new keys one is told new" *
+    doctest::test_suite("concurrency")) {
+  const uint64_t n = uint64_t{1} << 18;
+  for (IntegerHash integers : {IntegerHash::kXxh3, IntegerHash::kSeededMix}) {
+    CAPTURE(IntegerHashName(integers));
+    absl::StatusOr<BlockedFilter> made =
+        BlockedFilter::Create({.capacity = n,
+                               .fpr = 0.01,
+                               .layout = Layout::kWord64,
+                               .hashing = {.integer_hash = integers},
+                               .memory = {.concurrent = true}});
+    REQUIRE(made.ok());
+    BlockedFilter& f = *made;
+    const std::vector<uint64_t> keys = DistinctInts(n, 1);
+    const RacedInserts raced = RaceSameKeys(keys, [&f](uint64_t key) { return f.Insert(key); });
+    MESSAGE("keys told new twice: " << raced.twice << "; by neither: " << raced.never);
+    CHECK(raced.twice == 0);
+    CHECK(static_cast<double>(raced.never) <= 0.01 * static_cast<double>(n));
+    CHECK(f.MayContainMany(keys) == n);
+  }
+}
+
 TEST_CASE("every target makes, tests and sets every stored layout's blocks like the reference") {
   const std::vector<KeyHash> hashes = TestHashes(1000);
   SplitMix64 rng(9);

@@ -19,9 +19,10 @@
 // Thread safety: with `concurrent = false` any number of const calls may overlap, but a write
 // (Insert*, Clear, UnionWith, IntersectWith) may overlap no other call. With `concurrent = true`,
 // Insert*, MayContain* and UnionWith may run at once from any threads (inserts: relaxed atomic
-// fetch_or; lookups only read: docs/DESIGN.md, "Concurrency contract"). Once Insert returns, every
-// later lookup answers true. Of several threads inserting one new key at least one is told "new"
-// (exactly one with word64, whose key is one word). Clear and IntersectWith are not atomic.
+// fetch_or; lookups only read: docs/DESIGN.md, "Concurrency contract"). A lookup overlapping the
+// insert of its key may answer either way; once Insert returns, every later lookup answers true.
+// Of several threads inserting one new key at least one is told "new" (exactly one with word64,
+// whose key is one word). Clear and IntersectWith are not atomic.
 //
 // Keys: std::string_view (bytes), uint64_t, or a KeyHash (key.h). Hot-path calls are noexcept,
 // allocate nothing and cannot fail.

@@ -124,9 +124,9 @@ template <class Fn>
 
 // The entries BlockedFilter's Insert and MayContain call (see the file comment: static, so each
 // file has its own copy; inlined where the file is built for AVX2), one per stored layout:
-// kIndex is its place in kBlockLayouts (layout.h; VisitBlockLayout chooses it). `block` is the
-// key's block of that layout; `unused` is kUnusedProbes[k], k <= 8. One function per layout keeps
-// each small enough to inline.
+// kIndex is its place in kBlockLayouts (VisitCallPath or VisitBlockLayout chooses it). `block` is
+// the key's block of that layout; `unused` is kUnusedProbes[k], k <= 8. One function per layout
+// keeps each small enough to inline.
 template <uint32_t kIndex>
 [[nodiscard, gnu::target("avx2")]] static inline bool TestInline(
     const uint64_t* block, const KeyHash& hash, const UnusedProbes& unused) noexcept {
