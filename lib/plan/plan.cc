@@ -19,8 +19,8 @@ namespace {
 // slices, one cell (a bit, or a counter of `cell_bits`) in each. Blocked and counting filters
 // slice each block (layout.h: a 512-bit line, a 256-bit block or a 64-bit word) into
 // SlicesOf(layout, k) slices of block_bits / slices / cell_bits cells and use k consecutive slices
-// from a hash-chosen start: the exact sliced formula (plan/internal/sliced_fpr.h). A partitioned filter
-// is one "line" of exactly k slices spanning the array, whose FPR has the closed form
+// from a hash-chosen start: the exact sliced formula (plan/internal/sliced_fpr.h). A partitioned
+// filter is one "line" of exactly k slices spanning the array, whose FPR has the closed form
 // PartitionedFpr. The planner sizes in whole units: a block, or (partitioned) one more cell in
 // each of the k slices.
 struct SlicedModel {
@@ -55,7 +55,7 @@ struct SlicedModel {
   [[nodiscard]] bool FprAtMost(double target, double keys, uint64_t bits, uint32_t k) const {
     if (layout == Layout::kPartitioned) return Fpr(keys, bits, k) <= target;
     return detail::SlicedFprAtMost(target, keys, bits / block_bits(), k, SlicesOf(layout, k),
-                                     cells_per_slice(k));
+                                   cells_per_slice(k));
   }
 };
 
@@ -301,7 +301,7 @@ absl::StatusOr<Plan> FoldablePlan(const Plan& plan) {
   const uint64_t unit_bits = shape != nullptr ? shape->block_bits : 1;
   const uint64_t units = shape != nullptr ? plan.blocks() : plan.bits / plan.hashes;
   const uint64_t per_unit = shape != nullptr ? unit_bits : unit_bits * plan.hashes;
-  const int log2 = std::bit_width(units) - 1;
+  const int log2 = static_cast<int>(std::bit_width(units)) - 1;
   if (log2 <= 8) return plan;
   const uint64_t multiple = uint64_t{1} << (log2 - 8);
   const uint64_t rounded = (units + multiple - 1) / multiple * multiple;

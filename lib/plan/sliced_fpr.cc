@@ -118,7 +118,7 @@ class SlicedModel {
   // a negative number when the loads that matter pass kMaxTabulatedLoad.
   Real MixtureByCoverage(Real keys, Real blocks) {
     const Real lambda = keys / blocks;
-    if (lambda > static_cast<Real>(kMaxTabulatedLoad / 4)) return -1.0L;
+    if (lambda > static_cast<Real>(kMaxTabulatedLoad) / 4) return -1.0L;
     // pmf(L+1) / pmf(L) = (n - L) / ((L + 1) (B - 1)); pmf(0) = (1 - 1/B)^n.
     Real pmf = std::exp(keys * std::log1p(-1.0L / blocks));
     Real total = 0;
