@@ -93,9 +93,9 @@ inline constexpr uint32_t kOutOfLinePath = kConcurrentWord64Path + 2;
 template <class Fn>
 [[gnu::always_inline]] inline decltype(auto) VisitCallPath(uint32_t path, Fn&& fn) {
   static_assert(kOutOfLinePath < 16, "VisitCallPath has 16 cases");
-#define BLOOMERY_CALL_PATH_CASE(n)                                         \
-  case n:                                                                  \
-    if constexpr (n <= kOutOfLinePath) return fn.template operator()<n>(); \
+#define BLOOMERY_CALL_PATH_CASE(n)                                             \
+  case (n):                                                                    \
+    if constexpr ((n) <= kOutOfLinePath) return fn.template operator()<(n)>(); \
     [[fallthrough]]
   switch (path) {
     BLOOMERY_CALL_PATH_CASE(0);

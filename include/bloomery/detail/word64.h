@@ -46,7 +46,8 @@ alignas(16) inline constexpr uint8_t kWord64BitTable[16] = {1, 2, 4, 8, 16, 32, 
   const uint64_t fields = Word64ProbeFields(hash.lo);
   uint64_t mask = 0;
   for (uint32_t i = 0; i < hashes; ++i) {
-    mask |= uint64_t{1} << (8 * ((start + i) & 7) + ((fields >> (8 * i)) & 0xFF));
+    const auto bit = static_cast<uint32_t>((fields >> (8 * i)) & 0xFF);
+    mask |= uint64_t{1} << (8 * ((start + i) & 7) + bit);
   }
   return mask;
 }
