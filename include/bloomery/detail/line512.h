@@ -85,8 +85,9 @@ template <Probe kProbe = Probe::kSalted>
                                                       const UnusedProbes& unused) noexcept {
   __m256i lo, hi;
   avx2_probe::LineMask64<kProbe>(hash, unused, lo, hi);
-  const __m256i missing = _mm256_or_si256(_mm256_andnot_si256(avx2_probe::LoadShared(line), lo),
-                                          _mm256_andnot_si256(avx2_probe::LoadShared(line + 4), hi));
+  const __m256i missing =
+      _mm256_or_si256(_mm256_andnot_si256(avx2_probe::LoadShared(line), lo),
+                      _mm256_andnot_si256(avx2_probe::LoadShared(line + 4), hi));
   return _mm256_testz_si256(missing, missing) != 0;
 }
 
