@@ -11,7 +11,7 @@
 namespace bloomery::redis {
 namespace {
 
-absl::Status Reply(const char* text) { return absl::InvalidArgumentError(text); }
+absl::Status Reply(const std::string& text) { return absl::InvalidArgumentError(text); }
 absl::Status Arity() { return absl::FailedPreconditionError("wrong number of arguments"); }
 
 bool Is(std::string_view arg, std::string_view word) { return EqualsIgnoreCase(arg, word); }
@@ -78,7 +78,7 @@ absl::Status ParseLayoutValue(std::string_view value, Layout* layout) {
       return absl::OkStatus();
     }
   }
-  return Reply("ERR bad layout (line512, block256 or word64)");
+  return Reply("ERR bad layout (" + LayoutList() + ")");
 }
 
 absl::Status ParseFilterLayout(std::string_view value, Layout* layout) {
@@ -87,7 +87,7 @@ absl::Status ParseFilterLayout(std::string_view value, Layout* layout) {
     return absl::OkStatus();
   }
   if (ParseLayoutValue(value, layout).ok()) return absl::OkStatus();
-  return Reply("ERR bad layout (partitioned, line512, block256 or word64)");
+  return Reply("ERR bad layout (" + LayoutList({Layout::kPartitioned}) + ")");
 }
 
 absl::StatusOr<FilterParams> ParseReserve(std::span<const std::string_view> args) {

@@ -327,13 +327,7 @@ std::string TextTable::Render() const {
   return out;
 }
 
-std::string BlockLayoutList() {
-  std::string list;
-  for (const BlockShape& shape : kBlockShapes) {
-    absl::StrAppend(&list, list.empty() ? "" : ", ", AsAbsl(shape.name));
-  }
-  return list;
-}
+std::string BlockLayoutList() { return LayoutList({}, ", "); }
 
 absl::StatusOr<Layout> ParseLayoutFlag(std::string_view name, bool allow_auto,
                                        bool allow_partitioned) {

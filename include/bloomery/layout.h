@@ -28,7 +28,9 @@
 #include <bit>
 #include <cstdint>
 #include <iterator>
+#include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace bloomery {
@@ -208,6 +210,23 @@ inline constexpr uint32_t kPartitionedFileCode = 4;
     if (LayoutName(layout) == name) return layout;
   }
   return std::nullopt;
+}
+
+// The block shapes' names, then `extra`'s, as a message lists them: "line512, block256 or word64"
+// (`last` joins the last two).
+[[nodiscard]] inline std::string LayoutList(std::initializer_list<Layout> extra = {},
+                                            std::string_view last = " or ") {
+  std::string list;
+  const size_t count = std::size(kBlockShapes) + extra.size();
+  size_t i = 0;
+  const auto add = [&](std::string_view name) {
+    if (i != 0) list += i + 1 == count ? last : std::string_view(", ");
+    list += name;
+    ++i;
+  };
+  for (const BlockShape& shape : kBlockShapes) add(shape.name);
+  for (Layout layout : extra) add(LayoutName(layout));
+  return list;
 }
 
 }  // namespace bloomery

@@ -235,9 +235,8 @@ absl::Status ScalableFilter::CheckOptions(const ScalableOptions& options) {
   }
   if (FindBlockShape(options.layout) == nullptr && options.layout != Layout::kPartitioned) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("a scalable filter's stages are planned: layout must be line512, block256, "
-                        "word64 or partitioned, got %s",
-                        LayoutName(options.layout)));
+        absl::StrFormat("a scalable filter's stages are planned: layout must be %s, got %s",
+                        LayoutList({Layout::kPartitioned}), LayoutName(options.layout)));
   }
   return absl::OkStatus();
 }

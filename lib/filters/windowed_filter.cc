@@ -137,9 +137,8 @@ absl::StatusOr<WindowedFilter> WindowedFilter::Create(const WindowedOptions& opt
   }
   if (FindBlockShape(options.layout) == nullptr && options.layout != Layout::kAuto) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("WindowedFilter: generations are blocked: layout must be line512, "
-                        "block256, word64 or auto, got %s",
-                        LayoutName(options.layout)));
+        absl::StrFormat("WindowedFilter: generations are blocked: layout must be %s, got %s",
+                        LayoutList({Layout::kAuto}), LayoutName(options.layout)));
   }
   if (absl::Status s = detail::CheckIntegerHash(options.hashing.integer_hash); !s.ok()) return s;
   const uint32_t g = options.generations;

@@ -177,9 +177,9 @@ TEST_CASE("LAYOUT l on BF.RESERVE and BF.INSERT: any case, every stage's layout"
   for (const std::string_view bad : {"classic", "auto", "blocked64", ""}) {
     CAPTURE(bad);
     CHECK(ReplyOf(ParseReserve(Args{"0.01", "10", "LAYOUT", bad}).status()) ==
-          "ERR bad layout (partitioned, line512, block256 or word64)");
+          "ERR bad layout (line512, block256, word64 or partitioned)");
     CHECK(ReplyOf(ParseInsert(Args{"LAYOUT", bad, "ITEMS", "a"}).status()) ==
-          "ERR bad layout (partitioned, line512, block256 or word64)");
+          "ERR bad layout (line512, block256, word64 or partitioned)");
   }
   // A window's generations are blocked: BFW.* keeps the blocked shapes' list.
   Layout layout = Layout::kLine512;
