@@ -29,6 +29,7 @@
 #include "bloomery/blocked_filter.h"
 #include "bloomery/classic_filter.h"
 #include "bloomery/counting_filter.h"
+#include "bloomery/detail/absl_compat.h"
 #include "bloomery/file.h"
 #include "bloomery/filter_kind.h"
 #include "bloomery/scalable_filter.h"
@@ -822,7 +823,7 @@ void CheckRefusedEverywhere(const std::string& file, const TempDir& dir, std::st
   for (const absl::Status& s : verdicts) {
     CAPTURE(s);
     CHECK(s.code() == absl::StatusCode::kDataLoss);
-    CHECK(s.message().find(absl::string_view(why.data(), why.size())) != absl::string_view::npos);
+    CHECK(s.message().find(detail::AbslView(why)) != absl::string_view::npos);
   }
 }
 

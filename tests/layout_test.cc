@@ -19,6 +19,7 @@
 #include "bloomery/blocked_filter.h"
 #include "bloomery/classic_filter.h"
 #include "bloomery/counting_filter.h"
+#include "bloomery/detail/absl_compat.h"
 #include "bloomery/file.h"
 #include "bloomery/plan.h"
 #include "bloomery/scalable_filter.h"
@@ -333,7 +334,7 @@ TEST_CASE("the validator holds the layout field to the kind and the geometry") {
     if (s.ok()) s = InspectBytes(file).status();
     CAPTURE(s);
     CHECK(s.code() == absl::StatusCode::kDataLoss);
-    CHECK(s.message().find(absl::string_view(why.data(), why.size())) != absl::string_view::npos);
+    CHECK(s.message().find(detail::AbslView(why)) != absl::string_view::npos);
   };
   refused(WithLayoutField(line, 7), "unknown layout 7");
   // Partitioned stages are a scalable chain's alone: a blocked or classic file naming them is

@@ -21,7 +21,7 @@ namespace bloomery::cli {
 namespace {
 
 absl::Status BadNumber(std::string_view text, std::string_view what) {
-  return UsageError(absl::StrCat("\"", AsAbsl(text), "\" is not ", AsAbsl(what)));
+  return UsageError(absl::StrCat("\"", AbslView(text), "\" is not ", AbslView(what)));
 }
 
 // The length of the run of decimal digits at the start of `text`.
@@ -83,10 +83,10 @@ double SuffixMultiplier(std::string_view suffix, Unit unit) {
 }  // namespace
 
 absl::Status UsageError(std::string_view message) {
-  return absl::InvalidArgumentError(AsAbsl(message));
+  return absl::InvalidArgumentError(AbslView(message));
 }
 absl::Status InputError(std::string_view message) {
-  return absl::FailedPreconditionError(AsAbsl(message));
+  return absl::FailedPreconditionError(AbslView(message));
 }
 
 absl::Status CheckWritableBeside(const char* flag, const std::string& path) {
@@ -113,15 +113,15 @@ absl::StatusOr<uint64_t> ParseNumber(std::string_view text, Unit unit) {
       unit == Unit::kCount  ? "a whole number (e.g. 1000000, 1e6, 2^20, 10M, 1Mi)"
       : unit == Unit::kBits ? "a number of bits (e.g. 8000000, 2^23, 8M, 1Gi; not bytes: no B)"
                             : "a size (e.g. 1048576, 2^20, 4G, 4GB, 1.5GiB)";
-  const absl::Status too_large = UsageError(absl::StrCat("\"", AsAbsl(text), "\" is too large"));
+  const absl::Status too_large = UsageError(absl::StrCat("\"", AbslView(text), "\" is too large"));
   // A power: digits, '^', digits.
   const size_t caret = Digits(text);
   if (caret > 0 && caret + 1 < text.size() && text[caret] == '^' &&
       Digits(text.substr(caret + 1)) == text.size() - caret - 1) {
     uint64_t base = 0;
     uint32_t exponent = 0;
-    if (!absl::SimpleAtoi(AsAbsl(text.substr(0, caret)), &base) ||
-        !absl::SimpleAtoi(AsAbsl(text.substr(caret + 1)), &exponent)) {
+    if (!absl::SimpleAtoi(AbslView(text.substr(0, caret)), &base) ||
+        !absl::SimpleAtoi(AbslView(text.substr(caret + 1)), &exponent)) {
       return too_large;
     }
     if (exponent == 0) return 1;
@@ -137,7 +137,7 @@ absl::StatusOr<uint64_t> ParseNumber(std::string_view text, Unit unit) {
   if (multiplier == 0) return BadNumber(text, what);
   uint64_t whole = 0;
   uint64_t value = 0;
-  if (absl::SimpleAtoi(AsAbsl(number), &whole)) {  // digits only: exact, whatever its size
+  if (absl::SimpleAtoi(AbslView(number), &whole)) {  // digits only: exact, whatever its size
     if (__builtin_mul_overflow(whole, static_cast<uint64_t>(multiplier), &value) ||
         value > kMaxNumber) {
       return too_large;
@@ -145,11 +145,12 @@ absl::StatusOr<uint64_t> ParseNumber(std::string_view text, Unit unit) {
     return value;
   }
   double mantissa = 0;
-  if (!absl::SimpleAtod(AsAbsl(number), &mantissa)) return BadNumber(text, what);
+  if (!absl::SimpleAtod(AbslView(number), &mantissa)) return BadNumber(text, what);
   const double scaled = mantissa * multiplier;
   if (!(scaled < static_cast<double>(kMaxNumber))) return too_large;
   if (scaled != std::floor(scaled)) {
-    return UsageError(absl::StrFormat("\"%s\" is %.15g, not a whole number", AsAbsl(text), scaled));
+    return UsageError(
+        absl::StrFormat("\"%s\" is %.15g, not a whole number", AbslView(text), scaled));
   }
   return static_cast<uint64_t>(scaled);
 }
@@ -160,7 +161,7 @@ absl::StatusOr<double> ParseFraction(std::string_view text) {
   const std::string_view suffix = text.substr(number.size());
   double value = 0;
   if (number.empty() || !(suffix.empty() || suffix == "%") ||
-      !absl::SimpleAtod(AsAbsl(number), &value)) {
+      !absl::SimpleAtod(AbslView(number), &value)) {
     return BadNumber(text, kWhat);
   }
   if (!suffix.empty()) value /= 100;
@@ -205,7 +206,7 @@ CLI::Option* AddNumber(CLI::App& app, const std::string& name, uint64_t& out, Un
                    [unit, range](std::string_view text) -> absl::StatusOr<uint64_t> {
                      absl::StatusOr<uint64_t> value = ParseNumber(text, unit);
                      if (value.ok() && (*value < range.min || *value > range.max)) {
-                       return UsageError(absl::StrCat("\"", AsAbsl(text), "\" is out of range ",
+                       return UsageError(absl::StrCat("\"", AbslView(text), "\" is out of range ",
                                                       FormatRange(range.min, range.max)));
                      }
                      return value;
@@ -227,9 +228,9 @@ CLI::Option* AddInteger(CLI::App& app, const std::string& name, uint32_t& out, u
              [min, max](std::string_view text) -> absl::StatusOr<uint32_t> {
                uint32_t value = 0;
                if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos ||
-                   !absl::SimpleAtoi(AsAbsl(text), &value) || value < min || value > max) {
-                 return UsageError(absl::StrCat("\"", AsAbsl(text), "\" is not a whole number in ",
-                                                FormatRange(min, max)));
+                   !absl::SimpleAtoi(AbslView(text), &value) || value < min || value > max) {
+                 return UsageError(absl::StrCat(
+                     "\"", AbslView(text), "\" is not a whole number in ", FormatRange(min, max)));
                }
                return value;
              })
@@ -336,7 +337,7 @@ absl::StatusOr<Layout> ParseLayoutFlag(std::string_view name, bool allow_auto,
       (allow_auto || *layout != Layout::kAuto)) {
     return *layout;
   }
-  return UsageError(absl::StrCat("unknown --layout \"", AsAbsl(name), "\" (", BlockLayoutList(),
+  return UsageError(absl::StrCat("unknown --layout \"", AbslView(name), "\" (", BlockLayoutList(),
                                  allow_partitioned ? ", partitioned" : "",
                                  allow_auto ? ", auto" : "", ")"));
 }

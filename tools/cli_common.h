@@ -30,12 +30,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "bloomery/bloomery.h"
+#include "bloomery/detail/absl_compat.h"
 
 namespace bloomery::cli {
 
-// Debian's Abseil is built with its own absl::string_view rather than an alias of
-// std::string_view; StrCat, SimpleAtoi and Status take the former.
-[[nodiscard]] inline absl::string_view AsAbsl(std::string_view s) { return {s.data(), s.size()}; }
+using detail::AbslView;  // std::string_view as StrCat, SimpleAtoi and Status take it
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitBadInput = 1;

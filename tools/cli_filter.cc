@@ -22,8 +22,8 @@ std::string KindList(bool summaries) {
   std::string list;
   for (uint32_t number = 1; number <= kFilterKindCount; ++number) {
     const auto kind = static_cast<FilterKind>(number);
-    absl::StrAppend(&list, list.empty() ? "" : ", ", AsAbsl(FilterKindName(kind)));
-    if (summaries) absl::StrAppend(&list, " (", AsAbsl(FilterKindSummary(kind)), ")");
+    absl::StrAppend(&list, list.empty() ? "" : ", ", AbslView(FilterKindName(kind)));
+    if (summaries) absl::StrAppend(&list, " (", AbslView(FilterKindSummary(kind)), ")");
   }
   return list;
 }
@@ -149,7 +149,7 @@ absl::StatusOr<AnyFilter> CreateFilter(const CreateSpec& spec) {
   const bool planned = spec.kind == FilterKind::kScalable || spec.kind == FilterKind::kWindowed;
   if (planned && spec.options.bits != 0) {
     return UsageError(absl::StrCat(
-        "a ", AsAbsl(FilterKindName(spec.kind)), " filter is sized by --capacity",
+        "a ", AbslView(FilterKindName(spec.kind)), " filter is sized by --capacity",
         spec.kind == FilterKind::kWindowed ? " (or --window-keys)" : "", " and --fpr, not --bits"));
   }
   if (spec.kind == FilterKind::kScalable && spec.options.hashes != 0) {

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/bloomery.h"
+#include "bloomery/detail/absl_compat.h"
 #include "cli_common.h"
 #include "cli_plan.h"
 
@@ -211,11 +212,11 @@ that geometry holding N keys, queried with N keys that were never inserted.)",
   std::string others;
   for (const BlockShape& shape : kBlockShapes) {
     layouts.emplace_back(shape.name);
-    if (shape.layout != Layout::kLine512) absl::StrAppend(&others, AsAbsl(shape.name), ", ");
+    if (shape.layout != Layout::kLine512) absl::StrAppend(&others, AbslView(shape.name), ", ");
   }
   layouts.emplace_back("classic");
   app->add_option("--layout", flags->layout,
-                  absl::StrCat("blocked (BlockedFilter's ", AsAbsl(LayoutName(Layout::kLine512)),
+                  absl::StrCat("blocked (BlockedFilter's ", AbslView(LayoutName(Layout::kLine512)),
                                ", the default), ", others,
                                "or classic (ClassicFilter: partitioned, k slices)"))
       ->type_name("L")

@@ -9,16 +9,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "bloomery/detail/absl_compat.h"
 #include "format/internal/persistence.h"
 
 namespace bloomery {
 namespace {
 
-// Debian's Abseil has its own absl::string_view, which StrCat takes.
-absl::string_view Name(FilterKind kind) {
-  const std::string_view name = FilterKindName(kind);
-  return {name.data(), name.size()};
-}
+absl::string_view Name(FilterKind kind) { return detail::AbslView(FilterKindName(kind)); }
 
 // make(std::type_identity<F>{}) for the class F of kind `kind` (KindClass), wrapped; `unknown`
 // for a kind outside the list.
@@ -52,8 +49,8 @@ absl::Status Take(Options& o, FilterKind kind, std::string_view field,
     set(o, *value);
     return absl::OkStatus();
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("a ", Name(kind), " filter takes no ",
-                                                   absl::string_view(field.data(), field.size())));
+    return absl::InvalidArgumentError(
+        absl::StrCat("a ", Name(kind), " filter takes no ", detail::AbslView(field)));
   }
 }
 
@@ -146,8 +143,8 @@ absl::StatusOr<AnyFilter> AnyFilter::LoadFromBytes(std::string_view bytes,
 }
 
 absl::Status AnyFilter::Unsupported(std::string_view what) const {
-  return absl::FailedPreconditionError(absl::StrCat("a ", Name(kind()), " filter cannot ",
-                                                    absl::string_view(what.data(), what.size())));
+  return absl::FailedPreconditionError(
+      absl::StrCat("a ", Name(kind()), " filter cannot ", detail::AbslView(what)));
 }
 
 absl::Status AnyFilter::UnionWith(const AnyFilter& other) {

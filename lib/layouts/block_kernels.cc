@@ -77,6 +77,7 @@ HWY_AFTER_NAMESPACE();
 #include <cstdlib>
 
 #include "absl/strings/match.h"
+#include "bloomery/detail/absl_compat.h"
 
 namespace bloomery::simd {
 
@@ -124,8 +125,7 @@ std::span<const BlockKernels* const> SupportedKernels() noexcept {
 
 const BlockKernels* FindKernels(std::string_view name) noexcept {
   for (const BlockKernels* kernels : SupportedKernels()) {
-    if (absl::EqualsIgnoreCase(absl::string_view(kernels->name.data(), kernels->name.size()),
-                               absl::string_view(name.data(), name.size()))) {
+    if (absl::EqualsIgnoreCase(detail::AbslView(kernels->name), detail::AbslView(name))) {
       return kernels;
     }
   }

@@ -3,15 +3,14 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "bloomery/detail/absl_compat.h"
 #include "layouts/block_kernels.h"
 
 namespace bloomery {
 namespace {
 
-// Debian's Abseil has its own string_view type, not std::string_view.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return absl::EqualsIgnoreCase(absl::string_view(a.data(), a.size()),
-                                absl::string_view(b.data(), b.size()));
+  return absl::EqualsIgnoreCase(detail::AbslView(a), detail::AbslView(b));
 }
 
 }  // namespace
@@ -27,13 +26,12 @@ absl::Status ForceSimdTarget(std::string_view target) {
   if (!known) {
     return absl::InvalidArgumentError(
         absl::StrFormat("unknown SIMD target \"%s\" (expected avx3, avx2, sse4, scalar or best)",
-                        absl::string_view(target.data(), target.size())));
+                        detail::AbslView(target)));
   }
   const simd::BlockKernels* kernels = simd::FindKernels(target);
   if (kernels == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("SIMD target \"%s\" is not supported by this CPU or build",
-                        absl::string_view(target.data(), target.size())));
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "SIMD target \"%s\" is not supported by this CPU or build", detail::AbslView(target)));
   }
   simd::SetActiveKernels(kernels);
   return absl::OkStatus();
