@@ -100,8 +100,7 @@ struct ShapeLines {
 };
 
 [[gnu::always_inline]] inline __m256i SaltedBits(uint32_t h, int shift) {
-  const __m256i salt =
-      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(detail::kProbeSalt));
+  const __m256i salt = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(detail::kProbeSalt));
   return _mm256_srli_epi32(_mm256_mullo_epi32(_mm256_set1_epi32(static_cast<int>(h)), salt), shift);
 }
 
@@ -122,8 +121,7 @@ template <Shape kShape>
         detail::LineIndex(h, blocks) * 28);
   } else {
     const detail::UnusedProbes& unused = detail::kUnusedProbes[6];
-    uint64_t* line =
-        const_cast<uint64_t*>(m.words.data()) + detail::LineIndex(h, m.lines) * 8;
+    uint64_t* line = const_cast<uint64_t*>(m.words.data()) + detail::LineIndex(h, m.lines) * 8;
     if constexpr (kShape == Shape::kLine64) {
       detail::avx2_probe::LineMask64<Probe::kSalted>(h, unused, lo, hi);
     } else {

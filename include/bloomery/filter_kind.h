@@ -88,8 +88,8 @@ struct DropLastVoid<std::tuple<Done...>, void> {
 // Every kind's class, in FilterKind's order: std::tuple<BlockedFilter, ClassicFilter, ...>.
 #define BLOOMERY_KIND_CLASS(Name, number, name, summary) Name##Filter,
 using FilterKinds =
-    typename detail::DropLastVoid<std::tuple<>, BLOOMERY_FOR_EACH_FILTER_KIND(
-                                                          BLOOMERY_KIND_CLASS) void>::type;
+    typename detail::DropLastVoid<std::tuple<>,
+                                  BLOOMERY_FOR_EACH_FILTER_KIND(BLOOMERY_KIND_CLASS) void>::type;
 #undef BLOOMERY_KIND_CLASS
 
 // How many kinds there are.
@@ -104,9 +104,8 @@ template <typename F>
 inline constexpr FilterKind kKindOf = [] {
   FilterKind found{};
   [&]<size_t... I>(std::index_sequence<I...>) {
-    ((std::is_same_v<F, std::tuple_element_t<I, FilterKinds>>
-          ? (found = detail::kRows[I].kind)
-          : found),
+    ((std::is_same_v<F, std::tuple_element_t<I, FilterKinds>> ? (found = detail::kRows[I].kind)
+                                                              : found),
      ...);
   }
   (std::make_index_sequence<kFilterKindCount>{});

@@ -7,15 +7,15 @@
 #include <limits>
 #include <utility>
 
-#include "filters/internal/batch_pipeline.h"
-#include "layouts/internal/block_layout.h"
 #include "bits/internal/fill_estimate.h"
+#include "filters/internal/batch_pipeline.h"
 #include "filters/internal/fold.h"
 #include "filters/internal/health_scan.h"
-#include "layouts/internal/line_ops.h"
 #include "format/internal/persistence.h"
-#include "memory/internal/storage.h"
 #include "layouts/block_kernels.h"
+#include "layouts/internal/block_layout.h"
+#include "layouts/internal/line_ops.h"
+#include "memory/internal/storage.h"
 
 namespace bloomery {
 namespace {
@@ -182,8 +182,7 @@ absl::StatusOr<BlockedFilter> BlockedFilter::FoldedTo(double max_fpr,
   const uint64_t words = uint64_t{1} << block_shift_;
   const uint64_t block_bits = 64 * words;
   const auto planned = [&](uint64_t blocks) {
-    return detail::CapacityWithin(plan_.layout, blocks * block_bits, hashes_, capacity(),
-                                    max_fpr);
+    return detail::CapacityWithin(plan_.layout, blocks * block_bits, hashes_, capacity(), max_fpr);
   };
   return detail::FoldWithin(
       *this, max_fpr, blocks_, "blocks", memory,
@@ -201,7 +200,8 @@ absl::StatusOr<BlockedFilter> BlockedFilter::FoldedTo(double max_fpr,
       });
 }
 
-// Persistence (lib/format/internal/persistence.h): a one-stage file of kind "blocked" (docs/FORMAT.md).
+// Persistence (lib/format/internal/persistence.h): a one-stage file of kind "blocked"
+// (docs/FORMAT.md).
 
 detail::KindFormat BlockedFilter::FileFormat() noexcept {
   // The header's layout field picks the shape (PlanFromHeader).

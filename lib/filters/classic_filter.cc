@@ -8,14 +8,14 @@
 #include <limits>
 #include <utility>
 
-#include "filters/internal/batch_pipeline.h"
 #include "bits/internal/bit_count.h"
-#include "layouts/internal/classic_layout.h"
 #include "bits/internal/fill_estimate.h"
 #include "bits/internal/filter_ops.h"
+#include "filters/internal/batch_pipeline.h"
 #include "filters/internal/fold.h"
 #include "filters/internal/health_scan.h"
 #include "format/internal/persistence.h"
+#include "layouts/internal/classic_layout.h"
 #include "memory/internal/storage.h"
 
 namespace bloomery {
@@ -150,7 +150,7 @@ absl::StatusOr<ClassicFilter> ClassicFilter::FoldedTo(double max_fpr,
                                                       const MemoryOptions& memory) const {
   const auto planned = [&](uint64_t slice_bits) {
     return detail::CapacityWithin(Layout::kPartitioned, slice_bits * hashes_, hashes_, capacity(),
-                                    max_fpr);
+                                  max_fpr);
   };
   return detail::FoldWithin(
       *this, max_fpr, slice_bits_, "bits per slice", memory,
@@ -284,8 +284,8 @@ FilterHealth ClassicFilter::Health() const {
   return health;
 }
 
-// Persistence (lib/format/internal/persistence.h): a one-stage file of kind "classic" (docs/FORMAT.md),
-// k slices of bits/k bits each, stored in whole lines.
+// Persistence (lib/format/internal/persistence.h): a one-stage file of kind "classic"
+// (docs/FORMAT.md), k slices of bits/k bits each, stored in whole lines.
 
 detail::KindFormat ClassicFilter::FileFormat() noexcept {
   return {.stage_bits_unit = 0,  // a stage is its hashes' slices

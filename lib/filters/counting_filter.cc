@@ -10,14 +10,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "filters/internal/batch_pipeline.h"
 #include "bits/internal/bit_count.h"
-#include "layouts/internal/block_layout.h"
-#include "layouts/internal/counting_layout.h"
 #include "bits/internal/fill_estimate.h"
 #include "bits/internal/filter_ops.h"
+#include "filters/internal/batch_pipeline.h"
 #include "filters/internal/health_scan.h"
 #include "format/internal/persistence.h"
+#include "layouts/internal/block_layout.h"
+#include "layouts/internal/counting_layout.h"
 #include "memory/internal/storage.h"
 
 namespace bloomery {
@@ -189,12 +189,12 @@ size_t CountingFilter::ForEachKey(std::span<const Key> keys, std::span<bool> res
                                   Op op) const noexcept {
   size_t yes = 0;
   detail::PipelineEach(keys, results, hasher_, detail::LineOf{plan_.blocks},
-                         detail::PrefetchLine<kWrite>{words_},
-                         [&](const KeyHash& hash, uint64_t block) {
-                           const bool answer = op(hash, line(block));
-                           yes += answer;
-                           return answer;
-                         });
+                       detail::PrefetchLine<kWrite>{words_},
+                       [&](const KeyHash& hash, uint64_t block) {
+                         const bool answer = op(hash, line(block));
+                         yes += answer;
+                         return answer;
+                       });
   return yes;
 }
 
@@ -340,8 +340,8 @@ FilterHealth CountingFilter::Health() const {
   return health;
 }
 
-// Persistence (lib/format/internal/persistence.h): a one-stage file of kind "counting" (docs/FORMAT.md);
-// `bits` is counters * counter_bits.
+// Persistence (lib/format/internal/persistence.h): a one-stage file of kind "counting"
+// (docs/FORMAT.md); `bits` is counters * counter_bits.
 
 namespace {
 

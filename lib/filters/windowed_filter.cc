@@ -12,16 +12,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "filters/internal/batch_pipeline.h"
-#include "layouts/internal/block_layout.h"
 #include "bits/internal/fill_estimate.h"
 #include "bits/internal/filter_ops.h"
+#include "filters/internal/batch_pipeline.h"
 #include "filters/internal/health_scan.h"
+#include "format/internal/persistence.h"
+#include "layouts/block_kernels.h"
+#include "layouts/internal/block_layout.h"
 #include "layouts/internal/line_ops.h"
 #include "memory/internal/memory_limit.h"
-#include "format/internal/persistence.h"
 #include "memory/internal/storage.h"
-#include "layouts/block_kernels.h"
 
 namespace bloomery {
 
@@ -295,12 +295,12 @@ template <FilterKey Key>
 size_t WindowedFilter::InsertKeys(std::span<const Key> keys, std::span<bool> was_new) noexcept {
   size_t added = 0;
   detail::BurstEach(keys, was_new, hasher_,
-                      LocateGenerations<true>{words_, blocks_, generations_, block_shift_},
-                      [&](const KeyHash& hash, uint64_t) {
-                        const bool fresh = Insert(hash);
-                        added += fresh;
-                        return fresh;
-                      });
+                    LocateGenerations<true>{words_, blocks_, generations_, block_shift_},
+                    [&](const KeyHash& hash, uint64_t) {
+                      const bool fresh = Insert(hash);
+                      added += fresh;
+                      return fresh;
+                    });
   return added;
 }
 
@@ -310,12 +310,12 @@ size_t WindowedFilter::LookupKeys(std::span<const Key> keys,
   const uint64_t now = EpochNow();
   size_t found = 0;
   detail::BurstEach(keys, results, hasher_,
-                      LocateGenerations<false>{words_, blocks_, generations_, block_shift_},
-                      [&](const KeyHash& hash, uint64_t block) {
-                        const bool live = TestLive(hash, block, now);
-                        found += live;
-                        return live;
-                      });
+                    LocateGenerations<false>{words_, blocks_, generations_, block_shift_},
+                    [&](const KeyHash& hash, uint64_t block) {
+                      const bool live = TestLive(hash, block, now);
+                      found += live;
+                      return live;
+                    });
   return found;
 }
 
@@ -404,8 +404,7 @@ detail::ScanTotals WindowedFilter::Scan(uint64_t slots, bool sample, bool fpr) c
             if (fpr) {
               out[2 * slot] = detail::BlockFpr(block_at(b, slot), slices, plan_.hashes, &set);
             } else {
-              set =
-                  static_cast<uint32_t>(detail::PopCountWords(block_at(b, slot), block_words()));
+              set = static_cast<uint32_t>(detail::PopCountWords(block_at(b, slot), block_words()));
             }
           }
           out[2 * slot + 1] = set;
@@ -430,7 +429,7 @@ double WindowedFilter::EstimatedCount() const noexcept {
     // Swamidass & Baldi, as BlockedFilter::EstimatedCount.
     if ((slots >> slot & 1) != 0) {
       count += detail::CountFromFill(static_cast<uint64_t>(scan.total[2 * slot + 1]), plan_.bits,
-                                       plan_.hashes);
+                                     plan_.hashes);
     }
   }
   return count;
@@ -498,10 +497,10 @@ WindowedFilter::GenerationInfo WindowedFilter::generation(uint32_t age) const no
   return info;
 }
 
-// Persistence (lib/format/internal/persistence.h): a one-stage file of kind "windowed" (docs/FORMAT.md).
-// The stage is the interleaved generations' lines; the window and its clock state are in the
-// header's params. The kind declares its own Save, Load and Map (they take a clock) on the shared
-// LoadAs and MapAs.
+// Persistence (lib/format/internal/persistence.h): a one-stage file of kind "windowed"
+// (docs/FORMAT.md). The stage is the interleaved generations' lines; the window and its clock state
+// are in the header's params. The kind declares its own Save, Load and Map (they take a clock) on
+// the shared LoadAs and MapAs.
 
 namespace {
 
@@ -658,14 +657,14 @@ absl::StatusOr<WindowedFilter> WindowedFilter::Open(detail::FilterFile& file,
 absl::StatusOr<WindowedFilter> WindowedFilter::Load(const std::string& path,
                                                     const LoadOptions& options, WindowClock clock) {
   return detail::LoadAs<WindowedFilter>(detail::Input{path, std::nullopt}, options,
-                                          std::move(clock));
+                                        std::move(clock));
 }
 
 absl::StatusOr<WindowedFilter> WindowedFilter::LoadFromBytes(std::string_view bytes,
                                                              const LoadOptions& options,
                                                              WindowClock clock) {
   return detail::LoadAs<WindowedFilter>(detail::Input{std::string(detail::kBytesName), bytes},
-                                          options, std::move(clock));
+                                        options, std::move(clock));
 }
 
 absl::StatusOr<WindowedFilter> WindowedFilter::Map(const std::string& path, MapMode mode,

@@ -1,8 +1,8 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
 // LockForUpdate (file.h): an flock on what a filter's path names now, re-taken until it is; and
-// LockMapped (format/internal/format_io.h), the shared flock a read-write mapping holds against it, and
-// PathNamesFile, which both (and a mapping's Flush) ask of what a path names now.
+// LockMapped (format/internal/format_io.h), the shared flock a read-write mapping holds against it,
+// and PathNamesFile, which both (and a mapping's Flush) ask of what a path names now.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>

@@ -1,17 +1,16 @@
 // Copyright 2026 The bloomery Authors. SPDX-License-Identifier: Apache-2.0
 //
-// The file format's row of every filter kind (format/internal/format_codec.h says what a row holds),
-// which the validator reads: one per kind of the one list (filter_kind.h), each supplied by the
-// kind itself, its private FileFormat() beside its persistence in lib/<kind>_filter.cc. Adding a
-// kind changes nothing here.
-#include "bloomery/filter_kind.h"
-
+// The file format's row of every filter kind (format/internal/format_codec.h says what a row
+// holds), which the validator reads: one per kind of the one list (filter_kind.h), each supplied by
+// the kind itself, its private FileFormat() beside its persistence in lib/<kind>_filter.cc. Adding
+// a kind changes nothing here.
 #include <algorithm>
 #include <array>
 #include <span>
 #include <tuple>
 #include <type_traits>
 
+#include "bloomery/filter_kind.h"
 #include "format/internal/format_codec.h"
 #include "format/internal/persistence.h"
 

@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <span>
 
+#include "bits/internal/filter_ops.h"
 #include "bloomery/key.h"
 #include "layouts/internal/block_layout.h"
-#include "bits/internal/filter_ops.h"
 
 // Explicit instantiation of a kind's batch templates for every key type the filters accept
 // (bloomery::FilterKey): X(std::string_view) X(uint64_t) X(KeyHash).

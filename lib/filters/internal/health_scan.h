@@ -14,8 +14,8 @@
 #include <limits>
 #include <vector>
 
-#include "bloomery/health.h"
 #include "bits/internal/fill_estimate.h"
+#include "bloomery/health.h"
 
 namespace bloomery::detail {
 
