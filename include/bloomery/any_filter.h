@@ -88,6 +88,9 @@ class BLOOMERY_EXPORT AnyFilter {
   template <typename F>
     requires (!std::is_reference_v<F>) && (!std::same_as<F, AnyFilter>) && Filter<F> &&
              std::is_constructible_v<Variant, F&&>
+  // F is never a reference (the first constraint), so F&& binds rvalues only: std::move is right,
+  // and the constructor cannot hide the move constructor (the second).
+  // NOLINTNEXTLINE(bugprone-forwarding-reference-overload,bugprone-move-forwarding-reference)
   explicit AnyFilter(F&& filter) noexcept : filter_(std::move(filter)) {}
   // clang-format on
 

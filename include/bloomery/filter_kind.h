@@ -44,7 +44,7 @@
 namespace bloomery {
 
 enum class FilterKind : uint32_t {
-#define BLOOMERY_KIND_ENUMERATOR(Name, number, name, summary) k##Name = number,
+#define BLOOMERY_KIND_ENUMERATOR(Name, number, name, summary) k##Name = (number),
   BLOOMERY_FOR_EACH_FILTER_KIND(BLOOMERY_KIND_ENUMERATOR)
 #undef BLOOMERY_KIND_ENUMERATOR
 };

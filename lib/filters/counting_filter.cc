@@ -304,7 +304,7 @@ detail::ScanTotals CountingFilter::Scan(bool sample) const {
         out[1] = static_cast<double>(non_zero);
         out[2] = static_cast<double>(sum);
       },
-      sample, detail::RunUnits(kWordsPerBlock * 8));
+      sample, detail::RunUnits(uint64_t{kWordsPerBlock} * 8));
 }
 
 double CountingFilter::EstimatedCount() const noexcept {

@@ -399,15 +399,16 @@ detail::ScanTotals WindowedFilter::Scan(uint64_t slots, bool sample, bool fpr) c
       [&](uint64_t b, double* out) {
         for (uint32_t slot = 0; slot < generations_; ++slot) {
           uint32_t set = 0;
-          out[2 * slot] = 0.0;
+          out[size_t{2} * slot] = 0.0;
           if ((slots >> slot & 1) != 0) {
             if (fpr) {
-              out[2 * slot] = detail::BlockFpr(block_at(b, slot), slices, plan_.hashes, &set);
+              out[size_t{2} * slot] =
+                  detail::BlockFpr(block_at(b, slot), slices, plan_.hashes, &set);
             } else {
               set = static_cast<uint32_t>(detail::PopCountWords(block_at(b, slot), block_words()));
             }
           }
-          out[2 * slot + 1] = set;
+          out[size_t{2} * slot + 1] = set;
         }
       },
       sample, detail::RunUnits(uint64_t{8} * generations_ << block_shift_));
@@ -428,8 +429,8 @@ double WindowedFilter::EstimatedCount() const noexcept {
   for (uint32_t slot = 0; slot < generations_; ++slot) {
     // Swamidass & Baldi, as BlockedFilter::EstimatedCount.
     if ((slots >> slot & 1) != 0) {
-      count += detail::CountFromFill(static_cast<uint64_t>(scan.total[2 * slot + 1]), plan_.bits,
-                                     plan_.hashes);
+      count += detail::CountFromFill(static_cast<uint64_t>(scan.total[size_t{2} * slot + 1]),
+                                     plan_.bits, plan_.hashes);
     }
   }
   return count;
@@ -441,7 +442,7 @@ double WindowedFilter::EstimatedFpr() const noexcept {
   double none = 1;
   for (uint32_t slot = 0; slot < generations_; ++slot) {
     if ((slots >> slot & 1) != 0) {
-      none *= 1 - (blocks_ ? scan.total[2 * slot] / static_cast<double>(blocks_) : 0.0);
+      none *= 1 - (blocks_ ? scan.total[size_t{2} * slot] / static_cast<double>(blocks_) : 0.0);
     }
   }
   return 1 - none;
@@ -455,10 +456,12 @@ FilterHealth WindowedFilter::Health() const {
   detail::HealthOfParts parts;
   for (uint32_t slot = 0; slot < generations_; ++slot) {
     if ((slots >> slot & 1) == 0) continue;
-    const detail::CountReading count = detail::CountFromSample(
-        scan.total[2 * slot + 1], scan.error[2 * slot + 1], plan_.bits, plan_.hashes);
-    parts.Add(scan.total[2 * slot] / blocks, 3 * scan.error[2 * slot] / blocks, count.count,
-              count.error, scan.total[2 * slot + 1], static_cast<double>(plan_.bits));
+    const detail::CountReading count =
+        detail::CountFromSample(scan.total[size_t{2} * slot + 1], scan.error[size_t{2} * slot + 1],
+                                plan_.bits, plan_.hashes);
+    parts.Add(scan.total[size_t{2} * slot] / blocks, 3 * scan.error[size_t{2} * slot] / blocks,
+              count.count, count.error, scan.total[size_t{2} * slot + 1],
+              static_cast<double>(plan_.bits));
   }
   parts.Into(health);
   health.capacity = capacity_;
@@ -491,7 +494,7 @@ WindowedFilter::GenerationInfo WindowedFilter::generation(uint32_t age) const no
   if (info.live) {
     info.estimated_keys = detail::CountFromFill(
         static_cast<uint64_t>(
-            Scan(uint64_t{1} << slot, /*sample=*/false, /*fpr=*/false).total[2 * slot + 1]),
+            Scan(uint64_t{1} << slot, /*sample=*/false, /*fpr=*/false).total[size_t{2} * slot + 1]),
         plan_.bits, plan_.hashes);
   }
   return info;

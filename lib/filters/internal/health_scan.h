@@ -93,7 +93,7 @@ template <typename Read>
 
 // Units per run of kHealthRunBytes for units of `unit_bytes`.
 [[nodiscard]] constexpr uint64_t RunUnits(uint64_t unit_bytes) noexcept {
-  return std::max<uint64_t>(1, kHealthRunBytes / unit_bytes);
+  return std::max<uint64_t>(1, kHealthRunBytes / std::max<uint64_t>(unit_bytes, 1));
 }
 
 struct CountReading {
