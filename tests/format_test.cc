@@ -35,7 +35,7 @@
 #include "bloomery/scalable_filter.h"
 #include "bloomery/windowed_filter.h"
 #include "format/internal/format_codec.h"
-#include "memory/internal/memory_limit.h"
+#include "plan/internal/memory_limit.h"
 #include "test_util.h"
 
 namespace bloomery {

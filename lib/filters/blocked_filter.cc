@@ -9,13 +9,13 @@
 
 #include "bits/internal/fill_estimate.h"
 #include "filters/internal/batch_pipeline.h"
+#include "filters/internal/create.h"
 #include "filters/internal/fold.h"
 #include "filters/internal/health_scan.h"
 #include "format/internal/persistence.h"
 #include "layouts/block_kernels.h"
 #include "layouts/internal/block_layout.h"
 #include "layouts/internal/line_ops.h"
-#include "memory/internal/storage.h"
 
 namespace bloomery {
 namespace {

@@ -14,11 +14,11 @@
 #include "bits/internal/fill_estimate.h"
 #include "bits/internal/filter_ops.h"
 #include "filters/internal/batch_pipeline.h"
+#include "filters/internal/create.h"
 #include "filters/internal/health_scan.h"
 #include "format/internal/persistence.h"
 #include "layouts/internal/block_layout.h"
 #include "layouts/internal/counting_layout.h"
-#include "memory/internal/storage.h"
 
 namespace bloomery {
 

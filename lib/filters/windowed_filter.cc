@@ -20,7 +20,7 @@
 #include "layouts/block_kernels.h"
 #include "layouts/internal/block_layout.h"
 #include "layouts/internal/line_ops.h"
-#include "memory/internal/memory_limit.h"
+#include "plan/internal/memory_limit.h"
 #include "memory/internal/storage.h"
 
 namespace bloomery {

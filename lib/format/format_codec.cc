@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/plan.h"
-#include "memory/internal/memory_limit.h"
+#include "plan/internal/memory_limit.h"
 #include "memory/internal/storage.h"  // RoundUp
 
 #define XXH_INLINE_ALL

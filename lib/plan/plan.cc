@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "memory/internal/memory_limit.h"
+#include "plan/internal/memory_limit.h"
 #include "plan/internal/sliced_fpr.h"
 
 namespace bloomery {

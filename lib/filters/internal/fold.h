@@ -19,7 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "bloomery/options.h"
 #include "bloomery/plan.h"
-#include "memory/internal/memory_limit.h"
+#include "plan/internal/memory_limit.h"
 
 namespace bloomery::detail {
 

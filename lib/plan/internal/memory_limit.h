@@ -3,8 +3,8 @@
 // memory_limit.h: how much memory this process may ask for, so that a filter this machine cannot
 // hold is refused up front. Storage maps with MAP_NORESERVE, so the kernel would grant a 35 TB
 // mapping and the process would only die later, page by page, when it touches it.
-#ifndef BLOOMERY_LIB_MEMORY_INTERNAL_MEMORY_LIMIT_H_
-#define BLOOMERY_LIB_MEMORY_INTERNAL_MEMORY_LIMIT_H_
+#ifndef BLOOMERY_LIB_PLAN_INTERNAL_MEMORY_LIMIT_H_
+#define BLOOMERY_LIB_PLAN_INTERNAL_MEMORY_LIMIT_H_
 
 #include <cstdint>
 #include <string>
@@ -29,4 +29,4 @@ struct MemoryLimit {
 
 }  // namespace bloomery::detail
 
-#endif  // BLOOMERY_LIB_MEMORY_INTERNAL_MEMORY_LIMIT_H_
+#endif  // BLOOMERY_LIB_PLAN_INTERNAL_MEMORY_LIMIT_H_
