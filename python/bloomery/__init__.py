@@ -59,8 +59,8 @@ from .pybloom import (  # noqa: E402  pybloom-live's own files
     PybloomLiveScalableBloomFilter,
 )
 
-# {kind name: class}, from the C++ library's one list of kinds.
-from ._native import _kinds as _KINDS  # noqa: E402
+# A file or bytes of any kind, read once (AnyFilter::Load), as its kind's class.
+from ._native import _load, _loads  # noqa: E402
 
 
 def load(path, **options):
@@ -71,7 +71,8 @@ def load(path, **options):
     ``BloomFilter.frombytes``), and pybloom-live's own as a ``PybloomLiveBloomFilter`` or
     ``PybloomLiveScalableBloomFilter`` (no options)."""
     try:
-        kind = info(path)["kind"]
+        # One open and one read of the header, as the kind's class (the class Kind.load returns).
+        return _load(path, **options)
     except FormatError:
         # Not bloomery's file alone: the pybloom-live classes' files are read here, any other is
         # the library's error.
@@ -79,12 +80,11 @@ def load(path, **options):
         if foreign is None:
             raise
         return foreign
-    return _KINDS[kind].load(path, **options)
 
 
 def loads(data, **options):
     """A filter of any kind from the bytes of its file; options as ``Kind.frombytes``."""
-    return _KINDS[info_bytes(data)["kind"]].frombytes(data, **options)
+    return _loads(data, **options)
 
 
 __all__ = [

@@ -48,6 +48,7 @@
 #include "filter_class.h"
 #include "keys.h"
 #include "options.h"
+#include "persistence.h"
 #include "py_filter.h"
 
 namespace bloomery::python {
@@ -431,18 +432,6 @@ void BindModule(py::module_& m) {
                (f.concurrent() ? " concurrent" : "") + ">";
       });
 
-  // {name: class} for every kind of the library's one list (bloomery/filter_kind.h) bound above:
-  // bloomery.load finds a file's class by the kind its header names.
-  py::dict kinds;
-  [&]<typename... F>(std::type_identity<std::tuple<F...>>) {
-    const auto add = [&kinds]<typename Kind>(std::type_identity<Kind>) {
-      if (py::detail::get_type_info(typeid(PyFilter<Kind>)) == nullptr) return;
-      kinds[py::str(std::string(FilterKindName(kKindOf<Kind>)))] = py::type::of<PyFilter<Kind>>();
-    };
-    (add(std::type_identity<F>{}), ...);
-  }(std::type_identity<FilterKinds>{});
-  m.attr("_kinds") = kinds;
-
   m.def(
       "_cxx_batch_seconds",
       [](PyFilter<BlockedFilter>& self, py::handle keys, bool insert) {
@@ -514,6 +503,33 @@ void BindModule(py::module_& m) {
         return InfoDict(OrThrow(WithoutGil([&] { return InspectBytes(view); }), /*reading=*/true));
       },
       py::arg("data"), "info() of a filter's bytes (tobytes(), a pickle's payload).");
+  // bloomery.load and loads: one open and one read of the header, whatever the kind (a kind's own
+  // load after info() would open the file twice, and a file replaced between the two opens could
+  // be read as a kind its header no longer names). The keywords, defaults and errors of a kind's
+  // load() and frombytes() (BindPersistence).
+  m.def(
+      "_load",
+      [](py::handle path, bool concurrent, uint64_t max_bytes, bool verify_checksums,
+         bool allow_dirty) {
+        const std::string file = FsPath(path);
+        const LoadOptions options =
+            MakeLoadOptions(concurrent, max_bytes, verify_checksums, allow_dirty);
+        return WrapAny(
+            OrThrow(WithoutGil([&] { return AnyFilter::Load(file, options); }), /*reading=*/true));
+      },
+      py::arg("path"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
+      py::arg("verify_checksums") = true, py::arg("allow_dirty") = false,
+      "A filter file of any kind, read once, as its kind's class (bloomery.load).");
+  m.def(
+      "_loads",
+      [](py::bytes data, bool concurrent, uint64_t max_bytes) {
+        const std::string_view view(data);
+        const LoadOptions options = MakeLoadOptions(concurrent, max_bytes, true, false);
+        return WrapAny(OrThrow(WithoutGil([&] { return AnyFilter::LoadFromBytes(view, options); }),
+                               /*reading=*/true));
+      },
+      py::arg("data"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
+      "A filter of any kind from the bytes of its file, parsed once (bloomery.loads).");
   m.def(
       "hash_key",
       [](py::handle key, std::optional<uint64_t> seed, const std::string& integer_hash) {

@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <typeinfo>
+#include <utility>
 
 #include "common.h"
 #include "py_filter.h"
@@ -69,6 +71,19 @@ template <typename Filter>
 Filter FromBytes(std::string_view data, const LoadOptions& options) {
   return OrThrow(WithoutGil([&] { return Filter::LoadFromBytes(data, options); }),
                  /*reading=*/true);
+}
+
+// A filter of any kind (AnyFilter::Load's, LoadFromBytes') as its kind's class, the one that
+// kind's own load() and frombytes() return: bloomery.load's and loads' one read of the file.
+// A kind of the library's list that module.cc binds no class for is a TypeError naming it.
+inline py::object WrapAny(AnyFilter filter) {
+  return filter.Visit([]<typename F>(F& f) {
+    if (py::detail::get_type_info(typeid(PyFilter<F>)) == nullptr) {
+      throw py::type_error("bloomery: this build binds no Python class for a " +
+                           std::string(FilterKindName(kKindOf<F>)) + " filter");
+    }
+    return py::cast(Wrap(std::move(f)));
+  });
 }
 
 // What a copy (copy(), copy.copy, pickle, union) keeps that the file format does not carry, as
