@@ -65,7 +65,7 @@ void BM_MayContain(benchmark::State& state) {
     uint64_t found = 0;
     if constexpr (kCallerHashes) {
       static_assert(kIntegers == IntegerHash::kMix);
-      const uint64_t seed = filter.hasher().seed;
+      const uint64_t seed = filter.hasher().seed();
       for (uint64_t key : keys) found += calls::MayContain(filter, MixKey(key, seed));
     } else {
       for (uint64_t key : keys) found += calls::MayContain(filter, key);

@@ -20,6 +20,13 @@ using detail::BlockIndex;
 using detail::LineMask;
 using detail::MakeMaskScalar;
 
+// Whether a hasher's seed or integer hash can be assigned alone (its premixed constants stale).
+template <typename Hasher>
+constexpr bool kAssignsAField = requires(Hasher h) {
+  h.seed = 1;
+}
+|| requires(Hasher h) { h.integers = IntegerHash::kMix; };
+
 TEST_CASE("HashKey is XXH3-128 with the seed") {
   for (const char* text :
        {"", "a", "https://example.com/a", "a fairly long key of 40+ bytes......."}) {
@@ -164,6 +171,12 @@ TEST_CASE("a KeyHasher hashes integers as its IntegerHash says and strings alway
   CHECK(seeded == KeyHasher{99, IntegerHash::kSeededMix});
   // The default hasher premixes the default seed, as one built from it does.
   CHECK(KeyHasher{} == KeyHasher{kDefaultSeed, IntegerHash::kXxh3});
+  // Its constants are premixed from its seed and integer hash, so neither can change alone: a
+  // hasher changes only by assigning a whole new one.
+  static_assert(!kAssignsAField<KeyHasher>);
+  KeyHasher reassigned;
+  reassigned = seeded;
+  CHECK(reassigned(uint64_t{7}) == seeded(uint64_t{7}));
   // Both mixes run SeededMixKey: under kMix with the seed and MixKey's multiplier, which is MixKey.
   CHECK(mix.mixes());
   CHECK(seeded.mixes());
@@ -172,7 +185,7 @@ TEST_CASE("a KeyHasher hashes integers as its IntegerHash says and strings alway
   for (int i = 0; i < 10'000; ++i) {
     const uint64_t key = keys_and_seeds.Next(), seed = keys_and_seeds.Next();
     const KeyHasher hasher{seed, IntegerHash::kMix};
-    REQUIRE(SeededMixKey(key, hasher.premixed) == MixKey(key, seed));
+    REQUIRE(SeededMixKey(key, hasher.premixed()) == MixKey(key, seed));
     REQUIRE(hasher(key) == MixKey(key, seed));
   }
   // The values are the file's hash_id: every file written before hash_id 2 existed says 1.

@@ -511,7 +511,7 @@ TEST_CASE(
   // `expected`: the integer hash the filter, its file and its loaded copy report.
   auto check = [](const auto& filter, IntegerHash expected) {
     CHECK(filter.integer_hash() == expected);
-    CHECK(filter.hasher().integers == expected);
+    CHECK(filter.hasher().integers() == expected);
     absl::StatusOr<std::string> file = filter.SaveToBytes();
     REQUIRE(file.ok());
     absl::StatusOr<FileInfo> info = InspectBytes(*file);

@@ -166,7 +166,7 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
             return InsertOutOfLine(HashOf(key));
           } else {
             constexpr uint32_t kStored = detail::StoredOfPath(kPath);
-            const KeyHash hash = HashOnPath<kPath>(key, hasher_.premixed);
+            const KeyHash hash = HashOnPath<kPath>(key, hasher_.premixed());
             return detail::SetInline<kStored>(BlockOnPath<kStored>(words_, blocks_, hash), hash,
                                               *inline_set_, detail::ConcurrentOnPath(kPath));
           }
@@ -180,7 +180,7 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
 #if BLOOMERY_INLINE_PROBE
     uint64_t* const words = words_;
     const uint64_t blocks = blocks_;
-    const MixSeed premixed = hasher_.premixed;
+    const MixSeed premixed = hasher_.premixed();
     const detail::UnusedProbes* const unused = inline_test_;
     return detail::VisitCallPath(
         test_path_, [&]<uint32_t kPath>() __attribute__((always_inline)) {

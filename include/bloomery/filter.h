@@ -187,8 +187,8 @@ class BLOOMERY_EXPORT Mappable : public Persistent<Kind> {
 // What the kinds kept in one array of 64-bit words share: memory, hashing, concurrency. Move-only.
 class BLOOMERY_EXPORT WordArray {
  public:
-  [[nodiscard]] uint64_t seed() const noexcept { return hasher_.seed; }
-  [[nodiscard]] IntegerHash integer_hash() const noexcept { return hasher_.integers; }
+  [[nodiscard]] uint64_t seed() const noexcept { return hasher_.seed(); }
+  [[nodiscard]] IntegerHash integer_hash() const noexcept { return hasher_.integers(); }
   [[nodiscard, gnu::always_inline]] const KeyHasher& hasher() const noexcept { return hasher_; }
   [[nodiscard]] bool concurrent() const noexcept { return concurrent_; }
   [[nodiscard]] uint64_t memory_bytes() const noexcept { return memory_.size(); }

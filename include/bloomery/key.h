@@ -197,30 +197,33 @@ template <IntegerHash kIntegers>
   }
 }
 
-// One filter's key -> KeyHash mapping. Build it as KeyHasher{seed, integers}, which premixes;
-// assigning `seed` or `integers` afterwards leaves `premixed` stale. Equal hashers hash alike.
-struct KeyHasher {
-  uint64_t seed = kDefaultSeed;
-  IntegerHash integers = IntegerHash::kXxh3;
+// One filter's key -> KeyHash mapping: KeyHasher{seed, integers}, its per-filter constants
+// premixed once. Immutable but for assignment of a whole hasher. Equal hashers hash alike.
+class KeyHasher {
+ public:
+  constexpr KeyHasher() noexcept = default;
+  constexpr KeyHasher(uint64_t hash_seed, IntegerHash integer_hash) noexcept
+      : seed_(hash_seed), integers_(integer_hash), premixed_(Premixed(hash_seed, integer_hash)) {}
+
+  [[nodiscard]] constexpr uint64_t seed() const noexcept { return seed_; }
+  [[nodiscard]] constexpr IntegerHash integers() const noexcept { return integers_; }
   // The integer hash's per-filter constants, so that no key pays for the seed: PremixSeed(seed)
   // (kSeededMix); the seed and MixKey's first multiplier, SeededMixKey then being MixKey (kMix);
   // XXH3's offset and multiplier (kXxh3, and any value that hashes as it).
-  MixSeed premixed = Premixed(kDefaultSeed, IntegerHash::kXxh3);
-
-  constexpr KeyHasher() noexcept = default;
-  constexpr KeyHasher(uint64_t hash_seed, IntegerHash integer_hash) noexcept
-      : seed(hash_seed), integers(integer_hash), premixed(Premixed(hash_seed, integer_hash)) {}
+  [[nodiscard, gnu::always_inline]] constexpr const MixSeed& premixed() const noexcept {
+    return premixed_;
+  }
 
   [[nodiscard, gnu::always_inline]] KeyHash operator()(std::string_view key) const noexcept {
-    return HashKey(key, seed);
+    return HashKey(key, seed_);
   }
   [[nodiscard, gnu::always_inline]] KeyHash operator()(uint64_t key) const noexcept {
-    return mixes() ? SeededMixKey(key, premixed)
-                   : detail::Xxh3Integer(key, premixed.offset, premixed.multiplier);
+    return mixes() ? SeededMixKey(key, premixed_)
+                   : detail::Xxh3Integer(key, premixed_.offset, premixed_.multiplier);
   }
-  // Whether integers are hashed by SeededMixKey with `premixed` (kMix, kSeededMix).
+  // Whether integers are hashed by SeededMixKey with premixed() (kMix, kSeededMix).
   [[nodiscard, gnu::always_inline]] constexpr bool mixes() const noexcept {
-    return integers == IntegerHash::kMix || integers == IntegerHash::kSeededMix;
+    return integers_ == IntegerHash::kMix || integers_ == IntegerHash::kSeededMix;
   }
   friend bool operator==(const KeyHasher&, const KeyHasher&) = default;
 
@@ -231,18 +234,22 @@ struct KeyHasher {
     if (integer_hash == IntegerHash::kSeededMix) return PremixSeed(hash_seed);
     return MixSeed{detail::Xxh3IntegerOffset(hash_seed), detail::kXxh3IntegerMultiplier};
   }
+
+  uint64_t seed_ = kDefaultSeed;
+  IntegerHash integers_ = IntegerHash::kXxh3;
+  MixSeed premixed_ = Premixed(kDefaultSeed, IntegerHash::kXxh3);
 };
 
-// hasher(key) for a caller that fixed hasher.integers == kIntegers at compile time.
+// hasher(key) for a caller that fixed hasher.integers() == kIntegers at compile time.
 template <IntegerHash kIntegers>
 [[nodiscard, gnu::always_inline]] inline KeyHash HashInteger(uint64_t key,
                                                              const KeyHasher& hasher) noexcept {
   static_assert(kIntegers == IntegerHash::kXxh3 || kIntegers == IntegerHash::kMix ||
                 kIntegers == IntegerHash::kSeededMix);
   if constexpr (kIntegers == IntegerHash::kXxh3) {
-    return detail::Xxh3Integer(key, hasher.premixed.offset, hasher.premixed.multiplier);
+    return detail::Xxh3Integer(key, hasher.premixed().offset, hasher.premixed().multiplier);
   } else {
-    return SeededMixKey(key, hasher.premixed);
+    return SeededMixKey(key, hasher.premixed());
   }
 }
 

@@ -261,7 +261,7 @@ absl::StatusOr<ScalableFilter> ScalableFilter::Create(const ScalableOptions& opt
 ScalableFilter::ScalableFilter(const ScalableOptions& options)
     : options_(options), chain_(detail::MakeKept<Chain>(options.memory.allocator).release()) {
   // One integer hash for the whole chain, resolved for its layout (a loaded file's is explicit).
-  options_.hashing.integer_hash = options_.hasher().integers;
+  options_.hashing.integer_hash = options_.hasher().integers();
 }
 
 ScalableFilter::ScalableFilter(ScalableFilter&&) noexcept = default;

@@ -29,10 +29,10 @@ void HashKeys(const uint64_t* keys, size_t count, uint64_t seed, KeyHash* out) n
 void HashKeys(const uint64_t* keys, size_t count, const KeyHasher& hasher, KeyHash* out) noexcept {
   // One loop per function, so each is the tight loop the compiler can unroll.
   if (hasher.mixes()) {
-    const MixSeed premixed = hasher.premixed;  // a local: the stores to out cannot change it
+    const MixSeed premixed = hasher.premixed();  // a local: the stores to out cannot change it
     for (size_t i = 0; i < count; ++i) out[i] = SeededMixKey(keys[i], premixed);
   } else {
-    HashKeys(keys, count, hasher.seed, out);
+    HashKeys(keys, count, hasher.seed(), out);
   }
 }
 

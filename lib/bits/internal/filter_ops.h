@@ -82,7 +82,7 @@ inline void IntersectWords(uint64_t* words, const uint64_t* from, uint64_t n) no
 // out[i] = hasher(keys[i]), for any key type a filter accepts.
 inline void HashBatch(const std::string_view* keys, size_t n, const KeyHasher& hasher,
                       KeyHash* out) noexcept {
-  HashKeys(keys, n, hasher.seed, out);
+  HashKeys(keys, n, hasher.seed(), out);
 }
 inline void HashBatch(const uint64_t* keys, size_t n, const KeyHasher& hasher,
                       KeyHash* out) noexcept {
@@ -106,8 +106,8 @@ inline void HashBatch(const KeyHash* keys, size_t n, const KeyHasher& /*hasher*/
 
 // The part of an incompatibility message that names a filter's hashing.
 [[nodiscard]] inline std::string HasherName(const KeyHasher& hasher) {
-  return absl::StrFormat("seed %#x, hash_id %d", hasher.seed,
-                         static_cast<uint32_t>(hasher.integers));
+  return absl::StrFormat("seed %#x, hash_id %d", hasher.seed(),
+                         static_cast<uint32_t>(hasher.integers()));
 }
 
 // Filters of different layouts or probes (layout.h) hold a key's bits in different places, so no

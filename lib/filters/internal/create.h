@@ -42,7 +42,7 @@ auto CreateArrayFilter(const absl::StatusOr<KindPlan>& plan, const KindOptions& 
 [[nodiscard]] inline FilterOptions OptionsLike(const KeyHasher& hasher,
                                                const MemoryOptions& memory) {
   FilterOptions options;
-  options.hashing = HashOptions{hasher.seed, hasher.integers};
+  options.hashing = HashOptions{hasher.seed(), hasher.integers()};
   options.memory = memory;
   return options;
 }

@@ -127,8 +127,8 @@ struct KindRow : KindFormat {
   return KeyHasher{header.seed, static_cast<IntegerHash>(header.hash_id)};
 }
 inline void PutHasher(FileHeader& header, const KeyHasher& hasher) noexcept {
-  header.seed = hasher.seed;
-  header.hash_id = static_cast<uint32_t>(hasher.integers);
+  header.seed = hasher.seed();
+  header.hash_id = static_cast<uint32_t>(hasher.integers());
 }
 
 // A one-stage header's geometry as a Plan of `layout` (for Layout::kLine512, of the blocked shape
