@@ -511,11 +511,8 @@ void BindModule(py::module_& m) {
       "_load",
       [](py::handle path, bool concurrent, uint64_t max_bytes, bool verify_checksums,
          bool allow_dirty) {
-        const std::string file = FsPath(path);
-        const LoadOptions options =
-            MakeLoadOptions(concurrent, max_bytes, verify_checksums, allow_dirty);
         return WrapAny(
-            OrThrow(WithoutGil([&] { return AnyFilter::Load(file, options); }), /*reading=*/true));
+            LoadFile<AnyFilter>(path, concurrent, max_bytes, verify_checksums, allow_dirty));
       },
       py::arg("path"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
       py::arg("verify_checksums") = true, py::arg("allow_dirty") = false,
@@ -523,10 +520,8 @@ void BindModule(py::module_& m) {
   m.def(
       "_loads",
       [](py::bytes data, bool concurrent, uint64_t max_bytes) {
-        const std::string_view view(data);
-        const LoadOptions options = MakeLoadOptions(concurrent, max_bytes, true, false);
-        return WrapAny(OrThrow(WithoutGil([&] { return AnyFilter::LoadFromBytes(view, options); }),
-                               /*reading=*/true));
+        return WrapAny(FromBytes<AnyFilter>(std::string_view(data),
+                                            MakeLoadOptions(concurrent, max_bytes, true, false)));
       },
       py::arg("data"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
       "A filter of any kind from the bytes of its file, parsed once (bloomery.loads).");

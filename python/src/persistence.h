@@ -73,6 +73,16 @@ Filter FromBytes(std::string_view data, const LoadOptions& options) {
                  /*reading=*/true);
 }
 
+// load()'s work with its keywords: Loaded::Load (a kind's, or AnyFilter's for bloomery.load) of
+// the file `path` names, errors as a read's.
+template <typename Loaded>
+Loaded LoadFile(py::handle path, bool concurrent, uint64_t max_bytes, bool verify_checksums,
+                bool allow_dirty) {
+  const std::string file = FsPath(path);
+  const LoadOptions options = MakeLoadOptions(concurrent, max_bytes, verify_checksums, allow_dirty);
+  return OrThrow(WithoutGil([&] { return Loaded::Load(file, options); }), /*reading=*/true);
+}
+
 // A filter of any kind (AnyFilter::Load's, LoadFromBytes') as its kind's class, the one that
 // kind's own load() and frombytes() return: bloomery.load's and loads' one read of the file.
 // A kind of the library's list that module.cc binds no class for is a TypeError naming it.
@@ -152,11 +162,8 @@ void BindPersistence(py::class_<PyFilter<Filter>>& cls) {
           "load",
           [](py::handle path, bool concurrent, uint64_t max_bytes, bool verify_checksums,
              bool allow_dirty) {
-            const std::string file = FsPath(path);
-            const LoadOptions options =
-                MakeLoadOptions(concurrent, max_bytes, verify_checksums, allow_dirty);
-            return Wrap(OrThrow(WithoutGil([&] { return Filter::Load(file, options); }),
-                                /*reading=*/true));
+            return Wrap(
+                LoadFile<Filter>(path, concurrent, max_bytes, verify_checksums, allow_dirty));
           },
           py::arg("path"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
           py::arg("verify_checksums") = true, py::arg("allow_dirty") = false,
