@@ -586,6 +586,35 @@ TEST_CASE("a read-write mapping: DIRTY until it ends unchanged since its last Fl
   for (uint64_t i = 6000; i < 6100; ++i) REQUIRE(dirty.MayContain(i));
 }
 
+TEST_CASE("a read-only map beside a writer that flushes: the header it maps is one it read") {
+  // A Flush rewrites the header in place (counts, checksums); a map that read the header before
+  // one and mapped the file after it reads it again instead of failing.
+  TempDir dir;
+  const std::string path = dir.File("flushed");
+  REQUIRE(SmallFilter(200, 1 << 12).Save(path).ok());
+  absl::StatusOr<BlockedFilter> rw = BlockedFilter::Map(path, MapMode::kReadWrite);
+  REQUIRE(rw.ok());
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (uint64_t i = 10'000; !done.load(std::memory_order_relaxed); ++i) {
+      rw->Insert(i);
+      if (!rw->Flush().ok()) return;
+    }
+  });
+  LoadOptions dirty_ok;  // the writer's file is DIRTY
+  dirty_ok.allow_dirty = true;
+  int failed = 0;
+  std::string first_error;
+  for (int i = 0; i < 3000; ++i) {
+    const absl::Status s = BlockedFilter::Map(path, MapMode::kReadOnly, dirty_ok).status();
+    if (!s.ok() && failed++ == 0) first_error = std::string(s.message());
+  }
+  done = true;
+  writer.join();
+  CHECK_MESSAGE(failed == 0, failed << " of 3000 maps failed: " << first_error);
+  REQUIRE(rw->Flush().ok());
+}
+
 TEST_CASE("Flush of a read-write mapping fails once another file was saved over its path") {
   // Regression: a Save (a rename) that did not take the update lock replaced the mapped file; the
   // mapping went on writing to the unlinked old file and Flush said OK, so its inserts were lost.

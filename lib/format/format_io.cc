@@ -403,7 +403,7 @@ absl::StatusOr<FilterFile> MapFrom(const FileSource& source, FilterKind expected
   // What is mapped is what is used: the header validated must be the one mapped.
   const MemorySource mapped({mapping->mapping_base(), mapping->mapping_size()}, source.size());
   if (!HoldsHeader({mapping->mapping_base(), mapping->mapping_size()}, *header)) {
-    return Corrupt("the header changed while it was read");
+    return absl::AbortedError("the header changed while it was read");  // MapFilterFile retries
   }
   // A DIRTY file may be mapped read-write by another process now: a second writer must say it
   // accepts that (and is then not the one that marks the file clean at its end).
@@ -460,6 +460,11 @@ std::string AbsolutePath(const std::string& path) {
 absl::StatusOr<FilterFile> MapFilterFile(const std::string& path, FilterKind expected, MapMode mode,
                                          const LoadOptions& options) {
   const bool writable = mode == MapMode::kReadWrite;
+  // A writer's Flush (or a read-write Map marking the file DIRTY) rewrites the header in place: a
+  // map that read the header before that write and mapped the file after it reads again, a few
+  // times, before it calls the file's header unstable.
+  constexpr int kHeaderReads = 8;
+  int header_reads = 0;
   for (;;) {
     absl::StatusOr<std::unique_ptr<FileSource>> source = FileSource::Open(path, writable);
     if (!source.ok()) return Named(source.status(), path);
@@ -473,7 +478,12 @@ absl::StatusOr<FilterFile> MapFilterFile(const std::string& path, FilterKind exp
     absl::StatusOr<FilterFile> mapped = MapFrom(**source, expected, mode, options);
     if (!mapped.ok()) {
       if (lock_fd >= 0) close(lock_fd);
-      return Named(mapped.status(), path);
+      if (mapped.status().code() != absl::StatusCode::kAborted) return Named(mapped.status(), path);
+      if (++header_reads < kHeaderReads) continue;
+      return Named(
+          Corrupt(absl::StrCat("the header changed while it was read, ", kHeaderReads,
+                               " times (a writer rewrites it faster than it can be mapped)")),
+          path);
     }
     if (writable) mapped->stages[0].set_file_lock(lock_fd, AbsolutePath(path));
     return mapped;
