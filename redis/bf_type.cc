@@ -209,16 +209,7 @@ void* Copy(RedisModuleString*, RedisModuleString*, const void* opaque) {
 }  // namespace
 
 api::TypeMethods BloomTypeMethods() {
-  api::TypeMethods methods = {};
-  methods.version = api::kTypeMethodsVersion;
-  methods.rdb_load = RdbLoad;
-  methods.rdb_save = RdbSave;
-  methods.aof_rewrite = AofRewrite;
-  methods.mem_usage = MemUsage;
-  methods.digest = Digest;
-  methods.free = Free;
-  methods.copy = Copy;
-  return methods;
+  return api::DataTypeMethods(RdbLoad, RdbSave, AofRewrite, MemUsage, Digest, Free, Copy);
 }
 
 }  // namespace bloomery::redis

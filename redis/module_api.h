@@ -92,6 +92,26 @@ struct TypeMethods {
   int (*defrag)(RedisModuleDefragCtx* ctx, RedisModuleString* key, void** value);
 };
 inline constexpr uint64_t kTypeMethodsVersion = 3;
+// The methods of one of the module's data types: the callbacks each of them has (load, save, AOF,
+// MEMORY USAGE, DEBUG DIGEST, free, COPY), none of the optional ones.
+[[nodiscard]] inline TypeMethods DataTypeMethods(decltype(TypeMethods::rdb_load) rdb_load,
+                                                 decltype(TypeMethods::rdb_save) rdb_save,
+                                                 decltype(TypeMethods::aof_rewrite) aof_rewrite,
+                                                 decltype(TypeMethods::mem_usage) mem_usage,
+                                                 decltype(TypeMethods::digest) digest,
+                                                 decltype(TypeMethods::free) free,
+                                                 decltype(TypeMethods::copy) copy) {
+  TypeMethods methods = {};
+  methods.version = kTypeMethodsVersion;
+  methods.rdb_load = rdb_load;
+  methods.rdb_save = rdb_save;
+  methods.aof_rewrite = aof_rewrite;
+  methods.mem_usage = mem_usage;
+  methods.digest = digest;
+  methods.free = free;
+  methods.copy = copy;
+  return methods;
+}
 
 // SetCommandInfo's key specs (Redis 7.0, RedisModuleCommandKeySpec): which arguments are keys and
 // what the command does to each, which ACL key permissions (%R~, %W~) and COMMAND GETKEYSANDFLAGS

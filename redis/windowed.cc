@@ -474,15 +474,8 @@ constexpr CommandSpec kCommands[] = {
 
 int RegisterWindowed(RedisModuleCtx* ctx, const WindowedConfig& config) {
   g_config = config;
-  api::TypeMethods methods = {};
-  methods.version = api::kTypeMethodsVersion;
-  methods.rdb_load = RdbLoad;
-  methods.rdb_save = RdbSave;
-  methods.aof_rewrite = AofRewrite;
-  methods.mem_usage = MemUsage;
-  methods.digest = Digest;
-  methods.free = Free;
-  methods.copy = Copy;
+  api::TypeMethods methods =
+      api::DataTypeMethods(RdbLoad, RdbSave, AofRewrite, MemUsage, Digest, Free, Copy);
   g_type = api::CreateDataType(ctx, kTypeName, kEncodingVersion, &methods);
   if (g_type == nullptr) return api::kErr;
   for (const CommandSpec& command : kCommands) {
