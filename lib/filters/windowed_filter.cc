@@ -20,8 +20,8 @@
 #include "layouts/block_kernels.h"
 #include "layouts/internal/block_layout.h"
 #include "layouts/internal/line_ops.h"
-#include "plan/internal/memory_limit.h"
 #include "memory/internal/storage.h"
+#include "plan/internal/memory_limit.h"
 
 namespace bloomery {
 

@@ -18,8 +18,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bloomery/plan.h"
-#include "plan/internal/memory_limit.h"
 #include "memory/internal/storage.h"  // RoundUp
+#include "plan/internal/memory_limit.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
