@@ -36,6 +36,7 @@
 #include "bloomery/windowed_filter.h"
 #include "format/internal/format_codec.h"
 #include "plan/internal/memory_limit.h"
+#include "temp_dir.h"
 #include "test_util.h"
 
 namespace bloomery {
@@ -43,22 +44,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using detail::FileHeader;
-
-// A fresh directory per test case, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "bloomery_test_XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 std::vector<uint8_t> ReadBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -33,6 +33,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "bloomery/bloomery.h"
+#include "temp_dir.h"
 #include "test_util.h"
 
 namespace bloomery {
@@ -41,21 +42,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::Bytes;
 using testing::Sized;
-
-// A fresh directory per test case, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "bloomery_follow_XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 // Version v of the writer's filter: the keys 0 .. KeysIn(v) - 1, saved with seed v + 1 so that a
 // reader can tell from the filter it holds which version it is.

@@ -18,6 +18,7 @@
 #include "bloomery/any_filter.h"
 #include "bloomery/file.h"
 #include "bloomery/filter_kind.h"
+#include "temp_dir.h"
 #include "test_util.h"
 
 namespace bloomery {
@@ -30,18 +31,14 @@ template <typename F>
 class SavedFilter {
  public:
   SavedFilter() {
-    std::string pattern = (fs::temp_directory_path() / "bloomery_open_XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    dir_ = pattern;
     F f = testing::MakeOrFail<F>(testing::Sized<F>(2'000, 0.01));
     for (uint64_t i = 0; i < 1'000; ++i) (void)f.Insert(i);
     REQUIRE(f.Save(path()).ok());
   }
-  ~SavedFilter() { fs::remove_all(dir_); }
-  std::string path() const { return (dir_ / "f.bloom").string(); }
+  std::string path() const { return dir_.File("f.bloom"); }
 
  private:
-  fs::path dir_;
+  testing::TempDir dir_;
 };
 
 // What `read` did with `path`: it succeeds, opening the file once and reading its header once.
