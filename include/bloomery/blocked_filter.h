@@ -134,11 +134,8 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   template <uint32_t kPath>
   [[nodiscard, gnu::always_inline]] static KeyHash HashOnPath(uint64_t key,
                                                               const MixSeed& premixed) noexcept {
-    if constexpr (detail::MixesOnPath(kPath)) {
-      return SeededMixKey(key, premixed);
-    } else {
-      return detail::Xxh3Integer(key, premixed.offset, premixed.multiplier);
-    }
+    return HashInteger < detail::MixesOnPath(kPath) ? IntegerHash::kSeededMix
+                                                    : IntegerHash::kXxh3 > (key, premixed);
   }
   template <uint32_t kPath>
   [[nodiscard, gnu::always_inline]] static const KeyHash& HashOnPath(const KeyHash& hash,
@@ -168,7 +165,7 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
             constexpr uint32_t kStored = detail::StoredOfPath(kPath);
             const KeyHash hash = HashOnPath<kPath>(key, hasher_.premixed());
             return detail::SetInline<kStored>(BlockOnPath<kStored>(words_, blocks_, hash), hash,
-                                              *inline_set_, detail::ConcurrentOnPath(kPath));
+                                              *inline_test_, detail::ConcurrentOnPath(kPath));
           }
         });
 #else
@@ -244,10 +241,9 @@ class BLOOMERY_EXPORT BlockedFilter : public BatchForms<BlockedFilter>,
   friend class avx2::Prober;
   template <class Filter, class Fn>
   friend decltype(auto) avx2::VisitProber(Filter& filter, Fn&& fn);
-  // &detail::kUnusedProbes[k] where the inline probe runs (AVX2 and k <= 8; inserts: single
-  // writer or word64), else null.
+  // &detail::kUnusedProbes[k] where the inline probe runs (AVX2 and k <= 8), else null; inserts
+  // use it where set_path_ is inline too (single writer, or word64).
   const detail::UnusedProbes* inline_test_ = nullptr;
-  const detail::UnusedProbes* inline_set_ = nullptr;
 };
 
 }  // namespace bloomery

@@ -59,7 +59,8 @@ class Prober {
         stored_(filter.stored_),
         concurrent_(filter.concurrent()),
         test_(Fits(filter) ? filter.inline_test_ : nullptr),
-        set_(Fits(filter) ? filter.inline_set_ : nullptr) {}
+        set_(Fits(filter) && filter.set_path_ != detail::kOutOfLinePath ? filter.inline_test_
+                                                                        : nullptr) {}
 
   // filter.Insert(key): whether the key was new.
   [[gnu::always_inline]] bool Insert(const KeyHash& hash) const noexcept {
@@ -131,7 +132,7 @@ class Prober {
   uint32_t block_shift_;
   uint32_t stored_;
   bool concurrent_;
-  // BlockedFilter's inline_test_ / inline_set_, or null.
+  // BlockedFilter's inline_test_ where its lookups / inserts run inline, or null.
   const detail::UnusedProbes* test_;
   const detail::UnusedProbes* set_;
 };

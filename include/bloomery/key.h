@@ -240,17 +240,24 @@ class KeyHasher {
   MixSeed premixed_ = Premixed(kDefaultSeed, IntegerHash::kXxh3);
 };
 
+// The integer hash kIntegers (fixed at compile time) of `key`, from a hasher's premixed()
+// constants.
+template <IntegerHash kIntegers>
+[[nodiscard, gnu::always_inline]] inline KeyHash HashInteger(uint64_t key,
+                                                             const MixSeed& premixed) noexcept {
+  static_assert(kIntegers == IntegerHash::kXxh3 || kIntegers == IntegerHash::kMix ||
+                kIntegers == IntegerHash::kSeededMix);
+  if constexpr (kIntegers == IntegerHash::kXxh3) {
+    return detail::Xxh3Integer(key, premixed.offset, premixed.multiplier);
+  } else {
+    return SeededMixKey(key, premixed);
+  }
+}
 // hasher(key) for a caller that fixed hasher.integers() == kIntegers at compile time.
 template <IntegerHash kIntegers>
 [[nodiscard, gnu::always_inline]] inline KeyHash HashInteger(uint64_t key,
                                                              const KeyHasher& hasher) noexcept {
-  static_assert(kIntegers == IntegerHash::kXxh3 || kIntegers == IntegerHash::kMix ||
-                kIntegers == IntegerHash::kSeededMix);
-  if constexpr (kIntegers == IntegerHash::kXxh3) {
-    return detail::Xxh3Integer(key, hasher.premixed().offset, hasher.premixed().multiplier);
-  } else {
-    return SeededMixKey(key, hasher.premixed());
-  }
+  return HashInteger<kIntegers>(key, hasher.premixed());
 }
 
 // Batch forms: out[i] = HashKey(keys[i], seed), or hasher(keys[i]), for i < count.

@@ -48,12 +48,14 @@ BlockedFilter::BlockedFilter(FilterMemory memory, const Plan& plan, const KeyHas
       // Chooses the SIMD target now, so that the single-key calls below may skip the test.
       inline_test_(simd::ActiveKernels().runs_avx2() && plan.hashes <= 8
                        ? &detail::kUnusedProbes[plan.hashes]
-                       : nullptr),
-      inline_set_(concurrent && plan.layout != Layout::kWord64 ? nullptr : inline_test_) {
+                       : nullptr) {
   const bool mixes = hasher.mixes();
+  // A concurrent insert runs inline only for word64 (its one fetch_or).
+  const bool sets_inline =
+      inline_test_ != nullptr && (!concurrent || plan.layout == Layout::kWord64);
   test_path_ = static_cast<uint16_t>(inline_test_ ? detail::CallPathOf(stored_, mixes, false)
                                                   : detail::kOutOfLinePath);
-  set_path_ = static_cast<uint16_t>(inline_set_ ? detail::CallPathOf(stored_, mixes, concurrent)
+  set_path_ = static_cast<uint16_t>(sets_inline ? detail::CallPathOf(stored_, mixes, concurrent)
                                                 : detail::kOutOfLinePath);
 }
 

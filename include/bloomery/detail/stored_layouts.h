@@ -25,7 +25,7 @@
 //   file built for AVX2 (-march=x86-64-v3) inlines them into its loop; any other file calls its
 //   copy directly (one near call, no dispatch).
 // - They run only where BlockedFilter's constructor found the CPU running AVX2 (its inline_test_
-//   and inline_set_ are null elsewhere; then the filter takes the kernels).
+//   is null elsewhere, and its call paths out of line; then the filter takes the kernels).
 // tests/inline_probe_test.py checks that no AVX2 code is exported from a file that calls them.
 // Filters with k > 8, and inserts into a concurrent line or block256 filter, take the kernels; a
 // concurrent word64 insert is inline too (its one fetch_or, the reference's); lookups are inline
