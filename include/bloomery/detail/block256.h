@@ -70,7 +70,7 @@ template <Probe kProbe>
                                  unused.ones_by_start[FieldsStart(hash.lo)])),
                              SliceFields<5>(hash));
   } else {
-    return _mm256_sllv_epi32(_mm256_set1_epi32(1), ShiftsOf<kProbe, 32>(hash, unused));
+    return _mm256_sllv_epi32(_mm256_set1_epi32(1), SliceShifts<27>(hash, unused));
   }
 }
 

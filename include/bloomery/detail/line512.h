@@ -70,7 +70,7 @@ namespace avx2_probe {
 template <Probe kProbe>
 [[BLOOMERY_AVX2_PROBE]] inline void LineMask64(const KeyHash& hash, const UnusedProbes& unused,
                                                __m256i& lo, __m256i& hi) noexcept {
-  const __m256i shift = ShiftsOf<kProbe, 64>(hash, unused);
+  const __m256i shift = LineShiftsOf<kProbe>(hash, unused);
   const __m256i one = _mm256_set1_epi64x(1);
   lo = _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_castsi256_si128(shift)));
   hi = _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_extracti128_si256(shift, 1)));

@@ -104,16 +104,15 @@ template <uint32_t kFieldBits>
       _mm256_load_si256(reinterpret_cast<const __m256i*>(unused.by_start[FieldsStart(hash.lo)])));
 }
 
-// The shift of each slice's bit for k <= 8 under kProbe, lane j for slice j: 26 and 6-bit fields
-// for the line's 64-bit slices, 27 and 5-bit fields for block256's 32-bit ones.
-template <Probe kProbe, uint32_t kSliceBits>
-[[nodiscard, BLOOMERY_AVX2_PROBE]] inline __m256i ShiftsOf(const KeyHash& hash,
-                                                           const UnusedProbes& unused) noexcept {
-  constexpr int kFieldBits = kSliceBits == 64 ? 6 : 5;
+// The shift of each 64-bit slice's bit of a line512 key, k <= 8, under kProbe, lane j for slice
+// j: the salted probe's 26, or 6-bit fields. (block256 derives its own: block256.h.)
+template <Probe kProbe>
+[[nodiscard, BLOOMERY_AVX2_PROBE]] inline __m256i LineShiftsOf(
+    const KeyHash& hash, const UnusedProbes& unused) noexcept {
   if constexpr (kProbe == Probe::kSalted) {
-    return SliceShifts<32 - kFieldBits>(hash, unused);
+    return SliceShifts<26>(hash, unused);
   } else {
-    return FieldSliceShifts<kFieldBits>(hash, unused);
+    return FieldSliceShifts<6>(hash, unused);
   }
 }
 
