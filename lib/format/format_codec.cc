@@ -654,9 +654,11 @@ absl::StatusOr<std::vector<uint8_t>> EncodeHeader(FileHeader& h,
   return region;
 }
 
-void RewriteFlags(std::span<uint8_t> region, uint32_t flags) {
+uint64_t RewriteFlags(std::span<uint8_t> region, uint32_t flags) {
   Put32(region.data() + kFlags, flags);
-  Put64(region.data() + kHeaderChecksumOffset, HeaderChecksum(region));
+  const uint64_t checksum = HeaderChecksum(region);
+  Put64(region.data() + kHeaderChecksumOffset, checksum);
+  return checksum;
 }
 
 }  // namespace bloomery::detail

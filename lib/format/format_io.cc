@@ -139,27 +139,30 @@ absl::Status Named(const absl::Status& status, const std::string& name) {
 
 // Rewrites the header region of a mapped file, which holds the valid `header`, with `flags` (and,
 // when `rehash` is set, the chunk checksums of its payload as it is now and the kind's fields
-// `amend` brings up to date). The mapping is synced before the header changes and after: a header
-// that reaches the disk never describes payload pages that have not.
-absl::Status RewriteMappedHeader(const Storage& mapping, absl::StatusOr<FileHeader> header,
-                                 uint32_t flags, bool rehash, const HeaderAmend& amend = nullptr) {
-  if (!header.ok()) return header.status();
+// `amend` brings up to date); `header` becomes what the file then holds. The mapping is synced
+// before the header changes and after: a header that reaches the disk never describes payload
+// pages that have not.
+absl::Status RewriteMappedHeader(const Storage& mapping, FileHeader& header, uint32_t flags,
+                                 bool rehash, const HeaderAmend& amend = nullptr) {
   const std::span<uint8_t> whole(mapping.mapping_base(), mapping.mapping_size());
   if (absl::Status s = mapping.Sync(); !s.ok()) return s;
   if (rehash) {
-    header->flags = flags;
-    if (amend) amend(*header);
+    header.flags = flags;
+    if (amend) amend(header);
     absl::StatusOr<std::vector<uint8_t>> region =
-        EncodeHeader(*header, HashChunks(StageSpans(mapping.data(), *header), header->chunk_shift));
+        EncodeHeader(header, HashChunks(StageSpans(mapping.data(), header), header.chunk_shift));
     if (!region.ok()) return region.status();
     // As the writer: a header the readers would refuse never reaches the file.
-    if (absl::StatusOr<FileHeader> check = ValidateHeader(*region, whole.size()); !check.ok()) {
+    absl::StatusOr<FileHeader> check = ValidateHeader(*region, whole.size());
+    if (!check.ok()) {
       return absl::InternalError(
           absl::StrCat("refusing to flush an invalid header: ", check.status().message()));
     }
     std::memcpy(whole.data(), region->data(), region->size());
+    header = *std::move(check);
   } else {
-    RewriteFlags(whole.first(header->payload_offset), flags);
+    header.flags = flags;
+    header.header_checksum = RewriteFlags(whole.first(header.payload_offset), flags);
   }
   return mapping.Sync();
 }
@@ -174,7 +177,7 @@ void CloseMappedFile(const Storage& mapping) noexcept {
     if (!header.ok() || (header->flags & kFlagDirty) == 0) return;
     const MemorySource mapped(whole, whole.size());
     if (!VerifyPayload(StageSpans(mapping.data(), *header), mapped, *header).ok()) return;
-    (void)RewriteMappedHeader(mapping, header, header->flags & ~kFlagDirty, /*rehash=*/false);
+    (void)RewriteMappedHeader(mapping, *header, header->flags & ~kFlagDirty, /*rehash=*/false);
   } catch (...) {  // std::bad_alloc: the file stays DIRTY
   }
 }
@@ -396,14 +399,22 @@ absl::StatusOr<FilterFile> MapFrom(const FileSource& source, FilterKind expected
                                    const LoadOptions& options) {
   const bool writable = mode == MapMode::kReadWrite;
   absl::StatusOr<FileHeader> header = Validate(source, {.kind = expected});
-  if (!header.ok()) return header.status();
+  if (!header.ok()) {
+    // A writer's Flush may have rewritten the header while it was read: a second read that
+    // passes says so (MapFilterFile retries), one that fails too says the file is bad.
+    if (header.status().code() == absl::StatusCode::kDataLoss &&
+        Validate(source, {.kind = expected}).ok()) {
+      return absl::AbortedError("the header changed while it was read");
+    }
+    return header.status();
+  }
   absl::StatusOr<Storage> mapping = Storage::MapFile(
       source.fd(), source.size(), header->payload_offset, header->payload_bytes, writable);
   if (!mapping.ok()) return mapping.status();
   // What is mapped is what is used: the header validated must be the one mapped.
   const MemorySource mapped({mapping->mapping_base(), mapping->mapping_size()}, source.size());
   if (!HoldsHeader({mapping->mapping_base(), mapping->mapping_size()}, *header)) {
-    return absl::AbortedError("the header changed while it was read");  // MapFilterFile retries
+    return absl::AbortedError("the header changed while it was read");  // as above
   }
   // A DIRTY file may be mapped read-write by another process now: a second writer must say it
   // accepts that (and is then not the one that marks the file clean at its end).
@@ -424,7 +435,6 @@ absl::StatusOr<FilterFile> MapFrom(const FileSource& source, FilterKind expected
         !s.ok()) {
       return s;
     }
-    header->flags |= kFlagDirty;
     if (!was_dirty) mapping->set_close_hook(&CloseMappedFile);
   }
   FilterFile mapped_file{*std::move(header), {}};
@@ -461,8 +471,8 @@ absl::StatusOr<FilterFile> MapFilterFile(const std::string& path, FilterKind exp
                                          const LoadOptions& options) {
   const bool writable = mode == MapMode::kReadWrite;
   // A writer's Flush (or a read-write Map marking the file DIRTY) rewrites the header in place: a
-  // map that read the header before that write and mapped the file after it reads again, a few
-  // times, before it calls the file's header unstable.
+  // map that read the header during that write, or before it and mapped the file after it, reads
+  // again, a few times, before it calls the file's header unstable (MapFrom's Aborted).
   constexpr int kHeaderReads = 8;
   int header_reads = 0;
   for (;;) {
@@ -516,8 +526,9 @@ absl::Status FlushMappedFile(const Storage& mapping, const HeaderAmend& amend) {
     }
   }
   const std::span<const uint8_t> whole(mapping.mapping_base(), mapping.mapping_size());
-  return RewriteMappedHeader(mapping, ValidateHeader(whole, whole.size()), kFlagDirty,
-                             /*rehash=*/true, amend);
+  absl::StatusOr<FileHeader> header = ValidateHeader(whole, whole.size());
+  if (!header.ok()) return header.status();
+  return RewriteMappedHeader(mapping, *header, kFlagDirty, /*rehash=*/true, amend);
 }
 
 }  // namespace bloomery::detail

@@ -250,8 +250,8 @@ void CheckAsIsAndResealed(std::span<const uint8_t> file, Check check) {
                                                                const FileHeader& header);
 
 // Sets the flags of the valid header region `region` ([0, payload_offset)) to `flags` and seals
-// its header checksum again.
-void RewriteFlags(std::span<uint8_t> region, uint32_t flags);
+// its header checksum again; returns that checksum.
+uint64_t RewriteFlags(std::span<uint8_t> region, uint32_t flags);
 
 }  // namespace bloomery::detail
 
