@@ -91,8 +91,8 @@ class BLOOMERY_EXPORT FileLock {
 
 // Opt-in, for programs that save filters: SIGINT and SIGTERM remove the temp file of every save in
 // progress (`.NAME.tmp.PID.*`; the target is untouched), then run the program's own handler, or
-// the default action. An ignored signal stays ignored. Call it once, early, while the process has
-// one thread. Errors: Internal if sigaction fails.
+// the default action. An ignored signal stays ignored. Call it early, while the process has one
+// thread; calling it again does nothing. Errors: Internal if sigaction fails.
 [[nodiscard]] BLOOMERY_EXPORT absl::Status InstallSaveCleanupOnSignals();
 
 }  // namespace bloomery
