@@ -414,8 +414,13 @@ void ScalableFilter::PublishStage(uint32_t index, StageFilter filter, uint64_t c
 // stage the chain's limits allow.
 bool ScalableFilter::Grow(uint32_t seen_count, CallerCap& cap) noexcept {
   Chain& chain = *chain_;
-  // Once full, stay full without taking the mutex: refusals must not serialise the inserters.
+  // Once full, or refused by the caller's cap at this stage count, stay refused without taking
+  // the mutex: refusals must not serialise the inserters.
   if (chain.full.load(std::memory_order_acquire)) return false;
+  if (cap.refused_at == seen_count &&
+      chain.stage_count.load(std::memory_order_acquire) == seen_count) {
+    return false;
+  }
   absl::MutexLock lock(&chain.mutex);
   const uint32_t count = chain.stage_count.load(std::memory_order_relaxed);
   if (count != seen_count) return true;  // another thread grew the chain
@@ -425,7 +430,6 @@ bool ScalableFilter::Grow(uint32_t seen_count, CallerCap& cap) noexcept {
   if (chain.full.load(std::memory_order_relaxed)) return false;
   // The caller's cap refuses a stage the chain's own limits allow: this key is refused, and the
   // chain stays open, since the cap is the caller's (InsertManyUnderCap). Planned once per call.
-  if (cap.refused_at == count) return false;
   const uint32_t level = NextLevel(count);
   if (cap.max_bytes != 0 && !PlanStage(count, level, 0, cap.max_bytes).ok() &&
       PlanStage(count, level, 0, options_.memory.max_memory_bytes).ok()) {
