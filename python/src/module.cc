@@ -520,8 +520,7 @@ void BindModule(py::module_& m) {
   m.def(
       "_loads",
       [](py::bytes data, bool concurrent, uint64_t max_bytes) {
-        return WrapAny(FromBytes<AnyFilter>(std::string_view(data),
-                                            MakeLoadOptions(concurrent, max_bytes, true, false)));
+        return WrapAny(FromBytes<AnyFilter>(data, concurrent, max_bytes));
       },
       py::arg("data"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
       "A filter of any kind from the bytes of its file, parsed once (bloomery.loads).");

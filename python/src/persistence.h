@@ -72,6 +72,13 @@ Filter FromBytes(std::string_view data, const LoadOptions& options) {
   return OrThrow(WithoutGil([&] { return Filter::LoadFromBytes(data, options); }),
                  /*reading=*/true);
 }
+// frombytes()'s work with its keywords: Filter::LoadFromBytes (a kind's, or AnyFilter's for
+// bloomery.loads), checksums verified.
+template <typename Filter>
+Filter FromBytes(const py::bytes& data, bool concurrent, uint64_t max_bytes) {
+  return FromBytes<Filter>(std::string_view(data),
+                           MakeLoadOptions(concurrent, max_bytes, true, false));
+}
 
 // load()'s work with its keywords: Loaded::Load (a kind's, or AnyFilter's for bloomery.load) of
 // the file `path` names, errors as a read's.
@@ -173,8 +180,7 @@ void BindPersistence(py::class_<PyFilter<Filter>>& cls) {
       .def_static(
           "frombytes",
           [](py::bytes data, bool concurrent, uint64_t max_bytes) {
-            return Wrap(FromBytes<Filter>(std::string_view(data),
-                                          MakeLoadOptions(concurrent, max_bytes, true, false)));
+            return Wrap(FromBytes<Filter>(data, concurrent, max_bytes));
           },
           py::arg("data"), py::kw_only(), py::arg("concurrent") = false, py::arg("max_bytes") = 0,
           "A filter from the bytes of its file (tobytes()).")
@@ -182,8 +188,7 @@ void BindPersistence(py::class_<PyFilter<Filter>>& cls) {
           "fromfile",
           [](py::object file, py::ssize_t n) {
             py::bytes data = n < 0 ? file.attr("read")() : file.attr("read")(n);
-            return Wrap(
-                FromBytes<Filter>(std::string_view(data), MakeLoadOptions(false, 0, true, false)));
+            return Wrap(FromBytes<Filter>(data, false, 0));
           },
           py::arg("f"), py::arg("n") = -1,
           "Reads a filter written by tofile() from the binary file object `f` (pybloom-live).")
